@@ -1,0 +1,221 @@
+import { createStoresService } from '@pcp/stores';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
+import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { newStoreId, storeProfile } from './fixtures.js';
+import { call } from './http.js';
+
+let env: TestEnvironment;
+let platform: TestPlatform;
+let commerce: { partnerId: string; apiKey: string };
+let distribution: { partnerId: string; apiKey: string };
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  platform = await startPlatform(env);
+  commerce = await platform.newPartner('commerce');
+  distribution = await platform.newPartner('distribution');
+});
+
+afterAll(async () => {
+  await platform?.stop();
+  await env?.cleanup();
+});
+
+const put = (storeId: string, body: unknown, apiKey = commerce.apiKey) =>
+  call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, { apiKey, body });
+
+describe('commerce store profile', () => {
+  it('creates a store (201), reads it back, and replaces it (200)', async () => {
+    const storeId = newStoreId();
+    const created = await put(storeId, storeProfile());
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      storeId,
+      name: 'Chicago Burgers',
+      currency: 'USD',
+      delivery: { radiusMeters: 5000, fee: 2.99, minimumOrder: 15, etaMinutes: 40 },
+      taxRate: 0.0875,
+      status: 'online',
+      orderSubmissionUrl: 'https://partner.example/orders',
+    });
+
+    const read = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, {
+      apiKey: commerce.apiKey,
+    });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(created.body);
+
+    // A GET body sent back with a change is accepted: computed fields are ignored.
+    const replaced = await put(storeId, { ...read.body, name: 'Loop Burgers', status: 'paused' });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.name).toBe('Loop Burgers');
+    expect(replaced.body.status).toBe('online');
+    expect(replaced.body.createdAt).toBe(created.body.createdAt);
+  });
+
+  it('keeps money exact in minor units for currencies with 0 and 3 fraction digits', async () => {
+    const yen = await put(newStoreId(), storeProfile({ currency: 'JPY', delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 } }));
+    expect(yen.status).toBe(201);
+    expect(yen.body.delivery.fee).toBe(300);
+    const dinar = await put(newStoreId(), storeProfile({ currency: 'KWD', minimumOrder: 1.125 }));
+    expect(dinar.body.minimumOrder).toBe(1.125);
+    const tooPrecise = await put(newStoreId(), storeProfile({ currency: 'JPY', minimumOrder: 1.5 }));
+    expect(tooPrecise.status).toBe(400);
+    expect(tooPrecise.body.errors).toContainEqual(
+      expect.objectContaining({ code: 'PRECISION_EXCEEDED', pointer: '/minimumOrder' }),
+    );
+  });
+
+  it('lists only the caller’s stores with limit/offset paging', async () => {
+    const other = await platform.newPartner('commerce');
+    const ids = [newStoreId(), newStoreId(), newStoreId()];
+    for (const id of ids) expect((await put(id, storeProfile(), other.apiKey)).status).toBe(201);
+    const first = await call(platform.baseUrl, 'GET', '/v1/commerce/stores?limit=2', { apiKey: other.apiKey });
+    expect(first.status).toBe(200);
+    expect(first.body.totalCount).toBe(3);
+    expect(first.body.hasMore).toBe(true);
+    expect(first.body.stores.map((s: { storeId: string }) => s.storeId)).toEqual(ids.slice(0, 2));
+    const second = await call(platform.baseUrl, 'GET', '/v1/commerce/stores?limit=2&offset=2', {
+      apiKey: other.apiKey,
+    });
+    expect(second.body).toMatchObject({ totalCount: 3, hasMore: false });
+    expect(second.body.stores.map((s: { storeId: string }) => s.storeId)).toEqual([ids[2]]);
+    const bad = await call(platform.baseUrl, 'GET', '/v1/commerce/stores?limit=0', { apiKey: other.apiKey });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errorCode).toBe('REQUEST_INVALID');
+  });
+
+  it('never shows or changes another partner’s store (404, nothing leaked)', async () => {
+    const storeId = newStoreId();
+    await put(storeId, storeProfile());
+    const intruder = await platform.newPartner('commerce');
+    const read = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, { apiKey: intruder.apiKey });
+    expect(read.status).toBe(404);
+    expect(read.body.errorCode).toBe('STORE_NOT_FOUND');
+    const overwrite = await put(storeId, storeProfile({ name: 'Hijacked' }), intruder.apiKey);
+    expect(overwrite.status).toBe(404);
+    const status = await call(platform.baseUrl, 'POST', `/v1/commerce/stores/${storeId}/status`, {
+      apiKey: intruder.apiKey,
+      body: { status: 'paused', reason: 'other' },
+    });
+    expect(status.status).toBe(404);
+    const owner = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, { apiKey: commerce.apiKey });
+    expect(owner.body.name).toBe('Chicago Burgers');
+    expect(owner.body.status).toBe('online');
+  });
+
+  it('answers a bad profile with every problem, each at its RFC 6901 pointer', async () => {
+    const response = await put(
+      newStoreId(),
+      storeProfile({
+        phone: '555',
+        timezone: 'Mars/Olympus',
+        fulfillmentTypes: ['DELIVERY_BY_MERCHANT'],
+        delivery: null,
+        availability: [{ dayOfWeek: 'Funday', start: '25:00:00', end: '10:00:00' }],
+      }),
+    );
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toContain('application/problem+json');
+    expect(response.body.errorCode).toBe('REQUEST_INVALID');
+    const pointers = response.body.errors.map((e: { pointer: string }) => e.pointer);
+    expect(pointers).toEqual(
+      expect.arrayContaining(['/phone', '/timezone', '/availability/0/dayOfWeek', '/availability/0/start']),
+    );
+    const missing = await put(newStoreId(), { name: 'x' });
+    expect(missing.body.errors).toContainEqual({ code: 'REQUIRED', message: 'Required', pointer: '/address' });
+    const noDelivery = await put(newStoreId(), storeProfile({ fulfillmentTypes: ['DELIVERY_BY_MERCHANT'], delivery: null }));
+    expect(noDelivery.body.errors).toEqual([
+      expect.objectContaining({ pointer: '/delivery', message: 'Required for DELIVERY_BY_MERCHANT' }),
+    ]);
+  });
+
+  it('rejects a malformed store id in the path with 400', async () => {
+    const response = await put('not-a-guid', storeProfile());
+    expect(response.status).toBe(400);
+    expect(response.body.errors[0]).toMatchObject({ pointer: null });
+    expect(response.body.errors[0].message).toContain("path parameter 'storeId'");
+  });
+});
+
+describe('store status', () => {
+  it('pauses with a reason, reads back, and goes online again', async () => {
+    const storeId = newStoreId();
+    await put(storeId, storeProfile());
+    const statusPath = `/v1/commerce/stores/${storeId}/status`;
+    const initial = await call(platform.baseUrl, 'GET', statusPath, { apiKey: commerce.apiKey });
+    expect(initial.body).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+
+    const resumeAt = new Date(Date.now() + 3_600_000).toISOString();
+    const paused = await call(platform.baseUrl, 'POST', statusPath, {
+      apiKey: commerce.apiKey,
+      body: { status: 'paused', reason: 'too_busy', resumeAt },
+    });
+    expect(paused.status).toBe(200);
+    expect(paused.body).toMatchObject({ status: 'paused', reason: 'too_busy', resumeAt });
+    expect(Date.parse(paused.body.pausedAt)).toBeLessThanOrEqual(Date.now());
+
+    const seenByMarketfront = await call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${storeId}`, {
+      apiKey: distribution.apiKey,
+    });
+    expect(seenByMarketfront.body.status).toBe('paused');
+
+    const online = await call(platform.baseUrl, 'POST', statusPath, {
+      apiKey: commerce.apiKey,
+      body: { status: 'online' },
+    });
+    expect(online.body).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+  });
+
+  it('refuses a pause without a reason, an unknown reason, or a resumeAt in the past', async () => {
+    const storeId = newStoreId();
+    await put(storeId, storeProfile());
+    const statusPath = `/v1/commerce/stores/${storeId}/status`;
+    for (const body of [
+      { status: 'paused' },
+      { status: 'paused', reason: 'bored' },
+      { status: 'closed' },
+      { status: 'paused', reason: 'other', resumeAt: 'tomorrow' },
+    ]) {
+      const response = await call(platform.baseUrl, 'POST', statusPath, { apiKey: commerce.apiKey, body });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body.errorCode).toBe('REQUEST_INVALID');
+    }
+    const past = await call(platform.baseUrl, 'POST', statusPath, {
+      apiKey: commerce.apiKey,
+      body: { status: 'paused', reason: 'other', resumeAt: '2020-01-01T00:00:00Z' },
+    });
+    expect(past.status).toBe(400);
+    expect(past.body.errors).toEqual([expect.objectContaining({ pointer: '/resumeAt' })]);
+  });
+});
+
+describe('marketfront store lookup', () => {
+  it('returns the public view without partner-private fields', async () => {
+    const storeId = newStoreId();
+    await put(storeId, storeProfile());
+    const response = await call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${storeId}`, {
+      apiKey: distribution.apiKey,
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ storeId, name: 'Chicago Burgers', status: 'online' });
+    expect(response.body).not.toHaveProperty('orderSubmissionUrl');
+    expect(response.body).not.toHaveProperty('createdAt');
+  });
+
+  it('answers an unknown store with 404 STORE_NOT_FOUND and a malformed id with a bodiless 404', async () => {
+    const unknown = await call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${newStoreId()}`, {
+      apiKey: distribution.apiKey,
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ errorCode: 'STORE_NOT_FOUND', errorCategory: 'not_found', retryable: false });
+    for (const id of ['not-a-guid', '1234', "'%20OR%201=1--", '%00']) {
+      const malformed = await call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${id}`, {
+        apiKey: distribution.apiKey,
+      });
+      expect(malformed.status, id).toBe(404);
+      expect(malformed.text, id).toBe('');
+    }
+  });
+});

@@ -1,0 +1,75 @@
+/** Error categories a ProblemDetail's `errorCategory` can carry (contract §11). */
+export type ErrorCategory =
+  | 'authentication'
+  | 'authorization'
+  | 'validation'
+  | 'idempotency'
+  | 'not_found'
+  | 'order'
+  | 'payment'
+  | 'conflict'
+  | 'rate_limit'
+  | 'dependency'
+  | 'internal';
+
+/** What a top-level error code means over HTTP: one table for every service and the gateway. */
+export interface ErrorCodeInfo {
+  readonly status: number;
+  readonly category: ErrorCategory;
+  readonly retryable: boolean;
+  readonly title: string;
+}
+
+const entry = (
+  status: number,
+  category: ErrorCategory,
+  retryable: boolean,
+  title: string,
+): ErrorCodeInfo => ({ status, category, retryable, title });
+
+/**
+ * Every top-level `errorCode` the platform emits, with its HTTP status, category and
+ * retryable flag (contract §11). Codes not named by the contract are marked below.
+ */
+export const errorCodes = {
+  UNAUTHORIZED: entry(401, 'authentication', false, 'Unauthorized'),
+  SESSION_USER_REQUIRED: entry(401, 'authentication', false, 'End user required'),
+  FORBIDDEN: entry(403, 'authorization', false, 'Forbidden'),
+  PAYMENT_TYPE_NOT_ALLOWED: entry(403, 'payment', false, 'Payment type not allowed'),
+  REQUEST_INVALID: entry(400, 'validation', false, 'Invalid request'),
+  CLIENT_CONTEXT_REQUIRED: entry(400, 'validation', false, 'Client context required'),
+  CLIENT_IP_INVALID: entry(400, 'validation', false, 'Client IP invalid'),
+  CLIENT_USER_AGENT_INVALID: entry(400, 'validation', false, 'Client user agent invalid'),
+  CATALOGSET_REQUIRED: entry(400, 'validation', false, 'CatalogSet required'),
+  CART_INVALID: entry(400, 'validation', false, 'Cart invalid'),
+  CARD_INVALID: entry(400, 'validation', false, 'Card invalid'),
+  MISSING_IDEMPOTENCY_KEY: entry(400, 'idempotency', false, 'Idempotency key required'),
+  IDEMPOTENCY_KEY_IN_PROGRESS: entry(409, 'idempotency', true, 'Request in progress'),
+  IDEMPOTENCY_KEY_CONFLICT: entry(422, 'idempotency', false, 'Idempotency key conflict'),
+  ORDER_INVALID: entry(400, 'order', false, 'Order invalid'),
+  STORE_REJECTED: entry(400, 'order', false, 'Store rejected the order'),
+  PAYMENT_DECLINED: entry(400, 'payment', false, 'Payment declined'),
+  PAYMENT_FAILED: entry(400, 'payment', true, 'Payment failed'),
+  PAYMENT_TOKEN_INVALID: entry(400, 'payment', false, 'Payment token invalid'),
+  STORE_NOT_FOUND: entry(404, 'not_found', false, 'Store not found'),
+  CATALOGSET_NOT_FOUND: entry(404, 'not_found', false, 'CatalogSet not found'),
+  ORDER_NOT_FOUND: entry(404, 'not_found', false, 'Order not found'),
+  ORDER_STATUS_TRANSITION_INVALID: entry(409, 'conflict', false, 'Order status transition invalid'),
+  ADDRESS_INVALID: entry(422, 'validation', false, 'Address invalid'),
+  RATE_LIMITED: entry(429, 'rate_limit', true, 'Too many requests'),
+  INTERNAL: entry(500, 'internal', true, 'Internal server error'),
+  PAYMENT_PROCESSOR_UNAVAILABLE: entry(503, 'dependency', true, 'Payment processor unavailable'),
+  SERVICE_UNAVAILABLE: entry(503, 'dependency', true, 'Service unavailable'),
+  UPSTREAM_TIMEOUT: entry(504, 'dependency', true, 'Upstream timeout'),
+  // Transport-level failures the gateway must answer as ProblemDetail; the contract names
+  // no code for them, so these follow the HTTP status they carry.
+  NOT_FOUND: entry(404, 'not_found', false, 'Not found'),
+  PAYLOAD_TOO_LARGE: entry(413, 'validation', false, 'Payload too large'),
+  UNSUPPORTED_MEDIA_TYPE: entry(415, 'validation', false, 'Unsupported media type'),
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(errorCodes, value);
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { orderError } from './common.js';
+
+/**
+ * A request/reply subject: its name (below the deployment's subject prefix) and the zod
+ * schemas of both ends. Callers and handlers validate against the same definition.
+ */
+export interface SubjectDefinition<Req extends z.ZodType, Rep extends z.ZodType> {
+  readonly name: string;
+  readonly service: ServiceName;
+  readonly request: Req;
+  readonly reply: Rep;
+}
+
+export const serviceNames = ['stores', 'catalog', 'ordering', 'payments'] as const;
+export type ServiceName = (typeof serviceNames)[number];
+
+export function defineSubject<Req extends z.ZodType, Rep extends z.ZodType>(
+  service: ServiceName,
+  name: string,
+  request: Req,
+  reply: Rep,
+): SubjectDefinition<Req, Rep> {
+  return { service, name: `${service}.${name}`, request, reply };
+}
+
+export type RequestOf<S> = S extends SubjectDefinition<infer Req, z.ZodType> ? z.input<Req> : never;
+export type ReplyOf<S> = S extends SubjectDefinition<z.ZodType, infer Rep> ? z.output<Rep> : never;
+
+/** Message headers that carry the caller's context across NATS. */
+export const contextHeaders = {
+  requestId: 'X-Request-Id',
+  partnerId: 'Pcp-Partner-Id',
+  partnerKind: 'Pcp-Partner-Kind',
+  endUserId: 'Pcp-End-User-Id',
+  deadline: 'Pcp-Deadline',
+  traceparent: 'traceparent',
+  tracestate: 'tracestate',
+} as const;
+
+/** The typed error half of a reply; the gateway maps it to ProblemDetail via `errorCodes`. */
+export const serviceError = z.object({
+  errorCode: z.string(),
+  detail: z.string(),
+  errors: z.array(orderError).optional(),
+  retryAfterSeconds: z.number().int().positive().optional(),
+});
+export type ServiceError = z.infer<typeof serviceError>;
+
+/** Every reply is `{ok: true, result}` or `{ok: false, error}`. */
+export const replyEnvelope = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), result: z.unknown() }),
+  z.object({ ok: z.literal(false), error: serviceError }),
+]);
+export type ReplyEnvelope = z.infer<typeof replyEnvelope>;
+
+/** Readiness probe every service answers under its own name. */
+export const healthReply = z.object({ service: z.string(), status: z.literal('ok') });
+export function healthSubject(service: ServiceName): SubjectDefinition<z.ZodObject, typeof healthReply> {
+  return defineSubject(service, 'v1.health', z.object({}), healthReply);
+}

@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import { availability } from './availability.js';
+import { dateTime, fulfillmentType, guid, moneyAmount } from './common.js';
+import { currencyExponent, isKnownCurrency, toScaledInteger } from './money.js';
+
+/** Digits a tax rate may carry: 0.0875 is stored as 87,500 parts per million. */
+export const TAX_RATE_DIGITS = 6;
+
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const currencyCode = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'Expected an ISO 4217 code such as USD')
+  .refine(isKnownCurrency, 'Unknown ISO 4217 currency');
+
+export const storeAddress = z.object({
+  address1: z.string().trim().min(1).max(200),
+  address2: z.string().max(200).nullable().optional(),
+  city: z.string().trim().min(1).max(100),
+  state: z.string().trim().min(1).max(100),
+  postalCode: z.string().trim().min(1).max(20),
+  country: z.string().regex(/^[A-Z]{2}$/, 'Expected an ISO 3166-1 alpha-2 code such as US'),
+  latitude: z.number().min(-90).max(90),
+  longitude: z.number().min(-180).max(180),
+});
+export type StoreAddress = z.infer<typeof storeAddress>;
+
+export const deliverySettings = z.object({
+  radiusMeters: z.number().int().min(1).max(200_000),
+  fee: moneyAmount,
+  minimumOrder: moneyAmount,
+  etaMinutes: z.number().int().min(1).max(1440),
+});
+
+export const pickupSettings = z.object({
+  etaMinutes: z.number().int().min(1).max(1440),
+});
+
+const storeProfileFields = z.object({
+  name: z.string().trim().min(1).max(200),
+  phone: z.string().regex(/^\+[1-9]\d{6,14}$/, 'Expected an E.164 phone number such as +15551234567'),
+  timezone: z.string().refine(isTimeZone, 'Unknown IANA time zone'),
+  /** Not in the contract's example: fees are money, so the store names its ISO 4217 currency. */
+  currency: currencyCode.optional(),
+  address: storeAddress,
+  fulfillmentTypes: z.array(fulfillmentType).min(1).max(2),
+  availability: availability.nullable(),
+  delivery: deliverySettings.nullable().optional(),
+  pickup: pickupSettings.nullable().optional(),
+  taxRate: z.number().min(0).max(1),
+  minimumOrder: moneyAmount.optional(),
+  orderSubmissionUrl: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .nullable()
+    .optional(),
+});
+
+/** Rules across fields: settings per fulfillment type, money precision per currency. */
+function checkStoreProfile(profile: z.infer<typeof storeProfileFields>, ctx: z.RefinementCtx) {
+  const types = new Set(profile.fulfillmentTypes);
+  if (types.size !== profile.fulfillmentTypes.length) {
+    ctx.addIssue({ code: 'custom', message: 'Duplicate fulfillment type', path: ['fulfillmentTypes'] });
+  }
+  if (types.has('DELIVERY_BY_MERCHANT') && !profile.delivery) {
+    ctx.addIssue({ code: 'custom', message: 'Required for DELIVERY_BY_MERCHANT', path: ['delivery'] });
+  }
+  if (types.has('PICKUP') && !profile.pickup) {
+    ctx.addIssue({ code: 'custom', message: 'Required for PICKUP', path: ['pickup'] });
+  }
+  const currency = profile.currency ?? 'USD';
+  const digits = currencyExponent(currency);
+  const amounts: [string[], number | undefined][] = [
+    [['minimumOrder'], profile.minimumOrder],
+    [['delivery', 'fee'], profile.delivery?.fee],
+    [['delivery', 'minimumOrder'], profile.delivery?.minimumOrder],
+  ];
+  for (const [path, amount] of amounts) {
+    if (amount !== undefined && toScaledInteger(amount, digits) === null) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `More fraction digits than ${currency} allows (${digits})`,
+        path,
+        params: { code: 'PRECISION_EXCEEDED' },
+      });
+    }
+  }
+  if (toScaledInteger(profile.taxRate, TAX_RATE_DIGITS) === null) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `At most ${TAX_RATE_DIGITS} fraction digits`,
+      path: ['taxRate'],
+      params: { code: 'PRECISION_EXCEEDED' },
+    });
+  }
+}
+
+/**
+ * Body of `PUT /v1/commerce/stores/{storeId}`: the profile a commerce partner owns.
+ * Computed fields (`status`, `storeId`, timestamps) are ignored when sent back.
+ */
+export const storeProfileInput = storeProfileFields.superRefine(checkStoreProfile);
+export type StoreProfileInput = z.infer<typeof storeProfileInput>;
+
+export const storeStatusValue = z.enum(['online', 'paused']);
+export const pauseReason = z.enum([
+  'operational_issues',
+  'staff_shortage',
+  'too_busy',
+  'maintenance',
+  'other',
+]);
+
+/** A store's status as read (contract §5). A pause past its `resumeAt` reads as online. */
+export const storeStatus = z.object({
+  status: storeStatusValue,
+  reason: pauseReason.nullable(),
+  pausedAt: dateTime.nullable(),
+  resumeAt: dateTime.nullable(),
+});
+export type StoreStatus = z.infer<typeof storeStatus>;
+
+/** Body of `POST /v1/commerce/stores/{storeId}/status`. */
+export const setStoreStatusInput = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('online') }),
+  z.object({ status: z.literal('paused'), reason: pauseReason, resumeAt: dateTime.nullable().optional() }),
+]);
+export type SetStoreStatusInput = z.infer<typeof setStoreStatusInput>;
+
+const storeViewFields = {
+  storeId: guid,
+  name: z.string(),
+  phone: z.string(),
+  timezone: z.string(),
+  currency: z.string(),
+  address: storeAddress.extend({ address2: z.string().nullable() }),
+  fulfillmentTypes: z.array(fulfillmentType),
+  availability: availability,
+  delivery: deliverySettings.nullable(),
+  pickup: pickupSettings.nullable(),
+  taxRate: z.number(),
+  minimumOrder: z.number(),
+  status: storeStatusValue,
+};
+
+/** A store as distribution partners see it. */
+export const marketfrontStore = z.object(storeViewFields);
+export type MarketfrontStore = z.infer<typeof marketfrontStore>;
+
+/** A store as its owning commerce partner sees it. */
+export const commerceStore = z.object({
+  ...storeViewFields,
+  orderSubmissionUrl: z.string().nullable(),
+  createdAt: dateTime,
+  updatedAt: dateTime,
+});
+export type CommerceStore = z.infer<typeof commerceStore>;
+
+export const commerceStoreList = z.object({
+  stores: z.array(commerceStore),
+  totalCount: z.number().int(),
+  hasMore: z.boolean(),
+});
+export type CommerceStoreList = z.infer<typeof commerceStoreList>;

@@ -1,0 +1,81 @@
+import {
+  errorCodes,
+  toJsonPointer,
+  type ErrorCode,
+  type ErrorCodeInfo,
+  type OrderError,
+  type ServiceError,
+} from '@pcp/contracts';
+import type { z } from 'zod';
+
+/**
+ * The one error type of the platform: a top-level code from the contracts' table, a
+ * partner-safe detail and optional element errors. Anything else becomes INTERNAL.
+ */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly info: ErrorCodeInfo;
+  readonly errors: OrderError[] | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    options: { errors?: OrderError[]; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
+    super(detail, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.info = errorCodes[code];
+    this.errors = options.errors;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  toServiceError(): ServiceError {
+    return {
+      errorCode: this.code,
+      detail: this.message,
+      ...(this.errors ? { errors: this.errors } : {}),
+      ...(this.retryAfterSeconds ? { retryAfterSeconds: this.retryAfterSeconds } : {}),
+    };
+  }
+}
+
+const issueCodes: Record<string, string> = {
+  invalid_type: 'INVALID_TYPE',
+  invalid_format: 'INVALID_FORMAT',
+  invalid_value: 'INVALID_VALUE',
+  invalid_union: 'INVALID_VALUE',
+  too_big: 'OUT_OF_RANGE',
+  too_small: 'OUT_OF_RANGE',
+  unrecognized_keys: 'UNKNOWN_FIELD',
+  not_multiple_of: 'INVALID_VALUE',
+};
+
+/**
+ * zod issues → element errors with RFC 6901 pointers under `root` (e.g. `''` for a body).
+ * A missing required field reads as REQUIRED; a refinement may name its own code.
+ */
+export function issuesToErrors(issues: readonly z.core.$ZodIssue[], root = ''): OrderError[] {
+  return issues.map((issue) => {
+    const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+    const custom =
+      issue.code === 'custom' && typeof issue.params?.code === 'string' ? issue.params.code : undefined;
+    return {
+      code: missing ? 'REQUIRED' : (custom ?? issueCodes[issue.code] ?? 'INVALID_VALUE'),
+      message: missing ? 'Required' : issue.message,
+      pointer: root + toJsonPointer(issue.path),
+    };
+  });
+}
+
+/** A REQUEST_INVALID error carrying one element error per zod issue. */
+export function requestInvalid(issues: readonly z.core.$ZodIssue[], root = ''): AppError {
+  const errors = issuesToErrors(issues, root);
+  const first = errors[0];
+  const detail =
+    errors.length === 1 && first
+      ? `${first.pointer || 'The request'}: ${first.message}`
+      : `The request has ${errors.length} invalid fields`;
+  return new AppError('REQUEST_INVALID', detail, { errors });
+}

@@ -1,0 +1,324 @@
+import {
+  healthSubject,
+  isErrorCode,
+  replyEnvelope,
+  type ReplyEnvelope,
+  type ServiceError,
+  type ServiceName,
+  type SubjectDefinition,
+} from '@pcp/contracts';
+import {
+  context as otelContext,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type TextMapGetter,
+  type TextMapSetter,
+} from '@opentelemetry/api';
+import {
+  connect,
+  ErrorCode,
+  headers as createHeaders,
+  NatsError,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  type Service,
+} from 'nats';
+import { performance } from 'node:perf_hooks';
+import type { z } from 'zod';
+import { AppError, requestInvalid } from './app-error.js';
+import { readContextHeaders, writeContextHeaders, type RequestContext } from './context.js';
+import type { Logger } from './logger.js';
+import type { ServiceMetrics } from './metrics.js';
+
+const tracer = trace.getTracer('@pcp/service-kit');
+const headerSetter: TextMapSetter<MsgHdrs> = { set: (carrier, key, value) => carrier.set(key, value) };
+const headerGetter: TextMapGetter<MsgHdrs | undefined> = {
+  get: (carrier, key) => carrier?.get(key) || undefined,
+  keys: (carrier) => carrier?.keys() ?? [],
+};
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Connect to NATS with the options measured to matter here (DEPENDENCIES.md). */
+export async function connectNats(options: {
+  url: string;
+  name: string;
+  logger: Logger;
+}): Promise<NatsConnection> {
+  const nc = await connect({
+    servers: options.url,
+    name: options.name,
+    // nats.js otherwise builds two Errors with stack traces per request (16% of gateway CPU).
+    noAsyncTraces: true,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+  });
+  void (async () => {
+    for await (const status of nc.status()) {
+      options.logger.info({ nats: status.type, data: status.data }, 'nats connection status');
+    }
+  })();
+  return nc;
+}
+
+/** Close a NATS connection after its subscriptions drain, but never wait past `timeoutMs`. */
+export async function drainNats(nc: NatsConnection, timeoutMs: number): Promise<void> {
+  if (nc.isClosed()) return;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+  });
+  const outcome = await Promise.race([nc.drain().then(() => 'drained' as const), deadline]);
+  clearTimeout(timer);
+  if (outcome === 'timeout' && !nc.isClosed()) await nc.close();
+}
+
+export interface BusOptions {
+  /** Subject prefix of the deployment or test run. */
+  prefix: string;
+  timeoutMs: number;
+  logger: Logger;
+  metrics?: ServiceMetrics;
+}
+
+export function subjectName(prefix: string, definition: { name: string }): string {
+  return `${prefix}.${definition.name}`;
+}
+
+/** The caller's side: typed request/reply with both ends validated by the contracts. */
+export interface BusClient {
+  request<Req extends z.ZodType, Rep extends z.ZodType>(
+    definition: SubjectDefinition<Req, Rep>,
+    payload: z.input<Req>,
+    ctx: RequestContext,
+    options?: { timeoutMs?: number },
+  ): Promise<z.output<Rep>>;
+}
+
+export function createBusClient(nc: NatsConnection, options: BusOptions): BusClient {
+  return {
+    async request(definition, payload, ctx, requestOptions) {
+      const subject = subjectName(options.prefix, definition);
+      const headers = createHeaders();
+      writeContextHeaders(headers, ctx);
+      const started = performance.now();
+      let outcome = 'ok';
+      const span = tracer.startSpan(subject, { kind: SpanKind.CLIENT });
+      propagation.inject(trace.setSpan(otelContext.active(), span), headers, headerSetter);
+      if (!headers.has('traceparent') && ctx.traceparent) {
+        headers.set('traceparent', ctx.traceparent);
+        if (ctx.tracestate) headers.set('tracestate', ctx.tracestate);
+      }
+      try {
+        const reply = await nc
+          .request(subject, encoder.encode(JSON.stringify(payload)), {
+            timeout: requestOptions?.timeoutMs ?? options.timeoutMs,
+            headers,
+          })
+          .catch((error: unknown) => {
+            throw transportError(error, definition.service);
+          });
+        const envelope = decodeEnvelope(reply);
+        if (!envelope.ok) {
+          outcome = envelope.error.errorCode;
+          throw fromServiceError(envelope.error);
+        }
+        const parsed = definition.reply.safeParse(envelope.result);
+        if (!parsed.success) {
+          outcome = 'bad_reply';
+          options.logger.error({ subject, issues: parsed.error.issues }, 'reply does not match its contract');
+          throw new AppError('INTERNAL', 'Internal error');
+        }
+        return parsed.data;
+      } catch (error) {
+        if (outcome === 'ok') outcome = error instanceof AppError ? error.code : 'error';
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+        options.metrics?.natsRequestDuration
+          .labels(definition.name, outcome)
+          .observe((performance.now() - started) / 1000);
+      }
+    },
+  };
+}
+
+function transportError(error: unknown, service: ServiceName): unknown {
+  if (error instanceof NatsError) {
+    if (error.code === ErrorCode.NoResponders) {
+      return new AppError('SERVICE_UNAVAILABLE', `The ${service} service is unavailable; retry later`);
+    }
+    if (error.code === ErrorCode.Timeout) {
+      return new AppError('UPSTREAM_TIMEOUT', `The ${service} service did not answer in time`);
+    }
+  }
+  return error;
+}
+
+function decodeEnvelope(msg: Msg): ReplyEnvelope {
+  const parsed = replyEnvelope.safeParse(JSON.parse(decoder.decode(msg.data)));
+  if (!parsed.success) throw new AppError('INTERNAL', 'Internal error');
+  return parsed.data;
+}
+
+function fromServiceError(error: ServiceError): AppError {
+  const code = error.errorCode;
+  return new AppError(isErrorCode(code) ? code : 'INTERNAL', error.detail, {
+    ...(error.errors ? { errors: error.errors } : {}),
+    ...(error.retryAfterSeconds ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+  });
+}
+
+/** A subject bound to its handler; built with `handle()` so both stay typed. */
+export interface HandlerBinding {
+  readonly definition: SubjectDefinition<z.ZodType, z.ZodType>;
+  readonly handler: (input: unknown, ctx: RequestContext) => Promise<unknown>;
+}
+
+export function handle<Req extends z.ZodType, Rep extends z.ZodType>(
+  definition: SubjectDefinition<Req, Rep>,
+  handler: (input: z.output<Req>, ctx: RequestContext) => Promise<z.input<Rep>>,
+): HandlerBinding {
+  return { definition, handler: handler as HandlerBinding['handler'] };
+}
+
+export interface ServedService {
+  /** Stop taking requests, then wait (up to `timeoutMs`) for those in flight to answer. */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * The service's side: registers with the NATS services API (so `$SRV.PING/INFO/STATS`
+ * answer) with one endpoint per subject, in a queue group so replicas share the load.
+ * Requests are validated against the contract; errors go back as typed replies.
+ */
+export async function serveSubjects(
+  nc: NatsConnection,
+  options: BusOptions & { service: ServiceName; version: string },
+  bindings: readonly HandlerBinding[],
+): Promise<ServedService> {
+  const service: Service = await nc.services.add({
+    name: options.service,
+    version: options.version,
+    queue: options.service,
+    metadata: { prefix: options.prefix },
+  });
+  const inFlight = new Set<Promise<void>>();
+  const health = handle(healthSubject(options.service), () =>
+    Promise.resolve({ service: options.service, status: 'ok' as const }),
+  );
+  for (const binding of [health, ...bindings]) {
+    const subject = subjectName(options.prefix, binding.definition);
+    service.addEndpoint(binding.definition.name.replace(/\./g, '_'), {
+      subject,
+      handler: (error, msg) => {
+        if (error) {
+          options.logger.error({ err: error, subject }, 'endpoint subscription failed');
+          return;
+        }
+        const work = dispatch(binding, msg, subject, options).finally(() => inFlight.delete(work));
+        inFlight.add(work);
+      },
+    });
+  }
+  return {
+    async stop(timeoutMs = 5_000) {
+      await service.stop();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...inFlight]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function dispatch(
+  binding: HandlerBinding,
+  msg: Msg,
+  subject: string,
+  options: BusOptions,
+): Promise<void> {
+  const started = performance.now();
+  const ctx = readContextHeaders(msg.headers);
+  const parent = propagation.extract(ROOT_CONTEXT, msg.headers, headerGetter);
+  const span = tracer.startSpan(subject, { kind: SpanKind.SERVER }, parent);
+  let envelope: ReplyEnvelope;
+  try {
+    const input = binding.definition.request.safeParse(parseJson(msg.data));
+    if (!input.success) throw requestInvalid(input.error.issues);
+    const result = await otelContext.with(trace.setSpan(parent, span), () =>
+      binding.handler(input.data, ctx),
+    );
+    envelope = { ok: true, result };
+  } catch (error) {
+    if (error instanceof AppError) {
+      envelope = { ok: false, error: error.toServiceError() };
+    } else {
+      options.logger.error({ err: error, subject, requestId: ctx.requestId }, 'handler failed');
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      envelope = { ok: false, error: { errorCode: 'INTERNAL', detail: 'Internal error' } };
+    }
+  }
+  span.end();
+  if (!msg.respond(encoder.encode(JSON.stringify(envelope)))) {
+    options.logger.warn({ subject, requestId: ctx.requestId }, 'request had no reply subject');
+  }
+  options.metrics?.natsHandlerDuration
+    .labels(binding.definition.name, envelope.ok ? 'ok' : envelope.error.errorCode)
+    .observe((performance.now() - started) / 1000);
+}
+
+function parseJson(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(data));
+  } catch {
+    throw new AppError('REQUEST_INVALID', 'The message is not valid JSON');
+  }
+}
+
+/**
+ * A service that answers `bindings` (plus its health subject) while started: the usual
+ * body of a `createXService(deps)` factory.
+ */
+export function createSubjectService(
+  deps: {
+    nc: NatsConnection;
+    logger: Logger;
+    metrics?: ServiceMetrics;
+    subjectPrefix: string;
+    requestTimeoutMs: number;
+  },
+  service: { name: ServiceName; version: string },
+  bindings: readonly HandlerBinding[],
+): { start(): Promise<void>; stop(): Promise<void> } {
+  let served: ServedService | undefined;
+  return {
+    async start() {
+      served = await serveSubjects(
+        deps.nc,
+        {
+          service: service.name,
+          version: service.version,
+          prefix: deps.subjectPrefix,
+          timeoutMs: deps.requestTimeoutMs,
+          logger: deps.logger,
+          ...(deps.metrics ? { metrics: deps.metrics } : {}),
+        },
+        bindings,
+      );
+    },
+    async stop() {
+      await served?.stop();
+      served = undefined;
+    },
+  };
+}

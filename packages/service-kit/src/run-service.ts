@@ -1,0 +1,126 @@
+import type { ServiceName } from '@pcp/contracts';
+import type { Kysely, Migration } from 'kysely';
+import type { NatsConnection } from 'nats';
+import { z } from 'zod';
+import { connectNats, drainNats } from './bus.js';
+import { baseEnvSchema, loadConfig, type BaseEnv } from './config.js';
+import { createDatabase, migrateToLatest, pingDatabase } from './database.js';
+import { createLogger, type Logger } from './logger.js';
+import { createMetrics, type ServiceMetrics } from './metrics.js';
+import { startOpsServer } from './ops-server.js';
+import { createShutdown } from './shutdown.js';
+import { startTracing } from './tracing.js';
+
+/** What every service factory receives; tests build the same from their own connections. */
+export interface ServiceDeps {
+  readonly nc: NatsConnection;
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+  readonly subjectPrefix: string;
+  readonly requestTimeoutMs: number;
+}
+
+/** The `{start, stop}` pair a `createXService(deps)` factory returns. */
+export interface ServiceInstance {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface ServiceSpec {
+  readonly name: ServiceName;
+  readonly version: string;
+  readonly defaultOpsPort: number;
+}
+
+interface DatabaseSpec {
+  readonly schema: string;
+  readonly migrations: Record<string, Migration>;
+}
+
+const serviceEnvSchema = baseEnvSchema.extend({
+  OPS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** Local runs migrate at start; Kubernetes runs `main.js migrate` as a Job and sets false. */
+  MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),
+});
+
+/**
+ * Boot a service process: config, logs, tracing, NATS, database and migrations, the
+ * service itself, its ops port, and an ordered shutdown on SIGTERM/SIGINT.
+ * `main.js migrate` only migrates and exits (the Kubernetes migration Job).
+ */
+export async function runService<DB>(
+  spec: ServiceSpec & {
+    database: DatabaseSpec;
+    create(deps: ServiceDeps & { db: Kysely<DB> }): ServiceInstance;
+  },
+): Promise<void>;
+export async function runService(
+  spec: ServiceSpec & { create(deps: ServiceDeps): ServiceInstance },
+): Promise<void>;
+export async function runService(
+  spec: ServiceSpec & {
+    database?: DatabaseSpec;
+    create(deps: ServiceDeps & { db?: Kysely<unknown> }): ServiceInstance;
+  },
+): Promise<void> {
+  const config = loadConfig(serviceEnvSchema);
+  const logger = createLogger(spec.name, config.LOG_LEVEL);
+  const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
+  try {
+    const tracing = startTracing(spec.name);
+    if (tracing) shutdown.add('tracing', tracing.shutdown);
+
+    const db = spec.database ? await openDatabase(spec.database, config, spec.name) : undefined;
+    if (db) shutdown.add('database', () => db.destroy());
+    if (process.argv.includes('migrate')) {
+      await shutdown.run('migrations done');
+      return;
+    }
+
+    const nc = await connectNats({ url: config.NATS_URL, name: spec.name, logger });
+    shutdown.add('nats', () => drainNats(nc, config.SHUTDOWN_TIMEOUT_MS / 2));
+    const metrics = createMetrics(spec.name, { processMetrics: true });
+    const service = spec.create({
+      nc,
+      logger,
+      metrics,
+      subjectPrefix: config.NATS_SUBJECT_PREFIX,
+      requestTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
+      ...(db ? { db } : {}),
+    });
+    await service.start();
+    shutdown.add(spec.name, () => service.stop());
+
+    const ops = await startOpsServer({
+      port: config.OPS_PORT ?? spec.defaultOpsPort,
+      host: config.OPS_HOST,
+      registry: metrics.registry,
+      logger,
+      readiness: async () => ({
+        nats: !nc.isClosed() && !nc.isDraining(),
+        ...(db ? { database: await pingDatabase(db) } : {}),
+      }),
+    });
+    shutdown.add('ops server', ops.close);
+    shutdown.trapSignals();
+    logger.info({ opsPort: ops.port, prefix: config.NATS_SUBJECT_PREFIX }, `${spec.name} started`);
+  } catch (error) {
+    logger.fatal({ err: error }, 'failed to start');
+    await shutdown.run('start failed');
+    process.exit(1);
+  }
+}
+
+async function openDatabase(spec: DatabaseSpec, config: BaseEnv & z.output<typeof serviceEnvSchema>, name: string) {
+  const db = createDatabase<unknown>({
+    url: config.DATABASE_URL,
+    schema: spec.schema,
+    maxConnections: config.DB_POOL_MAX,
+    applicationName: name,
+  });
+  if (config.MIGRATE_ON_START === 'true' || process.argv.includes('migrate')) {
+    await migrateToLatest(db, spec.schema, spec.migrations);
+  }
+  return db;
+}

@@ -1,0 +1,91 @@
+import { guid, partnerKind, paymentType, type PartnerKind, type PaymentType } from '@pcp/contracts';
+import type { Kysely } from 'kysely';
+import { generateApiKey } from '../auth/api-key.js';
+import {
+  findPartner,
+  insertApiKey,
+  insertPartner,
+  listPartnersWithKeys,
+  revokeApiKey,
+  updateRateLimits,
+} from '../db/partner.repository.js';
+import type { GatewayDatabase, RateLimitOverrides } from '../db/partner.table.js';
+
+type Db = Kysely<GatewayDatabase>;
+
+export class AdminError extends Error {}
+
+/** Distribution partners may take both payment types unless told otherwise; commerce none. */
+function defaultPaymentTypes(kind: PartnerKind): PaymentType[] {
+  return kind === 'distribution' ? ['CARD', 'PAY_AT_STORE'] : [];
+}
+
+/** Create a partner and its first API key; the key is returned once and never stored. */
+export async function createPartner(
+  db: Db,
+  input: { kind: string; name: string; paymentTypes?: string[] },
+): Promise<{ partnerId: string; kind: PartnerKind; keyId: string; apiKey: string }> {
+  const kind = partnerKind.safeParse(input.kind);
+  if (!kind.success) throw new AdminError('--kind must be commerce or distribution');
+  const name = input.name.trim();
+  if (!name || name.length > 200) throw new AdminError('--name must be 1 to 200 characters');
+  const paymentTypes = input.paymentTypes?.map((value) => {
+    const parsed = paymentType.safeParse(value);
+    if (!parsed.success) throw new AdminError(`unknown payment type ${value} (CARD, PAY_AT_STORE)`);
+    return parsed.data;
+  });
+  return db.transaction().execute(async (trx) => {
+    const partner = await insertPartner(trx, {
+      kind: kind.data,
+      name,
+      paymentTypes: paymentTypes ?? defaultPaymentTypes(kind.data),
+    });
+    const key = generateApiKey();
+    await insertApiKey(trx, { keyId: key.keyId, partnerId: partner.partner_id, keyHash: key.keyHash });
+    return { partnerId: partner.partner_id, kind: partner.kind, keyId: key.keyId, apiKey: key.apiKey };
+  });
+}
+
+/** An additional key for a partner (rotation: create the new one, then revoke the old). */
+export async function createKey(db: Db, partnerId: string) {
+  if (!guid.safeParse(partnerId).success || !(await findPartner(db, partnerId))) {
+    throw new AdminError(`no partner ${partnerId}`);
+  }
+  const key = generateApiKey();
+  await insertApiKey(db, { keyId: key.keyId, partnerId, keyHash: key.keyHash });
+  return { partnerId, keyId: key.keyId, apiKey: key.apiKey };
+}
+
+/** Revoke by key id (the 16 hex digits after `pcp_`) or by the whole key. */
+export async function revokeKey(db: Db, keyOrId: string) {
+  const keyId = /^pcp_([0-9a-f]{16})_/.exec(keyOrId)?.[1] ?? keyOrId;
+  const revoked = await revokeApiKey(db, keyId);
+  if (!revoked) throw new AdminError(`no active key ${keyId}`);
+  return { keyId: revoked.key_id, partnerId: revoked.partner_id, revokedAt: revoked.revoked_at };
+}
+
+export async function listPartners(db: Db) {
+  const partners = await listPartnersWithKeys(db);
+  return partners.map(({ partner, keys }) => ({
+    partnerId: partner.partner_id,
+    kind: partner.kind,
+    name: partner.name,
+    paymentTypes: partner.payment_types,
+    rateLimits: partner.rate_limits,
+    createdAt: partner.created_at,
+    keys: keys.map((key) => ({ keyId: key.key_id, createdAt: key.created_at, revokedAt: key.revoked_at })),
+  }));
+}
+
+/** Raise (or lower) one partner's per-minute limits; classes left out keep their value. */
+export async function setRateLimits(db: Db, partnerId: string, limits: RateLimitOverrides) {
+  for (const [rateClass, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value < 1 || value > 1_000_000) {
+      throw new AdminError(`--${rateClass} must be a whole number from 1 to 1000000`);
+    }
+  }
+  const partner = guid.safeParse(partnerId).success ? await findPartner(db, partnerId) : undefined;
+  if (!partner) throw new AdminError(`no partner ${partnerId}`);
+  const updated = await updateRateLimits(db, partnerId, { ...partner.rate_limits, ...limits });
+  return { partnerId, rateLimits: updated?.rate_limits ?? limits };
+}

@@ -1,0 +1,276 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import {
+  AppError,
+  createBusClient,
+  latencyBuckets,
+  pingDatabase,
+  type Logger,
+  type RequestContext,
+  type ServiceInstance,
+  type ServiceMetrics,
+} from '@pcp/service-kit';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import type { Kysely } from 'kysely';
+import type { NatsConnection, Subscription } from 'nats';
+import { randomUUID } from 'node:crypto';
+import { Histogram } from 'prom-client';
+import { bearerToken } from './auth/api-key.js';
+import { createAuthenticator, type Principal } from './auth/authenticator.js';
+import { parseTrustProxy, type GatewayConfig } from './config.js';
+import type { GatewayDatabase } from './db/partner.table.js';
+import { installErrorHandling, sendProblem } from './http/problem.js';
+import { createRateLimiter, type RateLimitDecision } from './http/rate-limit.js';
+import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
+import { registerOpsRoutes } from './routes/ops.routes.js';
+import './routes/route-config.js';
+import { registerStoreRoutes } from './routes/stores.routes.js';
+
+export { gatewayMigrations, GATEWAY_SCHEMA } from './db/migrations/index.js';
+export type { GatewayDatabase } from './db/partner.table.js';
+export { gatewayEnvSchema, type GatewayConfig } from './config.js';
+
+/** Subject on which admin changes tell every gateway replica to forget cached keys. */
+export const authInvalidationSubject = (prefix: string) => `${prefix}.gateway.v1.auth.invalidate`;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+    endUserId: string | undefined;
+  }
+}
+
+export interface GatewayDeps {
+  readonly nc: NatsConnection;
+  readonly db: Kysely<GatewayDatabase>;
+  /** A connected node-redis client. */
+  readonly redis: { ping(): Promise<string> };
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+  readonly config: Pick<
+    GatewayConfig,
+    | 'PORT'
+    | 'HOST'
+    | 'PUBLIC_BASE_URL'
+    | 'DOCS_URL'
+    | 'BODY_LIMIT_BYTES'
+    | 'TRUST_PROXY'
+    | 'RATE_LIMIT_READS_PER_MIN'
+    | 'RATE_LIMIT_WRITES_PER_MIN'
+    | 'RATE_LIMIT_DISCOVERY_PER_MIN'
+    | 'REDIS_KEY_PREFIX'
+    | 'AUTH_CACHE_TTL_MS'
+    | 'NATS_SUBJECT_PREFIX'
+    | 'NATS_REQUEST_TIMEOUT_MS'
+  >;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const END_USER_ID = /^[\x20-\x7e]{1,128}$/;
+
+export interface GatewayService extends ServiceInstance {
+  readonly app: FastifyInstance;
+  /** The base URL it listens on, once started. */
+  url(): string;
+}
+
+/** The HTTP gateway: authentication, rate limits, ProblemDetail, OpenAPI, routes to services. */
+export function createGatewayService(deps: GatewayDeps): GatewayService {
+  const { config, logger } = deps;
+  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+  const docsUrl = (config.DOCS_URL ?? `${publicBaseUrl}/docs`).replace(/\/$/, '');
+  const bus = createBusClient(deps.nc, {
+    prefix: config.NATS_SUBJECT_PREFIX,
+    timeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
+    logger,
+    metrics: deps.metrics,
+  });
+  const authenticator = createAuthenticator(deps.db, config.AUTH_CACHE_TTL_MS);
+  const rateLimiter = createRateLimiter({
+    redis: deps.redis,
+    keyPrefix: config.REDIS_KEY_PREFIX,
+    logger,
+    defaults: {
+      reads: config.RATE_LIMIT_READS_PER_MIN,
+      writes: config.RATE_LIMIT_WRITES_PER_MIN,
+      discovery: config.RATE_LIMIT_DISCOVERY_PER_MIN,
+    },
+  });
+  const httpDuration = new Histogram({
+    name: 'pcp_http_request_duration_seconds',
+    help: 'Gateway request duration by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: latencyBuckets,
+    registers: [deps.metrics.registry],
+  });
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // One metrics observation per request instead of two log lines; errors are logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: parseTrustProxy(config.TRUST_PROXY),
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  });
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(plainSerializerCompiler);
+  app.decorateRequest('principal', null);
+  app.decorateRequest('endUserId', undefined);
+  installErrorHandling(app, docsUrl, logger);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    const area = request.routeOptions.config.area;
+    // Unknown routes under /v1 still demand a key, so the API's shape is not probeable.
+    const needsKey = area !== undefined || /^\/v1(\/|$|\?)/.test(request.url);
+    if (!needsKey) return;
+
+    const apiKey = bearerToken(request.headers.authorization);
+    let principal: Principal | null = null;
+    if (apiKey) {
+      try {
+        principal = await authenticator.authenticate(apiKey);
+      } catch (error) {
+        logger.error({ err: error }, 'key lookup failed');
+        throw new AppError('SERVICE_UNAVAILABLE', 'Authentication is unavailable; retry later');
+      }
+    }
+    if (!principal) {
+      throw new AppError('UNAUTHORIZED', 'Send a valid API key as Authorization: Bearer <key>');
+    }
+    request.principal = principal;
+    if (area && principal.kind !== area) {
+      throw new AppError('FORBIDDEN', `This endpoint is for ${area} partners`);
+    }
+
+    const endUser = request.headers['x-end-user-id'];
+    if (endUser !== undefined) {
+      if (typeof endUser !== 'string' || !END_USER_ID.test(endUser)) {
+        throw new AppError('REQUEST_INVALID', 'X-End-User-Id must be 1 to 128 printable ASCII characters');
+      }
+      request.endUserId = endUser;
+    }
+
+    const rateClass = request.routeOptions.config.rateClass;
+    if (rateClass) {
+      let decision: RateLimitDecision;
+      try {
+        decision = await rateLimiter.consume(principal.partnerId, rateClass, principal.rateLimits);
+      } catch (error) {
+        if (error instanceof AppError && 'rateLimit' in error) {
+          setRateLimitHeaders(reply, error.rateLimit as RateLimitDecision);
+        }
+        throw error;
+      }
+      setRateLimitHeaders(reply, decision);
+    }
+  });
+
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    httpDuration.labels(request.method, route, String(reply.statusCode)).observe(reply.elapsedTime / 1000);
+    if (reply.statusCode >= 500) {
+      logger.warn({ requestId: request.id, route, status: reply.statusCode }, 'request failed');
+    }
+    done();
+  });
+
+  const contextOf = (request: FastifyRequest): RequestContext => ({
+    requestId: request.id,
+    ...(request.principal
+      ? { partnerId: request.principal.partnerId, partnerKind: request.principal.kind }
+      : {}),
+    ...(request.endUserId ? { endUserId: request.endUserId } : {}),
+    ...(typeof request.headers.traceparent === 'string'
+      ? { traceparent: request.headers.traceparent }
+      : {}),
+    ...(typeof request.headers.tracestate === 'string' ? { tracestate: request.headers.tracestate } : {}),
+  });
+
+  void app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Partner Commerce Platform API',
+        version: '1.0.0',
+        description:
+          'Commerce partners (/v1/commerce) and distribution partners (/v1/marketfront). Errors are ' +
+          `RFC 9457 ProblemDetail; each errorCode is described at ${docsUrl}/errors/<errorCode>. ` +
+          'Responses carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset ' +
+          '(seconds until the window resets).',
+      },
+      servers: [{ url: publicBaseUrl }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearerAuth: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  void app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+
+  registerOpsRoutes(app, {
+    nc: deps.nc,
+    bus,
+    metrics: deps.metrics,
+    pingDatabase: () => pingDatabase(deps.db),
+    pingRedis: async () => {
+      try {
+        return (await withTimeout(deps.redis.ping(), 1_000)) === 'PONG';
+      } catch {
+        return false;
+      }
+    },
+  });
+  registerStoreRoutes(app, bus, contextOf);
+
+  let invalidations: Subscription | undefined;
+  let listeningUrl = '';
+  return {
+    app,
+    url: () => listeningUrl,
+    async start() {
+      // Not a queue group: every replica must forget the key.
+      invalidations = deps.nc.subscribe(authInvalidationSubject(config.NATS_SUBJECT_PREFIX), {
+        callback: (error, msg) => {
+          if (error) return;
+          try {
+            authenticator.invalidate(msg.json<{ partnerId?: string; keyId?: string }>());
+          } catch {
+            logger.warn('ignored a malformed auth invalidation message');
+          }
+        },
+      });
+      listeningUrl = await app.listen({ port: config.PORT, host: config.HOST });
+      logger.info({ url: listeningUrl, docs: `${publicBaseUrl}/docs` }, 'gateway listening');
+    },
+    async stop() {
+      await app.close();
+      invalidations?.unsubscribe();
+    },
+  };
+}
+
+function setRateLimitHeaders(reply: { header(name: string, value: string): unknown }, decision: RateLimitDecision) {
+  reply.header('x-ratelimit-limit', String(decision.limit));
+  reply.header('x-ratelimit-remaining', String(decision.remaining));
+  reply.header('x-ratelimit-reset', String(decision.resetSeconds));
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timeout')), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+export { sendProblem };

@@ -1,0 +1,32 @@
+import { baseEnvSchema } from '@pcp/service-kit';
+import { z } from 'zod';
+
+const perMinute = z.coerce.number().int().min(1).max(1_000_000);
+
+export const gatewayEnvSchema = baseEnvSchema.extend({
+  PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  /** Where partners reach the gateway; the default suits a local run. */
+  PUBLIC_BASE_URL: z.url().optional(),
+  /** Base of ProblemDetail `type` URIs: `{DOCS_URL}/errors/<errorCode>`. */
+  DOCS_URL: z.url().optional(),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1_024).max(50 * 1024 * 1024).default(1024 * 1024),
+  /** Trust X-Forwarded-* from proxies: `true`, `false`, or a comma-separated list of addresses/CIDRs. */
+  TRUST_PROXY: z.string().default('false'),
+  RATE_LIMIT_READS_PER_MIN: perMinute.default(1_000),
+  RATE_LIMIT_WRITES_PER_MIN: perMinute.default(100),
+  RATE_LIMIT_DISCOVERY_PER_MIN: perMinute.default(60),
+  /** Redis keys of this deployment (rate-limit counters) start with this. */
+  REDIS_KEY_PREFIX: z.string().max(64).default('pcp:'),
+  /** How long a verified API key is trusted without asking the database again. */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),
+});
+export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
+
+export function parseTrustProxy(value: string): boolean | string[] {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return value.split(',').map((entry) => entry.trim());
+}

@@ -1,0 +1,9 @@
+import type { Migration } from 'kysely';
+import * as createPartners from './2026-11-22T0000-create-partners.js';
+
+/** Migrations of the `gateway` schema (partners and their API keys). */
+export const gatewayMigrations: Record<string, Migration> = {
+  '2026-11-22T0000-create-partners': createPartners,
+};
+
+export const GATEWAY_SCHEMA = 'gateway';

@@ -1,0 +1,85 @@
+import type { PartnerKind, PaymentType } from '@pcp/contracts';
+import type { Kysely } from 'kysely';
+import type { GatewayDatabase, RateLimitOverrides } from './partner.table.js';
+
+type Db = Kysely<GatewayDatabase>;
+
+export function insertPartner(
+  db: Db,
+  partner: { kind: PartnerKind; name: string; paymentTypes: PaymentType[] },
+) {
+  return db
+    .insertInto('partners')
+    .values({
+      kind: partner.kind,
+      name: partner.name,
+      payment_types: partner.paymentTypes,
+      rate_limits: '{}',
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function insertApiKey(db: Db, key: { keyId: string; partnerId: string; keyHash: Buffer }) {
+  return db
+    .insertInto('api_keys')
+    .values({ key_id: key.keyId, partner_id: key.partnerId, key_hash: key.keyHash })
+    .returning(['key_id', 'created_at'])
+    .executeTakeFirstOrThrow();
+}
+
+/** The active key with that public id and its partner, for authentication. */
+export function findActiveKey(db: Db, keyId: string) {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('partners', 'partners.partner_id', 'api_keys.partner_id')
+    .select([
+      'api_keys.key_id',
+      'api_keys.key_hash',
+      'partners.partner_id',
+      'partners.kind',
+      'partners.payment_types',
+      'partners.rate_limits',
+    ])
+    .where('api_keys.key_id', '=', keyId)
+    .where('api_keys.revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export function revokeApiKey(db: Db, keyId: string) {
+  return db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('key_id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .returning(['key_id', 'partner_id', 'revoked_at'])
+    .executeTakeFirst();
+}
+
+export function findPartner(db: Db, partnerId: string) {
+  return db.selectFrom('partners').selectAll().where('partner_id', '=', partnerId).executeTakeFirst();
+}
+
+export async function listPartnersWithKeys(db: Db) {
+  const [partners, keys] = await Promise.all([
+    db.selectFrom('partners').selectAll().orderBy('created_at').execute(),
+    db
+      .selectFrom('api_keys')
+      .select(['key_id', 'partner_id', 'created_at', 'revoked_at'])
+      .orderBy('created_at')
+      .execute(),
+  ]);
+  return partners.map((partner) => ({
+    partner,
+    keys: keys.filter((key) => key.partner_id === partner.partner_id),
+  }));
+}
+
+export function updateRateLimits(db: Db, partnerId: string, limits: RateLimitOverrides) {
+  return db
+    .updateTable('partners')
+    .set({ rate_limits: JSON.stringify(limits) })
+    .where('partner_id', '=', partnerId)
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,0 +1,32 @@
+import type { PartnerKind, PaymentType } from '@pcp/contracts';
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+export type RateClass = 'reads' | 'writes' | 'discovery';
+/** Per-partner overrides of the per-minute limits; absent classes use the defaults. */
+export type RateLimitOverrides = Partial<Record<RateClass, number>>;
+
+export interface PartnerTable {
+  partner_id: Generated<string>;
+  kind: PartnerKind;
+  name: string;
+  payment_types: PaymentType[];
+  rate_limits: ColumnType<RateLimitOverrides, string, string>;
+  created_at: Generated<Date>;
+}
+
+export interface ApiKeyTable {
+  /** Public part of the key, printed in it; looked up by index. */
+  key_id: string;
+  partner_id: string;
+  /** SHA-256 of the whole key; the key itself is never stored. */
+  key_hash: Buffer;
+  created_at: Generated<Date>;
+  revoked_at: Date | null;
+}
+
+export type PartnerRow = Selectable<PartnerTable>;
+
+export interface GatewayDatabase {
+  partners: PartnerTable;
+  api_keys: ApiKeyTable;
+}

@@ -1,0 +1,92 @@
+import { errorCodes, type ErrorCode, type OrderError, type ProblemDetail } from '@pcp/contracts';
+import { AppError, type Logger } from '@pcp/service-kit';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** Build the RFC 9457 body for `error` as it answers `request` (contract §11). */
+export function problemFor(request: FastifyRequest, error: AppError, docsUrl: string): ProblemDetail {
+  return {
+    type: `${docsUrl}/errors/${error.code}`,
+    title: error.info.title,
+    status: error.info.status,
+    detail: error.message,
+    instance: request.url.split('?')[0] ?? '/',
+    requestId: request.id,
+    timestamp: new Date().toISOString(),
+    errorCode: error.code,
+    errorCategory: error.info.category,
+    retryable: error.info.retryable,
+    ...(error.errors ? { errors: error.errors } : {}),
+  };
+}
+
+export function sendProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: AppError,
+  docsUrl: string,
+): FastifyReply {
+  if (error.info.status === 401) reply.header('www-authenticate', 'Bearer');
+  if (error.retryAfterSeconds) reply.header('retry-after', String(error.retryAfterSeconds));
+  return reply
+    .code(error.info.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(JSON.stringify(problemFor(request, error, docsUrl)));
+}
+
+/** Fastify's own errors (parsing, limits, media type) as platform errors. */
+function fromFastifyError(error: FastifyError): AppError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('REQUEST_INVALID', 'The JSON body is empty');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('REQUEST_INVALID', 'Content-Length does not match the body');
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return new AppError('REQUEST_INVALID', 'The body is not valid JSON');
+  }
+  // secure-json-parse refuses __proto__ and constructor.prototype keys.
+  if (/forbidden prototype property/i.test(error.message)) {
+    return new AppError('REQUEST_INVALID', 'The body contains a forbidden property name');
+  }
+  const status = error.statusCode ?? 500;
+  if (status === 404) return new AppError('NOT_FOUND', 'Not found');
+  if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request is too large');
+  if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type');
+  if (status >= 400 && status < 500) return new AppError('REQUEST_INVALID', 'The request is malformed');
+  return undefined;
+}
+
+/**
+ * The one error handler, registered at the root: every error leaves as ProblemDetail and a
+ * 5xx never carries internal detail.
+ */
+export function installErrorHandling(app: FastifyInstance, docsUrl: string, logger: Logger): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    let appError = error instanceof AppError ? error : fromFastifyError(error);
+    if (!appError) {
+      logger.error({ err: error, requestId: request.id, url: request.url }, 'unhandled error');
+      appError = new AppError('INTERNAL', 'An internal error occurred; retry later or contact support');
+    }
+    return sendProblem(request, reply, appError, docsUrl);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, new AppError('NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`), docsUrl),
+  );
+}
+
+/** Human-readable description of each code, served under `{DOCS_URL}/errors/<code>`. */
+export function errorDocument(code: string) {
+  if (!Object.hasOwn(errorCodes, code)) return undefined;
+  const info = errorCodes[code as ErrorCode];
+  return { errorCode: code, ...info };
+}
+
+export type { OrderError };

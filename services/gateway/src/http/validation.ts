@@ -1,0 +1,34 @@
+import { AppError, issuesToErrors } from '@pcp/service-kit';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { z } from 'zod';
+
+/**
+ * Validate request parts with their zod schemas. Body errors point into the body
+ * (RFC 6901); path, query and header errors name the parameter instead.
+ */
+export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> =
+  ({ schema, httpPart }) =>
+  (data) => {
+    const result = schema.safeParse(data);
+    if (result.success) return { value: result.data };
+    const errors = issuesToErrors(result.error.issues).map((error) =>
+      httpPart === 'body'
+        ? error
+        : {
+            ...error,
+            message: `${httpPart === 'params' ? 'path' : (httpPart ?? 'request')} parameter '${(error.pointer ?? '').slice(1)}': ${error.message}`,
+            pointer: null,
+          },
+    );
+    const first = errors[0];
+    const detail =
+      errors.length === 1 && first
+        ? first.pointer === null
+          ? first.message
+          : `${first.pointer || 'body'}: ${first.message}`
+        : `The request has ${errors.length} invalid fields`;
+    return { error: new AppError('REQUEST_INVALID', detail, { errors }) };
+  };
+
+/** Replies are validated by the bus against the contracts already; serialize them as they are. */
+export const plainSerializerCompiler = () => (data: unknown) => JSON.stringify(data);

@@ -1,0 +1,69 @@
+import {
+  connectNats,
+  createDatabase,
+  createLogger,
+  createMetrics,
+  createShutdown,
+  drainNats,
+  loadConfig,
+  migrateToLatest,
+  startTracing,
+} from '@pcp/service-kit';
+import { createClient } from 'redis';
+import {
+  createGatewayService,
+  GATEWAY_SCHEMA,
+  gatewayEnvSchema,
+  gatewayMigrations,
+  type GatewayDatabase,
+} from './app.js';
+
+const config = loadConfig(gatewayEnvSchema);
+const logger = createLogger('gateway', config.LOG_LEVEL);
+const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
+
+try {
+  const tracing = startTracing('gateway');
+  if (tracing) shutdown.add('tracing', tracing.shutdown);
+
+  const db = createDatabase<GatewayDatabase>({
+    url: config.DATABASE_URL,
+    schema: GATEWAY_SCHEMA,
+    maxConnections: config.DB_POOL_MAX,
+    applicationName: 'gateway',
+  });
+  shutdown.add('database', () => db.destroy());
+  if (config.MIGRATE_ON_START === 'true' || process.argv.includes('migrate')) {
+    await migrateToLatest(db, GATEWAY_SCHEMA, gatewayMigrations);
+  }
+  if (process.argv.includes('migrate')) {
+    await shutdown.run('migrations done');
+  } else {
+    const redis = createClient({ url: config.REDIS_URL });
+    // Without a listener a Redis error would crash the process; the client reconnects itself.
+    redis.on('error', (error: unknown) => logger.warn({ err: error }, 'redis error'));
+    await redis.connect();
+    shutdown.add('redis', async () => {
+      redis.destroy();
+    });
+
+    const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', logger });
+    shutdown.add('nats', () => drainNats(nc, config.SHUTDOWN_TIMEOUT_MS / 2));
+
+    const gateway = createGatewayService({
+      nc,
+      db,
+      redis,
+      logger,
+      metrics: createMetrics('gateway', { processMetrics: true }),
+      config,
+    });
+    await gateway.start();
+    shutdown.add('http', () => gateway.stop());
+    shutdown.trapSignals();
+  }
+} catch (error) {
+  logger.fatal({ err: error }, 'failed to start');
+  await shutdown.run('start failed');
+  process.exit(1);
+}

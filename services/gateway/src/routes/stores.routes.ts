@@ -1,0 +1,139 @@
+import {
+  commerceStore,
+  commerceStoreList,
+  guid,
+  marketfrontStore,
+  pageQuery,
+  setStoreStatusInput,
+  storeProfileInput,
+  storeStatus,
+  subjects,
+} from '@pcp/contracts';
+import type { BusClient, RequestContext } from '@pcp/service-kit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { problemResponses } from './route-config.js';
+
+const storeParams = z.object({ storeId: guid });
+const commerce = { area: 'commerce' as const };
+const tags = { commerce: ['Commerce: stores'], marketfront: ['Marketfront: stores'] };
+
+export function registerStoreRoutes(
+  gateway: FastifyInstance,
+  bus: BusClient,
+  contextOf: (request: FastifyRequest) => RequestContext,
+): void {
+  const app = gateway.withTypeProvider<ZodTypeProvider>();
+
+  app.put(
+    '/v1/commerce/stores/:storeId',
+    {
+      config: { ...commerce, rateClass: 'writes' },
+      schema: {
+        tags: tags.commerce,
+        summary: 'Create or replace a store profile',
+        description:
+          'The store id is the partner’s own. Computed fields (status, timestamps) are ignored. ' +
+          'An id owned by another partner answers 404 STORE_NOT_FOUND.',
+        params: storeParams,
+        body: storeProfileInput,
+        response: { 200: commerceStore, 201: commerceStore, ...problemResponses(400, 404) },
+      },
+    },
+    async (request, reply) => {
+      const { store, created } = await bus.request(
+        subjects.stores.upsert,
+        { storeId: request.params.storeId, profile: request.body },
+        contextOf(request),
+      );
+      return reply.code(created ? 201 : 200).send(store);
+    },
+  );
+
+  app.get(
+    '/v1/commerce/stores/:storeId',
+    {
+      config: { ...commerce, rateClass: 'reads' },
+      schema: {
+        tags: tags.commerce,
+        summary: 'Read one of your stores',
+        params: storeParams,
+        response: { 200: commerceStore, ...problemResponses(400, 404) },
+      },
+    },
+    (request) => bus.request(subjects.stores.get, request.params, contextOf(request)),
+  );
+
+  app.get(
+    '/v1/commerce/stores',
+    {
+      config: { ...commerce, rateClass: 'reads' },
+      schema: {
+        tags: tags.commerce,
+        summary: 'List your stores, oldest first',
+        querystring: pageQuery,
+        response: { 200: commerceStoreList, ...problemResponses(400) },
+      },
+    },
+    (request) => bus.request(subjects.stores.list, request.query, contextOf(request)),
+  );
+
+  app.get(
+    '/v1/commerce/stores/:storeId/status',
+    {
+      config: { ...commerce, rateClass: 'reads' },
+      schema: {
+        tags: tags.commerce,
+        summary: 'Get store status',
+        params: storeParams,
+        response: { 200: storeStatus, ...problemResponses(400, 404) },
+      },
+    },
+    (request) => bus.request(subjects.stores.getStatus, request.params, contextOf(request)),
+  );
+
+  app.post(
+    '/v1/commerce/stores/:storeId/status',
+    {
+      config: { ...commerce, rateClass: 'writes' },
+      schema: {
+        tags: tags.commerce,
+        summary: 'Set store status',
+        description:
+          'Pause with a reason and an optional future resumeAt (the store is online again from ' +
+          'that instant), or set online.',
+        params: storeParams,
+        body: setStoreStatusInput,
+        response: { 200: storeStatus, ...problemResponses(400, 404) },
+      },
+    },
+    (request) =>
+      bus.request(
+        subjects.stores.setStatus,
+        { storeId: request.params.storeId, change: request.body },
+        contextOf(request),
+      ),
+  );
+
+  // Registered without the type provider: its bodiless 404 is outside the response schemas.
+  gateway.get<{ Params: { storeId: string } }>(
+    '/v1/marketfront/stores/:storeId',
+    {
+      config: { area: 'distribution', rateClass: 'reads' },
+      schema: {
+        tags: tags.marketfront,
+        summary: 'Look up a store by id',
+        description: 'An unknown store is 404 STORE_NOT_FOUND; an id that is not a GUID is a 404 with no body.',
+        // Checked in the handler: the spec wants a bodiless 404, not a 400, for a malformed id.
+        params: z.object({ storeId: z.string() }),
+        response: { 200: marketfrontStore, ...problemResponses(404) },
+      },
+    },
+    async (request, reply) => {
+      const storeId = guid.safeParse(request.params.storeId);
+      if (!storeId.success) return reply.code(404).send();
+      return bus.request(subjects.stores.lookup, { storeId: storeId.data }, contextOf(request));
+    },
+  );
+}

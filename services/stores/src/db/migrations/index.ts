@@ -1,0 +1,9 @@
+import type { Migration } from 'kysely';
+import * as createStores from './2026-11-22T0000-create-stores.js';
+
+/** Migrations of the `stores` schema, by name in the order they apply. */
+export const storesMigrations: Record<string, Migration> = {
+  '2026-11-22T0000-create-stores': createStores,
+};
+
+export const STORES_SCHEMA = 'stores';

@@ -1,0 +1,44 @@
+import type { AvailabilityWindow, FulfillmentType } from '@pcp/contracts';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Money columns hold integer minor units of `currency`; the tax rate is parts per million. */
+export interface StoreTable {
+  store_id: string;
+  partner_id: string;
+  name: string;
+  phone: string;
+  timezone: string;
+  currency: string;
+  address1: string;
+  address2: string | null;
+  city: string;
+  state: string;
+  postal_code: string;
+  country: string;
+  latitude: number;
+  longitude: number;
+  fulfillment_types: FulfillmentType[];
+  availability: ColumnType<AvailabilityWindow[], string, string>;
+  delivery_radius_meters: number | null;
+  delivery_fee_minor: number | null;
+  delivery_minimum_order_minor: number | null;
+  delivery_eta_minutes: number | null;
+  pickup_eta_minutes: number | null;
+  tax_rate_ppm: number;
+  minimum_order_minor: number;
+  order_submission_url: string | null;
+  status: 'online' | 'paused';
+  pause_reason: string | null;
+  paused_at: Date | null;
+  resume_at: Date | null;
+  created_at: ColumnType<Date, never, never>;
+  updated_at: Generated<Date>;
+}
+
+export type StoreRow = Selectable<StoreTable>;
+export type NewStoreRow = Insertable<StoreTable>;
+export type StoreUpdate = Updateable<StoreTable>;
+
+export interface StoresDatabase {
+  stores: StoreTable;
+}

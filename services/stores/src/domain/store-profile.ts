@@ -1,0 +1,123 @@
+import {
+  fromMinorUnits,
+  TAX_RATE_DIGITS,
+  toMinorUnits,
+  toScaledInteger,
+  type CommerceStore,
+  type MarketfrontStore,
+  type StoreProfileInput,
+  type StoreStatus,
+} from '@pcp/contracts';
+import type { NewStoreRow, StoreRow } from '../db/store.table.js';
+
+const DEFAULT_CURRENCY = 'USD';
+
+/** The schema already checked precision; a null here would be a contract bug, not bad input. */
+function minor(amount: number, currency: string): number {
+  const value = toMinorUnits(amount, currency);
+  if (value === null) throw new Error(`amount ${amount} exceeds ${currency} precision`);
+  return value;
+}
+
+/** A validated profile → the row columns it sets (money in minor units). New stores start online. */
+export function profileToRow(partnerId: string, storeId: string, profile: StoreProfileInput): NewStoreRow {
+  const currency = profile.currency ?? DEFAULT_CURRENCY;
+  const delivery = profile.delivery ?? null;
+  const taxRatePpm = toScaledInteger(profile.taxRate, TAX_RATE_DIGITS);
+  if (taxRatePpm === null) throw new Error('tax rate exceeds its precision');
+  return {
+    store_id: storeId,
+    partner_id: partnerId,
+    name: profile.name,
+    phone: profile.phone,
+    timezone: profile.timezone,
+    currency,
+    address1: profile.address.address1,
+    address2: profile.address.address2 ?? null,
+    city: profile.address.city,
+    state: profile.address.state,
+    postal_code: profile.address.postalCode,
+    country: profile.address.country,
+    latitude: profile.address.latitude,
+    longitude: profile.address.longitude,
+    fulfillment_types: profile.fulfillmentTypes,
+    availability: JSON.stringify(profile.availability ?? []),
+    delivery_radius_meters: delivery?.radiusMeters ?? null,
+    delivery_fee_minor: delivery ? minor(delivery.fee, currency) : null,
+    delivery_minimum_order_minor: delivery ? minor(delivery.minimumOrder, currency) : null,
+    delivery_eta_minutes: delivery?.etaMinutes ?? null,
+    pickup_eta_minutes: profile.pickup?.etaMinutes ?? null,
+    tax_rate_ppm: taxRatePpm,
+    minimum_order_minor: minor(profile.minimumOrder ?? 0, currency),
+    order_submission_url: profile.orderSubmissionUrl ?? null,
+    status: 'online',
+  };
+}
+
+/**
+ * The status a store has at `now`: a pause whose `resumeAt` has passed reads as online,
+ * so resuming needs no job.
+ */
+export function effectiveStatus(row: StoreRow, now: Date): StoreStatus {
+  const pauseOver = row.resume_at !== null && row.resume_at.getTime() <= now.getTime();
+  if (row.status === 'online' || pauseOver) {
+    return { status: 'online', reason: null, pausedAt: null, resumeAt: null };
+  }
+  return {
+    status: 'paused',
+    reason: row.pause_reason as StoreStatus['reason'],
+    pausedAt: row.paused_at?.toISOString() ?? null,
+    resumeAt: row.resume_at?.toISOString() ?? null,
+  };
+}
+
+/** A store as distribution partners see it: no partner-private fields. */
+export function toMarketfrontStore(row: StoreRow, now: Date): MarketfrontStore {
+  const money = (value: number) => fromMinorUnits(value, row.currency);
+  const hasDelivery =
+    row.delivery_radius_meters !== null &&
+    row.delivery_fee_minor !== null &&
+    row.delivery_minimum_order_minor !== null &&
+    row.delivery_eta_minutes !== null;
+  return {
+    storeId: row.store_id,
+    name: row.name,
+    phone: row.phone,
+    timezone: row.timezone,
+    currency: row.currency,
+    address: {
+      address1: row.address1,
+      address2: row.address2,
+      city: row.city,
+      state: row.state,
+      postalCode: row.postal_code,
+      country: row.country,
+      latitude: row.latitude,
+      longitude: row.longitude,
+    },
+    fulfillmentTypes: row.fulfillment_types,
+    availability: row.availability,
+    delivery: hasDelivery
+      ? {
+          radiusMeters: row.delivery_radius_meters!,
+          fee: money(row.delivery_fee_minor!),
+          minimumOrder: money(row.delivery_minimum_order_minor!),
+          etaMinutes: row.delivery_eta_minutes!,
+        }
+      : null,
+    pickup: row.pickup_eta_minutes === null ? null : { etaMinutes: row.pickup_eta_minutes },
+    taxRate: row.tax_rate_ppm / 10 ** TAX_RATE_DIGITS,
+    minimumOrder: money(row.minimum_order_minor),
+    status: effectiveStatus(row, now).status,
+  };
+}
+
+/** A store as its owner sees it. */
+export function toCommerceStore(row: StoreRow, now: Date): CommerceStore {
+  return {
+    ...toMarketfrontStore(row, now),
+    orderSubmissionUrl: row.order_submission_url,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}

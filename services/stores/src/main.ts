@@ -1,0 +1,10 @@
+import { runService } from '@pcp/service-kit';
+import { createStoresService, STORES_SCHEMA, storesMigrations, type StoresDatabase } from './app.js';
+
+await runService<StoresDatabase>({
+  name: 'stores',
+  version: '0.1.0',
+  defaultOpsPort: 9101,
+  database: { schema: STORES_SCHEMA, migrations: storesMigrations },
+  create: (deps) => createStoresService(deps),
+});

@@ -1,0 +1,61 @@
+import { connectNats, createLogger, createMetrics, type Logger } from '@pcp/service-kit';
+import type { NatsConnection } from 'nats';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createClient } from 'redis';
+import { inject } from 'vitest';
+import { databaseUrlFor, servers } from './servers.js';
+
+export interface TestEnvironment {
+  /** A database of this test file alone, copied from the migrated template. */
+  readonly databaseUrl: string;
+  /** NATS subject prefix and Redis key prefix of this test file alone. */
+  readonly prefix: string;
+  readonly redisKeyPrefix: string;
+  readonly nc: NatsConnection;
+  readonly redis: ReturnType<typeof createClient>;
+  readonly logger: Logger;
+  newMetrics(service: string): ReturnType<typeof createMetrics>;
+  /** Close connections, drop the database and delete this file's Redis keys. */
+  cleanup(): Promise<void>;
+}
+
+/** Everything a test file needs on the real servers, isolated from other runs and files. */
+export async function createTestEnvironment(): Promise<TestEnvironment> {
+  const id = `${Math.floor(Date.now() / 1000)}_${randomBytes(4).toString('hex')}`;
+  const database = `pcp_t_${id}`;
+  const prefix = `test_${id}`;
+  const redisKeyPrefix = `${prefix}:`;
+
+  const admin = new pg.Client({ connectionString: databaseUrlFor('postgres') });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database} TEMPLATE ${inject('templateDatabase')}`);
+  await admin.end();
+
+  const logger = createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
+  const nc = await connectNats({ url: servers.natsUrl, name: `test-${id}`, logger });
+  const redis = createClient({ url: servers.redisUrl });
+  redis.on('error', () => undefined);
+  await redis.connect();
+
+  return {
+    databaseUrl: databaseUrlFor(database),
+    prefix,
+    redisKeyPrefix,
+    nc,
+    redis,
+    logger,
+    newMetrics: (service) => createMetrics(service),
+    async cleanup() {
+      for await (const keys of redis.scanIterator({ MATCH: `${redisKeyPrefix}*`, COUNT: 500 })) {
+        if (keys.length > 0) await redis.del(keys);
+      }
+      redis.destroy();
+      await nc.drain();
+      const dropper = new pg.Client({ connectionString: databaseUrlFor('postgres') });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await dropper.end();
+    },
+  };
+}

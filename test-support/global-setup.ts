@@ -1,0 +1,58 @@
+import { GATEWAY_SCHEMA, gatewayMigrations } from '@pcp/gateway';
+import { createDatabase, migrateToLatest } from '@pcp/service-kit';
+import { STORES_SCHEMA, storesMigrations } from '@pcp/stores';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { databaseUrlFor } from './servers.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    templateDatabase: string;
+  }
+}
+
+/** Databases left by runs that died more than this long ago are dropped. */
+const STALE_AFTER_SECONDS = 3_600;
+
+export const TEST_DATABASE_PREFIX = 'pcp_t_';
+
+/**
+ * Once per run: migrate every service's schema into a template database; each test file
+ * then copies it (CREATE DATABASE … TEMPLATE), which is fast and fully isolated.
+ */
+export default async function setup(project: TestProject) {
+  const admin = new pg.Client({ connectionString: databaseUrlFor('postgres') });
+  await admin.connect();
+  await dropStaleDatabases(admin);
+
+  const template = `${TEST_DATABASE_PREFIX}${Math.floor(Date.now() / 1000)}_tmpl_${randomBytes(3).toString('hex')}`;
+  await admin.query(`CREATE DATABASE ${template}`);
+  for (const [schema, migrations] of [
+    [GATEWAY_SCHEMA, gatewayMigrations],
+    [STORES_SCHEMA, storesMigrations],
+  ] as const) {
+    const db = createDatabase({ url: databaseUrlFor(template), schema, applicationName: 'test-setup' });
+    await migrateToLatest(db, schema, migrations);
+    await db.destroy();
+  }
+  project.provide('templateDatabase', template);
+
+  return async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+    await admin.end();
+  };
+}
+
+async function dropStaleDatabases(admin: pg.Client) {
+  const { rows } = await admin.query<{ datname: string }>(
+    `SELECT datname FROM pg_database WHERE datname LIKE '${TEST_DATABASE_PREFIX}%'`,
+  );
+  const now = Date.now() / 1000;
+  for (const { datname } of rows) {
+    const createdAt = Number(datname.slice(TEST_DATABASE_PREFIX.length).split('_')[0]);
+    if (Number.isFinite(createdAt) && now - createdAt > STALE_AFTER_SECONDS) {
+      await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import { createCatalogService } from '@pcp/catalog';
+import {
+  createGatewayService,
+  gatewayEnvSchema,
+  type GatewayDatabase,
+  type GatewayService,
+} from '@pcp/gateway';
+import { createPartner } from '@pcp/gateway/admin';
+import { createOrderingService } from '@pcp/ordering';
+import { createPaymentsService } from '@pcp/payments';
+import { createDatabase, loadConfig, type ServiceDeps, type ServiceInstance } from '@pcp/service-kit';
+import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '@pcp/stores';
+import { GATEWAY_SCHEMA } from '@pcp/gateway';
+import type { Kysely } from 'kysely';
+import type { TestEnvironment } from './environment.js';
+
+export interface TestPlatform {
+  readonly baseUrl: string;
+  readonly gateway: GatewayService;
+  readonly gatewayDb: Kysely<GatewayDatabase>;
+  readonly storesDb: Kysely<StoresDatabase>;
+  /** The running stores service; tests stop and replace it to see the platform heal. */
+  stores: ServiceInstance;
+  serviceDeps(service: string): ServiceDeps;
+  /** A new partner with a working API key. */
+  newPartner(kind: 'commerce' | 'distribution'): Promise<{ partnerId: string; apiKey: string; keyId: string }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Every service and the gateway in this process, on the real servers, isolated by the
+ * environment's database and prefixes. The gateway listens on a free port.
+ */
+export async function startPlatform(
+  env: TestEnvironment,
+  gatewayEnv: Record<string, string> = {},
+): Promise<TestPlatform> {
+  const serviceDeps = (service: string): ServiceDeps => ({
+    nc: env.nc,
+    logger: env.logger,
+    metrics: env.newMetrics(service),
+    subjectPrefix: env.prefix,
+    requestTimeoutMs: 2_000,
+  });
+  const storesDb = createDatabase<StoresDatabase>({
+    url: env.databaseUrl,
+    schema: STORES_SCHEMA,
+    applicationName: 'test-stores',
+  });
+  const gatewayDb = createDatabase<GatewayDatabase>({
+    url: env.databaseUrl,
+    schema: GATEWAY_SCHEMA,
+    applicationName: 'test-gateway',
+  });
+  const workers = {
+    catalog: createCatalogService(serviceDeps('catalog')),
+    ordering: createOrderingService(serviceDeps('ordering')),
+    payments: createPaymentsService(serviceDeps('payments')),
+  };
+  let stores = createStoresService({ ...serviceDeps('stores'), db: storesDb });
+  for (const worker of [...Object.values(workers), stores]) await worker.start();
+
+  const config = loadConfig(gatewayEnvSchema, {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    NATS_SUBJECT_PREFIX: env.prefix,
+    REDIS_KEY_PREFIX: env.redisKeyPrefix,
+    NATS_REQUEST_TIMEOUT_MS: '2000',
+    ...gatewayEnv,
+  });
+  const gateway = createGatewayService({
+    nc: env.nc,
+    db: gatewayDb,
+    redis: env.redis,
+    logger: env.logger,
+    metrics: env.newMetrics('gateway'),
+    config,
+  });
+  await gateway.start();
+
+  return {
+    baseUrl: gateway.url(),
+    gateway,
+    gatewayDb,
+    storesDb,
+    get stores() {
+      return stores;
+    },
+    set stores(replacement) {
+      stores = replacement;
+    },
+    serviceDeps,
+    newPartner: (kind) => createPartner(gatewayDb, { kind, name: `test ${kind} partner` }),
+    async stop() {
+      await gateway.stop();
+      for (const worker of [...Object.values(workers), stores]) await worker.stop();
+      await Promise.all([storesDb.destroy(), gatewayDb.destroy()]);
+    },
+  };
+}

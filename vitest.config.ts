@@ -1,0 +1,24 @@
+import { defineConfig } from 'vitest/config';
+
+// Workspace packages resolve to their TypeScript sources (the `@pcp/source` export
+// condition), so tests need no build step. No `module` condition: some dependencies' builds
+// behind it are for bundlers only and do not load in Node.
+const conditions = ['@pcp/source', 'node', 'development|production'];
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
+  test: {
+    include: [
+      'packages/*/test/**/*.test.ts',
+      'services/*/test/**/*.test.ts',
+      'e2e/**/*.test.ts',
+      'deploy/test/**/*.test.ts',
+    ],
+    globalSetup: ['test-support/global-setup.ts'],
+    pool: 'forks',
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+    reporters: ['default'],
+  },
+});
