@@ -10,7 +10,12 @@ import {
   type ServiceInstance,
   type ServiceMetrics,
 } from '@pcp/service-kit';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+} from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { NatsConnection, Subscription } from 'nats';
@@ -153,7 +158,10 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     const endUser = request.headers['x-end-user-id'];
     if (endUser !== undefined) {
       if (typeof endUser !== 'string' || !END_USER_ID.test(endUser)) {
-        throw new AppError('REQUEST_INVALID', 'X-End-User-Id must be 1 to 128 printable ASCII characters');
+        throw new AppError(
+          'REQUEST_INVALID',
+          'X-End-User-Id must be 1 to 128 printable ASCII characters',
+        );
       }
       request.endUserId = endUser;
     }
@@ -175,7 +183,9 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
 
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    httpDuration.labels(request.method, route, String(reply.statusCode)).observe(reply.elapsedTime / 1000);
+    httpDuration
+      .labels(request.method, route, String(reply.statusCode))
+      .observe(reply.elapsedTime / 1000);
     if (reply.statusCode >= 500) {
       logger.warn({ requestId: request.id, route, status: reply.statusCode }, 'request failed');
     }
@@ -191,7 +201,9 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     ...(typeof request.headers.traceparent === 'string'
       ? { traceparent: request.headers.traceparent }
       : {}),
-    ...(typeof request.headers.tracestate === 'string' ? { tracestate: request.headers.tracestate } : {}),
+    ...(typeof request.headers.tracestate === 'string'
+      ? { tracestate: request.headers.tracestate }
+      : {}),
   });
 
   void app.register(fastifySwagger, {
@@ -215,20 +227,24 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   void app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
-  registerOpsRoutes(app, {
-    nc: deps.nc,
-    bus,
-    metrics: deps.metrics,
-    pingDatabase: () => pingDatabase(deps.db),
-    pingRedis: async () => {
-      try {
-        return (await withTimeout(deps.redis.ping(), 1_000)) === 'PONG';
-      } catch {
-        return false;
-      }
-    },
+  // Routes go in a plugin loaded after swagger, so its onRoute hook sees them all.
+  void app.register((api, _options, done) => {
+    registerOpsRoutes(api, {
+      nc: deps.nc,
+      bus,
+      metrics: deps.metrics,
+      pingDatabase: () => pingDatabase(deps.db),
+      pingRedis: async () => {
+        try {
+          return (await withTimeout(deps.redis.ping(), 1_000)) === 'PONG';
+        } catch {
+          return false;
+        }
+      },
+    });
+    registerStoreRoutes(api, bus, contextOf);
+    done();
   });
-  registerStoreRoutes(app, bus, contextOf);
 
   let invalidations: Subscription | undefined;
   let listeningUrl = '';
@@ -257,7 +273,10 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   };
 }
 
-function setRateLimitHeaders(reply: { header(name: string, value: string): unknown }, decision: RateLimitDecision) {
+function setRateLimitHeaders(
+  reply: { header(name: string, value: string): unknown },
+  decision: RateLimitDecision,
+) {
   reply.header('x-ratelimit-limit', String(decision.limit));
   reply.header('x-ratelimit-remaining', String(decision.remaining));
   reply.header('x-ratelimit-reset', String(decision.resetSeconds));

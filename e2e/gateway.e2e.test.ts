@@ -1,0 +1,300 @@
+import { revokeKey, setRateLimits } from '@pcp/gateway/admin';
+import { createStoresService } from '@pcp/stores';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
+import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { newStoreId, storeProfile } from './fixtures.js';
+import { call } from './http.js';
+
+let env: TestEnvironment;
+let platform: TestPlatform;
+let commerce: { partnerId: string; apiKey: string; keyId: string };
+let distribution: { partnerId: string; apiKey: string };
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  // The auth cache is on, as in production: revocation must still reach it.
+  platform = await startPlatform(env, { AUTH_CACHE_TTL_MS: '60000' });
+  commerce = await platform.newPartner('commerce');
+  distribution = await platform.newPartner('distribution');
+});
+
+afterAll(async () => {
+  await platform?.stop();
+  await env?.cleanup();
+});
+
+const storesPath = '/v1/commerce/stores';
+
+function expectProblem(
+  response: { status: number; headers: Headers; body: Record<string, unknown> },
+  status: number,
+  errorCode: string,
+) {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toContain('application/problem+json');
+  expect(response.body).toMatchObject({
+    type: expect.stringMatching(new RegExp(`/errors/${errorCode}$`)),
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+    instance: expect.stringMatching(/^\//),
+    requestId: response.headers.get('x-request-id'),
+    errorCode,
+    errorCategory: expect.any(String),
+    retryable: expect.any(Boolean),
+  });
+  expect(Date.parse(response.body.timestamp as string)).not.toBeNaN();
+}
+
+describe('authentication', () => {
+  it.each([
+    ['no Authorization header', undefined],
+    ['another scheme', 'Basic dXNlcjpwYXNz'],
+    ['a malformed key', 'Bearer not-a-key'],
+    ['an unknown key', `Bearer pcp_0123456789abcdef_${'A'.repeat(43)}`],
+    ['a right id with a wrong secret', 'WRONG'],
+  ])('answers %s with 401 UNAUTHORIZED and WWW-Authenticate', async (_case, header) => {
+    const authorization =
+      header === 'WRONG' ? `Bearer pcp_${commerce.keyId}_${'B'.repeat(43)}` : header;
+    const response = await call(platform.baseUrl, 'GET', storesPath, {
+      headers: authorization ? { authorization } : {},
+    });
+    expectProblem(response, 401, 'UNAUTHORIZED');
+    expect(response.body.errorCategory).toBe('authentication');
+    expect(response.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('checks the key before the body: no key and a broken body is still 401', async () => {
+    const response = await call(platform.baseUrl, 'PUT', `${storesPath}/${newStoreId()}`, {
+      rawBody: '{"broken',
+    });
+    expectProblem(response, 401, 'UNAUTHORIZED');
+  });
+
+  it('demands a key on unknown /v1 routes too, and answers 404 with one', async () => {
+    expectProblem(await call(platform.baseUrl, 'GET', '/v1/secret'), 401, 'UNAUTHORIZED');
+    expectProblem(
+      await call(platform.baseUrl, 'GET', '/v1/secret', { apiKey: commerce.apiKey }),
+      404,
+      'NOT_FOUND',
+    );
+  });
+
+  it('keeps each kind of key to its own paths (403 FORBIDDEN)', async () => {
+    const onMarketfront = await call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${newStoreId()}`, {
+      apiKey: commerce.apiKey,
+    });
+    expectProblem(onMarketfront, 403, 'FORBIDDEN');
+    const onCommerce = await call(platform.baseUrl, 'GET', storesPath, { apiKey: distribution.apiKey });
+    expectProblem(onCommerce, 403, 'FORBIDDEN');
+  });
+
+  it('refuses a revoked key at once, even though the gateway caches keys', async () => {
+    const partner = await platform.newPartner('commerce');
+    expect((await call(platform.baseUrl, 'GET', storesPath, { apiKey: partner.apiKey })).status).toBe(200);
+    await revokeKey(platform.gatewayDb, partner.keyId);
+    // What the admin command announces after a revocation.
+    env.nc.publish(`${env.prefix}.gateway.v1.auth.invalidate`, JSON.stringify({ partnerId: partner.partnerId }));
+    await env.nc.flush();
+    await expect
+      .poll(async () => (await call(platform.baseUrl, 'GET', storesPath, { apiKey: partner.apiKey })).status)
+      .toBe(401);
+  });
+
+  it('rejects a malformed X-End-User-Id', async () => {
+    const response = await call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${newStoreId()}`, {
+      apiKey: distribution.apiKey,
+      headers: { 'x-end-user-id': 'x'.repeat(129) },
+    });
+    expectProblem(response, 400, 'REQUEST_INVALID');
+  });
+});
+
+describe('malformed, oversized and hostile input', () => {
+  const path = () => `${storesPath}/${newStoreId()}`;
+
+  it('answers invalid JSON with 400 REQUEST_INVALID', async () => {
+    for (const rawBody of ['{"name": ', 'null', '[]', '"text"', '{"a":1}{"b":2}']) {
+      const response = await call(platform.baseUrl, 'PUT', path(), { apiKey: commerce.apiKey, rawBody });
+      expectProblem(response, 400, 'REQUEST_INVALID');
+    }
+  });
+
+  it('answers an empty JSON body with 400', async () => {
+    const response = await call(platform.baseUrl, 'PUT', path(), { apiKey: commerce.apiKey, rawBody: '' });
+    expectProblem(response, 400, 'REQUEST_INVALID');
+  });
+
+  it('answers a body over the limit with 413 and loses nothing else', async () => {
+    const response = await call(platform.baseUrl, 'PUT', path(), {
+      apiKey: commerce.apiKey,
+      body: storeProfile({ name: 'x'.repeat(2 * 1024 * 1024) }),
+    });
+    expectProblem(response, 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers another media type with 415', async () => {
+    const response = await call(platform.baseUrl, 'PUT', path(), {
+      apiKey: commerce.apiKey,
+      rawBody: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expectProblem(response, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('refuses prototype-pollution keys', async () => {
+    for (const rawBody of [
+      '{"__proto__": {"admin": true}, "name": "x"}',
+      '{"constructor": {"prototype": {"admin": true}}}',
+    ]) {
+      const response = await call(platform.baseUrl, 'PUT', path(), { apiKey: commerce.apiKey, rawBody });
+      expectProblem(response, 400, 'REQUEST_INVALID');
+    }
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
+  it('treats wrong types, huge numbers and control characters as validation errors', async () => {
+    const response = await call(platform.baseUrl, 'PUT', path(), {
+      apiKey: commerce.apiKey,
+      body: storeProfile({
+        name: 42,
+        taxRate: 1e308,
+        minimumOrder: -1,
+        fulfillmentTypes: 'PICKUP',
+        address: 'nowhere',
+      }),
+    });
+    expectProblem(response, 400, 'REQUEST_INVALID');
+    const pointers = (response.body.errors as { pointer: string }[]).map((error) => error.pointer);
+    expect(pointers).toEqual(
+      expect.arrayContaining(['/name', '/taxRate', '/minimumOrder', '/fulfillmentTypes', '/address']),
+    );
+  });
+
+  it('escapes hostile text instead of reflecting it raw', async () => {
+    const response = await call(platform.baseUrl, 'GET', '/v1/<script>alert(1)</script>', {
+      apiKey: commerce.apiKey,
+    });
+    expectProblem(response, 404, 'NOT_FOUND');
+    expect(response.headers.get('content-type')).not.toContain('html');
+  });
+
+  it('keeps a well-formed incoming X-Request-Id and replaces a hostile one', async () => {
+    const kept = await call(platform.baseUrl, 'GET', storesPath, {
+      apiKey: commerce.apiKey,
+      headers: { 'x-request-id': 'partner-trace-123' },
+    });
+    expect(kept.headers.get('x-request-id')).toBe('partner-trace-123');
+    const replaced = await call(platform.baseUrl, 'GET', '/v1/nope', {
+      apiKey: commerce.apiKey,
+      headers: { 'x-request-id': 'bad id with spaces' },
+    });
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(replaced.body.requestId).toBe(replaced.headers.get('x-request-id'));
+  });
+});
+
+describe('rate limits', () => {
+  it('counts per partner and class, sends X-RateLimit-* and answers 429 with Retry-After', async () => {
+    const partner = await platform.newPartner('commerce');
+    await setRateLimits(platform.gatewayDb, partner.partnerId, { reads: 3 });
+    const statuses: number[] = [];
+    let last: Awaited<ReturnType<typeof call>> | undefined;
+    for (let i = 0; i < 4; i++) {
+      last = await call(platform.baseUrl, 'GET', storesPath, { apiKey: partner.apiKey });
+      statuses.push(last.status);
+      if (i < 3) {
+        expect(last.headers.get('x-ratelimit-limit')).toBe('3');
+        expect(last.headers.get('x-ratelimit-remaining')).toBe(String(2 - i));
+      }
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expectProblem(last!, 429, 'RATE_LIMITED');
+    expect(last!.body.retryable).toBe(true);
+    expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(last!.headers.get('x-ratelimit-remaining')).toBe('0');
+
+    // Writes have their own budget, and other partners are unaffected.
+    const write = await call(platform.baseUrl, 'PUT', `${storesPath}/${newStoreId()}`, {
+      apiKey: partner.apiKey,
+      body: storeProfile(),
+    });
+    expect(write.status).toBe(201);
+    expect(write.headers.get('x-ratelimit-limit')).toBe('100');
+    expect((await call(platform.baseUrl, 'GET', storesPath, { apiKey: commerce.apiKey })).status).toBe(200);
+  });
+});
+
+describe('documentation', () => {
+  it('serves an OpenAPI document generated from the contracts', async () => {
+    const response = await call(platform.baseUrl, 'GET', '/openapi.json');
+    expect(response.status).toBe(200);
+    expect(response.body.openapi).toMatch(/^3\./);
+    expect(Object.keys(response.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/commerce/stores/{storeId}',
+        '/v1/commerce/stores',
+        '/v1/commerce/stores/{storeId}/status',
+        '/v1/marketfront/stores/{storeId}',
+      ]),
+    );
+    const put = response.body.paths['/v1/commerce/stores/{storeId}'].put;
+    expect(JSON.stringify(put.requestBody)).toContain('fulfillmentTypes');
+    expect(response.body.components.securitySchemes.bearerAuth.scheme).toBe('bearer');
+    expect(response.body.paths['/health/ready']).toBeUndefined();
+  });
+
+  it('serves Swagger UI and a page for each error code', async () => {
+    const docs = await fetch(`${platform.baseUrl}/docs/`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain('swagger');
+    const code = await call(platform.baseUrl, 'GET', '/docs/errors/STORE_NOT_FOUND');
+    expect(code.body).toMatchObject({ errorCode: 'STORE_NOT_FOUND', status: 404, category: 'not_found' });
+    expect((await call(platform.baseUrl, 'GET', '/docs/errors/NOPE')).status).toBe(404);
+  });
+});
+
+describe('health and resilience', () => {
+  it('is live, and ready when NATS, Redis, the database and every service answer', async () => {
+    expect((await call(platform.baseUrl, 'GET', '/health/live')).status).toBe(200);
+    const ready = await call(platform.baseUrl, 'GET', '/health/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks).toEqual({
+      nats: true,
+      redis: true,
+      database: true,
+      stores: true,
+      catalog: true,
+      ordering: true,
+      payments: true,
+    });
+  });
+
+  it('exposes Prometheus metrics', async () => {
+    const response = await fetch(`${platform.baseUrl}/metrics`);
+    expect(await response.text()).toContain('pcp_http_request_duration_seconds');
+  });
+
+  it('answers 503 (not a hang) while stores is down, and heals when it returns', async () => {
+    const storeId = newStoreId();
+    await call(platform.baseUrl, 'PUT', `${storesPath}/${storeId}`, { apiKey: commerce.apiKey, body: storeProfile() });
+    await platform.stores.stop();
+
+    const started = Date.now();
+    const down = await call(platform.baseUrl, 'GET', `${storesPath}/${storeId}`, { apiKey: commerce.apiKey });
+    expectProblem(down, 503, 'SERVICE_UNAVAILABLE');
+    expect(down.body.retryable).toBe(true);
+    // No responders is immediate; it must not wait for the 2 s request timeout.
+    expect(Date.now() - started).toBeLessThan(1_500);
+    const notReady = await call(platform.baseUrl, 'GET', '/health/ready');
+    expect(notReady.status).toBe(503);
+    expect(notReady.body.checks.stores).toBe(false);
+
+    platform.stores = createStoresService({ ...platform.serviceDeps('stores'), db: platform.storesDb });
+    await platform.stores.start();
+    const healed = await call(platform.baseUrl, 'GET', `${storesPath}/${storeId}`, { apiKey: commerce.apiKey });
+    expect(healed.status).toBe(200);
+    expect((await call(platform.baseUrl, 'GET', '/health/ready')).status).toBe(200);
+  });
+});
