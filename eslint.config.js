@@ -1,26 +1,69 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const unusedVars = [
+  'error',
+  { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+];
+
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.data/**', 'deploy/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '.data/**', 'deploy/k8s/**'] },
   js.configs.recommended,
   {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: {
-      globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly', Buffer: 'readonly', fetch: 'readonly', AbortSignal: 'readonly' },
+      globals: Object.fromEntries(
+        [
+          'process',
+          'console',
+          'setTimeout',
+          'clearTimeout',
+          'setInterval',
+          'clearInterval',
+          'URL',
+          'Buffer',
+          'fetch',
+          'AbortSignal',
+        ].map((name) => [name, 'readonly']),
+      ),
     },
+    rules: { 'no-unused-vars': unusedVars },
   },
   {
     files: ['**/*.ts'],
     extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        project: [
+          './packages/*/tsconfig.json',
+          './services/*/tsconfig.json',
+          './tsconfig.tests.json',
+        ],
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/switch-exhaustiveness-check': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true },
+      ],
+      '@typescript-eslint/no-unused-vars': unusedVars,
+    },
+  },
+  {
+    // Tests read arbitrary JSON bodies and assert on them.
+    files: ['**/test/**/*.ts', 'e2e/**/*.ts', 'test-support/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/unbound-method': 'off',
     },
   },
 );

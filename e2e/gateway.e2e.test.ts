@@ -82,23 +82,38 @@ describe('authentication', () => {
   });
 
   it('keeps each kind of key to its own paths (403 FORBIDDEN)', async () => {
-    const onMarketfront = await call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${newStoreId()}`, {
-      apiKey: commerce.apiKey,
-    });
+    const onMarketfront = await call(
+      platform.baseUrl,
+      'GET',
+      `/v1/marketfront/stores/${newStoreId()}`,
+      {
+        apiKey: commerce.apiKey,
+      },
+    );
     expectProblem(onMarketfront, 403, 'FORBIDDEN');
-    const onCommerce = await call(platform.baseUrl, 'GET', storesPath, { apiKey: distribution.apiKey });
+    const onCommerce = await call(platform.baseUrl, 'GET', storesPath, {
+      apiKey: distribution.apiKey,
+    });
     expectProblem(onCommerce, 403, 'FORBIDDEN');
   });
 
   it('refuses a revoked key at once, even though the gateway caches keys', async () => {
     const partner = await platform.newPartner('commerce');
-    expect((await call(platform.baseUrl, 'GET', storesPath, { apiKey: partner.apiKey })).status).toBe(200);
+    expect(
+      (await call(platform.baseUrl, 'GET', storesPath, { apiKey: partner.apiKey })).status,
+    ).toBe(200);
     await revokeKey(platform.gatewayDb, partner.keyId);
     // What the admin command announces after a revocation.
-    env.nc.publish(`${env.prefix}.gateway.v1.auth.invalidate`, JSON.stringify({ partnerId: partner.partnerId }));
+    env.nc.publish(
+      `${env.prefix}.gateway.v1.auth.invalidate`,
+      JSON.stringify({ partnerId: partner.partnerId }),
+    );
     await env.nc.flush();
     await expect
-      .poll(async () => (await call(platform.baseUrl, 'GET', storesPath, { apiKey: partner.apiKey })).status)
+      .poll(
+        async () =>
+          (await call(platform.baseUrl, 'GET', storesPath, { apiKey: partner.apiKey })).status,
+      )
       .toBe(401);
   });
 
@@ -116,13 +131,19 @@ describe('malformed, oversized and hostile input', () => {
 
   it('answers invalid JSON with 400 REQUEST_INVALID', async () => {
     for (const rawBody of ['{"name": ', 'null', '[]', '"text"', '{"a":1}{"b":2}']) {
-      const response = await call(platform.baseUrl, 'PUT', path(), { apiKey: commerce.apiKey, rawBody });
+      const response = await call(platform.baseUrl, 'PUT', path(), {
+        apiKey: commerce.apiKey,
+        rawBody,
+      });
       expectProblem(response, 400, 'REQUEST_INVALID');
     }
   });
 
   it('answers an empty JSON body with 400', async () => {
-    const response = await call(platform.baseUrl, 'PUT', path(), { apiKey: commerce.apiKey, rawBody: '' });
+    const response = await call(platform.baseUrl, 'PUT', path(), {
+      apiKey: commerce.apiKey,
+      rawBody: '',
+    });
     expectProblem(response, 400, 'REQUEST_INVALID');
   });
 
@@ -148,7 +169,10 @@ describe('malformed, oversized and hostile input', () => {
       '{"__proto__": {"admin": true}, "name": "x"}',
       '{"constructor": {"prototype": {"admin": true}}}',
     ]) {
-      const response = await call(platform.baseUrl, 'PUT', path(), { apiKey: commerce.apiKey, rawBody });
+      const response = await call(platform.baseUrl, 'PUT', path(), {
+        apiKey: commerce.apiKey,
+        rawBody,
+      });
       expectProblem(response, 400, 'REQUEST_INVALID');
     }
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
@@ -168,7 +192,13 @@ describe('malformed, oversized and hostile input', () => {
     expectProblem(response, 400, 'REQUEST_INVALID');
     const pointers = (response.body.errors as { pointer: string }[]).map((error) => error.pointer);
     expect(pointers).toEqual(
-      expect.arrayContaining(['/name', '/taxRate', '/minimumOrder', '/fulfillmentTypes', '/address']),
+      expect.arrayContaining([
+        '/name',
+        '/taxRate',
+        '/minimumOrder',
+        '/fulfillmentTypes',
+        '/address',
+      ]),
     );
   });
 
@@ -222,7 +252,9 @@ describe('rate limits', () => {
     });
     expect(write.status).toBe(201);
     expect(write.headers.get('x-ratelimit-limit')).toBe('100');
-    expect((await call(platform.baseUrl, 'GET', storesPath, { apiKey: commerce.apiKey })).status).toBe(200);
+    expect(
+      (await call(platform.baseUrl, 'GET', storesPath, { apiKey: commerce.apiKey })).status,
+    ).toBe(200);
   });
 });
 
@@ -250,7 +282,11 @@ describe('documentation', () => {
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain('swagger');
     const code = await call(platform.baseUrl, 'GET', '/docs/errors/STORE_NOT_FOUND');
-    expect(code.body).toMatchObject({ errorCode: 'STORE_NOT_FOUND', status: 404, category: 'not_found' });
+    expect(code.body).toMatchObject({
+      errorCode: 'STORE_NOT_FOUND',
+      status: 404,
+      category: 'not_found',
+    });
     expect((await call(platform.baseUrl, 'GET', '/docs/errors/NOPE')).status).toBe(404);
   });
 });
@@ -278,11 +314,16 @@ describe('health and resilience', () => {
 
   it('answers 503 (not a hang) while stores is down, and heals when it returns', async () => {
     const storeId = newStoreId();
-    await call(platform.baseUrl, 'PUT', `${storesPath}/${storeId}`, { apiKey: commerce.apiKey, body: storeProfile() });
+    await call(platform.baseUrl, 'PUT', `${storesPath}/${storeId}`, {
+      apiKey: commerce.apiKey,
+      body: storeProfile(),
+    });
     await platform.stores.stop();
 
     const started = Date.now();
-    const down = await call(platform.baseUrl, 'GET', `${storesPath}/${storeId}`, { apiKey: commerce.apiKey });
+    const down = await call(platform.baseUrl, 'GET', `${storesPath}/${storeId}`, {
+      apiKey: commerce.apiKey,
+    });
     expectProblem(down, 503, 'SERVICE_UNAVAILABLE');
     expect(down.body.retryable).toBe(true);
     // No responders is immediate; it must not wait for the 2 s request timeout.
@@ -291,9 +332,14 @@ describe('health and resilience', () => {
     expect(notReady.status).toBe(503);
     expect(notReady.body.checks.stores).toBe(false);
 
-    platform.stores = createStoresService({ ...platform.serviceDeps('stores'), db: platform.storesDb });
+    platform.stores = createStoresService({
+      ...platform.serviceDeps('stores'),
+      db: platform.storesDb,
+    });
     await platform.stores.start();
-    const healed = await call(platform.baseUrl, 'GET', `${storesPath}/${storeId}`, { apiKey: commerce.apiKey });
+    const healed = await call(platform.baseUrl, 'GET', `${storesPath}/${storeId}`, {
+      apiKey: commerce.apiKey,
+    });
     expect(healed.status).toBe(200);
     expect((await call(platform.baseUrl, 'GET', '/health/ready')).status).toBe(200);
   });

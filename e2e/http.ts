@@ -12,7 +12,12 @@ export async function call(
   baseUrl: string,
   method: string,
   path: string,
-  options: { apiKey?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  options: {
+    apiKey?: string;
+    body?: unknown;
+    rawBody?: string;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<HttpResult> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
@@ -22,5 +27,10 @@ export async function call(
   if (payload !== undefined) headers['content-type'] ??= 'application/json';
   const response = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: text ? JSON.parse(text) : undefined };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    body: text ? JSON.parse(text) : undefined,
+  };
 }

@@ -1,4 +1,3 @@
-import { createStoresService } from '@pcp/stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
@@ -55,12 +54,21 @@ describe('commerce store profile', () => {
   });
 
   it('keeps money exact in minor units for currencies with 0 and 3 fraction digits', async () => {
-    const yen = await put(newStoreId(), storeProfile({ currency: 'JPY', delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 } }));
+    const yen = await put(
+      newStoreId(),
+      storeProfile({
+        currency: 'JPY',
+        delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 },
+      }),
+    );
     expect(yen.status).toBe(201);
     expect(yen.body.delivery.fee).toBe(300);
     const dinar = await put(newStoreId(), storeProfile({ currency: 'KWD', minimumOrder: 1.125 }));
     expect(dinar.body.minimumOrder).toBe(1.125);
-    const tooPrecise = await put(newStoreId(), storeProfile({ currency: 'JPY', minimumOrder: 1.5 }));
+    const tooPrecise = await put(
+      newStoreId(),
+      storeProfile({ currency: 'JPY', minimumOrder: 1.5 }),
+    );
     expect(tooPrecise.status).toBe(400);
     expect(tooPrecise.body.errors).toContainEqual(
       expect.objectContaining({ code: 'PRECISION_EXCEEDED', pointer: '/minimumOrder' }),
@@ -71,7 +79,9 @@ describe('commerce store profile', () => {
     const other = await platform.newPartner('commerce');
     const ids = [newStoreId(), newStoreId(), newStoreId()];
     for (const id of ids) expect((await put(id, storeProfile(), other.apiKey)).status).toBe(201);
-    const first = await call(platform.baseUrl, 'GET', '/v1/commerce/stores?limit=2', { apiKey: other.apiKey });
+    const first = await call(platform.baseUrl, 'GET', '/v1/commerce/stores?limit=2', {
+      apiKey: other.apiKey,
+    });
     expect(first.status).toBe(200);
     expect(first.body.totalCount).toBe(3);
     expect(first.body.hasMore).toBe(true);
@@ -81,7 +91,9 @@ describe('commerce store profile', () => {
     });
     expect(second.body).toMatchObject({ totalCount: 3, hasMore: false });
     expect(second.body.stores.map((s: { storeId: string }) => s.storeId)).toEqual([ids[2]]);
-    const bad = await call(platform.baseUrl, 'GET', '/v1/commerce/stores?limit=0', { apiKey: other.apiKey });
+    const bad = await call(platform.baseUrl, 'GET', '/v1/commerce/stores?limit=0', {
+      apiKey: other.apiKey,
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.errorCode).toBe('REQUEST_INVALID');
   });
@@ -90,7 +102,9 @@ describe('commerce store profile', () => {
     const storeId = newStoreId();
     await put(storeId, storeProfile());
     const intruder = await platform.newPartner('commerce');
-    const read = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, { apiKey: intruder.apiKey });
+    const read = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, {
+      apiKey: intruder.apiKey,
+    });
     expect(read.status).toBe(404);
     expect(read.body.errorCode).toBe('STORE_NOT_FOUND');
     const overwrite = await put(storeId, storeProfile({ name: 'Hijacked' }), intruder.apiKey);
@@ -100,7 +114,9 @@ describe('commerce store profile', () => {
       body: { status: 'paused', reason: 'other' },
     });
     expect(status.status).toBe(404);
-    const owner = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, { apiKey: commerce.apiKey });
+    const owner = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, {
+      apiKey: commerce.apiKey,
+    });
     expect(owner.body.name).toBe('Chicago Burgers');
     expect(owner.body.status).toBe('online');
   });
@@ -121,13 +137,28 @@ describe('commerce store profile', () => {
     expect(response.body.errorCode).toBe('REQUEST_INVALID');
     const pointers = response.body.errors.map((e: { pointer: string }) => e.pointer);
     expect(pointers).toEqual(
-      expect.arrayContaining(['/phone', '/timezone', '/availability/0/dayOfWeek', '/availability/0/start']),
+      expect.arrayContaining([
+        '/phone',
+        '/timezone',
+        '/availability/0/dayOfWeek',
+        '/availability/0/start',
+      ]),
     );
     const missing = await put(newStoreId(), { name: 'x' });
-    expect(missing.body.errors).toContainEqual({ code: 'REQUIRED', message: 'Required', pointer: '/address' });
-    const noDelivery = await put(newStoreId(), storeProfile({ fulfillmentTypes: ['DELIVERY_BY_MERCHANT'], delivery: null }));
+    expect(missing.body.errors).toContainEqual({
+      code: 'REQUIRED',
+      message: 'Required',
+      pointer: '/address',
+    });
+    const noDelivery = await put(
+      newStoreId(),
+      storeProfile({ fulfillmentTypes: ['DELIVERY_BY_MERCHANT'], delivery: null }),
+    );
     expect(noDelivery.body.errors).toEqual([
-      expect.objectContaining({ pointer: '/delivery', message: 'Required for DELIVERY_BY_MERCHANT' }),
+      expect.objectContaining({
+        pointer: '/delivery',
+        message: 'Required for DELIVERY_BY_MERCHANT',
+      }),
     ]);
   });
 
@@ -145,7 +176,12 @@ describe('store status', () => {
     await put(storeId, storeProfile());
     const statusPath = `/v1/commerce/stores/${storeId}/status`;
     const initial = await call(platform.baseUrl, 'GET', statusPath, { apiKey: commerce.apiKey });
-    expect(initial.body).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+    expect(initial.body).toEqual({
+      status: 'online',
+      reason: null,
+      pausedAt: null,
+      resumeAt: null,
+    });
 
     const resumeAt = new Date(Date.now() + 3_600_000).toISOString();
     const paused = await call(platform.baseUrl, 'POST', statusPath, {
@@ -156,9 +192,14 @@ describe('store status', () => {
     expect(paused.body).toMatchObject({ status: 'paused', reason: 'too_busy', resumeAt });
     expect(Date.parse(paused.body.pausedAt)).toBeLessThanOrEqual(Date.now());
 
-    const seenByMarketfront = await call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${storeId}`, {
-      apiKey: distribution.apiKey,
-    });
+    const seenByMarketfront = await call(
+      platform.baseUrl,
+      'GET',
+      `/v1/marketfront/stores/${storeId}`,
+      {
+        apiKey: distribution.apiKey,
+      },
+    );
     expect(seenByMarketfront.body.status).toBe('paused');
 
     const online = await call(platform.baseUrl, 'POST', statusPath, {
@@ -178,7 +219,10 @@ describe('store status', () => {
       { status: 'closed' },
       { status: 'paused', reason: 'other', resumeAt: 'tomorrow' },
     ]) {
-      const response = await call(platform.baseUrl, 'POST', statusPath, { apiKey: commerce.apiKey, body });
+      const response = await call(platform.baseUrl, 'POST', statusPath, {
+        apiKey: commerce.apiKey,
+        body,
+      });
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.errorCode).toBe('REQUEST_INVALID');
     }
@@ -209,7 +253,11 @@ describe('marketfront store lookup', () => {
       apiKey: distribution.apiKey,
     });
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toMatchObject({ errorCode: 'STORE_NOT_FOUND', errorCategory: 'not_found', retryable: false });
+    expect(unknown.body).toMatchObject({
+      errorCode: 'STORE_NOT_FOUND',
+      errorCategory: 'not_found',
+      retryable: false,
+    });
     for (const id of ['not-a-guid', '1234', "'%20OR%201=1--", '%00']) {
       const malformed = await call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${id}`, {
         apiKey: distribution.apiKey,

@@ -32,7 +32,11 @@ export default async function setup(project: TestProject) {
     [GATEWAY_SCHEMA, gatewayMigrations],
     [STORES_SCHEMA, storesMigrations],
   ] as const) {
-    const db = createDatabase({ url: databaseUrlFor(template), schema, applicationName: 'test-setup' });
+    const db = createDatabase({
+      url: databaseUrlFor(template),
+      schema,
+      applicationName: 'test-setup',
+    });
     await migrateToLatest(db, schema, migrations);
     await db.destroy();
   }

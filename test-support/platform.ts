@@ -8,7 +8,12 @@ import {
 import { createPartner } from '@pcp/gateway/admin';
 import { createOrderingService } from '@pcp/ordering';
 import { createPaymentsService } from '@pcp/payments';
-import { createDatabase, loadConfig, type ServiceDeps, type ServiceInstance } from '@pcp/service-kit';
+import {
+  createDatabase,
+  loadConfig,
+  type ServiceDeps,
+  type ServiceInstance,
+} from '@pcp/service-kit';
 import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '@pcp/stores';
 import { GATEWAY_SCHEMA } from '@pcp/gateway';
 import type { Kysely } from 'kysely';
@@ -23,7 +28,9 @@ export interface TestPlatform {
   stores: ServiceInstance;
   serviceDeps(service: string): ServiceDeps;
   /** A new partner with a working API key. */
-  newPartner(kind: 'commerce' | 'distribution'): Promise<{ partnerId: string; apiKey: string; keyId: string }>;
+  newPartner(
+    kind: 'commerce' | 'distribution',
+  ): Promise<{ partnerId: string; apiKey: string; keyId: string }>;
   stop(): Promise<void>;
 }
 

@@ -56,6 +56,8 @@ export type ReplyEnvelope = z.infer<typeof replyEnvelope>;
 
 /** Readiness probe every service answers under its own name. */
 export const healthReply = z.object({ service: z.string(), status: z.literal('ok') });
-export function healthSubject(service: ServiceName): SubjectDefinition<z.ZodObject, typeof healthReply> {
+export function healthSubject(
+  service: ServiceName,
+): SubjectDefinition<z.ZodObject, typeof healthReply> {
   return defineSubject(service, 'v1.health', z.object({}), healthReply);
 }

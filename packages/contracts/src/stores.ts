@@ -45,7 +45,9 @@ export const pickupSettings = z.object({
 
 const storeProfileFields = z.object({
   name: z.string().trim().min(1).max(200),
-  phone: z.string().regex(/^\+[1-9]\d{6,14}$/, 'Expected an E.164 phone number such as +15551234567'),
+  phone: z
+    .string()
+    .regex(/^\+[1-9]\d{6,14}$/, 'Expected an E.164 phone number such as +15551234567'),
   timezone: z.string().refine(isTimeZone, 'Unknown IANA time zone'),
   /** Not in the contract's example: fees are money, so the store names its ISO 4217 currency. */
   currency: currencyCode.optional(),
@@ -67,10 +69,18 @@ const storeProfileFields = z.object({
 function checkStoreProfile(profile: z.infer<typeof storeProfileFields>, ctx: z.RefinementCtx) {
   const types = new Set(profile.fulfillmentTypes);
   if (types.size !== profile.fulfillmentTypes.length) {
-    ctx.addIssue({ code: 'custom', message: 'Duplicate fulfillment type', path: ['fulfillmentTypes'] });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'Duplicate fulfillment type',
+      path: ['fulfillmentTypes'],
+    });
   }
   if (types.has('DELIVERY_BY_MERCHANT') && !profile.delivery) {
-    ctx.addIssue({ code: 'custom', message: 'Required for DELIVERY_BY_MERCHANT', path: ['delivery'] });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'Required for DELIVERY_BY_MERCHANT',
+      path: ['delivery'],
+    });
   }
   if (types.has('PICKUP') && !profile.pickup) {
     ctx.addIssue({ code: 'custom', message: 'Required for PICKUP', path: ['pickup'] });
@@ -130,7 +140,11 @@ export type StoreStatus = z.infer<typeof storeStatus>;
 /** Body of `POST /v1/commerce/stores/{storeId}/status`. */
 export const setStoreStatusInput = z.discriminatedUnion('status', [
   z.object({ status: z.literal('online') }),
-  z.object({ status: z.literal('paused'), reason: pauseReason, resumeAt: dateTime.nullable().optional() }),
+  z.object({
+    status: z.literal('paused'),
+    reason: pauseReason,
+    resumeAt: dateTime.nullable().optional(),
+  }),
 ]);
 export type SetStoreStatusInput = z.infer<typeof setStoreStatusInput>;
 

@@ -60,7 +60,9 @@ export function issuesToErrors(issues: readonly z.core.$ZodIssue[], root = ''): 
   return issues.map((issue) => {
     const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
     const custom =
-      issue.code === 'custom' && typeof issue.params?.code === 'string' ? issue.params.code : undefined;
+      issue.code === 'custom' && typeof issue.params?.code === 'string'
+        ? issue.params.code
+        : undefined;
     return {
       code: missing ? 'REQUIRED' : (custom ?? issueCodes[issue.code] ?? 'INVALID_VALUE'),
       message: missing ? 'Required' : issue.message,

@@ -35,7 +35,9 @@ import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics.js';
 
 const tracer = trace.getTracer('@pcp/service-kit');
-const headerSetter: TextMapSetter<MsgHdrs> = { set: (carrier, key, value) => carrier.set(key, value) };
+const headerSetter: TextMapSetter<MsgHdrs> = {
+  set: (carrier, key, value) => carrier.set(key, value),
+};
 const headerGetter: TextMapGetter<MsgHdrs | undefined> = {
   get: (carrier, key) => carrier?.get(key) || undefined,
   keys: (carrier) => carrier?.keys() ?? [],
@@ -130,7 +132,10 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
         const parsed = definition.reply.safeParse(envelope.result);
         if (!parsed.success) {
           outcome = 'bad_reply';
-          options.logger.error({ subject, issues: parsed.error.issues }, 'reply does not match its contract');
+          options.logger.error(
+            { subject, issues: parsed.error.issues },
+            'reply does not match its contract',
+          );
           throw new AppError('INTERNAL', 'Internal error');
         }
         return parsed.data;
@@ -150,10 +155,13 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
 
 function transportError(error: unknown, service: ServiceName): unknown {
   if (error instanceof NatsError) {
-    if (error.code === ErrorCode.NoResponders) {
-      return new AppError('SERVICE_UNAVAILABLE', `The ${service} service is unavailable; retry later`);
+    if (error.code === (ErrorCode.NoResponders as string)) {
+      return new AppError(
+        'SERVICE_UNAVAILABLE',
+        `The ${service} service is unavailable; retry later`,
+      );
     }
-    if (error.code === ErrorCode.Timeout) {
+    if (error.code === (ErrorCode.Timeout as string)) {
       return new AppError('UPSTREAM_TIMEOUT', `The ${service} service did not answer in time`);
     }
   }

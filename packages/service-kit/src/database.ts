@@ -17,7 +17,8 @@ export function createDatabase<DB>(options: {
   maxConnections?: number;
   applicationName: string;
 }): Kysely<DB> {
-  if (!/^[a-z_][a-z0-9_]*$/.test(options.schema)) throw new Error(`Bad schema name ${options.schema}`);
+  if (!/^[a-z_][a-z0-9_]*$/.test(options.schema))
+    throw new Error(`Bad schema name ${options.schema}`);
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.maxConnections ?? 10,

@@ -14,7 +14,10 @@ const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
  * One registry per service instance (tests run several in one process). Process metrics
  * are opt-in because they are global to the process.
  */
-export function createMetrics(service: string, options: { processMetrics?: boolean } = {}): ServiceMetrics {
+export function createMetrics(
+  service: string,
+  options: { processMetrics?: boolean } = {},
+): ServiceMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   if (options.processMetrics) collectDefaultMetrics({ register: registry });

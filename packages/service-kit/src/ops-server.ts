@@ -31,7 +31,10 @@ export async function startOpsServer(options: {
           .readiness()
           .then((checks) => {
             const ready = Object.values(checks).every(Boolean);
-            send(ready ? 200 : 503, JSON.stringify({ status: ready ? 'ok' : 'unavailable', checks }));
+            send(
+              ready ? 200 : 503,
+              JSON.stringify({ status: ready ? 'ok' : 'unavailable', checks }),
+            );
           })
           .catch((error: unknown) => {
             options.logger.error({ err: error }, 'readiness check failed');

@@ -69,7 +69,7 @@ export async function runService(
   const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
   try {
     const tracing = startTracing(spec.name);
-    if (tracing) shutdown.add('tracing', tracing.shutdown);
+    if (tracing) shutdown.add('tracing', () => tracing.shutdown());
 
     const db = spec.database ? await openDatabase(spec.database, config, spec.name) : undefined;
     if (db) shutdown.add('database', () => db.destroy());
@@ -102,7 +102,7 @@ export async function runService(
         ...(db ? { database: await pingDatabase(db) } : {}),
       }),
     });
-    shutdown.add('ops server', ops.close);
+    shutdown.add('ops server', () => ops.close());
     shutdown.trapSignals();
     logger.info({ opsPort: ops.port, prefix: config.NATS_SUBJECT_PREFIX }, `${spec.name} started`);
   } catch (error) {
@@ -112,7 +112,11 @@ export async function runService(
   }
 }
 
-async function openDatabase(spec: DatabaseSpec, config: BaseEnv & z.output<typeof serviceEnvSchema>, name: string) {
+async function openDatabase(
+  spec: DatabaseSpec,
+  config: BaseEnv & z.output<typeof serviceEnvSchema>,
+  name: string,
+) {
   const db = createDatabase<unknown>({
     url: config.DATABASE_URL,
     schema: spec.schema,

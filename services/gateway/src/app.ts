@@ -111,6 +111,8 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   });
 
   const app = Fastify({
+    // Typed as Fastify's logger so route helpers accept the instance (pino's type is wider).
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
     loggerInstance: logger as FastifyBaseLogger,
     // One metrics observation per request instead of two log lines; errors are logged.
     logController: new LogController({ disableRequestLogging: true }),

@@ -10,7 +10,12 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   PUBLIC_BASE_URL: z.url().optional(),
   /** Base of ProblemDetail `type` URIs: `{DOCS_URL}/errors/<errorCode>`. */
   DOCS_URL: z.url().optional(),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1_024).max(50 * 1024 * 1024).default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(50 * 1024 * 1024)
+    .default(1024 * 1024),
   /** Trust X-Forwarded-* from proxies: `true`, `false`, or a comma-separated list of addresses/CIDRs. */
   TRUST_PROXY: z.string().default('false'),
   RATE_LIMIT_READS_PER_MIN: perMinute.default(1_000),

@@ -24,7 +24,7 @@ const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
 
 try {
   const tracing = startTracing('gateway');
-  if (tracing) shutdown.add('tracing', tracing.shutdown);
+  if (tracing) shutdown.add('tracing', () => tracing.shutdown());
 
   const db = createDatabase<GatewayDatabase>({
     url: config.DATABASE_URL,
@@ -43,9 +43,7 @@ try {
     // Without a listener a Redis error would crash the process; the client reconnects itself.
     redis.on('error', (error: unknown) => logger.warn({ err: error }, 'redis error'));
     await redis.connect();
-    shutdown.add('redis', async () => {
-      redis.destroy();
-    });
+    shutdown.add('redis', () => Promise.resolve(redis.destroy()));
 
     const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', logger });
     shutdown.add('nats', () => drainNats(nc, config.SHUTDOWN_TIMEOUT_MS / 2));

@@ -1,5 +1,10 @@
 import { runService } from '@pcp/service-kit';
-import { createStoresService, STORES_SCHEMA, storesMigrations, type StoresDatabase } from './app.js';
+import {
+  createStoresService,
+  STORES_SCHEMA,
+  storesMigrations,
+  type StoresDatabase,
+} from './app.js';
 
 await runService<StoresDatabase>({
   name: 'stores',

@@ -7,7 +7,12 @@ import {
   migrateToLatest,
 } from '@pcp/service-kit';
 import { parseArgs } from 'node:util';
-import { authInvalidationSubject, GATEWAY_SCHEMA, gatewayMigrations, type GatewayDatabase } from '../app.js';
+import {
+  authInvalidationSubject,
+  GATEWAY_SCHEMA,
+  gatewayMigrations,
+  type GatewayDatabase,
+} from '../app.js';
 import type { RateLimitOverrides } from '../db/partner.table.js';
 import {
   AdminError,
@@ -57,7 +62,9 @@ async function announceChange(target: { partnerId: string }) {
     nc.publish(authInvalidationSubject(config.NATS_SUBJECT_PREFIX), JSON.stringify(target));
     await nc.drain();
   } catch {
-    process.stderr.write('warning: NATS unreachable; gateways pick the change up when their cache expires\n');
+    process.stderr.write(
+      'warning: NATS unreachable; gateways pick the change up when their cache expires\n',
+    );
   }
 }
 
@@ -96,7 +103,8 @@ try {
         const value = values[rateClass];
         if (value !== undefined) limits[rateClass] = Number(value);
       }
-      if (Object.keys(limits).length === 0) throw new AdminError('give --reads, --writes or --discovery');
+      if (Object.keys(limits).length === 0)
+        throw new AdminError('give --reads, --writes or --discovery');
       const partnerId = required('partner');
       result = await setRateLimits(db, partnerId, limits);
       await announceChange({ partnerId });

@@ -41,8 +41,17 @@ export async function createPartner(
       paymentTypes: paymentTypes ?? defaultPaymentTypes(kind.data),
     });
     const key = generateApiKey();
-    await insertApiKey(trx, { keyId: key.keyId, partnerId: partner.partner_id, keyHash: key.keyHash });
-    return { partnerId: partner.partner_id, kind: partner.kind, keyId: key.keyId, apiKey: key.apiKey };
+    await insertApiKey(trx, {
+      keyId: key.keyId,
+      partnerId: partner.partner_id,
+      keyHash: key.keyHash,
+    });
+    return {
+      partnerId: partner.partner_id,
+      kind: partner.kind,
+      keyId: key.keyId,
+      apiKey: key.apiKey,
+    };
   });
 }
 
@@ -73,7 +82,11 @@ export async function listPartners(db: Db) {
     paymentTypes: partner.payment_types,
     rateLimits: partner.rate_limits,
     createdAt: partner.created_at,
-    keys: keys.map((key) => ({ keyId: key.key_id, createdAt: key.created_at, revokedAt: key.revoked_at })),
+    keys: keys.map((key) => ({
+      keyId: key.key_id,
+      createdAt: key.created_at,
+      revokedAt: key.revoked_at,
+    })),
   }));
 }
 

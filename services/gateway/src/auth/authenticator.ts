@@ -62,7 +62,10 @@ export function createAuthenticator(db: Kysely<GatewayDatabase>, ttlMs: number) 
     /** Forget cached keys of a partner (or one key) after an admin change. */
     invalidate(target: { partnerId?: string; keyId?: string }): void {
       for (const [keyId, entry] of cache) {
-        if (keyId === target.keyId || (target.partnerId && entry.found?.principal.partnerId === target.partnerId)) {
+        if (
+          keyId === target.keyId ||
+          (target.partnerId && entry.found?.principal.partnerId === target.partnerId)
+        ) {
           cache.delete(keyId);
         }
       }

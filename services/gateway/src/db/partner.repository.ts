@@ -57,7 +57,11 @@ export function revokeApiKey(db: Db, keyId: string) {
 }
 
 export function findPartner(db: Db, partnerId: string) {
-  return db.selectFrom('partners').selectAll().where('partner_id', '=', partnerId).executeTakeFirst();
+  return db
+    .selectFrom('partners')
+    .selectAll()
+    .where('partner_id', '=', partnerId)
+    .executeTakeFirst();
 }
 
 export async function listPartnersWithKeys(db: Db) {

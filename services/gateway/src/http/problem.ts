@@ -5,7 +5,11 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /** Build the RFC 9457 body for `error` as it answers `request` (contract §11). */
-export function problemFor(request: FastifyRequest, error: AppError, docsUrl: string): ProblemDetail {
+export function problemFor(
+  request: FastifyRequest,
+  error: AppError,
+  docsUrl: string,
+): ProblemDetail {
   return {
     type: `${docsUrl}/errors/${error.code}`,
     title: error.info.title,
@@ -39,7 +43,10 @@ export function sendProblem(
 function fromFastifyError(error: FastifyError): AppError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
+      return new AppError(
+        'PAYLOAD_TOO_LARGE',
+        'The request body is larger than this endpoint accepts',
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -60,7 +67,8 @@ function fromFastifyError(error: FastifyError): AppError | undefined {
   if (status === 404) return new AppError('NOT_FOUND', 'Not found');
   if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request is too large');
   if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type');
-  if (status >= 400 && status < 500) return new AppError('REQUEST_INVALID', 'The request is malformed');
+  if (status >= 400 && status < 500)
+    return new AppError('REQUEST_INVALID', 'The request is malformed');
   return undefined;
 }
 
@@ -73,12 +81,20 @@ export function installErrorHandling(app: FastifyInstance, docsUrl: string, logg
     let appError = error instanceof AppError ? error : fromFastifyError(error);
     if (!appError) {
       logger.error({ err: error, requestId: request.id, url: request.url }, 'unhandled error');
-      appError = new AppError('INTERNAL', 'An internal error occurred; retry later or contact support');
+      appError = new AppError(
+        'INTERNAL',
+        'An internal error occurred; retry later or contact support',
+      );
     }
     return sendProblem(request, reply, appError, docsUrl);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(request, reply, new AppError('NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`), docsUrl),
+    sendProblem(
+      request,
+      reply,
+      new AppError('NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`),
+      docsUrl,
+    ),
   );
 }
 

@@ -56,9 +56,13 @@ export function createRateLimiter(options: {
         if (rejection instanceof RateLimiterRes) {
           const denied = decision(limit, rejection);
           throw Object.assign(
-            new AppError('RATE_LIMITED', `Rate limit of ${limit} ${rateClass} per minute exceeded`, {
-              retryAfterSeconds: Math.max(1, denied.resetSeconds),
-            }),
+            new AppError(
+              'RATE_LIMITED',
+              `Rate limit of ${limit} ${rateClass} per minute exceeded`,
+              {
+                retryAfterSeconds: Math.max(1, denied.resetSeconds),
+              },
+            ),
             { rateLimit: denied },
           );
         }

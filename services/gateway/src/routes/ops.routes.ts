@@ -27,9 +27,14 @@ export function registerOpsRoutes(
     const services = await Promise.all(
       serviceNames.map(async (service) => {
         try {
-          await deps.bus.request(healthSubject(service), {}, { requestId: request.id }, {
-            timeoutMs: SERVICE_PING_TIMEOUT_MS,
-          });
+          await deps.bus.request(
+            healthSubject(service),
+            {},
+            { requestId: request.id },
+            {
+              timeoutMs: SERVICE_PING_TIMEOUT_MS,
+            },
+          );
           return [service, true] as const;
         } catch {
           return [service, false] as const;
@@ -50,8 +55,12 @@ export function registerOpsRoutes(
     reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()),
   );
 
-  app.get<{ Params: { errorCode: string } }>('/docs/errors/:errorCode', hidden, (request, reply) => {
-    const document = errorDocument(request.params.errorCode);
-    return document ? document : reply.callNotFound();
-  });
+  app.get<{ Params: { errorCode: string } }>(
+    '/docs/errors/:errorCode',
+    hidden,
+    (request, reply) => {
+      const document = errorDocument(request.params.errorCode);
+      return document ? document : reply.callNotFound();
+    },
+  );
 }

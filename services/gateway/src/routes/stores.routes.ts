@@ -124,7 +124,8 @@ export function registerStoreRoutes(
       schema: {
         tags: tags.marketfront,
         summary: 'Look up a store by id',
-        description: 'An unknown store is 404 STORE_NOT_FOUND; an id that is not a GUID is a 404 with no body.',
+        description:
+          'An unknown store is 404 STORE_NOT_FOUND; an id that is not a GUID is a 404 with no body.',
         // Checked in the handler: the spec wants a bodiless 404, not a 400, for a malformed id.
         params: z.object({ storeId: z.string() }),
         response: { 200: marketfrontStore, ...problemResponses(404) },

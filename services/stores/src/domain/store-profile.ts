@@ -20,7 +20,11 @@ function minor(amount: number, currency: string): number {
 }
 
 /** A validated profile → the row columns it sets (money in minor units). New stores start online. */
-export function profileToRow(partnerId: string, storeId: string, profile: StoreProfileInput): NewStoreRow {
+export function profileToRow(
+  partnerId: string,
+  storeId: string,
+  profile: StoreProfileInput,
+): NewStoreRow {
   const currency = profile.currency ?? DEFAULT_CURRENCY;
   const delivery = profile.delivery ?? null;
   const taxRatePpm = toScaledInteger(profile.taxRate, TAX_RATE_DIGITS);

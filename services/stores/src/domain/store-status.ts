@@ -12,7 +12,10 @@ export function statusChangeColumns(
   now: Date,
 ): { ok: true; columns: StatusColumns } | { ok: false; pointer: string; message: string } {
   if (change.status === 'online') {
-    return { ok: true, columns: { status: 'online', pause_reason: null, paused_at: null, resume_at: null } };
+    return {
+      ok: true,
+      columns: { status: 'online', pause_reason: null, paused_at: null, resume_at: null },
+    };
   }
   const resumeAt = change.resumeAt ? new Date(change.resumeAt) : null;
   if (resumeAt && resumeAt.getTime() <= now.getTime()) {

@@ -4,7 +4,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('partners')
     .addColumn('partner_id', 'uuid', (col) => col.primaryKey().defaultTo(sql`gen_random_uuid()`))
-    .addColumn('kind', 'text', (col) => col.notNull().check(sql`kind in ('commerce', 'distribution')`))
+    .addColumn('kind', 'text', (col) =>
+      col.notNull().check(sql`kind in ('commerce', 'distribution')`),
+    )
     .addColumn('name', 'text', (col) => col.notNull())
     .addColumn('payment_types', sql`text[]`, (col) => col.notNull().defaultTo(sql`'{}'`))
     .addColumn('rate_limits', 'jsonb', (col) => col.notNull().defaultTo(sql`'{}'::jsonb`))

@@ -27,9 +27,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('tax_rate_ppm', 'integer', (col) => col.notNull())
     .addColumn('minimum_order_minor', 'bigint', (col) => col.notNull())
     .addColumn('order_submission_url', 'text')
-    .addColumn('status', 'text', (col) =>
-      col.notNull().check(sql`status in ('online', 'paused')`),
-    )
+    .addColumn('status', 'text', (col) => col.notNull().check(sql`status in ('online', 'paused')`))
     .addColumn('pause_reason', 'text')
     .addColumn('paused_at', 'timestamptz')
     .addColumn('resume_at', 'timestamptz')
@@ -43,7 +41,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .columns(['partner_id', 'created_at', 'store_id'])
     .execute();
   // Bounding-box prefilter for discovery by location.
-  await db.schema.createIndex('stores_location_idx').on('stores').columns(['latitude', 'longitude']).execute();
+  await db.schema
+    .createIndex('stores_location_idx')
+    .on('stores')
+    .columns(['latitude', 'longitude'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

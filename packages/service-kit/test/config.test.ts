@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { baseEnvSchema, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('applies the defaults of an empty environment', () => {
+    const config = loadConfig(baseEnvSchema, {});
+    expect(config).toEqual({
+      NATS_URL: 'nats://127.0.0.1:4222',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/pcp',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      NATS_SUBJECT_PREFIX: 'pcp',
+      NATS_REQUEST_TIMEOUT_MS: 5_000,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: 10_000,
+      OPS_HOST: '0.0.0.0',
+    });
+  });
+
+  it('reads and coerces given values', () => {
+    const config = loadConfig(baseEnvSchema, {
+      NATS_SUBJECT_PREFIX: 'stage-1_a',
+      NATS_REQUEST_TIMEOUT_MS: '250',
+      LOG_LEVEL: 'debug',
+      UNRELATED: 'ignored',
+    });
+    expect(config.NATS_SUBJECT_PREFIX).toBe('stage-1_a');
+    expect(config.NATS_REQUEST_TIMEOUT_MS).toBe(250);
+    expect(config.LOG_LEVEL).toBe('debug');
+    expect(config).not.toHaveProperty('UNRELATED');
+  });
+
+  it('returns a frozen object', () => {
+    const config = loadConfig(baseEnvSchema, {});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(() => {
+      (config as { NATS_URL: string }).NATS_URL = 'nats://elsewhere:4222';
+    }).toThrow(TypeError);
+    expect(config.NATS_URL).toBe('nats://127.0.0.1:4222');
+  });
+
+  it.each(['pcp.prod', 'a b', '', 'x'.repeat(65), 'pcp>', 'pcp*'])(
+    'refuses NATS_SUBJECT_PREFIX %j with a message naming the variable',
+    (prefix) => {
+      expect(() => loadConfig(baseEnvSchema, { NATS_SUBJECT_PREFIX: prefix })).toThrow(
+        /NATS_SUBJECT_PREFIX/,
+      );
+    },
+  );
+
+  it('names every bad variable', () => {
+    let message = '';
+    try {
+      loadConfig(baseEnvSchema, {
+        NATS_SUBJECT_PREFIX: 'a.b',
+        NATS_REQUEST_TIMEOUT_MS: '10',
+        LOG_LEVEL: 'loud',
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^Invalid configuration:/);
+    expect(message).toContain('NATS_SUBJECT_PREFIX: letters, digits, _ and - only');
+    expect(message).toContain('NATS_REQUEST_TIMEOUT_MS');
+    expect(message).toContain('LOG_LEVEL');
+  });
+
+  it('works with extended schemas', () => {
+    const schema = baseEnvSchema.extend({ PORT: z.coerce.number().int().default(8080) });
+    expect(loadConfig(schema, { PORT: '9000' }).PORT).toBe(9000);
+    expect(() => loadConfig(schema, { PORT: 'eighty' })).toThrow(/PORT/);
+  });
+});

@@ -1,0 +1,26 @@
+// `npm run migrate`: bring every service's schema to its latest migration, then exit.
+import {
+  build,
+  ensureDatabase,
+  ensureDependencies,
+  ensureServers,
+  fail,
+  root,
+  run,
+} from './lib/setup.mjs';
+import { join } from 'node:path';
+
+/** Services that own a database schema, in the order they migrate. */
+export const migratingServices = ['gateway', 'stores'];
+
+try {
+  ensureDependencies();
+  await ensureServers();
+  await ensureDatabase();
+  build();
+  for (const service of migratingServices) {
+    run(process.execPath, [join(root, 'services', service, 'dist', 'main.js'), 'migrate']);
+  }
+} catch (error) {
+  fail(error);
+}

@@ -1,0 +1,138 @@
+// `npm start`: all set-up, then every service and the gateway as supervised processes with
+// readable, prefixed logs. Ctrl-C stops everything cleanly.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import {
+  build,
+  ensureDatabase,
+  ensureDependencies,
+  ensureServers,
+  fail,
+  log,
+  root,
+} from './lib/setup.mjs';
+
+const port = Number(process.env.PORT ?? 8080);
+const services = [
+  { name: 'stores', color: 36 },
+  { name: 'catalog', color: 35 },
+  { name: 'ordering', color: 33 },
+  { name: 'payments', color: 34 },
+  { name: 'gateway', color: 32 },
+];
+const STOP_GRACE_MS = 15_000;
+const levels = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const color = process.stdout.isTTY
+  ? (code, text) => `\x1b[${code}m${text}\x1b[0m`
+  : (_code, text) => text;
+
+try {
+  ensureDependencies();
+  await ensureServers();
+  await ensureDatabase();
+  build();
+} catch (error) {
+  fail(error);
+}
+
+let stopping = false;
+const children = new Map();
+
+/** One pino JSON line → `12:00:00.123 stores   INFO  message key=value`. */
+function format(service, line) {
+  let entry;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return `${color(service.color, service.name.padEnd(8))} ${line}`;
+  }
+  const { time, level, msg, service: _s, pid: _p, hostname: _h, err, ...rest } = entry;
+  const clock = typeof time === 'string' ? time.slice(11, 23) : '';
+  const label = (levels[level] ?? String(level)).padEnd(5);
+  const extra = Object.entries(rest)
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
+  const error = err ? `\n${err.stack ?? err.message}` : '';
+  return `${clock} ${color(service.color, service.name.padEnd(8))} ${level >= 50 ? color(31, label) : label} ${msg ?? ''} ${color(90, extra)}${error}`;
+}
+
+function launch(service, attempt = 0) {
+  const child = spawn(process.execPath, [join(root, 'services', service.name, 'dist', 'main.js')], {
+    cwd: root,
+    // Local runs listen on loopback unless told otherwise.
+    env: { HOST: '127.0.0.1', OPS_HOST: '127.0.0.1', ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.set(service.name, child);
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on('line', (line) =>
+      process.stdout.write(`${format(service, line)}\n`),
+    );
+  }
+  const startedAt = Date.now();
+  child.on('exit', (code, signal) => {
+    children.delete(service.name);
+    if (stopping) return;
+    // A process that ran a while before dying starts over with a short delay.
+    const next = Date.now() - startedAt > 30_000 ? 0 : attempt + 1;
+    const delay = Math.min(30_000, 1_000 * 2 ** next);
+    log(`${service.name} exited (${signal ?? code}); restarting in ${delay / 1000}s`);
+    setTimeout(() => launch(service, next), delay).unref();
+  });
+}
+
+async function waitForGateway() {
+  for (let i = 0; i < 120; i++) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/health/ready`);
+      if (response.ok) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return false;
+}
+
+function stopAll(signal) {
+  if (stopping) return;
+  stopping = true;
+  log(`${signal}: stopping ${children.size} processes`);
+  for (const child of children.values()) child.kill('SIGTERM');
+  const force = setTimeout(() => {
+    for (const child of children.values()) child.kill('SIGKILL');
+  }, STOP_GRACE_MS);
+  const check = setInterval(() => {
+    if (children.size === 0) {
+      clearInterval(check);
+      clearTimeout(force);
+      log('stopped');
+      process.exit(0);
+    }
+  }, 100);
+}
+process.on('SIGINT', () => stopAll('SIGINT'));
+process.on('SIGTERM', () => stopAll('SIGTERM'));
+
+for (const service of services) launch(service);
+
+if (await waitForGateway()) {
+  const base = `http://localhost:${port}`;
+  process.stdout.write(`
+  Partner Commerce Platform is running
+    Gateway    ${base}
+    API docs   ${base}/docs
+    OpenAPI    ${base}/openapi.json
+    Health     ${base}/health/ready
+
+  Create partners and their API keys (the key is shown once):
+    npm run admin -- create-partner --kind commerce --name "My Restaurant"
+    npm run admin -- create-partner --kind distribution --name "My Marketplace"
+
+  Press Ctrl-C to stop.
+
+`);
+} else if (!stopping) {
+  log(`the gateway did not become ready on port ${port}; see the logs above`);
+}

@@ -1,0 +1,207 @@
+import { createDatabase } from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnvironment, type TestEnvironment } from '../../../../test-support/environment.js';
+import {
+  AdminError,
+  createKey,
+  createPartner,
+  listPartners,
+  revokeKey,
+  setRateLimits,
+} from '../../src/admin/partner-admin.js';
+import { createAuthenticator } from '../../src/auth/authenticator.js';
+import { GATEWAY_SCHEMA } from '../../src/db/migrations/index.js';
+import type { GatewayDatabase } from '../../src/db/partner.table.js';
+
+let env: TestEnvironment;
+let db: Kysely<GatewayDatabase>;
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  db = createDatabase<GatewayDatabase>({ url: env.databaseUrl, schema: GATEWAY_SCHEMA, applicationName: 'test' });
+});
+
+afterAll(async () => {
+  await db?.destroy();
+  await env?.cleanup();
+});
+
+async function expectAdminError(promise: Promise<unknown>, message: RegExp): Promise<void> {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected an AdminError');
+    },
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(AdminError);
+  expect((error as Error).message).toMatch(message);
+}
+
+const partnerCount = async () =>
+  Number((await db.selectFrom('partners').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+describe('createPartner', () => {
+  it('refuses a bad kind, an empty or too long name and an unknown payment type, writing nothing', async () => {
+    const before = await partnerCount();
+    await expectAdminError(createPartner(db, { kind: 'retail', name: 'x' }), /--kind/);
+    await expectAdminError(createPartner(db, { kind: 'commerce', name: '' }), /--name/);
+    await expectAdminError(createPartner(db, { kind: 'commerce', name: '   ' }), /--name/);
+    await expectAdminError(createPartner(db, { kind: 'commerce', name: 'x'.repeat(201) }), /--name/);
+    await expectAdminError(
+      createPartner(db, { kind: 'distribution', name: 'x', paymentTypes: ['CARD', 'BITCOIN'] }),
+      /unknown payment type BITCOIN/,
+    );
+    expect(await partnerCount()).toBe(before);
+  });
+
+  it('gives distribution partners CARD and PAY_AT_STORE and commerce partners none by default', async () => {
+    const distribution = await createPartner(db, { kind: 'distribution', name: '  Marketfront  ' });
+    const commerce = await createPartner(db, { kind: 'commerce', name: 'Burgers Inc' });
+    const chosen = await createPartner(db, { kind: 'distribution', name: 'Cards only', paymentTypes: ['CARD'] });
+    expect(distribution.kind).toBe('distribution');
+    expect(distribution.apiKey).toMatch(/^pcp_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
+    expect(distribution.apiKey.startsWith(`pcp_${distribution.keyId}_`)).toBe(true);
+
+    const partners = await listPartners(db);
+    const byId = (id: string) => partners.find((partner) => partner.partnerId === id);
+    expect(byId(distribution.partnerId)).toMatchObject({
+      name: 'Marketfront',
+      kind: 'distribution',
+      paymentTypes: ['CARD', 'PAY_AT_STORE'],
+      rateLimits: {},
+    });
+    expect(byId(commerce.partnerId)?.paymentTypes).toEqual([]);
+    expect(byId(chosen.partnerId)?.paymentTypes).toEqual(['CARD']);
+
+    // The key itself is never stored, only its hash.
+    const stored = await db.selectFrom('api_keys').selectAll().where('key_id', '=', distribution.keyId).executeTakeFirstOrThrow();
+    expect(stored.key_hash).toHaveLength(32);
+    expect(stored.key_hash.toString('utf8')).not.toContain(distribution.apiKey.slice(-43));
+  });
+});
+
+describe('keys', () => {
+  it('creates another key for a partner and refuses an unknown partner', async () => {
+    const partner = await createPartner(db, { kind: 'commerce', name: 'Rotating' });
+    const second = await createKey(db, partner.partnerId);
+    expect(second.partnerId).toBe(partner.partnerId);
+    expect(second.keyId).not.toBe(partner.keyId);
+    await expectAdminError(createKey(db, randomUUID()), /no partner/);
+    await expectAdminError(createKey(db, 'not-a-guid'), /no partner not-a-guid/);
+  });
+
+  it('revokes by key id and by whole key, once', async () => {
+    const partner = await createPartner(db, { kind: 'commerce', name: 'Revoker' });
+    const extra = await createKey(db, partner.partnerId);
+
+    const byId = await revokeKey(db, partner.keyId);
+    expect(byId).toMatchObject({ keyId: partner.keyId, partnerId: partner.partnerId });
+    expect(byId.revokedAt).toBeInstanceOf(Date);
+    const byKey = await revokeKey(db, extra.apiKey);
+    expect(byKey.keyId).toBe(extra.keyId);
+
+    await expectAdminError(revokeKey(db, partner.keyId), new RegExp(`no active key ${partner.keyId}`));
+    await expectAdminError(revokeKey(db, extra.apiKey), new RegExp(`no active key ${extra.keyId}`));
+    await expectAdminError(revokeKey(db, '0000000000000000'), /no active key/);
+
+    const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
+    expect(listed?.keys).toHaveLength(2);
+    for (const key of listed?.keys ?? []) {
+      expect(key.revokedAt).toBeInstanceOf(Date);
+      expect(key.createdAt).toBeInstanceOf(Date);
+    }
+  });
+
+  it('lists every partner with its keys, revoked ones marked', async () => {
+    const partner = await createPartner(db, { kind: 'distribution', name: 'Lister' });
+    const second = await createKey(db, partner.partnerId);
+    await revokeKey(db, partner.keyId);
+    const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
+    expect(listed).toMatchObject({ name: 'Lister', kind: 'distribution' });
+    expect(listed?.keys.map((key) => key.keyId).sort()).toEqual([partner.keyId, second.keyId].sort());
+    const revoked = listed?.keys.find((key) => key.keyId === partner.keyId);
+    const active = listed?.keys.find((key) => key.keyId === second.keyId);
+    expect(revoked?.revokedAt).toBeInstanceOf(Date);
+    expect(active?.revokedAt).toBeNull();
+    expect(JSON.stringify(listed)).not.toContain(partner.apiKey);
+  });
+});
+
+describe('setRateLimits', () => {
+  it('merges classes and keeps those left out', async () => {
+    const partner = await createPartner(db, { kind: 'distribution', name: 'Busy' });
+    expect(await setRateLimits(db, partner.partnerId, { reads: 1_000 })).toEqual({
+      partnerId: partner.partnerId,
+      rateLimits: { reads: 1_000 },
+    });
+    expect((await setRateLimits(db, partner.partnerId, { writes: 50 })).rateLimits).toEqual({ reads: 1_000, writes: 50 });
+    expect((await setRateLimits(db, partner.partnerId, { reads: 5, discovery: 1_000_000 })).rateLimits).toEqual({
+      reads: 5,
+      writes: 50,
+      discovery: 1_000_000,
+    });
+    const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
+    expect(listed?.rateLimits).toEqual({ reads: 5, writes: 50, discovery: 1_000_000 });
+  });
+
+  it('refuses 0, fractions, out-of-range values and unknown partners without writing', async () => {
+    const partner = await createPartner(db, { kind: 'commerce', name: 'Strict' });
+    await setRateLimits(db, partner.partnerId, { reads: 10 });
+    for (const value of [0, -1, 1.5, Number.NaN, 1_000_001]) {
+      await expectAdminError(setRateLimits(db, partner.partnerId, { writes: value }), /--writes must be a whole number/);
+    }
+    await expectAdminError(setRateLimits(db, randomUUID(), { reads: 10 }), /no partner/);
+    await expectAdminError(setRateLimits(db, 'nope', { reads: 10 }), /no partner/);
+    const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
+    expect(listed?.rateLimits).toEqual({ reads: 10 });
+  });
+});
+
+describe('createAuthenticator', () => {
+  it('authenticates a fresh key and refuses it once revoked (no cache)', async () => {
+    const authenticator = createAuthenticator(db, 0);
+    const partner = await createPartner(db, { kind: 'distribution', name: 'Auth' });
+    await setRateLimits(db, partner.partnerId, { reads: 77 });
+    expect(await authenticator.authenticate(partner.apiKey)).toEqual({
+      partnerId: partner.partnerId,
+      kind: 'distribution',
+      keyId: partner.keyId,
+      paymentTypes: ['CARD', 'PAY_AT_STORE'],
+      rateLimits: { reads: 77 },
+    });
+
+    // Right id, wrong secret; malformed keys; unknown ids.
+    const other = await createPartner(db, { kind: 'commerce', name: 'Other' });
+    expect(await authenticator.authenticate(`pcp_${partner.keyId}_${other.apiKey.slice(-43)}`)).toBeNull();
+    expect(await authenticator.authenticate('not a key')).toBeNull();
+    expect(await authenticator.authenticate(`pcp_0000000000000000_${'A'.repeat(43)}`)).toBeNull();
+
+    await revokeKey(db, partner.keyId);
+    expect(await authenticator.authenticate(partner.apiKey)).toBeNull();
+    expect(await authenticator.authenticate(other.apiKey)).toMatchObject({ partnerId: other.partnerId, kind: 'commerce' });
+  });
+
+  it('keeps a revoked key cached within the TTL until the partner is invalidated', async () => {
+    const authenticator = createAuthenticator(db, 60_000);
+    const partner = await createPartner(db, { kind: 'commerce', name: 'Cached' });
+    const bystander = await createPartner(db, { kind: 'commerce', name: 'Bystander' });
+    expect(await authenticator.authenticate(partner.apiKey)).toMatchObject({ partnerId: partner.partnerId });
+    expect(await authenticator.authenticate(bystander.apiKey)).toMatchObject({ partnerId: bystander.partnerId });
+
+    await revokeKey(db, partner.keyId);
+    await revokeKey(db, bystander.keyId);
+    // Still cached: revocation reaches this gateway only through invalidation (or the TTL).
+    expect(await authenticator.authenticate(partner.apiKey)).toMatchObject({ partnerId: partner.partnerId });
+    // A wrong secret is refused even from the cache.
+    expect(await authenticator.authenticate(`pcp_${partner.keyId}_${bystander.apiKey.slice(-43)}`)).toBeNull();
+
+    authenticator.invalidate({ partnerId: partner.partnerId });
+    expect(await authenticator.authenticate(partner.apiKey)).toBeNull();
+    // Only that partner was forgotten.
+    expect(await authenticator.authenticate(bystander.apiKey)).toMatchObject({ partnerId: bystander.partnerId });
+    authenticator.invalidate({ keyId: bystander.keyId });
+    expect(await authenticator.authenticate(bystander.apiKey)).toBeNull();
+  });
+});

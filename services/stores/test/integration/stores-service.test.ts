@@ -1,0 +1,296 @@
+import { subjects } from '@pcp/contracts';
+import {
+  AppError,
+  createBusClient,
+  createDatabase,
+  type BusClient,
+  type RequestContext,
+  type ServiceInstance,
+} from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnvironment, type TestEnvironment } from '../../../../test-support/environment.js';
+import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '../../src/app.js';
+
+/** A valid store profile as a commerce partner would send it. */
+function storeProfile(overrides: Record<string, unknown> = {}) {
+  return {
+    name: 'Chicago Burgers',
+    phone: '+13125550100',
+    timezone: 'America/Chicago',
+    currency: 'USD',
+    address: {
+      address1: '233 S Wacker Dr',
+      address2: null,
+      city: 'Chicago',
+      state: 'IL',
+      postalCode: '60606',
+      country: 'US',
+      latitude: 41.8789,
+      longitude: -87.6359,
+    },
+    fulfillmentTypes: ['PICKUP', 'DELIVERY_BY_MERCHANT'] as ('PICKUP' | 'DELIVERY_BY_MERCHANT')[],
+    availability: [{ dayOfWeek: 'Monday' as const, start: '08:00:00', end: '22:00:00' }],
+    delivery: { radiusMeters: 5000, fee: 2.99, minimumOrder: 15, etaMinutes: 40 },
+    pickup: { etaMinutes: 15 },
+    taxRate: 0.0875,
+    minimumOrder: 0,
+    orderSubmissionUrl: 'https://partner.example/orders',
+    ...overrides,
+  };
+}
+
+let env: TestEnvironment;
+let db: Kysely<StoresDatabase>;
+let service: ServiceInstance;
+let client: BusClient;
+/** The service's clock; tests move it. */
+let clockNow = new Date('2026-11-22T12:00:00.000Z');
+
+const commerce = (partnerId: string): RequestContext => ({ requestId: randomUUID(), partnerId, partnerKind: 'commerce' });
+
+async function expectAppError(promise: Promise<unknown>, code: string): Promise<AppError> {
+  const error = await promise.then(
+    () => {
+      throw new Error(`expected ${code}, got a reply`);
+    },
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  expect((error as AppError).code).toBe(code);
+  return error as AppError;
+}
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  db = createDatabase<StoresDatabase>({ url: env.databaseUrl, schema: STORES_SCHEMA, applicationName: 'test' });
+  service = createStoresService({
+    nc: env.nc,
+    logger: env.logger,
+    metrics: env.newMetrics('stores'),
+    subjectPrefix: env.prefix,
+    requestTimeoutMs: 5_000,
+    db,
+    clock: () => clockNow,
+  });
+  await service.start();
+  client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
+});
+
+afterAll(async () => {
+  await service?.stop();
+  await db?.destroy();
+  await env?.cleanup();
+});
+
+describe('stores.v1.upsert', () => {
+  it('creates a store, then replaces it', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    const first = await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(partnerId));
+    expect(first.created).toBe(true);
+    expect(first.store).toMatchObject({
+      storeId,
+      name: 'Chicago Burgers',
+      currency: 'USD',
+      delivery: { fee: 2.99, minimumOrder: 15 },
+      taxRate: 0.0875,
+      status: 'online',
+    });
+
+    const second = await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile({ name: 'Loop Burgers', currency: 'KWD', minimumOrder: 1.125 }) },
+      commerce(partnerId),
+    );
+    expect(second.created).toBe(false);
+    expect(second.store).toMatchObject({ name: 'Loop Burgers', currency: 'KWD', minimumOrder: 1.125 });
+    expect(second.store.createdAt).toBe(first.store.createdAt);
+
+    const row = await db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ partner_id: partnerId, name: 'Loop Burgers', minimum_order_minor: 1125, tax_rate_ppm: 87_500 });
+  });
+
+  it('lets concurrent upserts of one new id by its partner all succeed, exactly one creating', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, index) =>
+        client.request(
+          subjects.stores.upsert,
+          { storeId, profile: storeProfile({ name: `Burgers ${index}` }) },
+          commerce(partnerId),
+        ),
+      ),
+    );
+    expect(results.filter((result) => result.created)).toHaveLength(1);
+    expect(results.every((result) => result.store.storeId === storeId)).toBe(true);
+    const rows = await db.selectFrom('stores').select(['name', 'partner_id']).where('store_id', '=', storeId).execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.partner_id).toBe(partnerId);
+  });
+
+  it('answers STORE_NOT_FOUND to another partner and leaves the store unchanged', async () => {
+    const owner = randomUUID();
+    const storeId = randomUUID();
+    await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(owner));
+    const before = await db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirstOrThrow();
+
+    await expectAppError(
+      client.request(subjects.stores.upsert, { storeId, profile: storeProfile({ name: 'Hijacked' }) }, commerce(randomUUID())),
+      'STORE_NOT_FOUND',
+    );
+    await expectAppError(client.request(subjects.stores.get, { storeId }, commerce(randomUUID())), 'STORE_NOT_FOUND');
+
+    const after = await db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirstOrThrow();
+    expect(after).toEqual(before);
+    expect(after.name).toBe('Chicago Burgers');
+  });
+
+  it('answers FORBIDDEN to a distribution partner or an anonymous caller', async () => {
+    const storeId = randomUUID();
+    await expectAppError(
+      client.request(
+        subjects.stores.upsert,
+        { storeId, profile: storeProfile() },
+        { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'distribution' },
+      ),
+      'FORBIDDEN',
+    );
+    await expectAppError(
+      client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, { requestId: randomUUID() }),
+      'FORBIDDEN',
+    );
+    const rows = await db.selectFrom('stores').select('store_id').where('store_id', '=', storeId).execute();
+    expect(rows).toEqual([]);
+  });
+
+  it('answers an invalid profile with REQUEST_INVALID and element pointers under /profile', async () => {
+    const error = await expectAppError(
+      client.request(
+        subjects.stores.upsert,
+        { storeId: randomUUID(), profile: storeProfile({ currency: 'JPY', minimumOrder: 1.5 }) },
+        commerce(randomUUID()),
+      ),
+      'REQUEST_INVALID',
+    );
+    // The USD-style fee 2.99 is too precise for JPY as well.
+    expect(error.errors?.map((e) => [e.code, e.pointer]).sort()).toEqual([
+      ['PRECISION_EXCEEDED', '/profile/delivery/fee'],
+      ['PRECISION_EXCEEDED', '/profile/minimumOrder'],
+    ]);
+  });
+});
+
+describe('stores.v1.get / lookup / list', () => {
+  it('shows the owner the commerce view and distribution partners the marketfront view', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(partnerId));
+    const own = await client.request(subjects.stores.get, { storeId }, commerce(partnerId));
+    expect(own.orderSubmissionUrl).toBe('https://partner.example/orders');
+    const market = await client.request(
+      subjects.stores.lookup,
+      { storeId },
+      { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'distribution' },
+    );
+    expect(market).toMatchObject({ storeId, name: 'Chicago Burgers', status: 'online' });
+    expect(market).not.toHaveProperty('orderSubmissionUrl');
+    await expectAppError(client.request(subjects.stores.lookup, { storeId }, commerce(partnerId)), 'FORBIDDEN');
+  });
+
+  it('pages through a partner’s stores, oldest first, with totals', async () => {
+    const partnerId = randomUUID();
+    const ids: string[] = [];
+    for (let index = 0; index < 5; index += 1) {
+      const storeId = randomUUID();
+      ids.push(storeId);
+      await client.request(subjects.stores.upsert, { storeId, profile: storeProfile({ name: `S${index}` }) }, commerce(partnerId));
+    }
+    // Another partner's store never shows.
+    await client.request(subjects.stores.upsert, { storeId: randomUUID(), profile: storeProfile() }, commerce(randomUUID()));
+
+    const first = await client.request(subjects.stores.list, { limit: 2 }, commerce(partnerId));
+    expect(first).toMatchObject({ totalCount: 5, hasMore: true });
+    expect(first.stores.map((store) => store.storeId)).toEqual(ids.slice(0, 2));
+    const middle = await client.request(subjects.stores.list, { limit: 2, offset: 2 }, commerce(partnerId));
+    expect(middle).toMatchObject({ totalCount: 5, hasMore: true });
+    expect(middle.stores.map((store) => store.storeId)).toEqual(ids.slice(2, 4));
+    const last = await client.request(subjects.stores.list, { limit: 2, offset: 4 }, commerce(partnerId));
+    expect(last).toMatchObject({ totalCount: 5, hasMore: false });
+    expect(last.stores.map((store) => store.storeId)).toEqual([ids[4]]);
+    const beyond = await client.request(subjects.stores.list, { offset: 10 }, commerce(partnerId));
+    expect(beyond).toEqual({ stores: [], totalCount: 5, hasMore: false });
+    const all = await client.request(subjects.stores.list, {}, commerce(partnerId));
+    expect(all.stores.map((store) => store.storeId)).toEqual(ids);
+    expect(all.hasMore).toBe(false);
+
+    const empty = await client.request(subjects.stores.list, {}, commerce(randomUUID()));
+    expect(empty).toEqual({ stores: [], totalCount: 0, hasMore: false });
+    await expectAppError(client.request(subjects.stores.list, { limit: 0 }, commerce(partnerId)), 'REQUEST_INVALID');
+  });
+});
+
+describe('store status', () => {
+  it('pauses at the injected clock and reads online once the clock passes resumeAt', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(partnerId));
+
+    clockNow = new Date('2026-11-22T12:00:00.000Z');
+    const resumeAt = '2026-11-22T13:00:00.000Z';
+    const paused = await client.request(
+      subjects.stores.setStatus,
+      { storeId, change: { status: 'paused', reason: 'too_busy', resumeAt } },
+      commerce(partnerId),
+    );
+    expect(paused).toEqual({ status: 'paused', reason: 'too_busy', pausedAt: clockNow.toISOString(), resumeAt });
+
+    clockNow = new Date('2026-11-22T12:59:59.000Z');
+    expect(await client.request(subjects.stores.getStatus, { storeId }, commerce(partnerId))).toEqual(paused);
+
+    clockNow = new Date('2026-11-22T13:00:01.000Z');
+    const later = await client.request(subjects.stores.getStatus, { storeId }, commerce(partnerId));
+    expect(later).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+    const store = await client.request(subjects.stores.get, { storeId }, commerce(partnerId));
+    expect(store.status).toBe('online');
+
+    // Derived, not written: the row still holds the pause.
+    const row = await db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirstOrThrow();
+    expect(row.status).toBe('paused');
+    expect(row.resume_at?.toISOString()).toBe(resumeAt);
+  });
+
+  it('refuses a resumeAt before the clock, and goes online on request', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(partnerId));
+    clockNow = new Date('2026-11-22T12:00:00.000Z');
+    const error = await expectAppError(
+      client.request(
+        subjects.stores.setStatus,
+        { storeId, change: { status: 'paused', reason: 'other', resumeAt: '2026-11-22T11:00:00.000Z' } },
+        commerce(partnerId),
+      ),
+      'REQUEST_INVALID',
+    );
+    expect(error.errors).toEqual([expect.objectContaining({ pointer: '/resumeAt' })]);
+
+    await client.request(subjects.stores.setStatus, { storeId, change: { status: 'paused', reason: 'other' } }, commerce(partnerId));
+    clockNow = new Date('2030-01-01T00:00:00.000Z');
+    expect((await client.request(subjects.stores.getStatus, { storeId }, commerce(partnerId))).status).toBe('paused');
+    const online = await client.request(subjects.stores.setStatus, { storeId, change: { status: 'online' } }, commerce(partnerId));
+    expect(online).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+  });
+
+  it('answers STORE_NOT_FOUND for another partner’s store', async () => {
+    const storeId = randomUUID();
+    await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(randomUUID()));
+    await expectAppError(
+      client.request(subjects.stores.setStatus, { storeId, change: { status: 'paused', reason: 'other' } }, commerce(randomUUID())),
+      'STORE_NOT_FOUND',
+    );
+    await expectAppError(client.request(subjects.stores.getStatus, { storeId }, commerce(randomUUID())), 'STORE_NOT_FOUND');
+  });
+});

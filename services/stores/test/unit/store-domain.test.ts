@@ -1,0 +1,284 @@
+import { storeProfileInput, type StoreProfileInput } from '@pcp/contracts';
+import fc from 'fast-check';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { NewStoreRow, StoreRow } from '../../src/db/store.table.js';
+import {
+  effectiveStatus,
+  profileToRow,
+  toCommerceStore,
+  toMarketfrontStore,
+} from '../../src/domain/store-profile.js';
+import { statusChangeColumns } from '../../src/domain/store-status.js';
+
+const partnerId = randomUUID();
+const storeId = randomUUID();
+const now = new Date('2026-11-22T12:00:00.000Z');
+const createdAt = new Date('2026-11-20T08:00:00.000Z');
+const updatedAt = new Date('2026-11-21T09:30:00.000Z');
+
+/** A profile as the schema outputs it. */
+function profile(overrides: Partial<StoreProfileInput> = {}): StoreProfileInput {
+  return storeProfileInput.parse({
+    name: 'Chicago Burgers',
+    phone: '+13125550100',
+    timezone: 'America/Chicago',
+    currency: 'USD',
+    address: {
+      address1: '233 S Wacker Dr',
+      address2: null,
+      city: 'Chicago',
+      state: 'IL',
+      postalCode: '60606',
+      country: 'US',
+      latitude: 41.8789,
+      longitude: -87.6359,
+    },
+    fulfillmentTypes: ['PICKUP', 'DELIVERY_BY_MERCHANT'],
+    availability: [
+      { dayOfWeek: 'Monday', start: '08:00:00', end: '22:00:00' },
+      { dayOfWeek: 'Friday', start: '18:00:00', end: '00:00:00' },
+    ],
+    delivery: { radiusMeters: 5000, fee: 2.99, minimumOrder: 15, etaMinutes: 40 },
+    pickup: { etaMinutes: 15 },
+    taxRate: 0.0875,
+    minimumOrder: 0,
+    orderSubmissionUrl: 'https://partner.example/orders',
+    ...overrides,
+  });
+}
+
+/** The row Postgres would hand back for an inserted NewStoreRow. */
+function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
+  const { availability, ...rest } = row;
+  return {
+    ...rest,
+    address2: row.address2 ?? null,
+    availability: JSON.parse(availability),
+    delivery_radius_meters: row.delivery_radius_meters ?? null,
+    delivery_fee_minor: row.delivery_fee_minor ?? null,
+    delivery_minimum_order_minor: row.delivery_minimum_order_minor ?? null,
+    delivery_eta_minutes: row.delivery_eta_minutes ?? null,
+    pickup_eta_minutes: row.pickup_eta_minutes ?? null,
+    order_submission_url: row.order_submission_url ?? null,
+    pause_reason: row.pause_reason ?? null,
+    paused_at: row.paused_at ?? null,
+    resume_at: row.resume_at ?? null,
+    created_at: createdAt,
+    updated_at: updatedAt,
+    ...extra,
+  };
+}
+
+const storedRow = (extra: Partial<StoreRow> = {}) => asStored(profileToRow(partnerId, storeId, profile()), extra);
+
+describe('effectiveStatus', () => {
+  it('reads an online store as online with no pause fields', () => {
+    expect(effectiveStatus(storedRow(), now)).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+  });
+
+  it('reads a pause whose resumeAt has passed as online', () => {
+    const row = storedRow({
+      status: 'paused',
+      pause_reason: 'too_busy',
+      paused_at: new Date(now.getTime() - 3_600_000),
+      resume_at: new Date(now.getTime() - 1),
+    });
+    expect(effectiveStatus(row, now)).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+    // resumeAt exactly now is over too.
+    expect(effectiveStatus({ ...row, resume_at: now }, now).status).toBe('online');
+  });
+
+  it('reads a pause whose resumeAt is ahead as paused with its fields', () => {
+    const pausedAt = new Date(now.getTime() - 60_000);
+    const resumeAt = new Date(now.getTime() + 3_600_000);
+    const row = storedRow({ status: 'paused', pause_reason: 'maintenance', paused_at: pausedAt, resume_at: resumeAt });
+    expect(effectiveStatus(row, now)).toEqual({
+      status: 'paused',
+      reason: 'maintenance',
+      pausedAt: pausedAt.toISOString(),
+      resumeAt: resumeAt.toISOString(),
+    });
+  });
+
+  it('keeps a pause without resumeAt paused however late it is', () => {
+    const row = storedRow({ status: 'paused', pause_reason: 'other', paused_at: now, resume_at: null });
+    const muchLater = new Date(now.getTime() + 365 * 86_400_000);
+    expect(effectiveStatus(row, muchLater)).toEqual({
+      status: 'paused',
+      reason: 'other',
+      pausedAt: now.toISOString(),
+      resumeAt: null,
+    });
+  });
+});
+
+describe('statusChangeColumns', () => {
+  it('clears every pause column when going online', () => {
+    expect(statusChangeColumns({ status: 'online' }, now)).toEqual({
+      ok: true,
+      columns: { status: 'online', pause_reason: null, paused_at: null, resume_at: null },
+    });
+  });
+
+  it('sets pausedAt to now and keeps the reason and a future resumeAt', () => {
+    const resumeAt = new Date(now.getTime() + 3_600_000).toISOString();
+    expect(statusChangeColumns({ status: 'paused', reason: 'staff_shortage', resumeAt }, now)).toEqual({
+      ok: true,
+      columns: { status: 'paused', pause_reason: 'staff_shortage', paused_at: now, resume_at: new Date(resumeAt) },
+    });
+    expect(statusChangeColumns({ status: 'paused', reason: 'other' }, now)).toEqual({
+      ok: true,
+      columns: { status: 'paused', pause_reason: 'other', paused_at: now, resume_at: null },
+    });
+    expect(statusChangeColumns({ status: 'paused', reason: 'other', resumeAt: null }, now)).toMatchObject({
+      ok: true,
+      columns: { resume_at: null },
+    });
+  });
+
+  it('refuses a resumeAt that is not in the future, at /resumeAt', () => {
+    for (const resumeAt of [new Date(now.getTime() - 1).toISOString(), now.toISOString(), '2020-01-01T00:00:00Z']) {
+      const decision = statusChangeColumns({ status: 'paused', reason: 'other', resumeAt }, now);
+      expect(decision).toEqual({ ok: false, pointer: '/resumeAt', message: 'resumeAt must be in the future' });
+    }
+  });
+});
+
+describe('profileToRow', () => {
+  it('stores USD money in cents and the tax rate in parts per million', () => {
+    const row = profileToRow(partnerId, storeId, profile({ minimumOrder: 12.5 }));
+    expect(row).toMatchObject({
+      store_id: storeId,
+      partner_id: partnerId,
+      currency: 'USD',
+      delivery_fee_minor: 299,
+      delivery_minimum_order_minor: 1500,
+      delivery_radius_meters: 5000,
+      delivery_eta_minutes: 40,
+      pickup_eta_minutes: 15,
+      tax_rate_ppm: 87_500,
+      minimum_order_minor: 1250,
+      status: 'online',
+      address1: '233 S Wacker Dr',
+      address2: null,
+      postal_code: '60606',
+      order_submission_url: 'https://partner.example/orders',
+    });
+    expect(JSON.parse(row.availability)).toEqual(profile().availability);
+  });
+
+  it('uses the currency’s own exponent (JPY 0, KWD 3)', () => {
+    const yen = profileToRow(
+      partnerId,
+      storeId,
+      profile({ currency: 'JPY', delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 } }),
+    );
+    expect(yen).toMatchObject({ currency: 'JPY', delivery_fee_minor: 300, delivery_minimum_order_minor: 1500 });
+    const dinar = profileToRow(partnerId, storeId, profile({ currency: 'KWD', minimumOrder: 1.125 }));
+    expect(dinar).toMatchObject({ currency: 'KWD', minimum_order_minor: 1125, delivery_fee_minor: 2990 });
+  });
+
+  it('defaults the currency to USD, the minimum order to 0 and absent settings to null', () => {
+    const { currency: _c, minimumOrder: _m, ...rest } = profile();
+    const row = profileToRow(
+      partnerId,
+      storeId,
+      storeProfileInput.parse({ ...rest, fulfillmentTypes: ['PICKUP'], delivery: null, availability: null, orderSubmissionUrl: undefined }),
+    );
+    expect(row).toMatchObject({
+      currency: 'USD',
+      minimum_order_minor: 0,
+      delivery_radius_meters: null,
+      delivery_fee_minor: null,
+      delivery_minimum_order_minor: null,
+      delivery_eta_minutes: null,
+      order_submission_url: null,
+      availability: '[]',
+    });
+  });
+
+  it('refuses (throws on) an amount the schema would have refused', () => {
+    expect(() => profileToRow(partnerId, storeId, { ...profile(), minimumOrder: 1.005 })).toThrow(/precision/);
+    expect(() => profileToRow(partnerId, storeId, { ...profile(), taxRate: 0.1234567 })).toThrow(/precision/);
+  });
+});
+
+describe('store views', () => {
+  it('round-trip a profile’s money values through the row', () => {
+    for (const input of [
+      profile(),
+      profile({ currency: 'JPY', minimumOrder: 500, delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 } }),
+      profile({ currency: 'KWD', minimumOrder: 1.125, delivery: { radiusMeters: 1, fee: 0.25, minimumOrder: 3.5, etaMinutes: 30 } }),
+    ]) {
+      const row = asStored(profileToRow(partnerId, storeId, input));
+      const store = toCommerceStore(row, now);
+      expect(store).toMatchObject({
+        storeId,
+        currency: input.currency,
+        delivery: input.delivery,
+        pickup: input.pickup,
+        taxRate: input.taxRate,
+        minimumOrder: input.minimumOrder,
+        availability: input.availability,
+        address: input.address,
+        fulfillmentTypes: input.fulfillmentTypes,
+        orderSubmissionUrl: input.orderSubmissionUrl,
+        status: 'online',
+        createdAt: createdAt.toISOString(),
+        updatedAt: updatedAt.toISOString(),
+      });
+    }
+  });
+
+  it('omit partner-private fields from the marketfront view', () => {
+    const row = storedRow();
+    const market = toMarketfrontStore(row, now);
+    expect(market).not.toHaveProperty('orderSubmissionUrl');
+    expect(market).not.toHaveProperty('createdAt');
+    expect(market).not.toHaveProperty('updatedAt');
+    expect(market).not.toHaveProperty('partnerId');
+    expect(market).toMatchObject({ storeId, name: 'Chicago Burgers', delivery: { fee: 2.99 } });
+    const { orderSubmissionUrl, createdAt: _c, updatedAt: _u, ...shared } = toCommerceStore(row, now);
+    expect(orderSubmissionUrl).toBe('https://partner.example/orders');
+    expect(shared).toEqual(market);
+  });
+
+  it('show the effective status', () => {
+    const row = storedRow({
+      status: 'paused',
+      pause_reason: 'too_busy',
+      paused_at: now,
+      resume_at: new Date(now.getTime() + 60_000),
+    });
+    expect(toMarketfrontStore(row, now).status).toBe('paused');
+    expect(toCommerceStore(row, new Date(now.getTime() + 60_000)).status).toBe('online');
+  });
+
+  it('show no delivery settings when the row has none', () => {
+    const row = storedRow({
+      delivery_radius_meters: null,
+      delivery_fee_minor: null,
+      delivery_minimum_order_minor: null,
+      delivery_eta_minutes: null,
+    });
+    expect(toMarketfrontStore(row, now).delivery).toBeNull();
+  });
+
+  it('return the same USD fee for any valid amount (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: 0, max: 1e9 }), (feeCents, minimumCents) => {
+        const fee = feeCents / 100;
+        const minimumOrder = minimumCents / 100;
+        const input = profile({ delivery: { radiusMeters: 100, fee, minimumOrder, etaMinutes: 10 }, minimumOrder });
+        const row = profileToRow(partnerId, storeId, input);
+        expect(row.delivery_fee_minor).toBe(feeCents);
+        const market = toMarketfrontStore(asStored(row), now);
+        expect(market.delivery?.fee).toBe(fee);
+        expect(market.delivery?.minimumOrder).toBe(minimumOrder);
+        expect(market.minimumOrder).toBe(minimumOrder);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
