@@ -15,10 +15,8 @@ function isTimeZone(value: string): boolean {
   }
 }
 
-export const currencyCode = z
-  .string()
-  .regex(/^[A-Z]{3}$/, 'Expected an ISO 4217 code such as USD')
-  .refine(isKnownCurrency, 'Unknown ISO 4217 currency');
+/** An ISO 4217 code this runtime knows, e.g. USD (one check, so one issue per bad code). */
+export const currencyCode = z.string().refine(isKnownCurrency, 'Unknown ISO 4217 currency');
 
 export const storeAddress = z.object({
   address1: z.string().trim().min(1).max(200),
@@ -85,7 +83,10 @@ function checkStoreProfile(profile: z.infer<typeof storeProfileFields>, ctx: z.R
   if (types.has('PICKUP') && !profile.pickup) {
     ctx.addIssue({ code: 'custom', message: 'Required for PICKUP', path: ['pickup'] });
   }
+  // zod still runs this after a continuable issue such as a malformed currency code; that
+  // code has its own issue already, and precision cannot be judged without a currency.
   const currency = profile.currency ?? 'USD';
+  if (!isKnownCurrency(currency)) return;
   const digits = currencyExponent(currency);
   const amounts: [string[], number | undefined][] = [
     [['minimumOrder'], profile.minimumOrder],

@@ -148,12 +148,13 @@ describe('storeProfileInput', () => {
     expect(paths(profile({ currency: 'usd' }))).toContain('currency');
   });
 
-  // BUG (packages/contracts/src/stores.ts, checkStoreProfile): a currency that fails the
-  // format check (e.g. 'US' or 'USDX') still reaches the cross-field refinement, whose
-  // currencyExponent() call makes Intl.NumberFormat throw `RangeError: Invalid currency code`.
-  // safeParse therefore throws instead of returning a `currency` issue (a 500, not a 400).
-  it.todo(
-    "refuses a malformed currency ('US', 'USDX') with an issue at /currency instead of throwing",
+  it.each(['US', 'USDX', 'usd', 'XYZ'])(
+    'refuses the malformed currency %s with an issue at /currency instead of throwing',
+    (currency) => {
+      const result = storeProfileInput.safeParse(profile({ currency, minimumOrder: 1.5 }));
+      expect(result.success).toBe(false);
+      expect(result.error?.issues.map((issue) => issue.path.join('/'))).toEqual(['currency']);
+    },
   );
 
   it('refuses an availability window that ends before it starts, but allows end 00:00:00', () => {

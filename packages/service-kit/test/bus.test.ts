@@ -26,7 +26,12 @@ const echo = defineSubject(
 const failApp = defineSubject('stores', 'v1.test-fail-app', z.object({}), z.object({}));
 const failPlain = defineSubject('stores', 'v1.test-fail-plain', z.object({}), z.object({}));
 const slow = defineSubject('stores', 'v1.test-slow', z.object({}), z.object({ done: z.boolean() }));
-const badReply = defineSubject('stores', 'v1.test-bad-reply', z.object({}), z.object({ n: z.number() }));
+const badReply = defineSubject(
+  'stores',
+  'v1.test-bad-reply',
+  z.object({}),
+  z.object({ n: z.number() }),
+);
 
 /** A promise with its resolve function, to hold a handler until the test lets it go. */
 function gate<T = void>() {
@@ -56,17 +61,30 @@ const clientMetrics = createMetrics('bus-test-client');
 const seen: RequestContext[] = [];
 let slowGate = gate();
 
-const ctx = (extra: Partial<RequestContext> = {}): RequestContext => ({ requestId: randomUUID(), ...extra });
+const ctx = (extra: Partial<RequestContext> = {}): RequestContext => ({
+  requestId: randomUUID(),
+  ...extra,
+});
 
 beforeAll(async () => {
   env = await createTestEnvironment();
   served = await serveSubjects(
     env.nc,
-    { service: 'stores', version: '0.0.1', prefix: env.prefix, timeoutMs: 2_000, logger: env.logger },
+    {
+      service: 'stores',
+      version: '0.0.1',
+      prefix: env.prefix,
+      timeoutMs: 2_000,
+      logger: env.logger,
+    },
     [
       handle(echo, async ({ n }, context) => {
         seen.push(context);
-        return { n, requestId: context.requestId, ...(context.partnerId ? { partnerId: context.partnerId } : {}) };
+        return {
+          n,
+          requestId: context.requestId,
+          ...(context.partnerId ? { partnerId: context.partnerId } : {}),
+        };
       }),
       handle(failApp, async () => {
         throw new AppError('STORE_NOT_FOUND', 'No store with that id exists');
@@ -102,7 +120,11 @@ describe('request/reply over NATS', () => {
     const reply = await client.request(echo, { n: 42 }, context);
     expect(reply).toEqual({ n: 42, requestId: context.requestId, partnerId });
     const handlerContext = seen.find((entry) => entry.requestId === context.requestId);
-    expect(handlerContext).toMatchObject({ partnerId, partnerKind: 'commerce', endUserId: 'user-7' });
+    expect(handlerContext).toMatchObject({
+      partnerId,
+      partnerKind: 'commerce',
+      endUserId: 'user-7',
+    });
   });
 
   it('leaves absent context fields undefined', async () => {
@@ -126,10 +148,15 @@ describe('request/reply over NATS', () => {
       client.request(echo, { n: 'seven' } as unknown as { n: number }, ctx()),
       'REQUEST_INVALID',
     );
-    expect(error.errors).toEqual([expect.objectContaining({ code: 'INVALID_TYPE', pointer: '/n' })]);
+    expect(error.errors).toEqual([
+      expect.objectContaining({ code: 'INVALID_TYPE', pointer: '/n' }),
+    ]);
     expect(error.info.status).toBe(400);
 
-    const missing = await expectAppError(client.request(echo, {} as { n: number }, ctx()), 'REQUEST_INVALID');
+    const missing = await expectAppError(
+      client.request(echo, {} as { n: number }, ctx()),
+      'REQUEST_INVALID',
+    );
     expect(missing.errors).toEqual([{ code: 'REQUIRED', message: 'Required', pointer: '/n' }]);
   });
 
@@ -146,15 +173,25 @@ describe('request/reply over NATS', () => {
   });
 
   it('answers SERVICE_UNAVAILABLE when nothing serves the subject', async () => {
-    const nobody = createBusClient(env.nc, { prefix: `${env.prefix}_nobody`, timeoutMs: 10_000, logger: env.logger });
-    const error = await expectAppError(nobody.request(echo, { n: 1 }, ctx()), 'SERVICE_UNAVAILABLE');
+    const nobody = createBusClient(env.nc, {
+      prefix: `${env.prefix}_nobody`,
+      timeoutMs: 10_000,
+      logger: env.logger,
+    });
+    const error = await expectAppError(
+      nobody.request(echo, { n: 1 }, ctx()),
+      'SERVICE_UNAVAILABLE',
+    );
     expect(error.message).toContain('stores');
     expect(error.info.retryable).toBe(true);
   });
 
   it('answers UPSTREAM_TIMEOUT when the handler is slower than the request timeout', async () => {
     slowGate = gate();
-    const error = await expectAppError(client.request(slow, {}, ctx(), { timeoutMs: 100 }), 'UPSTREAM_TIMEOUT');
+    const error = await expectAppError(
+      client.request(slow, {}, ctx(), { timeoutMs: 100 }),
+      'UPSTREAM_TIMEOUT',
+    );
     expect(error.info.status).toBe(504);
     slowGate.open();
   });
@@ -166,9 +203,15 @@ describe('request/reply over NATS', () => {
 
   it('records request outcomes in the client metrics', async () => {
     await expectAppError(client.request(failApp, {}, ctx()), 'STORE_NOT_FOUND');
-    const text = await clientMetrics.registry.getSingleMetricAsString('pcp_nats_request_duration_seconds');
-    expect(text).toMatch(/_count\{[^}]*subject="stores\.v1\.test-fail-app"[^}]*outcome="STORE_NOT_FOUND"[^}]*\} [1-9]/);
-    expect(text).toMatch(/_count\{[^}]*subject="stores\.v1\.test-echo"[^}]*outcome="ok"[^}]*\} [1-9]/);
+    const text = await clientMetrics.registry.getSingleMetricAsString(
+      'pcp_nats_request_duration_seconds',
+    );
+    expect(text).toMatch(
+      /_count\{[^}]*subject="stores\.v1\.test-fail-app"[^}]*outcome="STORE_NOT_FOUND"[^}]*\} [1-9]/,
+    );
+    expect(text).toMatch(
+      /_count\{[^}]*subject="stores\.v1\.test-echo"[^}]*outcome="ok"[^}]*\} [1-9]/,
+    );
   });
 });
 
@@ -188,7 +231,13 @@ describe('serving', () => {
         counts[index] += 1;
         return { n, requestId: context.requestId };
       });
-    const options = { service: 'stores' as const, version: '0.0.1', prefix, timeoutMs: 2_000, logger: env.logger };
+    const options = {
+      service: 'stores' as const,
+      version: '0.0.1',
+      prefix,
+      timeoutMs: 2_000,
+      logger: env.logger,
+    };
     const a = await serveSubjects(env.nc, options, [instance(0)]);
     const b = await serveSubjects(second, options, [instance(1)]);
     await second.flush();

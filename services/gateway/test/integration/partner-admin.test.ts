@@ -2,7 +2,10 @@ import { createDatabase } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../../../../test-support/environment.js';
+import {
+  createTestEnvironment,
+  type TestEnvironment,
+} from '../../../../test-support/environment.js';
 import {
   AdminError,
   createKey,
@@ -20,7 +23,11 @@ let db: Kysely<GatewayDatabase>;
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  db = createDatabase<GatewayDatabase>({ url: env.databaseUrl, schema: GATEWAY_SCHEMA, applicationName: 'test' });
+  db = createDatabase<GatewayDatabase>({
+    url: env.databaseUrl,
+    schema: GATEWAY_SCHEMA,
+    applicationName: 'test',
+  });
 });
 
 afterAll(async () => {
@@ -40,7 +47,14 @@ async function expectAdminError(promise: Promise<unknown>, message: RegExp): Pro
 }
 
 const partnerCount = async () =>
-  Number((await db.selectFrom('partners').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await db
+        .selectFrom('partners')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('createPartner', () => {
   it('refuses a bad kind, an empty or too long name and an unknown payment type, writing nothing', async () => {
@@ -48,7 +62,10 @@ describe('createPartner', () => {
     await expectAdminError(createPartner(db, { kind: 'retail', name: 'x' }), /--kind/);
     await expectAdminError(createPartner(db, { kind: 'commerce', name: '' }), /--name/);
     await expectAdminError(createPartner(db, { kind: 'commerce', name: '   ' }), /--name/);
-    await expectAdminError(createPartner(db, { kind: 'commerce', name: 'x'.repeat(201) }), /--name/);
+    await expectAdminError(
+      createPartner(db, { kind: 'commerce', name: 'x'.repeat(201) }),
+      /--name/,
+    );
     await expectAdminError(
       createPartner(db, { kind: 'distribution', name: 'x', paymentTypes: ['CARD', 'BITCOIN'] }),
       /unknown payment type BITCOIN/,
@@ -59,7 +76,11 @@ describe('createPartner', () => {
   it('gives distribution partners CARD and PAY_AT_STORE and commerce partners none by default', async () => {
     const distribution = await createPartner(db, { kind: 'distribution', name: '  Marketfront  ' });
     const commerce = await createPartner(db, { kind: 'commerce', name: 'Burgers Inc' });
-    const chosen = await createPartner(db, { kind: 'distribution', name: 'Cards only', paymentTypes: ['CARD'] });
+    const chosen = await createPartner(db, {
+      kind: 'distribution',
+      name: 'Cards only',
+      paymentTypes: ['CARD'],
+    });
     expect(distribution.kind).toBe('distribution');
     expect(distribution.apiKey).toMatch(/^pcp_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
     expect(distribution.apiKey.startsWith(`pcp_${distribution.keyId}_`)).toBe(true);
@@ -76,7 +97,11 @@ describe('createPartner', () => {
     expect(byId(chosen.partnerId)?.paymentTypes).toEqual(['CARD']);
 
     // The key itself is never stored, only its hash.
-    const stored = await db.selectFrom('api_keys').selectAll().where('key_id', '=', distribution.keyId).executeTakeFirstOrThrow();
+    const stored = await db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('key_id', '=', distribution.keyId)
+      .executeTakeFirstOrThrow();
     expect(stored.key_hash).toHaveLength(32);
     expect(stored.key_hash.toString('utf8')).not.toContain(distribution.apiKey.slice(-43));
   });
@@ -102,7 +127,10 @@ describe('keys', () => {
     const byKey = await revokeKey(db, extra.apiKey);
     expect(byKey.keyId).toBe(extra.keyId);
 
-    await expectAdminError(revokeKey(db, partner.keyId), new RegExp(`no active key ${partner.keyId}`));
+    await expectAdminError(
+      revokeKey(db, partner.keyId),
+      new RegExp(`no active key ${partner.keyId}`),
+    );
     await expectAdminError(revokeKey(db, extra.apiKey), new RegExp(`no active key ${extra.keyId}`));
     await expectAdminError(revokeKey(db, '0000000000000000'), /no active key/);
 
@@ -120,7 +148,9 @@ describe('keys', () => {
     await revokeKey(db, partner.keyId);
     const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
     expect(listed).toMatchObject({ name: 'Lister', kind: 'distribution' });
-    expect(listed?.keys.map((key) => key.keyId).sort()).toEqual([partner.keyId, second.keyId].sort());
+    expect(listed?.keys.map((key) => key.keyId).sort()).toEqual(
+      [partner.keyId, second.keyId].sort(),
+    );
     const revoked = listed?.keys.find((key) => key.keyId === partner.keyId);
     const active = listed?.keys.find((key) => key.keyId === second.keyId);
     expect(revoked?.revokedAt).toBeInstanceOf(Date);
@@ -136,8 +166,13 @@ describe('setRateLimits', () => {
       partnerId: partner.partnerId,
       rateLimits: { reads: 1_000 },
     });
-    expect((await setRateLimits(db, partner.partnerId, { writes: 50 })).rateLimits).toEqual({ reads: 1_000, writes: 50 });
-    expect((await setRateLimits(db, partner.partnerId, { reads: 5, discovery: 1_000_000 })).rateLimits).toEqual({
+    expect((await setRateLimits(db, partner.partnerId, { writes: 50 })).rateLimits).toEqual({
+      reads: 1_000,
+      writes: 50,
+    });
+    expect(
+      (await setRateLimits(db, partner.partnerId, { reads: 5, discovery: 1_000_000 })).rateLimits,
+    ).toEqual({
       reads: 5,
       writes: 50,
       discovery: 1_000_000,
@@ -150,7 +185,10 @@ describe('setRateLimits', () => {
     const partner = await createPartner(db, { kind: 'commerce', name: 'Strict' });
     await setRateLimits(db, partner.partnerId, { reads: 10 });
     for (const value of [0, -1, 1.5, Number.NaN, 1_000_001]) {
-      await expectAdminError(setRateLimits(db, partner.partnerId, { writes: value }), /--writes must be a whole number/);
+      await expectAdminError(
+        setRateLimits(db, partner.partnerId, { writes: value }),
+        /--writes must be a whole number/,
+      );
     }
     await expectAdminError(setRateLimits(db, randomUUID(), { reads: 10 }), /no partner/);
     await expectAdminError(setRateLimits(db, 'nope', { reads: 10 }), /no partner/);
@@ -174,33 +212,48 @@ describe('createAuthenticator', () => {
 
     // Right id, wrong secret; malformed keys; unknown ids.
     const other = await createPartner(db, { kind: 'commerce', name: 'Other' });
-    expect(await authenticator.authenticate(`pcp_${partner.keyId}_${other.apiKey.slice(-43)}`)).toBeNull();
+    expect(
+      await authenticator.authenticate(`pcp_${partner.keyId}_${other.apiKey.slice(-43)}`),
+    ).toBeNull();
     expect(await authenticator.authenticate('not a key')).toBeNull();
     expect(await authenticator.authenticate(`pcp_0000000000000000_${'A'.repeat(43)}`)).toBeNull();
 
     await revokeKey(db, partner.keyId);
     expect(await authenticator.authenticate(partner.apiKey)).toBeNull();
-    expect(await authenticator.authenticate(other.apiKey)).toMatchObject({ partnerId: other.partnerId, kind: 'commerce' });
+    expect(await authenticator.authenticate(other.apiKey)).toMatchObject({
+      partnerId: other.partnerId,
+      kind: 'commerce',
+    });
   });
 
   it('keeps a revoked key cached within the TTL until the partner is invalidated', async () => {
     const authenticator = createAuthenticator(db, 60_000);
     const partner = await createPartner(db, { kind: 'commerce', name: 'Cached' });
     const bystander = await createPartner(db, { kind: 'commerce', name: 'Bystander' });
-    expect(await authenticator.authenticate(partner.apiKey)).toMatchObject({ partnerId: partner.partnerId });
-    expect(await authenticator.authenticate(bystander.apiKey)).toMatchObject({ partnerId: bystander.partnerId });
+    expect(await authenticator.authenticate(partner.apiKey)).toMatchObject({
+      partnerId: partner.partnerId,
+    });
+    expect(await authenticator.authenticate(bystander.apiKey)).toMatchObject({
+      partnerId: bystander.partnerId,
+    });
 
     await revokeKey(db, partner.keyId);
     await revokeKey(db, bystander.keyId);
     // Still cached: revocation reaches this gateway only through invalidation (or the TTL).
-    expect(await authenticator.authenticate(partner.apiKey)).toMatchObject({ partnerId: partner.partnerId });
+    expect(await authenticator.authenticate(partner.apiKey)).toMatchObject({
+      partnerId: partner.partnerId,
+    });
     // A wrong secret is refused even from the cache.
-    expect(await authenticator.authenticate(`pcp_${partner.keyId}_${bystander.apiKey.slice(-43)}`)).toBeNull();
+    expect(
+      await authenticator.authenticate(`pcp_${partner.keyId}_${bystander.apiKey.slice(-43)}`),
+    ).toBeNull();
 
     authenticator.invalidate({ partnerId: partner.partnerId });
     expect(await authenticator.authenticate(partner.apiKey)).toBeNull();
     // Only that partner was forgotten.
-    expect(await authenticator.authenticate(bystander.apiKey)).toMatchObject({ partnerId: bystander.partnerId });
+    expect(await authenticator.authenticate(bystander.apiKey)).toMatchObject({
+      partnerId: bystander.partnerId,
+    });
     authenticator.invalidate({ keyId: bystander.keyId });
     expect(await authenticator.authenticate(bystander.apiKey)).toBeNull();
   });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { apiKeyMatches, bearerToken, generateApiKey, hashApiKey, parseApiKey } from '../../src/auth/api-key.js';
+import {
+  apiKeyMatches,
+  bearerToken,
+  generateApiKey,
+  hashApiKey,
+  parseApiKey,
+} from '../../src/auth/api-key.js';
 
 const KEY_SHAPE = /^pcp_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/;
 

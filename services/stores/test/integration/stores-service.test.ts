@@ -10,7 +10,10 @@ import {
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../../../../test-support/environment.js';
+import {
+  createTestEnvironment,
+  type TestEnvironment,
+} from '../../../../test-support/environment.js';
 import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '../../src/app.js';
 
 /** A valid store profile as a commerce partner would send it. */
@@ -48,7 +51,11 @@ let client: BusClient;
 /** The service's clock; tests move it. */
 let clockNow = new Date('2026-11-22T12:00:00.000Z');
 
-const commerce = (partnerId: string): RequestContext => ({ requestId: randomUUID(), partnerId, partnerKind: 'commerce' });
+const commerce = (partnerId: string): RequestContext => ({
+  requestId: randomUUID(),
+  partnerId,
+  partnerKind: 'commerce',
+});
 
 async function expectAppError(promise: Promise<unknown>, code: string): Promise<AppError> {
   const error = await promise.then(
@@ -64,7 +71,11 @@ async function expectAppError(promise: Promise<unknown>, code: string): Promise<
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  db = createDatabase<StoresDatabase>({ url: env.databaseUrl, schema: STORES_SCHEMA, applicationName: 'test' });
+  db = createDatabase<StoresDatabase>({
+    url: env.databaseUrl,
+    schema: STORES_SCHEMA,
+    applicationName: 'test',
+  });
   service = createStoresService({
     nc: env.nc,
     logger: env.logger,
@@ -88,7 +99,11 @@ describe('stores.v1.upsert', () => {
   it('creates a store, then replaces it', async () => {
     const partnerId = randomUUID();
     const storeId = randomUUID();
-    const first = await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(partnerId));
+    const first = await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile() },
+      commerce(partnerId),
+    );
     expect(first.created).toBe(true);
     expect(first.store).toMatchObject({
       storeId,
@@ -101,15 +116,31 @@ describe('stores.v1.upsert', () => {
 
     const second = await client.request(
       subjects.stores.upsert,
-      { storeId, profile: storeProfile({ name: 'Loop Burgers', currency: 'KWD', minimumOrder: 1.125 }) },
+      {
+        storeId,
+        profile: storeProfile({ name: 'Loop Burgers', currency: 'KWD', minimumOrder: 1.125 }),
+      },
       commerce(partnerId),
     );
     expect(second.created).toBe(false);
-    expect(second.store).toMatchObject({ name: 'Loop Burgers', currency: 'KWD', minimumOrder: 1.125 });
+    expect(second.store).toMatchObject({
+      name: 'Loop Burgers',
+      currency: 'KWD',
+      minimumOrder: 1.125,
+    });
     expect(second.store.createdAt).toBe(first.store.createdAt);
 
-    const row = await db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ partner_id: partnerId, name: 'Loop Burgers', minimum_order_minor: 1125, tax_rate_ppm: 87_500 });
+    const row = await db
+      .selectFrom('stores')
+      .selectAll()
+      .where('store_id', '=', storeId)
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({
+      partner_id: partnerId,
+      name: 'Loop Burgers',
+      minimum_order_minor: 1125,
+      tax_rate_ppm: 87_500,
+    });
   });
 
   it('lets concurrent upserts of one new id by its partner all succeed, exactly one creating', async () => {
@@ -126,7 +157,11 @@ describe('stores.v1.upsert', () => {
     );
     expect(results.filter((result) => result.created)).toHaveLength(1);
     expect(results.every((result) => result.store.storeId === storeId)).toBe(true);
-    const rows = await db.selectFrom('stores').select(['name', 'partner_id']).where('store_id', '=', storeId).execute();
+    const rows = await db
+      .selectFrom('stores')
+      .select(['name', 'partner_id'])
+      .where('store_id', '=', storeId)
+      .execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]?.partner_id).toBe(partnerId);
   });
@@ -134,16 +169,35 @@ describe('stores.v1.upsert', () => {
   it('answers STORE_NOT_FOUND to another partner and leaves the store unchanged', async () => {
     const owner = randomUUID();
     const storeId = randomUUID();
-    await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(owner));
-    const before = await db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirstOrThrow();
+    await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile() },
+      commerce(owner),
+    );
+    const before = await db
+      .selectFrom('stores')
+      .selectAll()
+      .where('store_id', '=', storeId)
+      .executeTakeFirstOrThrow();
 
     await expectAppError(
-      client.request(subjects.stores.upsert, { storeId, profile: storeProfile({ name: 'Hijacked' }) }, commerce(randomUUID())),
+      client.request(
+        subjects.stores.upsert,
+        { storeId, profile: storeProfile({ name: 'Hijacked' }) },
+        commerce(randomUUID()),
+      ),
       'STORE_NOT_FOUND',
     );
-    await expectAppError(client.request(subjects.stores.get, { storeId }, commerce(randomUUID())), 'STORE_NOT_FOUND');
+    await expectAppError(
+      client.request(subjects.stores.get, { storeId }, commerce(randomUUID())),
+      'STORE_NOT_FOUND',
+    );
 
-    const after = await db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirstOrThrow();
+    const after = await db
+      .selectFrom('stores')
+      .selectAll()
+      .where('store_id', '=', storeId)
+      .executeTakeFirstOrThrow();
     expect(after).toEqual(before);
     expect(after.name).toBe('Chicago Burgers');
   });
@@ -159,10 +213,18 @@ describe('stores.v1.upsert', () => {
       'FORBIDDEN',
     );
     await expectAppError(
-      client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, { requestId: randomUUID() }),
+      client.request(
+        subjects.stores.upsert,
+        { storeId, profile: storeProfile() },
+        { requestId: randomUUID() },
+      ),
       'FORBIDDEN',
     );
-    const rows = await db.selectFrom('stores').select('store_id').where('store_id', '=', storeId).execute();
+    const rows = await db
+      .selectFrom('stores')
+      .select('store_id')
+      .where('store_id', '=', storeId)
+      .execute();
     expect(rows).toEqual([]);
   });
 
@@ -187,7 +249,11 @@ describe('stores.v1.get / lookup / list', () => {
   it('shows the owner the commerce view and distribution partners the marketfront view', async () => {
     const partnerId = randomUUID();
     const storeId = randomUUID();
-    await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(partnerId));
+    await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile() },
+      commerce(partnerId),
+    );
     const own = await client.request(subjects.stores.get, { storeId }, commerce(partnerId));
     expect(own.orderSubmissionUrl).toBe('https://partner.example/orders');
     const market = await client.request(
@@ -197,7 +263,10 @@ describe('stores.v1.get / lookup / list', () => {
     );
     expect(market).toMatchObject({ storeId, name: 'Chicago Burgers', status: 'online' });
     expect(market).not.toHaveProperty('orderSubmissionUrl');
-    await expectAppError(client.request(subjects.stores.lookup, { storeId }, commerce(partnerId)), 'FORBIDDEN');
+    await expectAppError(
+      client.request(subjects.stores.lookup, { storeId }, commerce(partnerId)),
+      'FORBIDDEN',
+    );
   });
 
   it('pages through a partner’s stores, oldest first, with totals', async () => {
@@ -206,18 +275,34 @@ describe('stores.v1.get / lookup / list', () => {
     for (let index = 0; index < 5; index += 1) {
       const storeId = randomUUID();
       ids.push(storeId);
-      await client.request(subjects.stores.upsert, { storeId, profile: storeProfile({ name: `S${index}` }) }, commerce(partnerId));
+      await client.request(
+        subjects.stores.upsert,
+        { storeId, profile: storeProfile({ name: `S${index}` }) },
+        commerce(partnerId),
+      );
     }
     // Another partner's store never shows.
-    await client.request(subjects.stores.upsert, { storeId: randomUUID(), profile: storeProfile() }, commerce(randomUUID()));
+    await client.request(
+      subjects.stores.upsert,
+      { storeId: randomUUID(), profile: storeProfile() },
+      commerce(randomUUID()),
+    );
 
     const first = await client.request(subjects.stores.list, { limit: 2 }, commerce(partnerId));
     expect(first).toMatchObject({ totalCount: 5, hasMore: true });
     expect(first.stores.map((store) => store.storeId)).toEqual(ids.slice(0, 2));
-    const middle = await client.request(subjects.stores.list, { limit: 2, offset: 2 }, commerce(partnerId));
+    const middle = await client.request(
+      subjects.stores.list,
+      { limit: 2, offset: 2 },
+      commerce(partnerId),
+    );
     expect(middle).toMatchObject({ totalCount: 5, hasMore: true });
     expect(middle.stores.map((store) => store.storeId)).toEqual(ids.slice(2, 4));
-    const last = await client.request(subjects.stores.list, { limit: 2, offset: 4 }, commerce(partnerId));
+    const last = await client.request(
+      subjects.stores.list,
+      { limit: 2, offset: 4 },
+      commerce(partnerId),
+    );
     expect(last).toMatchObject({ totalCount: 5, hasMore: false });
     expect(last.stores.map((store) => store.storeId)).toEqual([ids[4]]);
     const beyond = await client.request(subjects.stores.list, { offset: 10 }, commerce(partnerId));
@@ -228,7 +313,10 @@ describe('stores.v1.get / lookup / list', () => {
 
     const empty = await client.request(subjects.stores.list, {}, commerce(randomUUID()));
     expect(empty).toEqual({ stores: [], totalCount: 0, hasMore: false });
-    await expectAppError(client.request(subjects.stores.list, { limit: 0 }, commerce(partnerId)), 'REQUEST_INVALID');
+    await expectAppError(
+      client.request(subjects.stores.list, { limit: 0 }, commerce(partnerId)),
+      'REQUEST_INVALID',
+    );
   });
 });
 
@@ -236,7 +324,11 @@ describe('store status', () => {
   it('pauses at the injected clock and reads online once the clock passes resumeAt', async () => {
     const partnerId = randomUUID();
     const storeId = randomUUID();
-    await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(partnerId));
+    await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile() },
+      commerce(partnerId),
+    );
 
     clockNow = new Date('2026-11-22T12:00:00.000Z');
     const resumeAt = '2026-11-22T13:00:00.000Z';
@@ -245,10 +337,17 @@ describe('store status', () => {
       { storeId, change: { status: 'paused', reason: 'too_busy', resumeAt } },
       commerce(partnerId),
     );
-    expect(paused).toEqual({ status: 'paused', reason: 'too_busy', pausedAt: clockNow.toISOString(), resumeAt });
+    expect(paused).toEqual({
+      status: 'paused',
+      reason: 'too_busy',
+      pausedAt: clockNow.toISOString(),
+      resumeAt,
+    });
 
     clockNow = new Date('2026-11-22T12:59:59.000Z');
-    expect(await client.request(subjects.stores.getStatus, { storeId }, commerce(partnerId))).toEqual(paused);
+    expect(
+      await client.request(subjects.stores.getStatus, { storeId }, commerce(partnerId)),
+    ).toEqual(paused);
 
     clockNow = new Date('2026-11-22T13:00:01.000Z');
     const later = await client.request(subjects.stores.getStatus, { storeId }, commerce(partnerId));
@@ -257,7 +356,11 @@ describe('store status', () => {
     expect(store.status).toBe('online');
 
     // Derived, not written: the row still holds the pause.
-    const row = await db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('stores')
+      .selectAll()
+      .where('store_id', '=', storeId)
+      .executeTakeFirstOrThrow();
     expect(row.status).toBe('paused');
     expect(row.resume_at?.toISOString()).toBe(resumeAt);
   });
@@ -265,32 +368,60 @@ describe('store status', () => {
   it('refuses a resumeAt before the clock, and goes online on request', async () => {
     const partnerId = randomUUID();
     const storeId = randomUUID();
-    await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(partnerId));
+    await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile() },
+      commerce(partnerId),
+    );
     clockNow = new Date('2026-11-22T12:00:00.000Z');
     const error = await expectAppError(
       client.request(
         subjects.stores.setStatus,
-        { storeId, change: { status: 'paused', reason: 'other', resumeAt: '2026-11-22T11:00:00.000Z' } },
+        {
+          storeId,
+          change: { status: 'paused', reason: 'other', resumeAt: '2026-11-22T11:00:00.000Z' },
+        },
         commerce(partnerId),
       ),
       'REQUEST_INVALID',
     );
     expect(error.errors).toEqual([expect.objectContaining({ pointer: '/resumeAt' })]);
 
-    await client.request(subjects.stores.setStatus, { storeId, change: { status: 'paused', reason: 'other' } }, commerce(partnerId));
+    await client.request(
+      subjects.stores.setStatus,
+      { storeId, change: { status: 'paused', reason: 'other' } },
+      commerce(partnerId),
+    );
     clockNow = new Date('2030-01-01T00:00:00.000Z');
-    expect((await client.request(subjects.stores.getStatus, { storeId }, commerce(partnerId))).status).toBe('paused');
-    const online = await client.request(subjects.stores.setStatus, { storeId, change: { status: 'online' } }, commerce(partnerId));
+    expect(
+      (await client.request(subjects.stores.getStatus, { storeId }, commerce(partnerId))).status,
+    ).toBe('paused');
+    const online = await client.request(
+      subjects.stores.setStatus,
+      { storeId, change: { status: 'online' } },
+      commerce(partnerId),
+    );
     expect(online).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
   });
 
   it('answers STORE_NOT_FOUND for another partner’s store', async () => {
     const storeId = randomUUID();
-    await client.request(subjects.stores.upsert, { storeId, profile: storeProfile() }, commerce(randomUUID()));
+    await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile() },
+      commerce(randomUUID()),
+    );
     await expectAppError(
-      client.request(subjects.stores.setStatus, { storeId, change: { status: 'paused', reason: 'other' } }, commerce(randomUUID())),
+      client.request(
+        subjects.stores.setStatus,
+        { storeId, change: { status: 'paused', reason: 'other' } },
+        commerce(randomUUID()),
+      ),
       'STORE_NOT_FOUND',
     );
-    await expectAppError(client.request(subjects.stores.getStatus, { storeId }, commerce(randomUUID())), 'STORE_NOT_FOUND');
+    await expectAppError(
+      client.request(subjects.stores.getStatus, { storeId }, commerce(randomUUID())),
+      'STORE_NOT_FOUND',
+    );
   });
 });

@@ -70,11 +70,17 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
   };
 }
 
-const storedRow = (extra: Partial<StoreRow> = {}) => asStored(profileToRow(partnerId, storeId, profile()), extra);
+const storedRow = (extra: Partial<StoreRow> = {}) =>
+  asStored(profileToRow(partnerId, storeId, profile()), extra);
 
 describe('effectiveStatus', () => {
   it('reads an online store as online with no pause fields', () => {
-    expect(effectiveStatus(storedRow(), now)).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+    expect(effectiveStatus(storedRow(), now)).toEqual({
+      status: 'online',
+      reason: null,
+      pausedAt: null,
+      resumeAt: null,
+    });
   });
 
   it('reads a pause whose resumeAt has passed as online', () => {
@@ -84,7 +90,12 @@ describe('effectiveStatus', () => {
       paused_at: new Date(now.getTime() - 3_600_000),
       resume_at: new Date(now.getTime() - 1),
     });
-    expect(effectiveStatus(row, now)).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+    expect(effectiveStatus(row, now)).toEqual({
+      status: 'online',
+      reason: null,
+      pausedAt: null,
+      resumeAt: null,
+    });
     // resumeAt exactly now is over too.
     expect(effectiveStatus({ ...row, resume_at: now }, now).status).toBe('online');
   });
@@ -92,7 +103,12 @@ describe('effectiveStatus', () => {
   it('reads a pause whose resumeAt is ahead as paused with its fields', () => {
     const pausedAt = new Date(now.getTime() - 60_000);
     const resumeAt = new Date(now.getTime() + 3_600_000);
-    const row = storedRow({ status: 'paused', pause_reason: 'maintenance', paused_at: pausedAt, resume_at: resumeAt });
+    const row = storedRow({
+      status: 'paused',
+      pause_reason: 'maintenance',
+      paused_at: pausedAt,
+      resume_at: resumeAt,
+    });
     expect(effectiveStatus(row, now)).toEqual({
       status: 'paused',
       reason: 'maintenance',
@@ -102,7 +118,12 @@ describe('effectiveStatus', () => {
   });
 
   it('keeps a pause without resumeAt paused however late it is', () => {
-    const row = storedRow({ status: 'paused', pause_reason: 'other', paused_at: now, resume_at: null });
+    const row = storedRow({
+      status: 'paused',
+      pause_reason: 'other',
+      paused_at: now,
+      resume_at: null,
+    });
     const muchLater = new Date(now.getTime() + 365 * 86_400_000);
     expect(effectiveStatus(row, muchLater)).toEqual({
       status: 'paused',
@@ -123,24 +144,41 @@ describe('statusChangeColumns', () => {
 
   it('sets pausedAt to now and keeps the reason and a future resumeAt', () => {
     const resumeAt = new Date(now.getTime() + 3_600_000).toISOString();
-    expect(statusChangeColumns({ status: 'paused', reason: 'staff_shortage', resumeAt }, now)).toEqual({
+    expect(
+      statusChangeColumns({ status: 'paused', reason: 'staff_shortage', resumeAt }, now),
+    ).toEqual({
       ok: true,
-      columns: { status: 'paused', pause_reason: 'staff_shortage', paused_at: now, resume_at: new Date(resumeAt) },
+      columns: {
+        status: 'paused',
+        pause_reason: 'staff_shortage',
+        paused_at: now,
+        resume_at: new Date(resumeAt),
+      },
     });
     expect(statusChangeColumns({ status: 'paused', reason: 'other' }, now)).toEqual({
       ok: true,
       columns: { status: 'paused', pause_reason: 'other', paused_at: now, resume_at: null },
     });
-    expect(statusChangeColumns({ status: 'paused', reason: 'other', resumeAt: null }, now)).toMatchObject({
+    expect(
+      statusChangeColumns({ status: 'paused', reason: 'other', resumeAt: null }, now),
+    ).toMatchObject({
       ok: true,
       columns: { resume_at: null },
     });
   });
 
   it('refuses a resumeAt that is not in the future, at /resumeAt', () => {
-    for (const resumeAt of [new Date(now.getTime() - 1).toISOString(), now.toISOString(), '2020-01-01T00:00:00Z']) {
+    for (const resumeAt of [
+      new Date(now.getTime() - 1).toISOString(),
+      now.toISOString(),
+      '2020-01-01T00:00:00Z',
+    ]) {
       const decision = statusChangeColumns({ status: 'paused', reason: 'other', resumeAt }, now);
-      expect(decision).toEqual({ ok: false, pointer: '/resumeAt', message: 'resumeAt must be in the future' });
+      expect(decision).toEqual({
+        ok: false,
+        pointer: '/resumeAt',
+        message: 'resumeAt must be in the future',
+      });
     }
   });
 });
@@ -172,11 +210,26 @@ describe('profileToRow', () => {
     const yen = profileToRow(
       partnerId,
       storeId,
-      profile({ currency: 'JPY', delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 } }),
+      profile({
+        currency: 'JPY',
+        delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 },
+      }),
     );
-    expect(yen).toMatchObject({ currency: 'JPY', delivery_fee_minor: 300, delivery_minimum_order_minor: 1500 });
-    const dinar = profileToRow(partnerId, storeId, profile({ currency: 'KWD', minimumOrder: 1.125 }));
-    expect(dinar).toMatchObject({ currency: 'KWD', minimum_order_minor: 1125, delivery_fee_minor: 2990 });
+    expect(yen).toMatchObject({
+      currency: 'JPY',
+      delivery_fee_minor: 300,
+      delivery_minimum_order_minor: 1500,
+    });
+    const dinar = profileToRow(
+      partnerId,
+      storeId,
+      profile({ currency: 'KWD', minimumOrder: 1.125 }),
+    );
+    expect(dinar).toMatchObject({
+      currency: 'KWD',
+      minimum_order_minor: 1125,
+      delivery_fee_minor: 2990,
+    });
   });
 
   it('defaults the currency to USD, the minimum order to 0 and absent settings to null', () => {
@@ -184,7 +237,13 @@ describe('profileToRow', () => {
     const row = profileToRow(
       partnerId,
       storeId,
-      storeProfileInput.parse({ ...rest, fulfillmentTypes: ['PICKUP'], delivery: null, availability: null, orderSubmissionUrl: undefined }),
+      storeProfileInput.parse({
+        ...rest,
+        fulfillmentTypes: ['PICKUP'],
+        delivery: null,
+        availability: null,
+        orderSubmissionUrl: undefined,
+      }),
     );
     expect(row).toMatchObject({
       currency: 'USD',
@@ -199,8 +258,12 @@ describe('profileToRow', () => {
   });
 
   it('refuses (throws on) an amount the schema would have refused', () => {
-    expect(() => profileToRow(partnerId, storeId, { ...profile(), minimumOrder: 1.005 })).toThrow(/precision/);
-    expect(() => profileToRow(partnerId, storeId, { ...profile(), taxRate: 0.1234567 })).toThrow(/precision/);
+    expect(() => profileToRow(partnerId, storeId, { ...profile(), minimumOrder: 1.005 })).toThrow(
+      /precision/,
+    );
+    expect(() => profileToRow(partnerId, storeId, { ...profile(), taxRate: 0.1234567 })).toThrow(
+      /precision/,
+    );
   });
 });
 
@@ -208,8 +271,16 @@ describe('store views', () => {
   it('round-trip a profile’s money values through the row', () => {
     for (const input of [
       profile(),
-      profile({ currency: 'JPY', minimumOrder: 500, delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 } }),
-      profile({ currency: 'KWD', minimumOrder: 1.125, delivery: { radiusMeters: 1, fee: 0.25, minimumOrder: 3.5, etaMinutes: 30 } }),
+      profile({
+        currency: 'JPY',
+        minimumOrder: 500,
+        delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 },
+      }),
+      profile({
+        currency: 'KWD',
+        minimumOrder: 1.125,
+        delivery: { radiusMeters: 1, fee: 0.25, minimumOrder: 3.5, etaMinutes: 30 },
+      }),
     ]) {
       const row = asStored(profileToRow(partnerId, storeId, input));
       const store = toCommerceStore(row, now);
@@ -239,7 +310,12 @@ describe('store views', () => {
     expect(market).not.toHaveProperty('updatedAt');
     expect(market).not.toHaveProperty('partnerId');
     expect(market).toMatchObject({ storeId, name: 'Chicago Burgers', delivery: { fee: 2.99 } });
-    const { orderSubmissionUrl, createdAt: _c, updatedAt: _u, ...shared } = toCommerceStore(row, now);
+    const {
+      orderSubmissionUrl,
+      createdAt: _c,
+      updatedAt: _u,
+      ...shared
+    } = toCommerceStore(row, now);
     expect(orderSubmissionUrl).toBe('https://partner.example/orders');
     expect(shared).toEqual(market);
   });
@@ -267,17 +343,24 @@ describe('store views', () => {
 
   it('return the same USD fee for any valid amount (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: 0, max: 1e9 }), (feeCents, minimumCents) => {
-        const fee = feeCents / 100;
-        const minimumOrder = minimumCents / 100;
-        const input = profile({ delivery: { radiusMeters: 100, fee, minimumOrder, etaMinutes: 10 }, minimumOrder });
-        const row = profileToRow(partnerId, storeId, input);
-        expect(row.delivery_fee_minor).toBe(feeCents);
-        const market = toMarketfrontStore(asStored(row), now);
-        expect(market.delivery?.fee).toBe(fee);
-        expect(market.delivery?.minimumOrder).toBe(minimumOrder);
-        expect(market.minimumOrder).toBe(minimumOrder);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 1e9 }),
+        fc.integer({ min: 0, max: 1e9 }),
+        (feeCents, minimumCents) => {
+          const fee = feeCents / 100;
+          const minimumOrder = minimumCents / 100;
+          const input = profile({
+            delivery: { radiusMeters: 100, fee, minimumOrder, etaMinutes: 10 },
+            minimumOrder,
+          });
+          const row = profileToRow(partnerId, storeId, input);
+          expect(row.delivery_fee_minor).toBe(feeCents);
+          const market = toMarketfrontStore(asStored(row), now);
+          expect(market.delivery?.fee).toBe(fee);
+          expect(market.delivery?.minimumOrder).toBe(minimumOrder);
+          expect(market.minimumOrder).toBe(minimumOrder);
+        },
+      ),
       { numRuns: 500 },
     );
   });

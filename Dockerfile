@@ -1,0 +1,48 @@
+# syntax=docker/dockerfile:1
+# One image for every service; the command picks the service, e.g.
+#   node services/stores/dist/main.js          (worker)
+#   node services/gateway/dist/main.js migrate (migrations, then exit)
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# Manifests first, so the dependency layer is reused until a package.json or the lockfile changes.
+COPY package.json package-lock.json ./
+COPY packages/contracts/package.json packages/contracts/
+COPY packages/service-kit/package.json packages/service-kit/
+COPY services/gateway/package.json services/gateway/
+COPY services/stores/package.json services/stores/
+COPY services/catalog/package.json services/catalog/
+COPY services/ordering/package.json services/ordering/
+COPY services/payments/package.json services/payments/
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+COPY tsconfig.base.json tsconfig.json ./
+COPY packages/ packages/
+COPY services/ services/
+RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+RUN groupadd --system --gid 10001 pcp \
+  && useradd --system --uid 10001 --gid 10001 --home-dir /nonexistent --no-create-home \
+    --shell /usr/sbin/nologin pcp
+# Files stay owned by root: the service user can read but not modify the application.
+COPY --from=build /app/package.json /app/package-lock.json ./
+COPY --from=build /app/node_modules/ node_modules/
+COPY --from=build /app/packages/contracts/package.json packages/contracts/
+COPY --from=build /app/packages/contracts/dist/ packages/contracts/dist/
+COPY --from=build /app/packages/service-kit/package.json packages/service-kit/
+COPY --from=build /app/packages/service-kit/dist/ packages/service-kit/dist/
+COPY --from=build /app/services/gateway/package.json services/gateway/
+COPY --from=build /app/services/gateway/dist/ services/gateway/dist/
+COPY --from=build /app/services/stores/package.json services/stores/
+COPY --from=build /app/services/stores/dist/ services/stores/dist/
+COPY --from=build /app/services/catalog/package.json services/catalog/
+COPY --from=build /app/services/catalog/dist/ services/catalog/dist/
+COPY --from=build /app/services/ordering/package.json services/ordering/
+COPY --from=build /app/services/ordering/dist/ services/ordering/dist/
+COPY --from=build /app/services/payments/package.json services/payments/
+COPY --from=build /app/services/payments/dist/ services/payments/dist/
+USER 10001:10001
+EXPOSE 8080
+CMD ["node", "services/gateway/dist/main.js"]
