@@ -6,6 +6,7 @@ import autocannon from 'autocannon';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { pacedLoad } from './lib/paced-load.mjs';
 import {
   build,
   ensureDependencies,
@@ -160,31 +161,39 @@ try {
   const target = {
     url: `http://127.0.0.1:${port}/v1/marketfront/stores/${storeId}`,
     headers: { authorization: `Bearer ${distribution.apiKey}` },
-    connections,
   };
   log('warming up');
-  await run({ ...target, duration: 3, overallRate: 200 });
+  await pacedLoad({ ...target, rate: 500, seconds: 5 });
 
   const rows = [];
-  for (const rate of [...rates, 0]) {
-    log(rate ? `${rate} req/s for ${seconds}s` : `unthrottled for ${seconds}s (peak throughput)`);
-    const result = await run({
-      ...target,
-      duration: seconds,
-      ...(rate ? { overallRate: rate } : {}),
-    });
+  for (const rate of rates) {
+    log(`${rate} req/s for ${seconds}s (open loop, evenly spaced)`);
+    const result = await pacedLoad({ ...target, rate, seconds });
     rows.push({
-      'target req/s': rate || 'max',
-      'achieved req/s': Math.round(result.requests.average),
-      'p50 ms': result.latency.p50,
-      'p90 ms': result.latency.p90,
-      'p99 ms': result.latency.p99,
-      'max ms': result.latency.max,
-      requests: result.requests.total,
+      'target req/s': rate,
+      'achieved req/s': result.achievedRate,
+      'p50 ms': result.p50,
+      'p90 ms': result.p90,
+      'p99 ms': result.p99,
+      'max ms': result.max,
+      requests: result.requests,
       'non-2xx': result.non2xx,
-      errors: result.errors + result.timeouts,
+      errors: result.errors,
     });
   }
+  log(`unthrottled for ${seconds}s with ${connections} connections (peak throughput)`);
+  const peak = await run({ ...target, connections, duration: seconds });
+  rows.push({
+    'target req/s': 'max',
+    'achieved req/s': Math.round(peak.requests.average),
+    'p50 ms': peak.latency.p50,
+    'p90 ms': peak.latency.p90,
+    'p99 ms': peak.latency.p99,
+    'max ms': peak.latency.max,
+    requests: peak.requests.total,
+    'non-2xx': peak.non2xx,
+    errors: peak.errors + peak.timeouts,
+  });
   process.stdout.write('\nGET /v1/marketfront/stores/{id}: gateway → NATS → stores → Postgres\n');
   console.table(rows);
 } catch (error) {
