@@ -3,7 +3,7 @@ import { createStoresService } from '@pcp/stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { newStoreId, storeProfile } from './fixtures.js';
+import { newStoreId, storeProfile } from '../test-support/fixtures.js';
 import { call } from './http.js';
 
 let env: TestEnvironment;

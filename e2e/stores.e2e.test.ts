@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { newStoreId, storeProfile } from './fixtures.js';
+import { newStoreId, storeProfile } from '../test-support/fixtures.js';
 import { call } from './http.js';
 
 let env: TestEnvironment;

@@ -6,34 +6,7 @@ import {
 } from '@pcp/contracts';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-
-/** A valid profile as a commerce partner would send it. */
-function profile(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    name: 'Chicago Burgers',
-    phone: '+13125550100',
-    timezone: 'America/Chicago',
-    currency: 'USD',
-    address: {
-      address1: '233 S Wacker Dr',
-      address2: null,
-      city: 'Chicago',
-      state: 'IL',
-      postalCode: '60606',
-      country: 'US',
-      latitude: 41.8789,
-      longitude: -87.6359,
-    },
-    fulfillmentTypes: ['PICKUP', 'DELIVERY_BY_MERCHANT'],
-    availability: [{ dayOfWeek: 'Monday', start: '08:00:00', end: '22:00:00' }],
-    delivery: { radiusMeters: 5000, fee: 2.99, minimumOrder: 15, etaMinutes: 40 },
-    pickup: { etaMinutes: 15 },
-    taxRate: 0.0875,
-    minimumOrder: 0,
-    orderSubmissionUrl: 'https://partner.example/orders',
-    ...overrides,
-  };
-}
+import { storeProfile as profile } from '../../../test-support/fixtures.js';
 
 function issues(input: unknown): z.core.$ZodIssue[] {
   const result = storeProfileInput.safeParse(input);

@@ -2,6 +2,7 @@ import { defineSubject, healthSubject } from '@pcp/contracts';
 import { connect, type NatsConnection, type ServiceIdentity } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectAppError } from '../../../test-support/fixtures.js';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
 import { servers } from '../../../test-support/servers.js';
@@ -40,18 +41,6 @@ function gate<T = void>() {
     open = resolve;
   });
   return { promise, open };
-}
-
-async function expectAppError(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected ${code}, got a reply`);
-    },
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
-  return error as AppError;
 }
 
 let env: TestEnvironment;

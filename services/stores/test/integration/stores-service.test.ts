@@ -1,6 +1,5 @@
 import { subjects } from '@pcp/contracts';
 import {
-  AppError,
   createBusClient,
   createDatabase,
   type BusClient,
@@ -15,34 +14,7 @@ import {
   type TestEnvironment,
 } from '../../../../test-support/environment.js';
 import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '../../src/app.js';
-
-/** A valid store profile as a commerce partner would send it. */
-function storeProfile(overrides: Record<string, unknown> = {}) {
-  return {
-    name: 'Chicago Burgers',
-    phone: '+13125550100',
-    timezone: 'America/Chicago',
-    currency: 'USD',
-    address: {
-      address1: '233 S Wacker Dr',
-      address2: null,
-      city: 'Chicago',
-      state: 'IL',
-      postalCode: '60606',
-      country: 'US',
-      latitude: 41.8789,
-      longitude: -87.6359,
-    },
-    fulfillmentTypes: ['PICKUP', 'DELIVERY_BY_MERCHANT'] as ('PICKUP' | 'DELIVERY_BY_MERCHANT')[],
-    availability: [{ dayOfWeek: 'Monday' as const, start: '08:00:00', end: '22:00:00' }],
-    delivery: { radiusMeters: 5000, fee: 2.99, minimumOrder: 15, etaMinutes: 40 },
-    pickup: { etaMinutes: 15 },
-    taxRate: 0.0875,
-    minimumOrder: 0,
-    orderSubmissionUrl: 'https://partner.example/orders',
-    ...overrides,
-  };
-}
+import { expectAppError, storeProfile } from '../../../../test-support/fixtures.js';
 
 let env: TestEnvironment;
 let db: Kysely<StoresDatabase>;
@@ -56,18 +28,6 @@ const commerce = (partnerId: string): RequestContext => ({
   partnerId,
   partnerKind: 'commerce',
 });
-
-async function expectAppError(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected ${code}, got a reply`);
-    },
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
-  return error as AppError;
-}
 
 beforeAll(async () => {
   env = await createTestEnvironment();

@@ -10,43 +10,17 @@ import {
   toMarketfrontStore,
 } from '../../src/domain/store-profile.js';
 import { statusChangeColumns } from '../../src/domain/store-status.js';
+import { storeProfile } from '../../../../test-support/fixtures.js';
+
+/** A profile as the schema outputs it. */
+const profile = (overrides: Partial<StoreProfileInput> = {}): StoreProfileInput =>
+  storeProfileInput.parse(storeProfile(overrides));
 
 const partnerId = randomUUID();
 const storeId = randomUUID();
 const now = new Date('2026-11-22T12:00:00.000Z');
 const createdAt = new Date('2026-11-20T08:00:00.000Z');
 const updatedAt = new Date('2026-11-21T09:30:00.000Z');
-
-/** A profile as the schema outputs it. */
-function profile(overrides: Partial<StoreProfileInput> = {}): StoreProfileInput {
-  return storeProfileInput.parse({
-    name: 'Chicago Burgers',
-    phone: '+13125550100',
-    timezone: 'America/Chicago',
-    currency: 'USD',
-    address: {
-      address1: '233 S Wacker Dr',
-      address2: null,
-      city: 'Chicago',
-      state: 'IL',
-      postalCode: '60606',
-      country: 'US',
-      latitude: 41.8789,
-      longitude: -87.6359,
-    },
-    fulfillmentTypes: ['PICKUP', 'DELIVERY_BY_MERCHANT'],
-    availability: [
-      { dayOfWeek: 'Monday', start: '08:00:00', end: '22:00:00' },
-      { dayOfWeek: 'Friday', start: '18:00:00', end: '00:00:00' },
-    ],
-    delivery: { radiusMeters: 5000, fee: 2.99, minimumOrder: 15, etaMinutes: 40 },
-    pickup: { etaMinutes: 15 },
-    taxRate: 0.0875,
-    minimumOrder: 0,
-    orderSubmissionUrl: 'https://partner.example/orders',
-    ...overrides,
-  });
-}
 
 /** The row Postgres would hand back for an inserted NewStoreRow. */
 function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {

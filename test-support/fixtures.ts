@@ -1,7 +1,10 @@
+import type { StoreProfileInput } from '@pcp/contracts';
+import { AppError } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 
 /** A valid store profile as a commerce partner would PUT it. */
-export function storeProfile(overrides: Record<string, unknown> = {}) {
+export function storeProfile(overrides: Record<string, unknown> = {}): StoreProfileInput {
   return {
     name: 'Chicago Burgers',
     phone: '+13125550100',
@@ -32,3 +35,16 @@ export function storeProfile(overrides: Record<string, unknown> = {}) {
 }
 
 export const newStoreId = () => randomUUID();
+
+/** Await a bus call that must fail with `code`; returns the error for further checks. */
+export async function expectAppError(promise: Promise<unknown>, code: string): Promise<AppError> {
+  const error = await promise.then(
+    () => {
+      throw new Error(`expected ${code}, got a reply`);
+    },
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  expect((error as AppError).code).toBe(code);
+  return error as AppError;
+}
