@@ -6,7 +6,7 @@ import { build, ensureDependencies, ensureServers, fail, log, root, run } from '
 
 try {
   ensureDependencies();
-  await ensureServers();
+  await ensureServers({ dockerFallback: true });
   build();
   log('type-checking tests');
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.tests.json']);

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { inject } from 'vitest';
-import { databaseUrlFor, servers } from './servers.js';
+import { databaseUrlFor } from './servers.js';
 
 export interface TestEnvironment {
   /** A database of this test file alone, copied from the migrated template. */
@@ -27,7 +27,9 @@ export async function createTestEnvironment(): Promise<TestEnvironment> {
   const prefix = `test_${id}`;
   const redisKeyPrefix = `${prefix}:`;
 
-  const admin = new pg.Client({ connectionString: databaseUrlFor('postgres') });
+  const servers = inject('servers');
+  const adminUrl = databaseUrlFor(servers.databaseUrl, 'postgres');
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${database} TEMPLATE ${inject('templateDatabase')}`);
   await admin.end();
@@ -39,7 +41,7 @@ export async function createTestEnvironment(): Promise<TestEnvironment> {
   await redis.connect();
 
   return {
-    databaseUrl: databaseUrlFor(database),
+    databaseUrl: databaseUrlFor(servers.databaseUrl, database),
     prefix,
     redisKeyPrefix,
     nc,
@@ -52,7 +54,7 @@ export async function createTestEnvironment(): Promise<TestEnvironment> {
       }
       redis.destroy();
       await nc.drain();
-      const dropper = new pg.Client({ connectionString: databaseUrlFor('postgres') });
+      const dropper = new pg.Client({ connectionString: adminUrl });
       await dropper.connect();
       await dropper.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       await dropper.end();

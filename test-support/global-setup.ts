@@ -4,11 +4,12 @@ import { STORES_SCHEMA, storesMigrations } from '@pcp/stores';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { databaseUrlFor } from './servers.js';
+import { databaseUrlFor, resolveServers, type ServerUrls } from './servers.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     templateDatabase: string;
+    servers: ServerUrls;
   }
 }
 
@@ -18,11 +19,15 @@ const STALE_AFTER_SECONDS = 3_600;
 export const TEST_DATABASE_PREFIX = 'pcp_t_';
 
 /**
- * Once per run: migrate every service's schema into a template database; each test file
- * then copies it (CREATE DATABASE … TEMPLATE), which is fast and fully isolated.
+ * Once per run: find the servers (or start containers), then migrate every service's schema
+ * into a template database; each test file copies it (CREATE DATABASE … TEMPLATE), which is
+ * fast and fully isolated.
  */
 export default async function setup(project: TestProject) {
-  const admin = new pg.Client({ connectionString: databaseUrlFor('postgres') });
+  const servers = await resolveServers();
+  project.provide('servers', servers.urls);
+  const { databaseUrl } = servers.urls;
+  const admin = new pg.Client({ connectionString: databaseUrlFor(databaseUrl, 'postgres') });
   await admin.connect();
   await dropStaleDatabases(admin);
 
@@ -33,7 +38,7 @@ export default async function setup(project: TestProject) {
     [STORES_SCHEMA, storesMigrations],
   ] as const) {
     const db = createDatabase({
-      url: databaseUrlFor(template),
+      url: databaseUrlFor(databaseUrl, template),
       schema,
       applicationName: 'test-setup',
     });
@@ -45,6 +50,7 @@ export default async function setup(project: TestProject) {
   return async () => {
     await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
     await admin.end();
+    await servers.stop();
   };
 }
 

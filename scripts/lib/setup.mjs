@@ -162,9 +162,11 @@ const starters = {
 
 /**
  * Make sure NATS, PostgreSQL and Redis answer. A local one that does not is started from
- * the binary on this machine; with no binary, say the one command that installs it.
+ * the binary on this machine; with no binary, say the one command that installs it. With
+ * `dockerFallback` (tests), a missing binary is left to the test run's testcontainers path
+ * when a Docker engine answers.
  */
-export async function ensureServers() {
+export async function ensureServers({ dockerFallback = false } = {}) {
   const defaults = { nats: 4222, postgres: 5432, redis: 6379 };
   for (const name of ['nats', 'postgres', 'redis']) {
     const address = hostPort(serverUrls[name], defaults[name]);
@@ -174,6 +176,10 @@ export async function ensureServers() {
     }
     log(`${name} is not running on ${address.host}:${address.port}; starting it`);
     if (!starters[name](address)) {
+      if (dockerFallback && spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0) {
+        log(`${name} is not installed; the tests will start it in Docker`);
+        continue;
+      }
       throw new Error(`${name} is not installed. Install the servers with:\n  ${INSTALL_HINT}`);
     }
     if (!(await waitUntilAnswers(address, 30))) {

@@ -1,11 +1,10 @@
 import { defineSubject, healthSubject } from '@pcp/contracts';
 import { connect, type NatsConnection, type ServiceIdentity } from 'nats';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { expectAppError } from '../../../test-support/fixtures.js';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
-import { servers } from '../../../test-support/servers.js';
 import { AppError } from '../src/app-error.js';
 import {
   createBusClient,
@@ -212,7 +211,7 @@ describe('serving', () => {
   });
 
   it('shares requests between instances in the same queue group', async () => {
-    second = await connect({ servers: servers.natsUrl, name: 'bus-test-second' });
+    second = await connect({ servers: inject('servers').natsUrl, name: 'bus-test-second' });
     const prefix = `${env.prefix}_queue`;
     const counts: [number, number] = [0, 0];
     const instance = (index: 0 | 1) =>
