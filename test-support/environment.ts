@@ -49,6 +49,10 @@ export async function createTestEnvironment(): Promise<TestEnvironment> {
     logger,
     newMetrics: (service) => createMetrics(service),
     async cleanup() {
+      const jsm = await nc.jetstreamManager();
+      for await (const stream of jsm.streams.list()) {
+        if (stream.config.name.startsWith(`${prefix}_`)) await jsm.streams.delete(stream.config.name);
+      }
       for await (const keys of redis.scanIterator({ MATCH: `${redisKeyPrefix}*`, COUNT: 500 })) {
         if (keys.length > 0) await redis.del(keys);
       }

@@ -1,3 +1,4 @@
+import { CATALOG_SCHEMA, catalogMigrations } from '@pcp/catalog';
 import { GATEWAY_SCHEMA, gatewayMigrations } from '@pcp/gateway';
 import { createDatabase, migrateToLatest } from '@pcp/service-kit';
 import { STORES_SCHEMA, storesMigrations } from '@pcp/stores';
@@ -36,6 +37,7 @@ export default async function setup(project: TestProject) {
   for (const [schema, migrations] of [
     [GATEWAY_SCHEMA, gatewayMigrations],
     [STORES_SCHEMA, storesMigrations],
+    [CATALOG_SCHEMA, catalogMigrations],
   ] as const) {
     const db = createDatabase({
       url: databaseUrlFor(databaseUrl, template),

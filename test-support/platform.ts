@@ -1,4 +1,9 @@
-import { createCatalogService } from '@pcp/catalog';
+import {
+  CATALOG_SCHEMA,
+  catalogEnvSchema,
+  createCatalogService,
+  type CatalogDatabase,
+} from '@pcp/catalog';
 import {
   createGatewayService,
   gatewayEnvSchema,
@@ -24,6 +29,10 @@ export interface TestPlatform {
   readonly gateway: GatewayService;
   readonly gatewayDb: Kysely<GatewayDatabase>;
   readonly storesDb: Kysely<StoresDatabase>;
+  readonly catalogDb: Kysely<CatalogDatabase>;
+  /** The running catalog service; tests stop and replace it (worker crash, scale-out). */
+  catalog: ReturnType<typeof createCatalogService>;
+  newCatalogService(env?: Record<string, string>): ReturnType<typeof createCatalogService>;
   /** The running stores service; tests stop and replace it to see the platform heal. */
   stores: ServiceInstance;
   serviceDeps(service: string): ServiceDeps;
@@ -41,6 +50,7 @@ export interface TestPlatform {
 export async function startPlatform(
   env: TestEnvironment,
   gatewayEnv: Record<string, string> = {},
+  catalogEnv: Record<string, string> = {},
 ): Promise<TestPlatform> {
   const serviceDeps = (service: string): ServiceDeps => ({
     nc: env.nc,
@@ -59,13 +69,30 @@ export async function startPlatform(
     schema: GATEWAY_SCHEMA,
     applicationName: 'test-gateway',
   });
+  const catalogDb = createDatabase<CatalogDatabase>({
+    url: env.databaseUrl,
+    schema: CATALOG_SCHEMA,
+    applicationName: 'test-catalog',
+  });
+  // Tests host CatalogSets on local HTTP servers: plain http to loopback is admitted.
+  const newCatalogService = (overrides: Record<string, string> = {}) =>
+    createCatalogService({
+      ...serviceDeps('catalog'),
+      db: catalogDb,
+      config: loadConfig(catalogEnvSchema, {
+        CATALOG_FETCH_ALLOW_HTTP: 'true',
+        CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
+        ...catalogEnv,
+        ...overrides,
+      }),
+    });
+  let catalog = newCatalogService();
   const workers = {
-    catalog: createCatalogService(serviceDeps('catalog')),
     ordering: createOrderingService(serviceDeps('ordering')),
     payments: createPaymentsService(serviceDeps('payments')),
   };
   let stores = createStoresService({ ...serviceDeps('stores'), db: storesDb });
-  for (const worker of [...Object.values(workers), stores]) await worker.start();
+  for (const worker of [...Object.values(workers), stores, catalog]) await worker.start();
 
   const config = loadConfig(gatewayEnvSchema, {
     PORT: '0',
@@ -96,12 +123,20 @@ export async function startPlatform(
     set stores(replacement) {
       stores = replacement;
     },
+    catalogDb,
+    get catalog() {
+      return catalog;
+    },
+    set catalog(replacement) {
+      catalog = replacement;
+    },
+    newCatalogService,
     serviceDeps,
     newPartner: (kind) => createPartner(gatewayDb, { kind, name: `test ${kind} partner` }),
     async stop() {
       await gateway.stop();
-      for (const worker of [...Object.values(workers), stores]) await worker.stop();
-      await Promise.all([storesDb.destroy(), gatewayDb.destroy()]);
+      for (const worker of [...Object.values(workers), stores, catalog]) await worker.stop();
+      await Promise.all([storesDb.destroy(), gatewayDb.destroy(), catalogDb.destroy()]);
     },
   };
 }

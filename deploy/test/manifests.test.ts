@@ -838,13 +838,14 @@ describe.each(Object.keys(RENDERED))('rendered %s', (name) => {
     }
   });
 
-  it('the migration Job runs gateway then stores migrations once', () => {
+  it('the migration Job runs the gateway, stores and catalog migrations once, in order', () => {
     const job = find(docs, 'Job', 'pcp-migrate');
     const pod = podSpecOf(job)!;
     expect(pod.restartPolicy).toBe('Never');
     expect(containersOf(job).map((c) => c.command)).toEqual([
       ['node', 'services/gateway/dist/main.js', 'migrate'],
       ['node', 'services/stores/dist/main.js', 'migrate'],
+      ['node', 'services/catalog/dist/main.js', 'migrate'],
     ]);
     expect(job.spec.backoffLimit).toBeGreaterThanOrEqual(0);
     expect(job.spec.activeDeadlineSeconds).toBeGreaterThan(0);
@@ -991,7 +992,7 @@ describe('docker-compose.yml', () => {
       });
     }
     expect(services.migrate!.command.join(' ')).toMatch(
-      /services\/gateway\/dist\/main\.js migrate.*services\/stores\/dist\/main\.js migrate/,
+      /services\/gateway\/dist\/main\.js migrate.*services\/stores\/dist\/main\.js migrate.*services\/catalog\/dist\/main\.js migrate/,
     );
   });
 

@@ -54,6 +54,8 @@ export const errorCodes = {
   STORE_NOT_FOUND: entry(404, 'not_found', false, 'Store not found'),
   CATALOGSET_NOT_FOUND: entry(404, 'not_found', false, 'CatalogSet not found'),
   ORDER_NOT_FOUND: entry(404, 'not_found', false, 'Order not found'),
+  // Not named by the contract: the spec's 404 for an unknown ingest id needs a code.
+  CATALOG_INGEST_NOT_FOUND: entry(404, 'not_found', false, 'Catalog ingest not found'),
   ORDER_STATUS_TRANSITION_INVALID: entry(409, 'conflict', false, 'Order status transition invalid'),
   ADDRESS_INVALID: entry(422, 'validation', false, 'Address invalid'),
   RATE_LIMITED: entry(429, 'rate_limit', true, 'Too many requests'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { guid, pageQuery } from './common.js';
+import { catalogIngestStatus, catalogSetNotification } from './catalog.js';
+import { dateTime, guid, pageQuery } from './common.js';
 import { defineSubject } from './messaging.js';
 import {
   commerceStore,
@@ -11,6 +12,15 @@ import {
 } from './stores.js';
 
 const byStoreId = z.object({ storeId: guid });
+
+const activeCatalog = z.object({
+  storeId: guid,
+  catalogSetId: guid,
+  versionId: guid,
+  currency: z.string(),
+  etag: z.string(),
+  activatedAt: dateTime,
+});
 
 /** Request/reply subjects, grouped by the service that answers them. */
 export const subjects = {
@@ -35,5 +45,33 @@ export const subjects = {
     ),
     /** Marketfront: any store by id, as distribution partners see it. */
     lookup: defineSubject('stores', 'v1.lookup', byStoreId, marketfrontStore),
+  },
+  catalog: {
+    /** Commerce: accept a notification; the run is durable before the reply. */
+    notify: defineSubject(
+      'catalog',
+      'v1.ingest.notify',
+      catalogSetNotification.extend({ storeId: guid }),
+      z.object({ catalogIngestId: guid, retryAfterSeconds: z.number().int().min(1) }),
+    ),
+    /** Commerce: one of the caller's ingest runs for that store. */
+    status: defineSubject(
+      'catalog',
+      'v1.ingest.status',
+      z.object({ storeId: guid, catalogIngestId: guid }),
+      catalogIngestStatus,
+    ),
+    /** The active CatalogSet's version, for caches (and a 304 check). */
+    active: defineSubject('catalog', 'v1.active', byStoreId, activeCatalog),
+    /**
+     * The active CatalogSet document. Streamed: the reply's metadata, then the JSON in
+     * chunks below the server's max payload (`requestStream`/`handleStream`).
+     */
+    document: defineSubject(
+      'catalog',
+      'v1.document',
+      z.object({ storeId: guid, ifNoneMatch: z.string().max(512).optional() }),
+      activeCatalog.extend({ notModified: z.boolean() }),
+    ),
   },
 } as const;

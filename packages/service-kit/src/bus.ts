@@ -22,6 +22,7 @@ import {
   ErrorCode,
   headers as createHeaders,
   NatsError,
+  RequestStrategy,
   type Msg,
   type MsgHdrs,
   type NatsConnection,
@@ -99,57 +100,97 @@ export interface BusClient {
     ctx: RequestContext,
     options?: { timeoutMs?: number },
   ): Promise<z.output<Rep>>;
+  /** A subject answered by `handleStream`: the reply's metadata and a body of any size. */
+  requestStream<Req extends z.ZodType, Rep extends z.ZodType>(
+    definition: SubjectDefinition<Req, Rep>,
+    payload: z.input<Req>,
+    ctx: RequestContext,
+    options?: { timeoutMs?: number },
+  ): Promise<{ result: z.output<Rep>; body: Buffer }>;
 }
 
 export function createBusClient(nc: NatsConnection, options: BusOptions): BusClient {
+  /** Headers, a client span, metrics and error mapping around one exchange. */
+  async function exchange<T>(
+    definition: SubjectDefinition<z.ZodType, z.ZodType>,
+    ctx: RequestContext,
+    perform: (subject: string, headers: MsgHdrs) => Promise<T>,
+  ): Promise<T> {
+    const subject = subjectName(options.prefix, definition);
+    const headers = createHeaders();
+    writeContextHeaders(headers, ctx);
+    const started = performance.now();
+    let outcome = 'ok';
+    const span = tracer.startSpan(subject, { kind: SpanKind.CLIENT });
+    propagation.inject(trace.setSpan(otelContext.active(), span), headers, headerSetter);
+    if (!headers.has('traceparent') && ctx.traceparent) {
+      headers.set('traceparent', ctx.traceparent);
+      if (ctx.tracestate) headers.set('tracestate', ctx.tracestate);
+    }
+    try {
+      return await perform(subject, headers).catch((error: unknown) => {
+        throw transportError(error, definition.service);
+      });
+    } catch (error) {
+      outcome = error instanceof AppError ? error.code : 'error';
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+      options.metrics?.natsRequestDuration
+        .labels(definition.name, outcome)
+        .observe((performance.now() - started) / 1000);
+    }
+  }
+
+  function parseResult(definition: SubjectDefinition<z.ZodType, z.ZodType>, data: Uint8Array) {
+    const envelope = decodeEnvelope(data);
+    if (!envelope.ok) throw fromServiceError(envelope.error);
+    const parsed = definition.reply.safeParse(envelope.result);
+    if (!parsed.success) {
+      options.logger.error(
+        { subject: definition.name, issues: parsed.error.issues },
+        'reply does not match its contract',
+      );
+      throw new AppError('INTERNAL', 'Internal error');
+    }
+    return parsed.data as unknown;
+  }
+
   return {
-    async request(definition, payload, ctx, requestOptions) {
-      const subject = subjectName(options.prefix, definition);
-      const headers = createHeaders();
-      writeContextHeaders(headers, ctx);
-      const started = performance.now();
-      let outcome = 'ok';
-      const span = tracer.startSpan(subject, { kind: SpanKind.CLIENT });
-      propagation.inject(trace.setSpan(otelContext.active(), span), headers, headerSetter);
-      if (!headers.has('traceparent') && ctx.traceparent) {
-        headers.set('traceparent', ctx.traceparent);
-        if (ctx.tracestate) headers.set('tracestate', ctx.tracestate);
-      }
-      try {
-        const reply = await nc
-          .request(subject, encoder.encode(JSON.stringify(payload)), {
-            timeout: requestOptions?.timeoutMs ?? options.timeoutMs,
-            headers,
-          })
-          .catch((error: unknown) => {
-            throw transportError(error, definition.service);
-          });
-        const envelope = decodeEnvelope(reply);
-        if (!envelope.ok) {
-          outcome = envelope.error.errorCode;
-          throw fromServiceError(envelope.error);
+    request: (definition, payload, ctx, requestOptions) =>
+      exchange(definition, ctx, async (subject, headers) => {
+        const reply = await nc.request(subject, encoder.encode(JSON.stringify(payload)), {
+          timeout: requestOptions?.timeoutMs ?? options.timeoutMs,
+          headers,
+        });
+        return parseResult(definition, reply.data) as z.output<typeof definition.reply>;
+      }),
+
+    requestStream: (definition, payload, ctx, requestOptions) =>
+      exchange(definition, ctx, async (subject, headers) => {
+        const replies = await nc.requestMany(subject, encoder.encode(JSON.stringify(payload)), {
+          strategy: RequestStrategy.SentinelMsg,
+          maxWait: requestOptions?.timeoutMs ?? options.timeoutMs,
+          headers,
+          noMux: true,
+        });
+        let result: unknown;
+        let first = true;
+        const chunks: Uint8Array[] = [];
+        for await (const reply of replies) {
+          if (reply.data.length === 0) {
+            return {
+              result: result as z.output<typeof definition.reply>,
+              body: Buffer.concat(chunks),
+            };
+          }
+          if (first) result = parseResult(definition, reply.data);
+          else chunks.push(reply.data);
+          first = false;
         }
-        const parsed = definition.reply.safeParse(envelope.result);
-        if (!parsed.success) {
-          outcome = 'bad_reply';
-          options.logger.error(
-            { subject, issues: parsed.error.issues },
-            'reply does not match its contract',
-          );
-          throw new AppError('INTERNAL', 'Internal error');
-        }
-        return parsed.data;
-      } catch (error) {
-        if (outcome === 'ok') outcome = error instanceof AppError ? error.code : 'error';
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        throw error;
-      } finally {
-        span.end();
-        options.metrics?.natsRequestDuration
-          .labels(definition.name, outcome)
-          .observe((performance.now() - started) / 1000);
-      }
-    },
+        throw new NatsError('stream ended before its last chunk', ErrorCode.Timeout);
+      }),
   };
 }
 
@@ -168,8 +209,8 @@ function transportError(error: unknown, service: ServiceName): unknown {
   return error;
 }
 
-function decodeEnvelope(msg: Msg): ReplyEnvelope {
-  const parsed = replyEnvelope.safeParse(JSON.parse(decoder.decode(msg.data)));
+function decodeEnvelope(data: Uint8Array): ReplyEnvelope {
+  const parsed = replyEnvelope.safeParse(JSON.parse(decoder.decode(data)));
   if (!parsed.success) throw new AppError('INTERNAL', 'Internal error');
   return parsed.data;
 }
@@ -186,6 +227,14 @@ function fromServiceError(error: ServiceError): AppError {
 export interface HandlerBinding {
   readonly definition: SubjectDefinition<z.ZodType, z.ZodType>;
   readonly handler: (input: unknown, ctx: RequestContext) => Promise<unknown>;
+  /** Set by `handleStream`: the handler returns `{result, body}` and the body goes in chunks. */
+  readonly streamsBody?: true;
+}
+
+/** What a `handleStream` handler returns: the reply and a body of any size (or none). */
+export interface StreamedReply<T> {
+  result: T;
+  body?: Uint8Array;
 }
 
 export function handle<Req extends z.ZodType, Rep extends z.ZodType>(
@@ -193,6 +242,17 @@ export function handle<Req extends z.ZodType, Rep extends z.ZodType>(
   handler: (input: z.output<Req>, ctx: RequestContext) => Promise<z.input<Rep>>,
 ): HandlerBinding {
   return { definition, handler: handler as HandlerBinding['handler'] };
+}
+
+/**
+ * Like `handle`, for replies whose body may exceed the NATS max payload: the reply goes
+ * first, then the body in chunks, then an empty message (the caller's `requestStream`).
+ */
+export function handleStream<Req extends z.ZodType, Rep extends z.ZodType>(
+  definition: SubjectDefinition<Req, Rep>,
+  handler: (input: z.output<Req>, ctx: RequestContext) => Promise<StreamedReply<z.input<Rep>>>,
+): HandlerBinding {
+  return { definition, handler: handler as HandlerBinding['handler'], streamsBody: true };
 }
 
 export interface ServedService {
@@ -229,7 +289,10 @@ export async function serveSubjects(
           options.logger.error({ err: error, subject }, 'endpoint subscription failed');
           return;
         }
-        const work = dispatch(binding, msg, subject, options).finally(() => inFlight.delete(work));
+        const work = dispatch(binding, msg, subject, {
+          ...options,
+          maxPayload: nc.info?.max_payload,
+        }).finally(() => inFlight.delete(work));
         inFlight.add(work);
       },
     });
@@ -253,20 +316,27 @@ async function dispatch(
   binding: HandlerBinding,
   msg: Msg,
   subject: string,
-  options: BusOptions,
+  options: BusOptions & { maxPayload?: number | undefined },
 ): Promise<void> {
   const started = performance.now();
   const ctx = readContextHeaders(msg.headers);
   const parent = propagation.extract(ROOT_CONTEXT, msg.headers, headerGetter);
   const span = tracer.startSpan(subject, { kind: SpanKind.SERVER }, parent);
   let envelope: ReplyEnvelope;
+  let body: Uint8Array | undefined;
   try {
     const input = binding.definition.request.safeParse(parseJson(msg.data));
     if (!input.success) throw requestInvalid(input.error.issues);
     const result = await otelContext.with(trace.setSpan(parent, span), () =>
       binding.handler(input.data, ctx),
     );
-    envelope = { ok: true, result };
+    if (binding.streamsBody) {
+      const streamed = result as StreamedReply<unknown>;
+      envelope = { ok: true, result: streamed.result };
+      body = streamed.body;
+    } else {
+      envelope = { ok: true, result };
+    }
   } catch (error) {
     if (error instanceof AppError) {
       envelope = { ok: false, error: error.toServiceError() };
@@ -280,9 +350,24 @@ async function dispatch(
   if (!msg.respond(encoder.encode(JSON.stringify(envelope)))) {
     options.logger.warn({ subject, requestId: ctx.requestId }, 'request had no reply subject');
   }
+  if (binding.streamsBody) respondInChunks(msg, body, maxChunkBytes(options));
   options.metrics?.natsHandlerDuration
     .labels(binding.definition.name, envelope.ok ? 'ok' : envelope.error.errorCode)
     .observe((performance.now() - started) / 1000);
+}
+
+/** Room for headers and protocol overhead below the server's max payload. */
+const CHUNK_HEADROOM_BYTES = 4_096;
+
+function maxChunkBytes(options: { maxPayload?: number | undefined }): number {
+  return Math.max(16_384, (options.maxPayload ?? 1024 * 1024) - CHUNK_HEADROOM_BYTES);
+}
+
+function respondInChunks(msg: Msg, body: Uint8Array | undefined, chunkBytes: number): void {
+  for (let offset = 0; body && offset < body.length; offset += chunkBytes) {
+    msg.respond(body.subarray(offset, offset + chunkBytes));
+  }
+  msg.respond(new Uint8Array(0));
 }
 
 function parseJson(data: Uint8Array): unknown {

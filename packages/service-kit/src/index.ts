@@ -9,3 +9,6 @@ export * from './ops-server.js';
 export * from './shutdown.js';
 export * from './tracing.js';
 export * from './run-service.js';
+export * from './jetstream.js';
+export * from './outbox.js';
+export * from './ip-address.js';

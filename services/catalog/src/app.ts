@@ -1,9 +1,123 @@
-import { createSubjectService, type ServiceDeps, type ServiceInstance } from '@pcp/service-kit';
+import {
+  createBusClient,
+  createOutboxRelay,
+  createSubjectService,
+  ensureEventsStream,
+  ensureStream,
+  parseAllowlist,
+  startConsumer,
+  streamName,
+  type ConsumerLoop,
+  type ServiceDeps,
+  type ServiceInstance,
+} from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import { nanos, RetentionPolicy, StorageType } from 'nats';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { CatalogConfig } from './config.js';
+import type { CatalogDatabase } from './db/catalog.table.js';
+import { catalogHandlers } from './handlers/catalog.handlers.js';
+import { ingestHandlers } from './handlers/ingest.handlers.js';
+import { ingestSubject } from './worker/ingest-message.js';
+import { createIngestHandler } from './worker/ingest-worker.js';
+import { createReconciler } from './worker/reconciler.js';
+
+export { catalogMigrations, CATALOG_SCHEMA } from './db/migrations/index.js';
+export type { CatalogDatabase } from './db/catalog.table.js';
+export { catalogEnvSchema, type CatalogConfig } from './config.js';
+
+export interface CatalogServiceDeps extends ServiceDeps {
+  readonly db: Kysely<CatalogDatabase>;
+  readonly config: CatalogConfig;
+}
+
+const INGEST_DURABLE = 'catalog-ingest';
 
 /**
- * The catalog service (CatalogSet ingest and retrieval). It joins the platform now so that readiness,
- * deployment and scaling cover it; its subjects arrive with its own issue.
+ * The catalog service: accepts notifications, runs ingests from a JetStream work queue
+ * (any number of replicas share it), activates catalogs atomically and serves them.
  */
-export function createCatalogService(deps: ServiceDeps): ServiceInstance {
-  return createSubjectService(deps, { name: 'catalog', version: '0.1.0' }, []);
+export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance & {
+  /** Publish orphaned runs again now (tests; the timer does it in production). */
+  reconcile(): Promise<number>;
+} {
+  const { config, logger, nc, db } = deps;
+  const prefix = deps.subjectPrefix;
+  const js = nc.jetstream();
+  const bus = createBusClient(nc, {
+    prefix,
+    timeoutMs: deps.requestTimeoutMs,
+    logger,
+    metrics: deps.metrics,
+  });
+  const relay = createOutboxRelay({ db, js, logger });
+  const reconciler = createReconciler({
+    db,
+    js,
+    prefix,
+    logger,
+    intervalMs: config.CATALOG_RECONCILE_INTERVAL_MS,
+    staleAfterMs: config.CATALOG_INGEST_LEASE_MS,
+  });
+  const subjects = createSubjectService(deps, { name: 'catalog', version: '0.1.0' }, [
+    ...ingestHandlers({ db, bus, js, prefix, logger }),
+    ...catalogHandlers(db),
+  ]);
+  let consumer: ConsumerLoop | undefined;
+
+  return {
+    reconcile: () => reconciler.reconcile(),
+    async start() {
+      const jsm = await nc.jetstreamManager();
+      const stream = streamName(prefix, 'catalog_ingest');
+      await ensureStream(jsm, {
+        name: stream,
+        subjects: [ingestSubject(prefix)],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        max_age: nanos(7 * 24 * 3_600_000),
+        duplicate_window: nanos(120_000),
+      });
+      await ensureEventsStream(jsm, prefix);
+      await subjects.start();
+      consumer = await startConsumer({
+        js,
+        jsm,
+        stream,
+        durable: INGEST_DURABLE,
+        concurrency: config.CATALOG_INGEST_CONCURRENCY,
+        logger,
+        config: {
+          ack_wait: nanos(config.CATALOG_INGEST_LEASE_MS),
+          // Attempts are counted per run in the database; this only stops a runaway message.
+          max_deliver: 50,
+          max_ack_pending: 1_000,
+        },
+        handle: createIngestHandler({
+          db,
+          relay,
+          logger,
+          prefix,
+          workerId: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+          leaseMs: config.CATALOG_INGEST_LEASE_MS,
+          maxAttempts: config.CATALOG_INGEST_MAX_ATTEMPTS,
+          fetch: {
+            allowHttp: config.CATALOG_FETCH_ALLOW_HTTP === 'true',
+            allowlist: parseAllowlist(config.CATALOG_FETCH_ALLOWLIST),
+            timeoutMs: config.CATALOG_FETCH_TIMEOUT_MS,
+            connectTimeoutMs: config.CATALOG_FETCH_CONNECT_TIMEOUT_MS,
+          },
+        }),
+      });
+      relay.start();
+      reconciler.start();
+    },
+    async stop() {
+      await subjects.stop();
+      await consumer?.stop();
+      await reconciler.stop();
+      await relay.stop();
+    },
+  };
 }

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { availability } from './availability.js';
+import { dateTime, guid, moneyAmount } from './common.js';
+import { currencyCode } from './stores.js';
+
+/** Limits of one CatalogSet document (contract §3). */
+export const catalogLimits = {
+  maxDocumentBytes: 50 * 1024 * 1024,
+  maxItems: 100_000,
+  maxModifierDepth: 5,
+  maxErrors: 100,
+} as const;
+
+const name = z.string().trim().min(1).max(200);
+const idList = z.array(guid).max(100_000);
+
+export const catalogEntry = z.object({
+  catalogId: guid,
+  name,
+  sectionIds: idList,
+  availability: availability.nullable().optional(),
+});
+
+export const catalogSection = z.object({
+  sectionId: guid,
+  name,
+  sectionIds: idList.optional(),
+  itemIds: idList.optional(),
+});
+
+export const catalogItem = z.object({
+  itemId: guid,
+  name,
+  description: z.string().max(5_000).nullable().optional(),
+  basePrice: moneyAmount,
+  isAvailable: z.boolean().nullable().optional(),
+  modifierGroupIds: idList.optional(),
+  imageUrl: z
+    .url({ protocol: /^https?$/ })
+    .max(2_048)
+    .nullable()
+    .optional(),
+});
+
+export const modifierGroup = z.object({
+  modifierGroupId: guid,
+  name,
+  minimumAllowed: z.number().int().min(0).max(1_000),
+  maximumAllowed: z.number().int().min(0).max(1_000),
+  itemIds: idList,
+});
+
+/**
+ * The CatalogSet a commerce partner hosts (contract §3): normalized dictionaries keyed by
+ * each entity's own id. Referential rules (keys equal ids, references resolve, no cycles,
+ * modifier depth, precision per currency) are checked by the catalog service.
+ */
+export const catalogSetDocument = z.object({
+  catalogSetId: guid,
+  storeId: guid,
+  currency: currencyCode,
+  catalogs: z.record(z.string(), catalogEntry),
+  sections: z.record(z.string(), catalogSection),
+  items: z.record(z.string(), catalogItem),
+  modifierGroups: z.record(z.string(), modifierGroup),
+});
+export type CatalogSetDocument = z.infer<typeof catalogSetDocument>;
+
+/** Body of `POST /v1/commerce/catalogset-notification`. */
+export const catalogSetNotification = z.object({
+  callbackUrl: z.string().min(1).max(2_048),
+});
+
+export const catalogIngestAccepted = z.object({
+  catalogIngestId: guid,
+  statusUrl: z.string(),
+});
+
+export const catalogIngestStatusValue = z.enum([
+  'queued',
+  'pulling',
+  'processing',
+  'succeeded',
+  'failed',
+]);
+export type CatalogIngestStatusValue = z.infer<typeof catalogIngestStatusValue>;
+
+/** A partner-safe reason an ingest failed; `path` is an RFC 6901 pointer or ''. */
+export const catalogIngestError = z.object({ message: z.string(), path: z.string() });
+export type CatalogIngestError = z.infer<typeof catalogIngestError>;
+
+export const catalogIngestSummary = z.object({
+  items: z.number().int(),
+  sections: z.number().int(),
+  modifierGroups: z.number().int(),
+  added: z.number().int(),
+  removed: z.number().int(),
+  priceChanged: z.number().int(),
+});
+export type CatalogIngestSummary = z.infer<typeof catalogIngestSummary>;
+
+export const catalogIngestStatus = z.object({
+  catalogIngestId: guid,
+  storeId: guid,
+  status: catalogIngestStatusValue,
+  createdAt: dateTime,
+  updatedAt: dateTime,
+  errors: z.array(catalogIngestError),
+  summary: catalogIngestSummary.optional(),
+});
+export type CatalogIngestStatus = z.infer<typeof catalogIngestStatus>;

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { dateTime, guid } from './common.js';
+
+/**
+ * Every event travels in this envelope (STYLE §6). `id` is also the JetStream `Nats-Msg-Id`
+ * (publish dedupe) and the consumer's idempotency key.
+ */
+export function eventEnvelope<Data extends z.ZodType>(type: string, data: Data) {
+  return z.object({
+    id: guid,
+    type: z.literal(type),
+    occurredAt: dateTime,
+    version: z.literal(1),
+    data,
+  });
+}
+
+export const catalogActivatedData = z.object({
+  storeId: guid,
+  catalogSetId: guid,
+  versionId: guid,
+  etag: z.string(),
+  activatedAt: dateTime,
+});
+export type CatalogActivatedData = z.infer<typeof catalogActivatedData>;
+
+/** Events, by the subject (below the deployment prefix) they are published on. */
+export const events = {
+  catalogActivated: {
+    subject: 'events.catalog.v1.activated',
+    schema: eventEnvelope('catalog.v1.activated', catalogActivatedData),
+  },
+} as const;

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+
+const milliseconds = (fallback: number) =>
+  z.coerce.number().int().min(1).max(3_600_000).default(fallback);
+
+export const catalogEnvSchema = z.object({
+  /** Download over plain http too (local runs, tests); production partners use https. */
+  CATALOG_FETCH_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
+  /** Private hosts an operator admits (on-premise partners, tests): CIDRs and hostnames. */
+  CATALOG_FETCH_ALLOWLIST: z.string().default(''),
+  CATALOG_FETCH_TIMEOUT_MS: milliseconds(60_000),
+  CATALOG_FETCH_CONNECT_TIMEOUT_MS: milliseconds(5_000),
+  /** Runs one replica works on at once (each holds a document in memory). */
+  CATALOG_INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
+  /** A worker's claim on a run; heartbeats renew it, a crash lets it lapse. */
+  CATALOG_INGEST_LEASE_MS: milliseconds(30_000),
+  /** Claims of one run before it is failed rather than retried again. */
+  CATALOG_INGEST_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  CATALOG_RECONCILE_INTERVAL_MS: milliseconds(10_000),
+});
+export type CatalogConfig = z.output<typeof catalogEnvSchema>;

@@ -1,0 +1,161 @@
+import { events, type CatalogIngestSummary } from '@pcp/contracts';
+import { insertOutboxEvent, newEvent } from '@pcp/service-kit';
+import { sql, type Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { summarizeChanges } from '../domain/catalog-diff.js';
+import type { ValidatedCatalogSet } from '../domain/validate-catalog-set.js';
+import type { CatalogDatabase, IngestRunRow } from './catalog.table.js';
+
+type Db = Kysely<CatalogDatabase>;
+
+/** Versions kept per store besides the active one (documents are large). */
+const KEEP_PREVIOUS_VERSIONS = 2;
+
+export type ActivationOutcome =
+  | { outcome: 'activated'; summary: CatalogIngestSummary; versionId: string }
+  | { outcome: 'superseded' }
+  | { outcome: 'lease_lost' };
+
+/**
+ * Make the validated catalog the store's active one, in one transaction: readers see the
+ * old catalog or the new one, never a mix. Runs of a store apply in notification order:
+ * when a later notification is already active, this run is superseded instead.
+ */
+export function activateCatalog(
+  db: Db,
+  input: {
+    run: IngestRunRow;
+    workerId: string;
+    catalog: ValidatedCatalogSet;
+    documentText: string;
+    etag: string;
+    eventSubject: string;
+  },
+): Promise<ActivationOutcome> {
+  const { run } = input;
+  return db.transaction().execute(async (trx) => {
+    // Serializes activations of one store, including its very first (no row to lock yet).
+    await sql`select pg_advisory_xact_lock(hashtextextended(${run.store_id}, 0))`.execute(trx);
+    const owned = await trx
+      .selectFrom('ingest_runs')
+      .select('run_id')
+      .where('run_id', '=', run.run_id)
+      .where('lease_owner', '=', input.workerId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!owned) return { outcome: 'lease_lost' };
+
+    const active = await trx
+      .selectFrom('active_catalogs')
+      .innerJoin('catalog_versions', 'catalog_versions.version_id', 'active_catalogs.version_id')
+      .select(['active_catalogs.sequence', 'catalog_versions.prices'])
+      .where('active_catalogs.store_id', '=', run.store_id)
+      .executeTakeFirst();
+    if (active && active.sequence > run.sequence) return { outcome: 'superseded' };
+
+    const previous = active ? new Map(Object.entries(active.prices)) : undefined;
+    const summary = summarizeChanges(input.catalog.prices, input.catalog.counts, previous);
+    const versionId = randomUUID();
+    const activatedAt = new Date();
+    await trx
+      .insertInto('catalog_versions')
+      .values({
+        version_id: versionId,
+        store_id: run.store_id,
+        run_id: run.run_id,
+        sequence: run.sequence,
+        catalog_set_id: input.catalog.document.catalogSetId,
+        currency: input.catalog.document.currency,
+        etag: input.etag,
+        document: input.documentText,
+        prices: JSON.stringify(Object.fromEntries(input.catalog.prices)),
+      })
+      .execute();
+    await trx
+      .insertInto('active_catalogs')
+      .values({
+        store_id: run.store_id,
+        version_id: versionId,
+        sequence: run.sequence,
+        activated_at: activatedAt,
+      })
+      .onConflict((oc) =>
+        oc
+          .column('store_id')
+          .doUpdateSet({
+            version_id: versionId,
+            sequence: run.sequence,
+            activated_at: activatedAt,
+          }),
+      )
+      .execute();
+    await trx
+      .updateTable('ingest_runs')
+      .set({
+        status: 'succeeded',
+        errors: '[]',
+        summary: JSON.stringify(summary),
+        version_id: versionId,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: sql`now()`,
+      })
+      .where('run_id', '=', run.run_id)
+      .execute();
+    await insertOutboxEvent<CatalogDatabase>(
+      trx,
+      input.eventSubject,
+      newEvent(events.catalogActivated.schema.shape.type.value, {
+        storeId: run.store_id,
+        catalogSetId: input.catalog.document.catalogSetId,
+        versionId,
+        etag: input.etag,
+        activatedAt: activatedAt.toISOString(),
+      }),
+    );
+    await pruneVersions(trx, run.store_id, versionId);
+    return { outcome: 'activated', summary, versionId };
+  });
+}
+
+async function pruneVersions(trx: Db, storeId: string, activeVersionId: string): Promise<void> {
+  const keep = await trx
+    .selectFrom('catalog_versions')
+    .select('version_id')
+    .where('store_id', '=', storeId)
+    .where('version_id', '!=', activeVersionId)
+    .orderBy('sequence', 'desc')
+    .limit(KEEP_PREVIOUS_VERSIONS)
+    .execute();
+  await trx
+    .deleteFrom('catalog_versions')
+    .where('store_id', '=', storeId)
+    .where('version_id', 'not in', [activeVersionId, ...keep.map((row) => row.version_id)])
+    .execute();
+}
+
+/** The store's active version without its document. */
+export function findActiveVersion(db: Db, storeId: string) {
+  return db
+    .selectFrom('active_catalogs')
+    .innerJoin('catalog_versions', 'catalog_versions.version_id', 'active_catalogs.version_id')
+    .select([
+      'active_catalogs.store_id',
+      'active_catalogs.version_id',
+      'active_catalogs.activated_at',
+      'catalog_versions.catalog_set_id',
+      'catalog_versions.currency',
+      'catalog_versions.etag',
+    ])
+    .where('active_catalogs.store_id', '=', storeId)
+    .executeTakeFirst();
+}
+
+export async function readDocument(db: Db, versionId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('catalog_versions')
+    .select('document')
+    .where('version_id', '=', versionId)
+    .executeTakeFirst();
+  return row?.document;
+}

@@ -1,0 +1,61 @@
+import type {
+  CatalogIngestError,
+  CatalogIngestStatusValue,
+  CatalogIngestSummary,
+} from '@pcp/contracts';
+import type { OutboxTable } from '@pcp/service-kit';
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+export interface IngestRunTable {
+  run_id: string;
+  store_id: string;
+  partner_id: string;
+  callback_url: string;
+  /** The store's currency when notified; the document must match it. */
+  currency: string;
+  /** Notification order per deployment; a run never replaces a later one's catalog. */
+  sequence: Generated<number>;
+  status: CatalogIngestStatusValue;
+  errors: ColumnType<CatalogIngestError[], string | undefined, string>;
+  summary: ColumnType<CatalogIngestSummary | null, string | null | undefined, string | null>;
+  attempts: Generated<number>;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  /** Last time the run's work message was published (the reconciler re-publishes). */
+  published_at: Date | null;
+  version_id: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface CatalogVersionTable {
+  version_id: string;
+  store_id: string;
+  run_id: string;
+  sequence: number;
+  catalog_set_id: string;
+  currency: string;
+  /** Strong ETag of `document`, quoted. */
+  etag: string;
+  /** The validated CatalogSet as served (JSON text). */
+  document: string;
+  /** itemId → basePrice in minor units, for the next run's change summary. */
+  prices: ColumnType<Record<string, number>, string, string>;
+  created_at: Generated<Date>;
+}
+
+export interface ActiveCatalogTable {
+  store_id: string;
+  version_id: string;
+  sequence: number;
+  activated_at: Date;
+}
+
+export type IngestRunRow = Selectable<IngestRunTable>;
+
+export interface CatalogDatabase {
+  ingest_runs: IngestRunTable;
+  catalog_versions: CatalogVersionTable;
+  active_catalogs: ActiveCatalogTable;
+  outbox: OutboxTable;
+}

@@ -1,0 +1,331 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import type { Transform } from 'node:stream';
+import zlib from 'node:zlib';
+import { isPublicAddress, type AddressAllowlist } from '@pcp/service-kit';
+
+export interface SafeFetchOptions {
+  allowHttp: boolean;
+  allowlist: AddressAllowlist;
+  maxBytes: number;
+  maxRedirects: number;
+  connectTimeoutMs: number;
+  totalTimeoutMs: number;
+  signal?: AbortSignal;
+  onProgress?: (receivedBytes: number) => void;
+}
+
+export type SafeFetchFailure =
+  | 'invalid_url'
+  | 'scheme_not_allowed'
+  | 'address_not_allowed'
+  | 'dns_failed'
+  | 'unreachable'
+  | 'timeout'
+  | 'too_large'
+  | 'too_many_redirects'
+  | 'http_status'
+  | 'aborted';
+
+export type SafeFetchResult =
+  | { ok: true; body: Buffer; finalUrl: string; contentType: string | undefined }
+  | { ok: false; failure: SafeFetchFailure; message: string };
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+const DECODERS = new Map<string, () => Transform>([
+  ['gzip', () => zlib.createGunzip()],
+  ['x-gzip', () => zlib.createGunzip()],
+  ['br', () => zlib.createBrotliDecompress()],
+  ['deflate', () => zlib.createInflate()],
+]);
+
+/** Abort reasons of the combined signal, so a hop can tell the caller's cancel from our deadline. */
+const DEADLINE = 'deadline';
+const CANCELLED = 'cancelled';
+
+/** A failure whose message is safe to show the partner. */
+class FetchFailure extends Error {
+  constructor(
+    readonly failure: SafeFetchFailure,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An exception from the caller's onProgress: our bug, not the partner's, so it is rethrown. */
+class CallbackError extends Error {
+  constructor(cause: unknown) {
+    super('onProgress threw', { cause });
+  }
+}
+
+type Hop =
+  | { kind: 'redirect'; location: string }
+  | { kind: 'body'; body: Buffer; contentType: string | undefined };
+
+/** Never throws for network/partner problems; returns {ok:false}. */
+export async function safeFetch(url: string, options: SafeFetchOptions): Promise<SafeFetchResult> {
+  const stop = new AbortController();
+  const deadline = setTimeout(() => stop.abort(DEADLINE), options.totalTimeoutMs);
+  const onCallerAbort = (): void => stop.abort(CANCELLED);
+  if (options.signal?.aborted) onCallerAbort();
+  else options.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  try {
+    return await follow(url, options, stop.signal);
+  } catch (error) {
+    if (error instanceof FetchFailure) {
+      return { ok: false, failure: error.failure, message: error.message };
+    }
+    if (error instanceof CallbackError) throw error.cause;
+    return { ok: false, failure: 'unreachable', message: 'callbackUrl could not be reached' };
+  } finally {
+    clearTimeout(deadline);
+    options.signal?.removeEventListener('abort', onCallerAbort);
+  }
+}
+
+async function follow(
+  url: string,
+  options: SafeFetchOptions,
+  signal: AbortSignal,
+): Promise<SafeFetchResult> {
+  let target = checkTarget(url, undefined, 'callbackUrl', options);
+  for (let redirects = 0; ; redirects++) {
+    const subject = redirects === 0 ? 'callbackUrl' : 'callbackUrl redirect target';
+    const hop = await requestOnce(target, subject, options, signal);
+    if (hop.kind === 'body') {
+      return { ok: true, body: hop.body, finalUrl: target.href, contentType: hop.contentType };
+    }
+    if (redirects >= options.maxRedirects) {
+      throw new FetchFailure(
+        'too_many_redirects',
+        `too many redirects (more than ${options.maxRedirects})`,
+      );
+    }
+    target = checkTarget(hop.location, target, 'callbackUrl redirect target', options);
+  }
+}
+
+/** Scheme, credentials and IP-literal checks; Node skips `lookup` for literals, so they are checked here. */
+function checkTarget(
+  raw: string,
+  base: URL | undefined,
+  subject: string,
+  options: SafeFetchOptions,
+): URL {
+  let target: URL;
+  try {
+    target = new URL(raw, base);
+  } catch {
+    throw new FetchFailure('invalid_url', `${subject} is not a valid URL`);
+  }
+  if (target.protocol !== 'https:' && !(options.allowHttp && target.protocol === 'http:')) {
+    const allowed = options.allowHttp ? 'http or https' : 'https';
+    throw new FetchFailure('scheme_not_allowed', `${subject} must use ${allowed}`);
+  }
+  if (target.username !== '' || target.password !== '') {
+    throw new FetchFailure('invalid_url', `${subject} must not contain credentials`);
+  }
+  const literal = unbracket(target.hostname);
+  if (isIP(literal) !== 0 && !addressAllowed(literal, undefined, options.allowlist)) {
+    throw notRoutable(subject);
+  }
+  return target;
+}
+
+function unbracket(hostname: string): string {
+  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+}
+
+function addressAllowed(
+  address: string,
+  hostname: string | undefined,
+  allowlist: AddressAllowlist,
+): boolean {
+  return isPublicAddress(address) || allowlist.allows(address, hostname);
+}
+
+function notRoutable(subject: string): FetchFailure {
+  return new FetchFailure(
+    'address_not_allowed',
+    `${subject} resolves to an address that is not publicly routable`,
+  );
+}
+
+/**
+ * Resolves the host ourselves and hands the socket only permitted addresses, so the address
+ * checked is the address connected to (no DNS rebinding between check and connect).
+ */
+function guardedLookup(subject: string, allowlist: AddressAllowlist): LookupFunction {
+  return (hostname, lookupOptions, callback) => {
+    const query = { family: lookupOptions.family, hints: lookupOptions.hints, all: true as const };
+    dnsLookup(hostname, query, (error, addresses) => {
+      if (error || addresses.length === 0) {
+        callback(new FetchFailure('dns_failed', `${subject} host could not be resolved`), []);
+        return;
+      }
+      const permitted = addresses.filter((entry: LookupAddress) =>
+        addressAllowed(entry.address, hostname, allowlist),
+      );
+      const first = permitted[0];
+      if (first === undefined) callback(notRoutable(subject), []);
+      // With autoSelectFamily, net asks for every address; otherwise for one.
+      else if (lookupOptions.all) callback(null, permitted);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+function requestOnce(
+  target: URL,
+  subject: string,
+  options: SafeFetchOptions,
+  signal: AbortSignal,
+): Promise<Hop> {
+  return new Promise<Hop>((resolve, reject) => {
+    const transport = target.protocol === 'https:' ? https : http;
+    const request = transport.request({
+      protocol: target.protocol,
+      hostname: unbracket(target.hostname),
+      port: target.port === '' ? undefined : target.port,
+      path: `${target.pathname}${target.search}`,
+      method: 'GET',
+      headers: { accept: 'application/json', 'accept-encoding': 'gzip, br' },
+      // A fresh connection every time: a pooled socket would skip our lookup.
+      agent: false,
+      lookup: guardedLookup(subject, options.allowlist),
+    });
+    let response: http.IncomingMessage | undefined;
+    let decoder: Transform | undefined;
+    let settled = false;
+
+    const settle = (outcome: { hop: Hop } | { error: Error }): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(connectTimer);
+      signal.removeEventListener('abort', onAbort);
+      decoder?.destroy();
+      response?.destroy();
+      request.destroy();
+      if ('hop' in outcome) resolve(outcome.hop);
+      else reject(outcome.error);
+    };
+    const fail = (failure: SafeFetchFailure, message: string): void =>
+      settle({ error: new FetchFailure(failure, message) });
+
+    const connectTimer = setTimeout(
+      () =>
+        fail(
+          'timeout',
+          `${subject} did not accept a connection within ${duration(options.connectTimeoutMs)}`,
+        ),
+      options.connectTimeoutMs,
+    );
+    const onAbort = (): void => {
+      const within = duration(options.totalTimeoutMs);
+      if (signal.reason === CANCELLED) fail('aborted', 'the download was cancelled');
+      else if (response === undefined)
+        fail('timeout', `${subject} did not answer within ${within}`);
+      else fail('timeout', `the download from ${subject} did not finish within ${within}`);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+
+    request.on('socket', (socket) => {
+      const ready = target.protocol === 'https:' ? 'secureConnect' : 'connect';
+      socket.once(ready, () => clearTimeout(connectTimer));
+    });
+    request.on('error', (error) => settle({ error: describeError(error, subject) }));
+    request.on('response', (res) => {
+      response = res;
+      clearTimeout(connectTimer);
+      res.on('error', () => fail('unreachable', `the download from ${subject} was interrupted`));
+      res.on('close', () => {
+        if (!res.complete) fail('unreachable', `the download from ${subject} was interrupted`);
+      });
+
+      const status = res.statusCode ?? 0;
+      if (REDIRECT_STATUSES.has(status)) {
+        const location = res.headers.location;
+        if (location === undefined) {
+          fail('http_status', `${subject} answered HTTP ${status} without a Location header`);
+        } else {
+          settle({ hop: { kind: 'redirect', location } });
+        }
+        return;
+      }
+      if (status < 200 || status > 299) {
+        fail('http_status', `${subject} answered HTTP ${status}`);
+        return;
+      }
+      const tooLarge = `the document is larger than ${size(options.maxBytes)}`;
+      if (Number(res.headers['content-length']) > options.maxBytes) {
+        fail('too_large', tooLarge);
+        return;
+      }
+
+      const encoding = (res.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+      if (encoding !== 'identity') {
+        decoder = DECODERS.get(encoding)?.();
+        if (decoder === undefined) {
+          fail('http_status', `${subject} answered with an unsupported content-encoding`);
+          return;
+        }
+        decoder.on('error', () =>
+          fail('unreachable', `${subject} sent a compressed body that could not be decoded`),
+        );
+      }
+      // The cap applies to decoded bytes, so a small compressed bomb cannot inflate past it.
+      const body = decoder === undefined ? res : res.pipe(decoder);
+      const chunks: Buffer[] = [];
+      let received = 0;
+      body.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > options.maxBytes) {
+          fail('too_large', tooLarge);
+          return;
+        }
+        chunks.push(chunk);
+        try {
+          options.onProgress?.(received);
+        } catch (error) {
+          settle({ error: new CallbackError(error) });
+        }
+      });
+      body.on('end', () =>
+        settle({
+          hop: {
+            kind: 'body',
+            body: Buffer.concat(chunks, received),
+            contentType: res.headers['content-type'],
+          },
+        }),
+      );
+    });
+    request.end();
+  });
+}
+
+function describeError(error: unknown, subject: string): FetchFailure {
+  if (error instanceof FetchFailure) return error;
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  if (/CERT|^ERR_TLS|^ERR_SSL|^EPROTO$/.test(code)) {
+    return new FetchFailure('unreachable', `${subject} failed the TLS handshake`);
+  }
+  return new FetchFailure('unreachable', `${subject} could not be reached`);
+}
+
+function duration(ms: number): string {
+  const seconds = Number((ms / 1000).toFixed(1));
+  return seconds === 1 ? '1 second' : `${seconds} seconds`;
+}
+
+function size(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${Number((bytes / (1024 * 1024)).toFixed(1))} MB`;
+  if (bytes >= 1024) return `${Number((bytes / 1024).toFixed(1))} KB`;
+  return `${bytes} bytes`;
+}

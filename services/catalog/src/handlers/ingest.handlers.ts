@@ -1,0 +1,79 @@
+import { subjects, type CatalogIngestStatus } from '@pcp/contracts';
+import {
+  AppError,
+  handle,
+  requirePartner,
+  type BusClient,
+  type HandlerBinding,
+  type Logger,
+} from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import type { JetStreamClient } from 'nats';
+import { randomUUID } from 'node:crypto';
+import type { CatalogDatabase, IngestRunRow } from '../db/catalog.table.js';
+import { findPartnerRun, insertRun, markPublished } from '../db/ingest-run.repository.js';
+import { publishIngest } from '../worker/ingest-message.js';
+
+/** How long partners should wait before polling the status (the 202's Retry-After). */
+const POLL_AFTER_SECONDS = 2;
+
+export function toIngestStatus(run: IngestRunRow): CatalogIngestStatus {
+  return {
+    catalogIngestId: run.run_id,
+    storeId: run.store_id,
+    status: run.status,
+    createdAt: run.created_at.toISOString(),
+    updatedAt: run.updated_at.toISOString(),
+    errors: run.status === 'failed' ? run.errors : [],
+    ...(run.status === 'succeeded' && run.summary ? { summary: run.summary } : {}),
+  };
+}
+
+export function ingestHandlers(deps: {
+  db: Kysely<CatalogDatabase>;
+  bus: BusClient;
+  js: JetStreamClient;
+  prefix: string;
+  logger: Logger;
+}): HandlerBinding[] {
+  return [
+    handle(subjects.catalog.notify, async ({ storeId, callbackUrl }, ctx) => {
+      const partnerId = requirePartner(ctx, 'commerce');
+      // The stores service answers 404 for another partner's store; that error passes through.
+      const store = await deps.bus.request(subjects.stores.get, { storeId }, ctx);
+      const run = await insertRun(deps.db, {
+        runId: randomUUID(),
+        storeId,
+        partnerId,
+        callbackUrl,
+        currency: store.currency,
+      });
+      // The run is durable now; if this publish fails the reconciler publishes it later.
+      try {
+        await publishIngest(deps.js, deps.prefix, run.run_id);
+        await markPublished(deps.db, run.run_id);
+      } catch (error) {
+        deps.logger.warn(
+          { err: error, runId: run.run_id },
+          'ingest publish failed; reconciler will retry',
+        );
+      }
+      return { catalogIngestId: run.run_id, retryAfterSeconds: POLL_AFTER_SECONDS };
+    }),
+
+    handle(subjects.catalog.status, async ({ storeId, catalogIngestId }, ctx) => {
+      const run = await findPartnerRun(
+        deps.db,
+        catalogIngestId,
+        storeId,
+        requirePartner(ctx, 'commerce'),
+      );
+      if (!run)
+        throw new AppError(
+          'CATALOG_INGEST_NOT_FOUND',
+          'No catalog ingest with that id exists for this store',
+        );
+      return toIngestStatus(run);
+    }),
+  ];
+}

@@ -1,0 +1,331 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllowlist } from '@pcp/service-kit';
+import {
+  safeFetch,
+  type SafeFetchFailure,
+  type SafeFetchOptions,
+  type SafeFetchResult,
+} from '../../src/fetch/safe-fetch.js';
+
+const DOCUMENT = Buffer.from(JSON.stringify({ products: [{ sku: 'a-1', price: 1250 }] }));
+const MAX_BYTES = 10_000;
+
+let server: http.Server;
+let base: string;
+let port: number;
+const seenHeaders: http.IncomingHttpHeaders[] = [];
+let streamClosed: Promise<void>;
+
+function encode(encoding: string, data: Buffer): Buffer {
+  if (encoding === 'gzip') return zlib.gzipSync(data);
+  if (encoding === 'br') return zlib.brotliCompressSync(data);
+  return zlib.deflateSync(data);
+}
+
+function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+  seenHeaders.push(req.headers);
+  const url = new URL(req.url ?? '/', 'http://test');
+  const hops = /^\/hops\/(\d+)$/.exec(url.pathname);
+  const encoded = /^\/encoded\/(gzip|br|deflate)$/.exec(url.pathname);
+  if (url.pathname === '/ok' || hops?.[1] === '0') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(DOCUMENT);
+  } else if (hops) {
+    res.writeHead(302, { location: `${base}/hops/${Number(hops[1]) - 1}` }).end();
+  } else if (encoded?.[1]) {
+    const body = encode(encoded[1], DOCUMENT);
+    res.writeHead(200, { 'content-encoding': encoded[1] }).end(body);
+  } else if (url.pathname === '/dir/relative') {
+    res.writeHead(301, { location: '../ok' }).end();
+  } else if (url.pathname === '/to-metadata') {
+    res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' }).end();
+  } else if (url.pathname === '/to-ftp') {
+    res.writeHead(308, { location: 'ftp://127.0.0.1/doc.json' }).end();
+  } else if (url.pathname === '/to-private') {
+    res.writeHead(307, { location: 'http://10.0.0.1/' }).end();
+  } else if (url.pathname === '/declared-large') {
+    res.writeHead(200, { 'content-length': MAX_BYTES + 1 }).end(Buffer.alloc(MAX_BYTES + 1));
+  } else if (url.pathname === '/endless') {
+    streamClosed = new Promise((resolve) => res.on('close', () => resolve()));
+    res.writeHead(200);
+    const timer = setInterval(() => res.write(Buffer.alloc(1024, 'x')), 2);
+    res.on('close', () => clearInterval(timer));
+  } else if (url.pathname === '/bomb') {
+    const bomb = zlib.gzipSync(Buffer.alloc(500 * MAX_BYTES));
+    res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': bomb.length }).end(bomb);
+  } else if (url.pathname === '/stall') {
+    res.writeHead(200, { 'content-length': 100 });
+    res.flushHeaders();
+  } else if (url.pathname === '/trickle') {
+    res.writeHead(200);
+    let sent = 0;
+    const timer = setInterval(() => {
+      res.write(Buffer.alloc(1000, 'y'));
+      if (++sent === 5) {
+        clearInterval(timer);
+        res.end();
+      }
+    }, 20);
+  } else {
+    res.writeHead(404).end('not here');
+  }
+}
+
+function options(overrides: Partial<SafeFetchOptions> = {}): SafeFetchOptions {
+  return {
+    allowHttp: true,
+    allowlist: parseAllowlist('127.0.0.1/32'),
+    maxBytes: MAX_BYTES,
+    maxRedirects: 3,
+    connectTimeoutMs: 2_000,
+    totalTimeoutMs: 5_000,
+    ...overrides,
+  };
+}
+
+function expectFailure(result: SafeFetchResult, failure: SafeFetchFailure): string {
+  expect(result).toMatchObject({ ok: false, failure });
+  const message = result.ok ? '' : result.message;
+  // Partner-facing: no internal addresses, no stack traces.
+  expect(message).not.toContain('127.0.0.1');
+  expect(message).not.toMatch(/\n\s+at |Error:/);
+  return message;
+}
+
+beforeAll(async () => {
+  server = http.createServer(handle);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  port = (server.address() as AddressInfo).port;
+  base = `http://127.0.0.1:${port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe('safeFetch', () => {
+  it('returns the exact bytes and content type', async () => {
+    const result = await safeFetch(`${base}/ok`, options());
+    expect(result).toEqual({
+      ok: true,
+      body: DOCUMENT,
+      finalUrl: `${base}/ok`,
+      contentType: 'application/json',
+    });
+  });
+
+  it('asks for JSON and for compressed encodings', async () => {
+    seenHeaders.length = 0;
+    await safeFetch(`${base}/ok`, options());
+    expect(seenHeaders[0]).toMatchObject({
+      accept: 'application/json',
+      'accept-encoding': 'gzip, br',
+    });
+  });
+
+  it.each(['gzip', 'br', 'deflate'])('decodes a %s body', async (encoding) => {
+    const result = await safeFetch(`${base}/encoded/${encoding}`, options());
+    expect(result.ok && result.body).toEqual(DOCUMENT);
+  });
+
+  it('requires https unless http is allowed', async () => {
+    const message = expectFailure(
+      await safeFetch(`${base}/ok`, options({ allowHttp: false })),
+      'scheme_not_allowed',
+    );
+    expect(message).toBe('callbackUrl must use https');
+  });
+
+  it.each(['ftp://127.0.0.1/doc.json', 'file:///etc/passwd', 'gopher://127.0.0.1/'])(
+    'refuses the scheme of %s',
+    async (url) => {
+      expectFailure(await safeFetch(url, options()), 'scheme_not_allowed');
+    },
+  );
+
+  it('refuses credentials in the URL', async () => {
+    const message = expectFailure(
+      await safeFetch(`http://user:pass@127.0.0.1:${port}/ok`, options()),
+      'invalid_url',
+    );
+    expect(message).not.toContain('pass');
+  });
+
+  it('refuses an unparseable URL', async () => {
+    expectFailure(await safeFetch('not a url', options()), 'invalid_url');
+  });
+
+  it('refuses a loopback literal when the allow-list is empty', async () => {
+    const message = expectFailure(
+      await safeFetch(`${base}/ok`, options({ allowlist: parseAllowlist('') })),
+      'address_not_allowed',
+    );
+    expect(message).toBe('callbackUrl resolves to an address that is not publicly routable');
+  });
+
+  it('refuses a hostname that resolves to loopback (checked in the lookup)', async () => {
+    seenHeaders.length = 0;
+    const result = await safeFetch(
+      `http://localhost:${port}/ok`,
+      options({ allowlist: parseAllowlist('') }),
+    );
+    expectFailure(result, 'address_not_allowed');
+    expect(seenHeaders).toHaveLength(0);
+  });
+
+  it('refuses a loopback hostname when net asks for a single address', async () => {
+    const autoSelect = net.getDefaultAutoSelectFamily();
+    net.setDefaultAutoSelectFamily(false);
+    try {
+      const refused = await safeFetch(
+        `http://localhost:${port}/ok`,
+        options({ allowlist: parseAllowlist('') }),
+      );
+      expectFailure(refused, 'address_not_allowed');
+      const admitted = await safeFetch(`http://localhost:${port}/ok`, options());
+      expect(admitted.ok && admitted.body).toEqual(DOCUMENT);
+    } finally {
+      net.setDefaultAutoSelectFamily(autoSelect);
+    }
+  });
+
+  it('admits any address of an allow-listed hostname', async () => {
+    const result = await safeFetch(
+      `http://LOCALHOST:${port}/ok`,
+      options({ allowlist: parseAllowlist('localhost') }),
+    );
+    expect(result.ok && result.body).toEqual(DOCUMENT);
+  });
+
+  it('follows a chain of two redirects', async () => {
+    const result = await safeFetch(`${base}/hops/2`, options());
+    expect(result).toMatchObject({ ok: true, finalUrl: `${base}/hops/0` });
+    expect(result.ok && result.body).toEqual(DOCUMENT);
+  });
+
+  it('resolves a relative Location against the current URL', async () => {
+    const result = await safeFetch(`${base}/dir/relative`, options());
+    expect(result).toMatchObject({ ok: true, finalUrl: `${base}/ok` });
+  });
+
+  it('refuses more redirects than allowed', async () => {
+    const message = expectFailure(
+      await safeFetch(`${base}/hops/4`, options()),
+      'too_many_redirects',
+    );
+    expect(message).toBe('too many redirects (more than 3)');
+  });
+
+  it('refuses a redirect to the cloud metadata address', async () => {
+    const message = expectFailure(
+      await safeFetch(`${base}/to-metadata`, options()),
+      'address_not_allowed',
+    );
+    expect(message).not.toContain('169.254');
+  });
+
+  it('refuses a redirect to a private address', async () => {
+    expectFailure(await safeFetch(`${base}/to-private`, options()), 'address_not_allowed');
+  });
+
+  it('re-checks the scheme of a redirect target', async () => {
+    const message = expectFailure(
+      await safeFetch(`${base}/to-ftp`, options()),
+      'scheme_not_allowed',
+    );
+    expect(message).toBe('callbackUrl redirect target must use http or https');
+  });
+
+  it('reports a non-2xx status with its code', async () => {
+    const message = expectFailure(await safeFetch(`${base}/missing`, options()), 'http_status');
+    expect(message).toContain('HTTP 404');
+  });
+
+  it('refuses a declared Content-Length over the limit', async () => {
+    const message = expectFailure(
+      await safeFetch(`${base}/declared-large`, options()),
+      'too_large',
+    );
+    expect(message).toBe('the document is larger than 9.8 KB');
+  });
+
+  it('stops reading an undeclared body as soon as it passes the limit', async () => {
+    expectFailure(await safeFetch(`${base}/endless`, options()), 'too_large');
+    // The server's response closes because the client hung up, not because it finished.
+    await expect(streamClosed).resolves.toBeUndefined();
+  });
+
+  it('applies the limit to decompressed bytes', async () => {
+    expectFailure(await safeFetch(`${base}/bomb`, options()), 'too_large');
+  });
+
+  it('gives up at the total deadline when the server stalls after the headers', async () => {
+    const message = expectFailure(
+      await safeFetch(`${base}/stall`, options({ totalTimeoutMs: 300 })),
+      'timeout',
+    );
+    expect(message).toBe('the download from callbackUrl did not finish within 0.3 seconds');
+  });
+
+  it('reports a refused connection as unreachable', async () => {
+    const closed = http.createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const freePort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const message = expectFailure(
+      await safeFetch(`http://127.0.0.1:${freePort}/`, options()),
+      'unreachable',
+    );
+    expect(message).toBe('callbackUrl could not be reached');
+  });
+
+  it('reports a failed TLS handshake as unreachable', async () => {
+    const message = expectFailure(
+      await safeFetch(`https://127.0.0.1:${port}/ok`, options()),
+      'unreachable',
+    );
+    expect(message).toBe('callbackUrl failed the TLS handshake');
+  });
+
+  it('reports an unresolvable host', async () => {
+    const message = expectFailure(
+      await safeFetch('http://does-not-exist.invalid/doc.json', options()),
+      'dns_failed',
+    );
+    expect(message).toBe('callbackUrl host could not be resolved');
+  });
+
+  it('stops when the caller aborts', async () => {
+    const controller = new AbortController();
+    server.once('request', () => controller.abort());
+    const result = await safeFetch(`${base}/stall`, options({ signal: controller.signal }));
+    expectFailure(result, 'aborted');
+  });
+
+  it('does not start when the signal is already aborted', async () => {
+    seenHeaders.length = 0;
+    const result = await safeFetch(`${base}/ok`, options({ signal: AbortSignal.abort() }));
+    expectFailure(result, 'aborted');
+    expect(seenHeaders).toHaveLength(0);
+  });
+
+  it('reports progress with increasing byte counts', async () => {
+    const progress: number[] = [];
+    const result = await safeFetch(
+      `${base}/trickle`,
+      options({ onProgress: (bytes) => progress.push(bytes) }),
+    );
+    expect(result.ok && result.body.length).toBe(5000);
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect(new Set(progress).size).toBe(progress.length);
+    expect(progress.at(-1)).toBe(5000);
+  });
+});

@@ -1,0 +1,110 @@
+import {
+  catalogIngestAccepted,
+  catalogIngestStatus,
+  catalogSetDocument,
+  catalogSetNotification,
+  guid,
+  subjects,
+} from '@pcp/contracts';
+import type { BusClient, RequestContext } from '@pcp/service-kit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { problemResponses } from './route-config.js';
+
+/** Partners poll an unfinished ingest no sooner than this. */
+const STATUS_POLL_SECONDS = 2;
+/** A whole CatalogSet (up to 50 MB) crosses NATS in chunks; give it time. */
+const DOCUMENT_TIMEOUT_MS = 30_000;
+
+export function registerCatalogRoutes(
+  gateway: FastifyInstance,
+  bus: BusClient,
+  contextOf: (request: FastifyRequest) => RequestContext,
+): void {
+  const app = gateway.withTypeProvider<ZodTypeProvider>();
+
+  app.post(
+    '/v1/commerce/catalogset-notification',
+    {
+      config: { area: 'commerce', rateClass: 'writes' },
+      schema: {
+        tags: ['Commerce: catalog'],
+        summary: 'Notify that a store’s CatalogSet changed',
+        description:
+          'The service downloads the CatalogSet from callbackUrl asynchronously. Poll the status ' +
+          'URL (Location header) honouring Retry-After until it is succeeded or failed.',
+        querystring: z.object({ storeId: guid }),
+        body: catalogSetNotification,
+        response: { 202: catalogIngestAccepted, ...problemResponses(400, 404) },
+      },
+    },
+    async (request, reply) => {
+      const { storeId } = request.query;
+      const accepted = await bus.request(
+        subjects.catalog.notify,
+        { storeId, callbackUrl: request.body.callbackUrl },
+        contextOf(request),
+      );
+      const statusUrl = `/v1/commerce/stores/${storeId}/catalog-ingest/${accepted.catalogIngestId}/status`;
+      return reply
+        .code(202)
+        .header('location', statusUrl)
+        .header('retry-after', String(accepted.retryAfterSeconds))
+        .send({ catalogIngestId: accepted.catalogIngestId, statusUrl });
+    },
+  );
+
+  app.get(
+    '/v1/commerce/stores/:storeId/catalog-ingest/:catalogIngestId/status',
+    {
+      config: { area: 'commerce', rateClass: 'reads' },
+      schema: {
+        tags: ['Commerce: catalog'],
+        summary: 'Catalog ingest status',
+        description:
+          'Poll until succeeded or failed; while unfinished the response carries Retry-After.',
+        params: z.object({ storeId: guid, catalogIngestId: guid }),
+        response: { 200: catalogIngestStatus, ...problemResponses(400, 404) },
+      },
+    },
+    async (request, reply) => {
+      const status = await bus.request(subjects.catalog.status, request.params, contextOf(request));
+      if (status.status !== 'succeeded' && status.status !== 'failed') {
+        reply.header('retry-after', String(STATUS_POLL_SECONDS));
+      }
+      return reply.send(status);
+    },
+  );
+
+  // Registered without the type provider: the body is the stored JSON bytes, sent as they are.
+  gateway.get<{ Params: { storeId: string }; Headers: { 'if-none-match'?: string } }>(
+    '/v1/marketfront/stores/:storeId/catalogset',
+    {
+      config: { area: 'distribution', rateClass: 'reads' },
+      schema: {
+        tags: ['Marketfront: catalog'],
+        summary: 'The store’s active CatalogSet',
+        description:
+          'Carries an ETag; send it back in If-None-Match to get 304 when unchanged. ' +
+          '404 CATALOGSET_NOT_FOUND before the first successful ingest.',
+        params: z.object({ storeId: guid }),
+        headers: z.object({ 'if-none-match': z.string().max(512).optional() }),
+        response: { 200: catalogSetDocument, 304: z.null(), ...problemResponses(400, 404) },
+      },
+    },
+    async (request, reply) => {
+      const ifNoneMatch = request.headers['if-none-match'];
+      const { result, body } = await bus.requestStream(
+        subjects.catalog.document,
+        { storeId: request.params.storeId, ...(ifNoneMatch ? { ifNoneMatch } : {}) },
+        contextOf(request),
+        { timeoutMs: DOCUMENT_TIMEOUT_MS },
+      );
+      reply.header('etag', result.etag).header('cache-control', 'private, no-cache');
+      if (result.notModified) return reply.code(304).send();
+      // The document is stored as served: a Buffer goes out unmodified, no re-serialization.
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  );
+}
