@@ -154,7 +154,7 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
       );
       throw new AppError('INTERNAL', 'Internal error');
     }
-    return parsed.data as unknown;
+    return parsed.data;
   }
 
   return {
