@@ -90,5 +90,15 @@ describe('catalog ingest', () => {
     });
     expect(revalidated.status).toBe(304);
     expect(revalidated.text).toBe('');
+
+    // catalog.v1.activated reaches the stores service, which records the active CatalogSet.
+    await expect
+      .poll(async () => {
+        const store = await call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${storeId}`, {
+          apiKey: distribution.apiKey,
+        });
+        return store.body.catalogSetId;
+      })
+      .toBe(document.catalogSetId);
   });
 });

@@ -163,6 +163,8 @@ const storeViewFields = {
   taxRate: z.number(),
   minimumOrder: z.number(),
   status: storeStatusValue,
+  /** The active CatalogSet's id; null before the first successful ingest. */
+  catalogSetId: guid.nullable(),
 };
 
 /** A store as distribution partners see it. */

@@ -1,6 +1,16 @@
-import { createSubjectService, type ServiceDeps, type ServiceInstance } from '@pcp/service-kit';
+import { events } from '@pcp/contracts';
+import {
+  createSubjectService,
+  ensureEventsStream,
+  startConsumer,
+  type ConsumerLoop,
+  type ServiceDeps,
+  type ServiceInstance,
+} from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
+import { DeliverPolicy, nanos } from 'nats';
 import type { StoresDatabase } from './db/store.table.js';
+import { catalogActivatedHandler } from './handlers/catalog-activated.consumer.js';
 import { statusHandlers } from './handlers/status.handlers.js';
 import { storeHandlers } from './handlers/store.handlers.js';
 
@@ -13,11 +23,44 @@ export interface StoresServiceDeps extends ServiceDeps {
   readonly clock?: () => Date;
 }
 
-/** The stores service: store profiles and status, answered over NATS. */
+/** Retry delays of an event that failed to apply (the database was unreachable, say). */
+const EVENT_BACKOFF_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
+
+/**
+ * The stores service: store profiles and status over NATS, and each store's active
+ * CatalogSet from the catalog's activation events.
+ */
 export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   const clock = deps.clock ?? (() => new Date());
-  return createSubjectService(deps, { name: 'stores', version: '0.1.0' }, [
+  const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, [
     ...storeHandlers(deps.db, clock),
     ...statusHandlers(deps.db, clock),
   ]);
+  let consumer: ConsumerLoop | undefined;
+  return {
+    async start() {
+      await subjects.start();
+      const jsm = await deps.nc.jetstreamManager();
+      consumer = await startConsumer({
+        js: deps.nc.jetstream(),
+        jsm,
+        stream: await ensureEventsStream(jsm, deps.subjectPrefix),
+        durable: 'stores-catalog-activated',
+        concurrency: 4,
+        logger: deps.logger,
+        config: {
+          filter_subject: `${deps.subjectPrefix}.${events.catalogActivated.subject}`,
+          deliver_policy: DeliverPolicy.All,
+          ack_wait: nanos(30_000),
+          backoff: EVENT_BACKOFF_MS.map(nanos),
+          max_deliver: 20,
+        },
+        handle: catalogActivatedHandler(deps.db, deps.logger),
+      });
+    },
+    async stop() {
+      await subjects.stop();
+      await consumer?.stop();
+    },
+  };
 }

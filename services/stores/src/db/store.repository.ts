@@ -67,6 +67,27 @@ export async function listPartnerStores(
   return { rows, totalCount: count.count };
 }
 
+/**
+ * Record the store's active CatalogSet from an activation event; an older event (a
+ * redelivery after a newer one) changes nothing.
+ */
+export async function recordActiveCatalog(
+  db: Db,
+  event: { storeId: string; catalogSetId: string; activatedAt: Date },
+): Promise<void> {
+  await db
+    .updateTable('stores')
+    .set({ catalog_set_id: event.catalogSetId, catalog_activated_at: event.activatedAt })
+    .where('store_id', '=', event.storeId)
+    .where((eb) =>
+      eb.or([
+        eb('catalog_activated_at', 'is', null),
+        eb('catalog_activated_at', '<', event.activatedAt),
+      ]),
+    )
+    .execute();
+}
+
 export function updateStoreStatus(
   db: Db,
   partnerId: string,

@@ -31,6 +31,8 @@ export interface StoreTable {
   pause_reason: string | null;
   paused_at: Date | null;
   resume_at: Date | null;
+  catalog_set_id: ColumnType<string | null, never, string | null>;
+  catalog_activated_at: ColumnType<Date | null, never, Date | null>;
   created_at: ColumnType<Date, never, never>;
   updated_at: Generated<Date>;
 }

@@ -113,6 +113,7 @@ export function toMarketfrontStore(row: StoreRow, now: Date): MarketfrontStore {
     taxRate: row.tax_rate_ppm / 10 ** TAX_RATE_DIGITS,
     minimumOrder: money(row.minimum_order_minor),
     status: effectiveStatus(row, now).status,
+    catalogSetId: row.catalog_set_id,
   };
 }
 

@@ -1,9 +1,11 @@
 import type { Migration } from 'kysely';
 import * as createStores from './2026-11-22T0000-create-stores.js';
+import * as storeCatalog from './2026-11-22T0200-store-catalog.js';
 
 /** Migrations of the `stores` schema, by name in the order they apply. */
 export const storesMigrations: Record<string, Migration> = {
   '2026-11-22T0000-create-stores': createStores,
+  '2026-11-22T0200-store-catalog': storeCatalog,
 };
 
 export const STORES_SCHEMA = 'stores';
