@@ -304,13 +304,9 @@ describe('catalog ingest: download failures', () => {
   // Bug (reported): the JSON parser's message quotes the start of the body, so whatever the
   // host answered (an internal service behind an allow-listed address, a stack trace) is
   // echoed into the partner-facing error.
-  it('ECHO PROBE', async () => {
-    const storeId = await newStore();
-    const url = host.route(`/echo-${storeId}`, (_q, r) => { r.writeHead(200).end('Error: boom at 127.0.0.1\n    at f (/srv/a.js:1:1)'); });
-    const result = await ingest(storeId, url);
-    console.log(JSON.stringify(result.done.errors));
-    expectFailed(result, /did not return valid JSON/, ['']);
-  });
+  it.todo(
+    'does not echo the downloaded body in the invalid-JSON message (a 200 "Error: …\\n    at …" page)',
+  );
 
   it('fails a document over 50 MB streamed without Content-Length and stops reading it', async () => {
     const storeId = await newStore();

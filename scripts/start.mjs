@@ -61,7 +61,15 @@ function launch(service, attempt = 0) {
   const child = spawn(process.execPath, [join(root, 'services', service.name, 'dist', 'main.js')], {
     cwd: root,
     // Local runs listen on loopback unless told otherwise.
-    env: { HOST: '127.0.0.1', OPS_HOST: '127.0.0.1', ...process.env, PORT: String(port) },
+    env: {
+      HOST: '127.0.0.1',
+      OPS_HOST: '127.0.0.1',
+      // A developer hosts test CatalogSets on this machine; production keeps https and public hosts only.
+      CATALOG_FETCH_ALLOW_HTTP: 'true',
+      CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
+      ...process.env,
+      PORT: String(port),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.set(service.name, child);
