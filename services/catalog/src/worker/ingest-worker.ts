@@ -151,8 +151,10 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     try {
       document = JSON.parse(download.body.toString('utf8').replace(/^\uFEFF/, ''));
     } catch (error) {
-      const reason = error instanceof SyntaxError ? `: ${error.message}` : '';
-      return move(run, 'failed', failure(`callbackUrl did not return valid JSON${reason}`));
+      // V8's message quotes the body; only the position is safe to repeat to the partner.
+      const position = error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
+      const where = position === undefined ? '' : ` (error at character ${position})`;
+      return move(run, 'failed', failure(`callbackUrl did not return valid JSON${where}`));
     }
     await move(run, 'processing');
 

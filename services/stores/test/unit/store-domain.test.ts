@@ -38,6 +38,8 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
     pause_reason: row.pause_reason ?? null,
     paused_at: row.paused_at ?? null,
     resume_at: row.resume_at ?? null,
+    catalog_set_id: null,
+    catalog_activated_at: null,
     created_at: createdAt,
     updated_at: updatedAt,
     ...extra,
