@@ -1,5 +1,5 @@
 import { defineSubject } from '@pcp/contracts';
-import { Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { AckPolicy, type JsMsg } from 'nats';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
