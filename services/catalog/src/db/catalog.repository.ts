@@ -80,13 +80,11 @@ export function activateCatalog(
         activated_at: activatedAt,
       })
       .onConflict((oc) =>
-        oc
-          .column('store_id')
-          .doUpdateSet({
-            version_id: versionId,
-            sequence: run.sequence,
-            activated_at: activatedAt,
-          }),
+        oc.column('store_id').doUpdateSet({
+          version_id: versionId,
+          sequence: run.sequence,
+          activated_at: activatedAt,
+        }),
       )
       .execute();
     await trx

@@ -152,7 +152,8 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
       document = JSON.parse(download.body.toString('utf8').replace(/^\uFEFF/, ''));
     } catch (error) {
       // V8's message quotes the body; only the position is safe to repeat to the partner.
-      const position = error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
+      const position =
+        error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
       const where = position === undefined ? '' : ` (error at character ${position})`;
       return move(run, 'failed', failure(`callbackUrl did not return valid JSON${where}`));
     }
