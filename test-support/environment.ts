@@ -51,7 +51,8 @@ export async function createTestEnvironment(): Promise<TestEnvironment> {
     async cleanup() {
       const jsm = await nc.jetstreamManager();
       for await (const stream of jsm.streams.list()) {
-        if (stream.config.name.startsWith(`${prefix}_`)) await jsm.streams.delete(stream.config.name);
+        if (stream.config.name.startsWith(`${prefix}_`))
+          await jsm.streams.delete(stream.config.name);
       }
       for await (const keys of redis.scanIterator({ MATCH: `${redisKeyPrefix}*`, COUNT: 500 })) {
         if (keys.length > 0) await redis.del(keys);

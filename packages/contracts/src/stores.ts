@@ -163,6 +163,10 @@ const storeViewFields = {
   taxRate: z.number(),
   minimumOrder: z.number(),
   status: storeStatusValue,
+  /** Online (not paused) and inside an availability window now. */
+  isOpenNow: z.boolean(),
+  /** Next instant it is online and inside a window; null when open now or never opening. */
+  nextOpenAt: dateTime.nullable(),
   /** The active CatalogSet's id; null before the first successful ingest. */
   catalogSetId: guid.nullable(),
 };
@@ -186,3 +190,70 @@ export const commerceStoreList = z.object({
   hasMore: z.boolean(),
 });
 export type CommerceStoreList = z.infer<typeof commerceStoreList>;
+
+/** A postal address to geocode (discovery, delivery checks). */
+export const postalAddress = z.object({
+  address1: z.string().trim().min(1).max(200),
+  address2: z.string().max(200).nullable().optional(),
+  city: z.string().trim().min(1).max(100),
+  state: z.string().trim().min(1).max(100),
+  postalCode: z.string().trim().min(1).max(20),
+  country: z.string().regex(/^[A-Z]{2}$/, 'Expected an ISO 3166-1 alpha-2 code such as US'),
+});
+export type PostalAddress = z.infer<typeof postalAddress>;
+
+export const coordinates = z.object({
+  latitude: z.number().min(-90).max(90),
+  longitude: z.number().min(-180).max(180),
+});
+export type Coordinates = z.infer<typeof coordinates>;
+
+/** Where the customer is: an address (geocoded by the service) or coordinates, used as given. */
+export const customerLocation = z.union([coordinates, postalAddress]);
+export type CustomerLocation = z.infer<typeof customerLocation>;
+
+/** Body of `POST /v1/marketfront/stores/discover` (contract §5). */
+export const discoverStoresInput = z.object({
+  location: customerLocation,
+  fulfillmentType: fulfillmentType,
+  query: z.string().trim().min(1).max(100).optional(),
+  scheduledTime: dateTime.optional(),
+  limit: z.number().int().min(1).max(100).optional(),
+  offset: z.number().int().min(0).max(10_000).optional(),
+});
+export type DiscoverStoresInput = z.infer<typeof discoverStoresInput>;
+
+export const discoveredStore = marketfrontStore.extend({ distanceMeters: z.number().int() });
+export const discoverStoresResult = z.object({
+  stores: z.array(discoveredStore),
+  totalCount: z.number().int(),
+  hasMore: z.boolean(),
+});
+export type DiscoverStoresResult = z.infer<typeof discoverStoresResult>;
+
+/** Whether a store takes orders at an instant (ordering's ASAP and SCHEDULED checks). */
+export const storeAvailability = z.object({
+  storeId: guid,
+  at: dateTime,
+  open: z.boolean(),
+  /** Why it is closed: paused, or outside its windows. */
+  closedReason: z.enum(['paused', 'outside_hours']).nullable(),
+  nextOpenAt: dateTime.nullable(),
+  timezone: z.string(),
+});
+export type StoreAvailability = z.infer<typeof storeAvailability>;
+
+/** A resolved, geocoded customer location. */
+export const resolvedLocation = coordinates.extend({
+  address: postalAddress.extend({ address2: z.string().nullable() }).nullable(),
+});
+
+/** Whether a store delivers to a location (ordering's DELIVERY_UNAVAILABLE check). */
+export const deliveryCheck = z.object({
+  storeId: guid,
+  deliverable: z.boolean(),
+  distanceMeters: z.number().int(),
+  radiusMeters: z.number().int().nullable(),
+  location: resolvedLocation,
+});
+export type DeliveryCheck = z.infer<typeof deliveryCheck>;

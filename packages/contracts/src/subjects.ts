@@ -5,7 +5,12 @@ import { defineSubject } from './messaging.js';
 import {
   commerceStore,
   commerceStoreList,
+  customerLocation,
+  deliveryCheck,
+  discoverStoresInput,
+  discoverStoresResult,
   marketfrontStore,
+  storeAvailability,
   setStoreStatusInput,
   storeProfileInput,
   storeStatus,
@@ -45,6 +50,22 @@ export const subjects = {
     ),
     /** Marketfront: any store by id, as distribution partners see it. */
     lookup: defineSubject('stores', 'v1.lookup', byStoreId, marketfrontStore),
+    /** Marketfront: stores near a location that offer a fulfillment type, nearest first. */
+    discover: defineSubject('stores', 'v1.discover', discoverStoresInput, discoverStoresResult),
+    /** Is the store online and inside its windows at `at` (default now)? */
+    availability: defineSubject(
+      'stores',
+      'v1.availability',
+      z.object({ storeId: guid, at: dateTime.optional() }),
+      storeAvailability,
+    ),
+    /** Does the store deliver to this location? Resolves and geocodes it. */
+    deliveryCheck: defineSubject(
+      'stores',
+      'v1.delivery-check',
+      z.object({ storeId: guid, location: customerLocation }),
+      deliveryCheck,
+    ),
   },
   catalog: {
     /** Commerce: accept a notification; the run is durable before the reply. */

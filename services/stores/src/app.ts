@@ -11,16 +11,21 @@ import type { Kysely } from 'kysely';
 import { DeliverPolicy, nanos } from 'nats';
 import type { StoresDatabase } from './db/store.table.js';
 import { catalogActivatedHandler } from './handlers/catalog-activated.consumer.js';
+import { discoveryHandlers } from './handlers/discovery.handlers.js';
 import { statusHandlers } from './handlers/status.handlers.js';
+import { createGazetteerGeocoder, type Geocoder } from './geocoding/geocoder.js';
 import { storeHandlers } from './handlers/store.handlers.js';
 
 export { storesMigrations, STORES_SCHEMA } from './db/migrations/index.js';
 export type { StoresDatabase } from './db/store.table.js';
+export type { Geocoder } from './geocoding/geocoder.js';
 
 export interface StoresServiceDeps extends ServiceDeps {
   readonly db: Kysely<StoresDatabase>;
-  /** Injected so tests can pin time (pauses, and availability later). */
+  /** Injected so tests can pin time (pauses, opening hours). */
   readonly clock?: () => Date;
+  /** Defaults to the offline postal-code gazetteer. */
+  readonly geocoder?: Geocoder;
 }
 
 /** Retry delays of an event that failed to apply (the database was unreachable, say). */
@@ -35,6 +40,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, [
     ...storeHandlers(deps.db, clock),
     ...statusHandlers(deps.db, clock),
+    ...discoveryHandlers(deps.db, deps.geocoder ?? createGazetteerGeocoder(), clock),
   ]);
   let consumer: ConsumerLoop | undefined;
   return {

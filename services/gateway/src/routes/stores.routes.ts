@@ -1,6 +1,8 @@
 import {
   commerceStore,
   commerceStoreList,
+  discoverStoresInput,
+  discoverStoresResult,
   guid,
   marketfrontStore,
   pageQuery,
@@ -114,6 +116,25 @@ export function registerStoreRoutes(
         { storeId: request.params.storeId, change: request.body },
         contextOf(request),
       ),
+  );
+
+  app.post(
+    '/v1/marketfront/stores/discover',
+    {
+      config: { area: 'distribution', rateClass: 'discovery' },
+      schema: {
+        tags: tags.marketfront,
+        summary: 'Discover stores for a location',
+        description:
+          'Stores offering the fulfillment type, nearest first, with distanceMeters. Delivery keeps ' +
+          'stores whose delivery radius covers the location; pickup looks within 50 km. An address ' +
+          'is geocoded (422 ADDRESS_INVALID when it cannot be); coordinates are used as given. ' +
+          'With scheduledTime only stores open then are returned.',
+        body: discoverStoresInput,
+        response: { 200: discoverStoresResult, ...problemResponses(400, 422) },
+      },
+    },
+    (request) => bus.request(subjects.stores.discover, request.body, contextOf(request)),
   );
 
   // Registered without the type provider: its bodiless 404 is outside the response schemas.

@@ -9,6 +9,7 @@ import {
   type StoreStatus,
 } from '@pcp/contracts';
 import type { NewStoreRow, StoreRow } from '../db/store.table.js';
+import { availabilityAt } from './store-availability.js';
 
 const DEFAULT_CURRENCY = 'USD';
 
@@ -77,6 +78,7 @@ export function effectiveStatus(row: StoreRow, now: Date): StoreStatus {
 
 /** A store as distribution partners see it: no partner-private fields. */
 export function toMarketfrontStore(row: StoreRow, now: Date): MarketfrontStore {
+  const availability = availabilityAt(row, now);
   const money = (value: number) => fromMinorUnits(value, row.currency);
   const hasDelivery =
     row.delivery_radius_meters !== null &&
@@ -113,6 +115,8 @@ export function toMarketfrontStore(row: StoreRow, now: Date): MarketfrontStore {
     taxRate: row.tax_rate_ppm / 10 ** TAX_RATE_DIGITS,
     minimumOrder: money(row.minimum_order_minor),
     status: effectiveStatus(row, now).status,
+    isOpenNow: availability.open,
+    nextOpenAt: availability.nextOpenAt,
     catalogSetId: row.catalog_set_id,
   };
 }

@@ -1,0 +1,30 @@
+import type { Coordinates, PostalAddress } from '@pcp/contracts';
+import zipcodes from 'zipcodes';
+
+/** Turns a postal address into coordinates; null when it cannot. */
+export interface Geocoder {
+  geocode(address: PostalAddress): Coordinates | null;
+}
+
+/**
+ * Offline geocoding from the postal-code gazetteer the `zipcodes` package ships (US ZIP
+ * codes and Canadian forward sortation areas): the centroid of the address's postal code.
+ * Good enough for discovery and delivery radii; a street-level geocoder can replace it
+ * behind the same interface.
+ */
+export function createGazetteerGeocoder(): Geocoder {
+  return {
+    geocode(address) {
+      const key = gazetteerKey(address);
+      const record = key ? zipcodes.lookup(key) : undefined;
+      return record ? { latitude: record.latitude, longitude: record.longitude } : null;
+    },
+  };
+}
+
+function gazetteerKey({ country, postalCode }: PostalAddress): string | null {
+  const code = postalCode.trim().toUpperCase();
+  if (country === 'US') return /^(\d{5})(-\d{4})?$/.exec(code)?.[1] ?? null;
+  if (country === 'CA') return /^([A-Z]\d[A-Z]) ?\d[A-Z]\d$/.exec(code)?.[1] ?? null;
+  return null;
+}

@@ -1,0 +1,104 @@
+import { subjects, type CustomerLocation } from '@pcp/contracts';
+import { AppError, handle, type HandlerBinding } from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import { findStore } from '../db/store.repository.js';
+import { discoverStores, maxDeliveryRadius } from '../db/store-discovery.repository.js';
+import type { StoresDatabase } from '../db/store.table.js';
+import { distanceMeters } from '../domain/geo.js';
+import { availabilityAt } from '../domain/store-availability.js';
+import { toMarketfrontStore } from '../domain/store-profile.js';
+import type { Geocoder } from '../geocoding/geocoder.js';
+import { storeNotFound } from './store.handlers.js';
+
+/** How far pickup discovery looks (the contract names no radius for pickup). */
+export const PICKUP_SEARCH_RADIUS_METERS = 50_000;
+const DEFAULT_PAGE_SIZE = 50;
+/** Matches examined when filtering by opening hours, nearest first. */
+const MAX_SCHEDULED_CANDIDATES = 5_000;
+
+/** Coordinates are used as given; an address is geocoded or refused (422, with a pointer). */
+function resolveLocation(location: CustomerLocation, geocoder: Geocoder, pointerRoot: string) {
+  if (!('address1' in location))
+    return { latitude: location.latitude, longitude: location.longitude, address: null };
+  const point = geocoder.geocode(location);
+  if (!point) {
+    const message = `No location is known for postal code ${location.postalCode} in ${location.country}`;
+    throw new AppError('ADDRESS_INVALID', message, {
+      errors: [{ code: 'ADDRESS_INVALID', message, pointer: `${pointerRoot}/postalCode` }],
+    });
+  }
+  return { ...point, address: { ...location, address2: location.address2 ?? null } };
+}
+
+export function discoveryHandlers(
+  db: Kysely<StoresDatabase>,
+  geocoder: Geocoder,
+  clock: () => Date,
+): HandlerBinding[] {
+  return [
+    handle(subjects.stores.discover, async (input) => {
+      const center = resolveLocation(input.location, geocoder, '/location');
+      const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+      const offset = input.offset ?? 0;
+      const searchRadiusMeters =
+        input.fulfillmentType === 'DELIVERY_BY_MERCHANT'
+          ? await maxDeliveryRadius(db)
+          : PICKUP_SEARCH_RADIUS_METERS;
+      const now = clock();
+      const view = (
+        row: Parameters<typeof toMarketfrontStore>[0] & { distance_meters: number },
+      ) => ({
+        ...toMarketfrontStore(row, now),
+        distanceMeters: Math.round(row.distance_meters),
+      });
+      const base = {
+        center,
+        fulfillmentType: input.fulfillmentType,
+        query: input.query,
+        searchRadiusMeters,
+      };
+
+      if (!input.scheduledTime) {
+        const { rows, totalCount } = await discoverStores(db, { ...base, page: { limit, offset } });
+        return { stores: rows.map(view), totalCount, hasMore: offset + rows.length < totalCount };
+      }
+      // Opening hours live in each store's time zone: filter the nearest matches in code.
+      const at = new Date(input.scheduledTime);
+      const { rows } = await discoverStores(db, { ...base, page: 'all' });
+      const open = rows
+        .slice(0, MAX_SCHEDULED_CANDIDATES)
+        .filter((row) => availabilityAt(row, at).open);
+      const page = open.slice(offset, offset + limit);
+      return {
+        stores: page.map(view),
+        totalCount: open.length,
+        hasMore: offset + page.length < open.length,
+      };
+    }),
+
+    handle(subjects.stores.availability, async ({ storeId, at }) => {
+      const row = await findStore(db, storeId);
+      if (!row) throw storeNotFound();
+      return availabilityAt(row, at ? new Date(at) : clock());
+    }),
+
+    handle(subjects.stores.deliveryCheck, async ({ storeId, location }) => {
+      const row = await findStore(db, storeId);
+      if (!row) throw storeNotFound();
+      const resolved = resolveLocation(location, geocoder, '/location');
+      const distance = Math.round(
+        distanceMeters(resolved, { latitude: row.latitude, longitude: row.longitude }),
+      );
+      const radius = row.fulfillment_types.includes('DELIVERY_BY_MERCHANT')
+        ? row.delivery_radius_meters
+        : null;
+      return {
+        storeId,
+        deliverable: radius !== null && distance <= radius,
+        distanceMeters: distance,
+        radiusMeters: radius,
+        location: resolved,
+      };
+    }),
+  ];
+}
