@@ -1,5 +1,11 @@
 import type { Coordinates, PostalAddress } from '@pcp/contracts';
-import zipcodes from 'zipcodes';
+import { createRequire } from 'node:module';
+
+/** The part of the `zipcodes` package (CommonJS, untyped) this geocoder uses. */
+interface ZipcodesGazetteer {
+  lookup(code: string): { latitude: number; longitude: number } | undefined;
+}
+const zipcodes = createRequire(import.meta.url)('zipcodes') as ZipcodesGazetteer;
 
 /** Turns a postal address into coordinates; null when it cannot. */
 export interface Geocoder {
