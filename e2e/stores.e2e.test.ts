@@ -162,6 +162,35 @@ describe('commerce store profile', () => {
     ]);
   });
 
+  it('geocodes the postal code when the profile gives no coordinates', async () => {
+    const {
+      latitude: _lat,
+      longitude: _lng,
+      ...address
+    } = storeProfile().address as Record<string, unknown>;
+    const geocoded = await put(
+      newStoreId(),
+      storeProfile({ address: { ...address, postalCode: '60601' } }),
+    );
+    expect(geocoded.status).toBe(201);
+    // The gazetteer's centroid of ZIP 60601 (Chicago Loop).
+    expect(geocoded.body.address).toMatchObject({ latitude: 41.8858, longitude: -87.6181 });
+
+    const unknown = await put(
+      newStoreId(),
+      storeProfile({ address: { ...address, postalCode: '00000' } }),
+    );
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.errorCode).toBe('ADDRESS_INVALID');
+    expect(unknown.body.errors).toEqual([
+      expect.objectContaining({ pointer: '/address/postalCode' }),
+    ]);
+
+    const half = await put(newStoreId(), storeProfile({ address: { ...address, latitude: 41.9 } }));
+    expect(half.status).toBe(400);
+    expect(half.body.errors).toEqual([expect.objectContaining({ pointer: '/address/latitude' })]);
+  });
+
   it('rejects a malformed store id in the path with 400', async () => {
     const response = await put('not-a-guid', storeProfile());
     expect(response.status).toBe(400);

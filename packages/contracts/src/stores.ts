@@ -49,7 +49,16 @@ const storeProfileFields = z.object({
   timezone: z.string().refine(isTimeZone, 'Unknown IANA time zone'),
   /** Not in the contract's example: fees are money, so the store names its ISO 4217 currency. */
   currency: currencyCode.optional(),
-  address: storeAddress,
+  /** Coordinates may be left out: the service geocodes the postal code. */
+  address: storeAddress
+    .extend({
+      latitude: storeAddress.shape.latitude.optional(),
+      longitude: storeAddress.shape.longitude.optional(),
+    })
+    .refine((address) => (address.latitude === undefined) === (address.longitude === undefined), {
+      message: 'Give both latitude and longitude, or neither',
+      path: ['latitude'],
+    }),
   fulfillmentTypes: z.array(fulfillmentType).min(1).max(2),
   availability: availability.nullable(),
   delivery: deliverySettings.nullable().optional(),

@@ -37,10 +37,11 @@ const EVENT_BACKOFF_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
  */
 export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   const clock = deps.clock ?? (() => new Date());
+  const geocoder = deps.geocoder ?? createGazetteerGeocoder();
   const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, [
-    ...storeHandlers(deps.db, clock),
+    ...storeHandlers(deps.db, geocoder, clock),
     ...statusHandlers(deps.db, clock),
-    ...discoveryHandlers(deps.db, deps.geocoder ?? createGazetteerGeocoder(), clock),
+    ...discoveryHandlers(deps.db, geocoder, clock),
   ]);
   let consumer: ConsumerLoop | undefined;
   return {

@@ -4,6 +4,7 @@ import {
   toMinorUnits,
   toScaledInteger,
   type CommerceStore,
+  type Coordinates,
   type MarketfrontStore,
   type StoreProfileInput,
   type StoreStatus,
@@ -25,6 +26,7 @@ export function profileToRow(
   partnerId: string,
   storeId: string,
   profile: StoreProfileInput,
+  location: Coordinates,
 ): NewStoreRow {
   const currency = profile.currency ?? DEFAULT_CURRENCY;
   const delivery = profile.delivery ?? null;
@@ -43,8 +45,8 @@ export function profileToRow(
     state: profile.address.state,
     postal_code: profile.address.postalCode,
     country: profile.address.country,
-    latitude: profile.address.latitude,
-    longitude: profile.address.longitude,
+    latitude: location.latitude,
+    longitude: location.longitude,
     fulfillment_types: profile.fulfillmentTypes,
     availability: JSON.stringify(profile.availability ?? []),
     delivery_radius_meters: delivery?.radiusMeters ?? null,

@@ -1,4 +1,5 @@
-import type { Coordinates, PostalAddress } from '@pcp/contracts';
+import type { Coordinates, CustomerLocation, PostalAddress } from '@pcp/contracts';
+import { AppError } from '@pcp/service-kit';
 import { createRequire } from 'node:module';
 
 /** The part of the `zipcodes` package (CommonJS, untyped) this geocoder uses. */
@@ -33,4 +34,18 @@ function gazetteerKey({ country, postalCode }: PostalAddress): string | null {
   if (country === 'US') return /^(\d{5})(-\d{4})?$/.exec(code)?.[1] ?? null;
   if (country === 'CA') return /^([A-Z]\d[A-Z]) ?\d[A-Z]\d$/.exec(code)?.[1] ?? null;
   return null;
+}
+
+/** Coordinates are used as given; an address is geocoded or refused (422, with a pointer). */
+export function locate(location: CustomerLocation, geocoder: Geocoder, pointerRoot: string) {
+  if (!('address1' in location))
+    return { latitude: location.latitude, longitude: location.longitude, address: null };
+  const point = geocoder.geocode(location);
+  if (!point) {
+    const message = `No location is known for postal code ${location.postalCode} in ${location.country}`;
+    throw new AppError('ADDRESS_INVALID', message, {
+      errors: [{ code: 'ADDRESS_INVALID', message, pointer: `${pointerRoot}/postalCode` }],
+    });
+  }
+  return { ...point, address: { ...location, address2: location.address2 ?? null } };
 }

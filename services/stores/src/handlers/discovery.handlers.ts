@@ -1,5 +1,5 @@
-import { subjects, type CustomerLocation } from '@pcp/contracts';
-import { AppError, handle, type HandlerBinding } from '@pcp/service-kit';
+import { subjects } from '@pcp/contracts';
+import { handle, type HandlerBinding } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { findStore } from '../db/store.repository.js';
 import { discoverStores, maxDeliveryRadius } from '../db/store-discovery.repository.js';
@@ -7,7 +7,7 @@ import type { StoresDatabase } from '../db/store.table.js';
 import { distanceMeters } from '../domain/geo.js';
 import { availabilityAt } from '../domain/store-availability.js';
 import { toMarketfrontStore } from '../domain/store-profile.js';
-import type { Geocoder } from '../geocoding/geocoder.js';
+import { locate, type Geocoder } from '../geocoding/geocoder.js';
 import { storeNotFound } from './store.handlers.js';
 
 /** How far pickup discovery looks (the contract names no radius for pickup). */
@@ -16,20 +16,6 @@ const DEFAULT_PAGE_SIZE = 50;
 /** Matches examined when filtering by opening hours, nearest first. */
 const MAX_SCHEDULED_CANDIDATES = 5_000;
 
-/** Coordinates are used as given; an address is geocoded or refused (422, with a pointer). */
-function resolveLocation(location: CustomerLocation, geocoder: Geocoder, pointerRoot: string) {
-  if (!('address1' in location))
-    return { latitude: location.latitude, longitude: location.longitude, address: null };
-  const point = geocoder.geocode(location);
-  if (!point) {
-    const message = `No location is known for postal code ${location.postalCode} in ${location.country}`;
-    throw new AppError('ADDRESS_INVALID', message, {
-      errors: [{ code: 'ADDRESS_INVALID', message, pointer: `${pointerRoot}/postalCode` }],
-    });
-  }
-  return { ...point, address: { ...location, address2: location.address2 ?? null } };
-}
-
 export function discoveryHandlers(
   db: Kysely<StoresDatabase>,
   geocoder: Geocoder,
@@ -37,7 +23,7 @@ export function discoveryHandlers(
 ): HandlerBinding[] {
   return [
     handle(subjects.stores.discover, async (input) => {
-      const center = resolveLocation(input.location, geocoder, '/location');
+      const center = locate(input.location, geocoder, '/location');
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const offset = input.offset ?? 0;
       const searchRadiusMeters =
@@ -85,7 +71,7 @@ export function discoveryHandlers(
     handle(subjects.stores.deliveryCheck, async ({ storeId, location }) => {
       const row = await findStore(db, storeId);
       if (!row) throw storeNotFound();
-      const resolved = resolveLocation(location, geocoder, '/location');
+      const resolved = locate(location, geocoder, '/location');
       const distance = Math.round(
         distanceMeters(resolved, { latitude: row.latitude, longitude: row.longitude }),
       );

@@ -8,17 +8,27 @@ import {
   upsertStore,
 } from '../db/store.repository.js';
 import type { StoresDatabase } from '../db/store.table.js';
+import { locate, type Geocoder } from '../geocoding/geocoder.js';
 import { profileToRow, toCommerceStore, toMarketfrontStore } from '../domain/store-profile.js';
 
 const DEFAULT_PAGE_SIZE = 50;
 
 export const storeNotFound = () => new AppError('STORE_NOT_FOUND', 'No store with that id exists');
 
-export function storeHandlers(db: Kysely<StoresDatabase>, clock: () => Date): HandlerBinding[] {
+export function storeHandlers(
+  db: Kysely<StoresDatabase>,
+  geocoder: Geocoder,
+  clock: () => Date,
+): HandlerBinding[] {
   return [
     handle(subjects.stores.upsert, async ({ storeId, profile }, ctx) => {
       const partnerId = requirePartner(ctx, 'commerce');
-      const result = await upsertStore(db, profileToRow(partnerId, storeId, profile));
+      const { latitude, longitude } = profile.address;
+      const location =
+        latitude !== undefined && longitude !== undefined
+          ? { latitude, longitude }
+          : locate(profile.address, geocoder, '/address');
+      const result = await upsertStore(db, profileToRow(partnerId, storeId, profile, location));
       // Another partner's id: answer as if it did not exist.
       if (!result) throw storeNotFound();
       return { store: toCommerceStore(result.store, clock()), created: result.created };

@@ -18,6 +18,8 @@ const profile = (overrides: Partial<StoreProfileInput> = {}): StoreProfileInput 
 
 const partnerId = randomUUID();
 const storeId = randomUUID();
+/** Where the store is (the handler geocodes when the profile has no coordinates). */
+const location = { latitude: 41.8789, longitude: -87.6359 };
 const now = new Date('2026-11-22T12:00:00.000Z');
 const createdAt = new Date('2026-11-20T08:00:00.000Z');
 const updatedAt = new Date('2026-11-21T09:30:00.000Z');
@@ -47,7 +49,7 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
 }
 
 const storedRow = (extra: Partial<StoreRow> = {}) =>
-  asStored(profileToRow(partnerId, storeId, profile()), extra);
+  asStored(profileToRow(partnerId, storeId, profile(), location), extra);
 
 describe('effectiveStatus', () => {
   it('reads an online store as online with no pause fields', () => {
@@ -161,7 +163,7 @@ describe('statusChangeColumns', () => {
 
 describe('profileToRow', () => {
   it('stores USD money in cents and the tax rate in parts per million', () => {
-    const row = profileToRow(partnerId, storeId, profile({ minimumOrder: 12.5 }));
+    const row = profileToRow(partnerId, storeId, profile({ minimumOrder: 12.5 }), location);
     expect(row).toMatchObject({
       store_id: storeId,
       partner_id: partnerId,
@@ -190,6 +192,7 @@ describe('profileToRow', () => {
         currency: 'JPY',
         delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 },
       }),
+      location,
     );
     expect(yen).toMatchObject({
       currency: 'JPY',
@@ -200,6 +203,7 @@ describe('profileToRow', () => {
       partnerId,
       storeId,
       profile({ currency: 'KWD', minimumOrder: 1.125 }),
+      location,
     );
     expect(dinar).toMatchObject({
       currency: 'KWD',
@@ -220,6 +224,7 @@ describe('profileToRow', () => {
         availability: null,
         orderSubmissionUrl: undefined,
       }),
+      location,
     );
     expect(row).toMatchObject({
       currency: 'USD',
@@ -234,12 +239,12 @@ describe('profileToRow', () => {
   });
 
   it('refuses (throws on) an amount the schema would have refused', () => {
-    expect(() => profileToRow(partnerId, storeId, { ...profile(), minimumOrder: 1.005 })).toThrow(
-      /precision/,
-    );
-    expect(() => profileToRow(partnerId, storeId, { ...profile(), taxRate: 0.1234567 })).toThrow(
-      /precision/,
-    );
+    expect(() =>
+      profileToRow(partnerId, storeId, { ...profile(), minimumOrder: 1.005 }, location),
+    ).toThrow(/precision/);
+    expect(() =>
+      profileToRow(partnerId, storeId, { ...profile(), taxRate: 0.1234567 }, location),
+    ).toThrow(/precision/);
   });
 });
 
@@ -258,7 +263,7 @@ describe('store views', () => {
         delivery: { radiusMeters: 1, fee: 0.25, minimumOrder: 3.5, etaMinutes: 30 },
       }),
     ]) {
-      const row = asStored(profileToRow(partnerId, storeId, input));
+      const row = asStored(profileToRow(partnerId, storeId, input, location));
       const store = toCommerceStore(row, now);
       expect(store).toMatchObject({
         storeId,
@@ -329,7 +334,7 @@ describe('store views', () => {
             delivery: { radiusMeters: 100, fee, minimumOrder, etaMinutes: 10 },
             minimumOrder,
           });
-          const row = profileToRow(partnerId, storeId, input);
+          const row = profileToRow(partnerId, storeId, input, location);
           expect(row.delivery_fee_minor).toBe(feeCents);
           const market = toMarketfrontStore(asStored(row), now);
           expect(market.delivery?.fee).toBe(fee);
