@@ -508,6 +508,8 @@ function printReport() {
     console.table(rows);
   }
   if (verdictLine) process.stdout.write(`\n${verdictLine}\n`);
+  tables.length = 0;
+  verdictLine = undefined;
 }
 
 try {
@@ -549,22 +551,8 @@ try {
   const url = `http://127.0.0.1:${port}/v1/marketfront/stores/discover`;
   const headers = { authorization: `Bearer ${distribution.apiKey}` };
   const locations = customerLocations(LOCATIONS);
-  // A discovery answered end to end means the stores service is up and its schema migrated.
-  let probe;
-  for (let i = 0; i < 60; i++) {
-    probe = await fetch(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({ location: locations[0], fulfillmentType: 'PICKUP', limit: 1 }),
-    }).then(
-      async (r) => ({ ok: r.ok, text: `${r.status} ${await r.text()}` }),
-      (error) => ({ ok: false, text: String(error) }),
-    );
-    if (probe.ok) break;
-    await sleep(500);
-  }
-  if (!probe.ok) throw new Error(`discovery did not answer: ${probe.text}`);
-
+  // The gateway is ready once every service answers its health subject, which the stores
+  // service does only after migrating its schema: the table is there to seed.
   log(`seeding ${storeCount} stores around ${zips.length} US ZIP centroids (±3 km)`);
   const seedStarted = performance.now();
   const { stored, analyzeSeconds } = await seedStores(commerce.partnerId, storeCount);
@@ -578,6 +566,29 @@ try {
   };
   log(`seeded in ${seeding['seconds (incl. ANALYZE)']} s`);
   tables.push({ title: 'Seeding (multi-row INSERT via pg, then ANALYZE)', rows: [seeding] });
+
+  // One discovery per fulfillment type before any load: a failing endpoint is an error, but
+  // first show what the database side of discovery costs (EXPLAIN of the repository's SQL).
+  for (const fulfillmentType of ['PICKUP', 'DELIVERY_BY_MERCHANT']) {
+    const probe = await fetch(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ location: locations[0], fulfillmentType, limit: PAGE_LIMIT }),
+    }).then(
+      async (r) => ({ ok: r.ok, text: `${r.status} ${await r.text()}` }),
+      (error) => ({ ok: false, text: String(error) }),
+    );
+    if (!probe.ok) {
+      printReport();
+      // A sampled location, and Midtown Manhattan (ZIP 10001) as a dense one.
+      for (const center of [locations[0], { latitude: 40.7484, longitude: -73.9967 }]) {
+        await explainDiscovery(center).catch((error) =>
+          process.stderr.write(`EXPLAIN failed: ${error.stack ?? error}\n`),
+        );
+      }
+      throw new Error(`POST ${url} (${fulfillmentType}) failed: ${probe.text.slice(0, 1000)}`);
+    }
+  }
 
   const asapBodies = requestBodies(locations);
   log('warming up: 100 req/s for 5 s');

@@ -34,8 +34,11 @@ export type AvailabilityWindow = z.infer<typeof availabilityWindow>;
 export const availability = z.array(availabilityWindow).max(70);
 
 const MINUTE_MS = 60_000;
-/** A week and a day: every weekly window recurs within it. */
-const SEARCH_DAYS = 8;
+/**
+ * Two weeks and a day: every weekly window recurs within it, even one that falls into a
+ * skipped hour this week.
+ */
+const SEARCH_DAYS = 15;
 
 function secondsOfDay(time: string): number {
   const [hours = 0, minutes = 0, seconds = 0] = time.split(':').map(Number);
@@ -75,12 +78,8 @@ export function isWithinWindows(
   );
 }
 
-/**
- * The first instant whose local wall-clock reading on `date` is at or after `time`. When
- * `time` falls in a daylight-saving gap (02:30 on a spring-forward night), that is the
- * transition itself, the first instant after the gap.
- */
-function firstInstantAtOrAfter(date: DateTime, time: string, timezone: string): Date {
+/** Every instant whose local reading on `date` is `time`: none in a gap, two in a repeated hour. */
+function occurrencesOf(date: DateTime, time: string, timezone: string): number[] {
   const seconds = secondsOfDay(time);
   const wanted = DateTime.fromObject(
     {
@@ -93,44 +92,42 @@ function firstInstantAtOrAfter(date: DateTime, time: string, timezone: string): 
     },
     { zone: timezone },
   );
-  const reading = wanted.hour * 3_600 + wanted.minute * 60 + wanted.second;
-  if (wanted.hasSame(date, 'day') && reading === seconds) {
-    // A time that occurs twice (the repeated hour when clocks fall back): luxon takes the
-    // later one; the earlier reading under the previous offset comes first.
-    const before = DateTime.fromMillis(wanted.toMillis() - 3 * 3_600_000, { zone: timezone });
-    const earlier = DateTime.fromMillis(
-      wanted.toMillis() + (wanted.offset - before.offset) * MINUTE_MS,
-      {
-        zone: timezone,
-      },
-    );
-    const same =
-      earlier.hasSame(date, 'day') &&
-      earlier.hour * 3_600 + earlier.minute * 60 + earlier.second === seconds;
-    return same && earlier < wanted ? earlier.toJSDate() : wanted.toJSDate();
+  const reads = (candidate: DateTime) =>
+    candidate.hasSame(date, 'day') &&
+    candidate.hour * 3_600 + candidate.minute * 60 + candidate.second === seconds;
+  // luxon resolves a repeated reading to one of its two instants; the other lies one
+  // offset change away.
+  const before = DateTime.fromMillis(wanted.toMillis() - 3 * 3_600_000, { zone: timezone });
+  const after = DateTime.fromMillis(wanted.toMillis() + 3 * 3_600_000, { zone: timezone });
+  const others = [
+    wanted.toMillis() + (wanted.offset - before.offset) * MINUTE_MS,
+    wanted.toMillis() + (wanted.offset - after.offset) * MINUTE_MS,
+  ].map((millis) => DateTime.fromMillis(millis, { zone: timezone }));
+  return [wanted, ...others].filter(reads).map((candidate) => candidate.toMillis());
+}
+
+/** The instant within [start, end) where the zone's offset changes, if it does. */
+function offsetChangeWithin(start: number, end: number, timezone: string): number | undefined {
+  const offsetAt = (millis: number) => DateTime.fromMillis(millis, { zone: timezone }).offset;
+  const last = offsetAt(end - 1);
+  if (offsetAt(start) === last) return undefined;
+  // Zone transitions fall on whole minutes.
+  let low = Math.floor(start / MINUTE_MS);
+  let high = Math.ceil((end - 1) / MINUTE_MS);
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (offsetAt(middle * MINUTE_MS) === last) high = middle;
+    else low = middle;
   }
-  // In a gap luxon moves forward by the gap's length. Zone transitions fall on whole
-  // minutes, so search the minutes of the three hours before for the first one at or after.
-  const targetDay = date.toISODate();
-  const atOrAfter = (minute: number) => {
-    const local = DateTime.fromMillis(minute * MINUTE_MS, { zone: timezone });
-    const day = local.toISODate() ?? '';
-    if (day !== targetDay) return day > (targetDay ?? '');
-    return local.hour * 3_600 + local.minute * 60 + local.second >= seconds;
-  };
-  let before = Math.floor((wanted.toMillis() - 3 * 3_600_000) / MINUTE_MS);
-  let after = Math.ceil(wanted.toMillis() / MINUTE_MS);
-  while (after - before > 1) {
-    const middle = Math.floor((before + after) / 2);
-    if (atOrAfter(middle)) after = middle;
-    else before = middle;
-  }
-  return new Date(after * MINUTE_MS);
+  return high * MINUTE_MS;
 }
 
 /**
  * The earliest instant at or after `from` inside one of the windows, or null when they
- * never open. Exact across daylight-saving changes.
+ * never open. A window can only begin where the local clock reads one of its starts
+ * (twice in a repeated fall-back hour), where the clock jumps (a daylight-saving change)
+ * or where a local day begins, so those instants are the candidates, confirmed with
+ * `isWithinWindows`.
  */
 export function nextWindowOpening(
   windows: readonly AvailabilityWindow[] | null | undefined,
@@ -139,22 +136,22 @@ export function nextWindowOpening(
 ): Date | null {
   if (!windows || windows.length === 0) return null;
   if (isWithinWindows(windows, timezone, from)) return from;
-  const startOfDay = DateTime.fromJSDate(from, { zone: timezone }).startOf('day');
+  const firstDay = DateTime.fromJSDate(from, { zone: timezone }).startOf('day');
   for (let offset = 0; offset < SEARCH_DAYS; offset++) {
-    const date = startOfDay.plus({ days: offset });
+    const date = firstDay.plus({ days: offset });
     const day = dayOfWeek.options[date.weekday % 7]!;
-    const opening = windows
+    const candidates = windows
       .filter((window) => window.dayOfWeek === day)
-      .map((window) => ({
-        start: firstInstantAtOrAfter(date, window.start, timezone),
-        end:
-          window.end === END_OF_DAY
-            ? firstInstantAtOrAfter(date.plus({ days: 1 }), END_OF_DAY, timezone)
-            : firstInstantAtOrAfter(date, window.end, timezone),
-      }))
-      .filter(({ start, end }) => end > from && start < end)
-      .sort((a, b) => a.start.getTime() - b.start.getTime())[0];
-    if (opening) return opening.start > from ? opening.start : from;
+      .flatMap((window) => occurrencesOf(date, window.start, timezone));
+    // A clock change inside the day, or one at its very start (a zone that skips midnight
+    // begins the day at 01:00, possibly in the middle of a window).
+    const change = offsetChangeWithin(date.toMillis(), date.plus({ days: 1 }).toMillis(), timezone);
+    candidates.push(date.toMillis(), ...(change === undefined ? [] : [change]));
+    const opening = candidates
+      .filter((millis) => millis >= from.getTime())
+      .sort((a, b) => a - b)
+      .find((millis) => isWithinWindows(windows, timezone, new Date(millis)));
+    if (opening !== undefined) return new Date(opening);
   }
   return null;
 }

@@ -7,3 +7,4 @@ export * from './money.js';
 export * from './stores.js';
 export * from './subjects.js';
 export * from './catalog.js';
+export * from './cart.js';

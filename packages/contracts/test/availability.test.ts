@@ -236,38 +236,6 @@ function openingCandidates(
   return candidates;
 }
 
-/** True when some window's start or end is a repeated wall time (clocks back) near `from`. */
-function touchesRepeatedWallTime(
-  windows: readonly AvailabilityWindow[],
-  timeZone: string,
-  from: number,
-): boolean {
-  return transitionsNear(timeZone, from - 2 * DAY, from + 10 * DAY)
-    .filter((transition) => transition.after < transition.before)
-    .flatMap((transition) => affectedWallTimes(timeZone, transition))
-    .some((range) =>
-      windows.some((window) => {
-        if (window.dayOfWeek !== range.weekday) return false;
-        const start = toSeconds(window.start);
-        const end = endSeconds(window);
-        return (start >= range.from && start < range.to) || (end > range.from && end < range.to);
-      }),
-    );
-}
-
-/** True when the window lies entirely in a skipped range (clocks forward) near `from`. */
-function insideSkippedTime(window: AvailabilityWindow, timeZone: string, from: number): boolean {
-  return transitionsNear(timeZone, from - 2 * DAY, from + 17 * DAY)
-    .filter((transition) => transition.after > transition.before)
-    .flatMap((transition) => affectedWallTimes(timeZone, transition))
-    .some(
-      (range) =>
-        window.dayOfWeek === range.weekday &&
-        toSeconds(window.start) >= range.from &&
-        endSeconds(window) <= range.to,
-    );
-}
-
 // ---------------------------------------------------------------------------------------------
 // Examples
 // ---------------------------------------------------------------------------------------------
@@ -404,11 +372,10 @@ describe('America/Chicago', () => {
       expect(next(windows, zone, '2026-03-08T06:00:00Z')).toBe('2026-03-15T07:00:00.000Z');
     });
 
-    // BUG: from earlier in the week the 8-day search ends before the next Sunday and the
-    // function returns null, although the window opens on 2026-03-15 (07:00Z).
-    it.todo(
-      'window Sunday 02:00-02:30 from Saturday 2026-03-07T18:00Z opens 2026-03-15T07:00Z (actual: null)',
-    );
+    it('a window skipped this week is found next week, even from earlier in the week', () => {
+      const windows = [win('Sunday', '02:00:00', '02:30:00')];
+      expect(next(windows, zone, '2026-03-07T18:00:00Z')).toBe('2026-03-15T07:00:00.000Z');
+    });
   });
 
   describe('fall back 2026-11-01 02:00 CDT (07:00Z) → 01:00 CST', () => {
@@ -429,13 +396,12 @@ describe('America/Chicago', () => {
       expect(next(windows, zone, '2026-11-01T07:35:00Z')).toBe('2026-11-01T07:35:00.000Z');
     });
 
-    // BUG: between the two occurrences the search only knows the first, already past.
-    it.todo(
-      'window Sunday 01:30-01:45 from 2026-11-01T07:00Z (01:00 CST) opens 07:30Z (actual: 2026-11-08T07:30Z)',
-    );
-    it.todo(
-      'window Sunday 01:30-02:30 from 2026-11-01T07:05Z (01:05 CST, closed) opens 07:30Z (actual: returns from, 07:05Z)',
-    );
+    it('between the two occurrences, the second one is next', () => {
+      expect(next(windows, zone, '2026-11-01T07:00:00Z')).toBe('2026-11-01T07:30:00.000Z');
+      const longer = [win('Sunday', '01:30:00', '02:30:00')];
+      expect(inside(longer, zone, '2026-11-01T07:05:00Z')).toBe(false); // 01:05 CST
+      expect(next(longer, zone, '2026-11-01T07:05:00Z')).toBe('2026-11-01T07:30:00.000Z');
+    });
   });
 });
 
@@ -543,10 +509,10 @@ describe.runIf(santiagoAsExpected)('America/Santiago (DST at midnight)', () => {
     expect(inside(windows, santiago, '2026-04-05T04:00:00Z')).toBe(false);
   });
 
-  // BUG (same cause as the Chicago fall-back todos).
-  it.todo(
-    'Santiago window Saturday 23:30-00:00 from 2026-04-05T03:00Z (23:00 −04, closed) opens 03:30Z (actual: returns from)',
-  );
+  it('the repeated 23:xx hour at midnight: the second 23:30 is next', () => {
+    const windows = [win('Saturday', '23:30:00', '00:00:00')];
+    expect(next(windows, santiago, '2026-04-05T03:00:00Z')).toBe('2026-04-05T03:30:00.000Z');
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -666,8 +632,6 @@ describe('properties', () => {
   it('nextWindowOpening returns the first opening edge at or after from', () => {
     fc.assert(
       fc.property(caseArb, ({ zone, from, windows }) => {
-        // Known bug (see the todos): repeated wall times at a window edge.
-        fc.pre(!touchesRepeatedWallTime(windows, zone, from));
         const result = nextWindowOpening(windows, zone, new Date(from));
         if (result === null) return;
         const t = result.getTime();
@@ -691,9 +655,6 @@ describe('properties', () => {
     fc.assert(
       fc.property(caseArb, ({ zone, from, windows }) => {
         fc.pre(windows.length > 0);
-        // Unless every window lies inside a range of wall times skipped by a clock change.
-        // (Even then the function should find next week's opening: see the todo.)
-        fc.pre(!windows.every((window) => insideSkippedTime(window, zone, from)));
         expect(nextWindowOpening(windows, zone, new Date(from))).not.toBeNull();
       }),
       RUNS,

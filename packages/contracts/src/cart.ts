@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { catalogLimits } from './catalog.js';
+import { guid } from './common.js';
+
+/** A line item as partners send it; `name`, `unitPrice` and `totalPrice` are computed. */
+export interface LineItemInput {
+  itemId: string;
+  lineItemId: string;
+  quantity: number;
+  modifierGroups?: { modifierGroupId: string; lineItems: LineItemInput[] }[] | undefined;
+}
+
+/** Cart limits (contract §6): lines per cart and the quantity of a line. */
+export const cartLimits = { maxLineItems: 100, minQuantity: 1, maxQuantity: 999 } as const;
+
+/** Bounds for hostile input; business limits (above) are reported as element errors. */
+const MAX_ARRAY = 1_000;
+const int32 = z.number().int().min(-2_147_483_648).max(2_147_483_647);
+
+/**
+ * LineItem, nested `depth` levels of modifiers deep. Built level by level (not recursive),
+ * so a hostile, deeply nested body is refused by validation instead of exhausting the stack.
+ */
+function lineItemAt(depth: number): z.ZodType<LineItemInput> {
+  const base = { itemId: guid, lineItemId: guid, quantity: int32 };
+  if (depth === 0) {
+    return z.object({
+      ...base,
+      modifierGroups: z
+        .array(z.never())
+        .max(0, `Modifiers nest at most ${catalogLimits.maxModifierDepth} levels`)
+        .optional(),
+    }) as z.ZodType<LineItemInput>;
+  }
+  return z.object({
+    ...base,
+    modifierGroups: z
+      .array(
+        z.object({
+          modifierGroupId: guid,
+          lineItems: z.array(lineItemAt(depth - 1)).max(MAX_ARRAY),
+        }),
+      )
+      .max(MAX_ARRAY)
+      .optional(),
+  });
+}
+
+export const lineItemInput = lineItemAt(catalogLimits.maxModifierDepth);
+
+/** A cart as partners send it (client-managed; read-only computed fields are ignored). */
+export const cartInput = z.object({
+  catalogSetId: guid,
+  storeId: guid,
+  lineItems: z.array(lineItemInput).max(MAX_ARRAY),
+});
+export type CartInput = z.infer<typeof cartInput>;
+
+export const addCartItemInput = z.object({
+  item: lineItemInput,
+  cart: cartInput.nullable().optional(),
+  catalogSetId: guid.nullable().optional(),
+  storeId: guid.nullable().optional(),
+});
+export type AddCartItemInput = z.infer<typeof addCartItemInput>;
+
+export const removeCartItemInput = z.object({ cart: cartInput, lineItemId: guid });
+export type RemoveCartItemInput = z.infer<typeof removeCartItemInput>;
+
+export const updateCartItemInput = z.object({ cart: cartInput, lineItemId: guid, quantity: int32 });
+export type UpdateCartItemInput = z.infer<typeof updateCartItemInput>;
+
+/** A priced line: the input plus its name, unit price (item + modifiers) and total. */
+export interface PricedLineItem {
+  itemId: string;
+  lineItemId: string;
+  quantity: number;
+  name: string;
+  unitPrice: number;
+  totalPrice: number;
+  modifierGroups: { modifierGroupId: string; name: string; lineItems: PricedLineItem[] }[];
+}
+
+const pricedLineItem: z.ZodType<PricedLineItem> = z.object({
+  itemId: guid,
+  lineItemId: guid,
+  quantity: z.number().int(),
+  name: z.string(),
+  unitPrice: z.number(),
+  totalPrice: z.number(),
+  get modifierGroups() {
+    return z.array(
+      z.object({ modifierGroupId: guid, name: z.string(), lineItems: z.array(pricedLineItem) }),
+    );
+  },
+});
+
+/** A cart priced from the store's current CatalogSet (contract §6). */
+export const pricedCart = z.object({
+  catalogSetId: guid,
+  storeId: guid,
+  currency: z.string(),
+  lineItems: z.array(pricedLineItem),
+  subTotal: z.number(),
+  itemCount: z.number().int(),
+});
+export type PricedCart = z.infer<typeof pricedCart>;

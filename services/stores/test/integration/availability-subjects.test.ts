@@ -1,0 +1,473 @@
+import { subjects, type CustomerLocation, type PostalAddress } from '@pcp/contracts';
+import {
+  createBusClient,
+  createDatabase,
+  type BusClient,
+  type RequestContext,
+  type ServiceInstance,
+} from '@pcp/service-kit';
+import fc from 'fast-check';
+import type { Kysely } from 'kysely';
+import { DateTime } from 'luxon';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTestEnvironment,
+  type TestEnvironment,
+} from '../../../../test-support/environment.js';
+import { expectAppError, storeProfile } from '../../../../test-support/fixtures.js';
+import {
+  createStoresService,
+  STORES_SCHEMA,
+  type Geocoder,
+  type StoresDatabase,
+} from '../../src/app.js';
+
+let env: TestEnvironment;
+let db: Kysely<StoresDatabase>;
+let service: ServiceInstance;
+let client: BusClient;
+/** The service's clock; tests move it. */
+let clockNow = new Date('2026-11-22T12:00:00.000Z');
+
+const partnerId = randomUUID();
+const commerce = (): RequestContext => ({
+  requestId: randomUUID(),
+  partnerId,
+  partnerKind: 'commerce',
+});
+/** Ordering asks these on behalf of a distribution partner. */
+const caller = (): RequestContext => ({
+  requestId: randomUUID(),
+  partnerId: randomUUID(),
+  partnerKind: 'distribution',
+});
+
+const serviceDeps = (subjectPrefix: string) => ({
+  nc: env.nc,
+  logger: env.logger,
+  metrics: env.newMetrics('stores'),
+  subjectPrefix,
+  requestTimeoutMs: 5_000,
+  db,
+  clock: () => clockNow,
+});
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  db = createDatabase<StoresDatabase>({
+    url: env.databaseUrl,
+    schema: STORES_SCHEMA,
+    applicationName: 'test',
+  });
+  service = createStoresService(serviceDeps(env.prefix));
+  await service.start();
+  client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
+});
+
+afterAll(async () => {
+  await service?.stop();
+  await db?.destroy();
+  await env?.cleanup();
+});
+
+/** The fixture's store location: 233 S Wacker Dr, Chicago. */
+const WACKER = { latitude: 41.8789, longitude: -87.6359 };
+/** The gazetteer's centroid of ZIP 60601. */
+const ZIP_60601 = { latitude: 41.8858, longitude: -87.6181 };
+
+const ALWAYS_OPEN = [
+  'Sunday',
+  'Monday',
+  'Tuesday',
+  'Wednesday',
+  'Thursday',
+  'Friday',
+  'Saturday',
+].map((dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }));
+
+async function createStore(overrides: Record<string, unknown> = {}): Promise<string> {
+  const storeId = randomUUID();
+  const { created } = await client.request(
+    subjects.stores.upsert,
+    { storeId, profile: storeProfile(overrides) },
+    commerce(),
+  );
+  expect(created).toBe(true);
+  return storeId;
+}
+
+/** Pause at the current clock (which must be before `resumeAt`). */
+async function pause(storeId: string, resumeAt?: string) {
+  await client.request(
+    subjects.stores.setStatus,
+    { storeId, change: { status: 'paused', reason: 'too_busy', resumeAt } },
+    commerce(),
+  );
+}
+
+const availabilityOf = (storeId: string, at?: string) =>
+  client.request(subjects.stores.availability, at ? { storeId, at } : { storeId }, caller());
+
+const deliveryCheck = (storeId: string, location: CustomerLocation, bus: BusClient = client) =>
+  bus.request(subjects.stores.deliveryCheck, { storeId, location }, caller());
+
+const EARTH_RADIUS_METERS = 6_371_008.8;
+const toRadians = (degrees: number) => (degrees * Math.PI) / 180;
+function haversine(
+  a: { latitude: number; longitude: number },
+  b: { latitude: number; longitude: number },
+) {
+  const h =
+    Math.sin(toRadians(b.latitude - a.latitude) / 2) ** 2 +
+    Math.cos(toRadians(a.latitude)) *
+      Math.cos(toRadians(b.latitude)) *
+      Math.sin(toRadians(b.longitude - a.longitude) / 2) ** 2;
+  return 2 * EARTH_RADIUS_METERS * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+const north = (from: { latitude: number; longitude: number }, meters: number) => ({
+  latitude: from.latitude + meters / ((Math.PI * EARTH_RADIUS_METERS) / 180),
+  longitude: from.longitude,
+});
+
+// Instants around the week of Monday 2026-11-23 in Chicago (CST, UTC−6).
+const SUNDAY_NOON = '2026-11-22T18:00:00.000Z';
+const MONDAY_0759_59 = '2026-11-23T13:59:59.000Z';
+const MONDAY_0800 = '2026-11-23T14:00:00.000Z';
+const MONDAY_NOON = '2026-11-23T18:00:00.000Z';
+const MONDAY_1400 = '2026-11-23T20:00:00.000Z';
+const MONDAY_2200 = '2026-11-24T04:00:00.000Z';
+const TUESDAY_0600 = '2026-11-24T12:00:00.000Z';
+const TUESDAY_NOON = '2026-11-24T18:00:00.000Z';
+const FRIDAY_1800 = '2026-11-28T00:00:00.000Z';
+const FRIDAY_2300 = '2026-11-28T05:00:00.000Z';
+const SATURDAY_0000 = '2026-11-28T06:00:00.000Z';
+const NEXT_MONDAY_0800 = '2026-11-30T14:00:00.000Z';
+
+describe('stores.v1.availability', () => {
+  it('answers ASAP (no `at`) at the injected clock', async () => {
+    const storeId = await createStore();
+    clockNow = new Date(MONDAY_NOON);
+    expect(await availabilityOf(storeId)).toEqual({
+      storeId,
+      at: MONDAY_NOON,
+      open: true,
+      closedReason: null,
+      nextOpenAt: null,
+      timezone: 'America/Chicago',
+    });
+    clockNow = new Date(SUNDAY_NOON);
+    expect(await availabilityOf(storeId)).toEqual({
+      storeId,
+      at: SUNDAY_NOON,
+      open: false,
+      closedReason: 'outside_hours',
+      nextOpenAt: MONDAY_0800,
+      timezone: 'America/Chicago',
+    });
+  });
+
+  it('answers SCHEDULED (`at`) whatever the clock says, with the next opening outside hours', async () => {
+    const storeId = await createStore();
+    clockNow = new Date(SUNDAY_NOON);
+    const cases: [at: string, open: boolean, nextOpenAt: string | null][] = [
+      [MONDAY_0759_59, false, MONDAY_0800],
+      [MONDAY_0800, true, null], // start inclusive
+      [MONDAY_NOON, true, null],
+      [MONDAY_2200, false, FRIDAY_1800], // end exclusive
+      [TUESDAY_NOON, false, FRIDAY_1800],
+      [FRIDAY_1800, true, null],
+      [FRIDAY_2300, true, null], // an end of 00:00:00 runs to midnight
+      [SATURDAY_0000, false, NEXT_MONDAY_0800],
+    ];
+    for (const [at, open, nextOpenAt] of cases) {
+      expect(await availabilityOf(storeId, at), at).toEqual({
+        storeId,
+        at,
+        open,
+        closedReason: open ? null : 'outside_hours',
+        nextOpenAt,
+        timezone: 'America/Chicago',
+      });
+    }
+  });
+
+  it('never opens without windows, and is always open with all-day windows every day', async () => {
+    const never = await createStore({ availability: [] });
+    const nullHours = await createStore({ availability: null });
+    const always = await createStore({ availability: ALWAYS_OPEN });
+    for (const at of [MONDAY_NOON, SUNDAY_NOON, SATURDAY_0000]) {
+      for (const storeId of [never, nullHours]) {
+        expect(await availabilityOf(storeId, at)).toMatchObject({
+          open: false,
+          closedReason: 'outside_hours',
+          nextOpenAt: null,
+        });
+      }
+      expect(await availabilityOf(always, at)).toMatchObject({
+        open: true,
+        closedReason: null,
+        nextOpenAt: null,
+      });
+    }
+  });
+
+  it('is closed as paused during a pause; nextOpenAt is the first opening at or after resumeAt', async () => {
+    clockNow = new Date('2026-11-22T12:00:00.000Z');
+    // Resumes inside a window (Monday 14:00): it opens at resumeAt itself.
+    const resumesInWindow = await createStore();
+    await pause(resumesInWindow, MONDAY_1400);
+    // Resumes outside its windows (Tuesday 06:00): it opens on Friday at 18:00.
+    const resumesOutside = await createStore();
+    await pause(resumesOutside, TUESDAY_0600);
+    // Paused until the partner says otherwise: no next opening.
+    const indefinitely = await createStore();
+    await pause(indefinitely);
+
+    expect(await availabilityOf(resumesInWindow, MONDAY_NOON)).toMatchObject({
+      open: false,
+      closedReason: 'paused',
+      nextOpenAt: MONDAY_1400,
+    });
+    expect(await availabilityOf(resumesOutside, MONDAY_NOON)).toMatchObject({
+      open: false,
+      closedReason: 'paused',
+      nextOpenAt: FRIDAY_1800,
+    });
+    expect(await availabilityOf(indefinitely, MONDAY_NOON)).toMatchObject({
+      open: false,
+      closedReason: 'paused',
+      nextOpenAt: null,
+    });
+    // Also while outside the windows: the pause is the reason given.
+    expect(await availabilityOf(indefinitely, TUESDAY_NOON)).toMatchObject({
+      closedReason: 'paused',
+      nextOpenAt: null,
+    });
+
+    // From resumeAt on the pause is over (derived, nothing written).
+    expect(await availabilityOf(resumesInWindow, MONDAY_1400)).toMatchObject({
+      open: true,
+      closedReason: null,
+      nextOpenAt: null,
+    });
+    expect(await availabilityOf(resumesOutside, TUESDAY_0600)).toMatchObject({
+      open: false,
+      closedReason: 'outside_hours',
+      nextOpenAt: FRIDAY_1800,
+    });
+    expect(await availabilityOf(resumesOutside, FRIDAY_1800)).toMatchObject({ open: true });
+
+    // ASAP follows the clock through the pause.
+    clockNow = new Date(MONDAY_NOON);
+    expect(await availabilityOf(resumesInWindow)).toMatchObject({
+      at: MONDAY_NOON,
+      closedReason: 'paused',
+      nextOpenAt: MONDAY_1400,
+    });
+    clockNow = new Date('2026-11-23T20:00:01.000Z');
+    expect(await availabilityOf(resumesInWindow)).toMatchObject({ open: true });
+  });
+
+  it('is exact across a daylight-saving gap (a 02:30 window on a spring-forward night)', async () => {
+    const storeId = await createStore({
+      availability: [{ dayOfWeek: 'Sunday', start: '02:30:00', end: '04:00:00' }],
+    });
+    // 2026-03-08: at 02:00 CST (08:00Z) Chicago clocks jump to 03:00 CDT; 02:30 never occurs.
+    expect(await availabilityOf(storeId, '2026-03-08T07:59:00.000Z')).toEqual({
+      storeId,
+      at: '2026-03-08T07:59:00.000Z',
+      open: false,
+      closedReason: 'outside_hours',
+      nextOpenAt: '2026-03-08T08:00:00.000Z',
+      timezone: 'America/Chicago',
+    });
+    expect(await availabilityOf(storeId, '2026-03-08T08:00:00.000Z')).toMatchObject({
+      open: true,
+    });
+    expect(await availabilityOf(storeId, '2026-03-08T08:59:59.000Z')).toMatchObject({
+      open: true,
+    });
+    // 04:00 CDT: closed until next Sunday 02:30 CDT.
+    expect(await availabilityOf(storeId, '2026-03-08T09:00:00.000Z')).toMatchObject({
+      open: false,
+      nextOpenAt: '2026-03-15T07:30:00.000Z',
+    });
+  });
+
+  it('agrees with the windows worked out independently, at any instant (property)', async () => {
+    const storeId = await createStore();
+    // The fixture's windows, Monday 08–22 and Friday 18–24 in Chicago, far from 02:00 changes.
+    const expected = (instant: Date) => {
+      const local = DateTime.fromJSDate(instant, { zone: 'America/Chicago' });
+      const open =
+        (local.weekday === 1 && local.hour >= 8 && local.hour < 22) ||
+        (local.weekday === 5 && local.hour >= 18);
+      if (open) return { open, nextOpenAt: null };
+      const openings: DateTime[] = [];
+      for (let days = 0; days <= 7; days++) {
+        const date = local.startOf('day').plus({ days });
+        if (date.weekday === 1) openings.push(date.set({ hour: 8 }));
+        if (date.weekday === 5) openings.push(date.set({ hour: 18 }));
+      }
+      const next = openings.find((opening) => opening.toMillis() > instant.getTime())!;
+      return { open, nextOpenAt: next.toUTC().toJSDate().toISOString() };
+    };
+    const start = Date.parse('2026-01-01T00:00:00.000Z');
+    const end = Date.parse('2027-12-31T00:00:00.000Z');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: start / 1000, max: end / 1000 }).map((s) => new Date(s * 1000)),
+        async (instant) => {
+          const answer = await availabilityOf(storeId, instant.toISOString());
+          expect(answer).toMatchObject(expected(instant));
+          expect(answer.closedReason).toBe(answer.open ? null : 'outside_hours');
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('answers STORE_NOT_FOUND for an unknown store', async () => {
+    await expectAppError(availabilityOf(randomUUID()), 'STORE_NOT_FOUND');
+    await expectAppError(availabilityOf(randomUUID(), MONDAY_NOON), 'STORE_NOT_FOUND');
+  });
+});
+
+describe('stores.v1.delivery-check', () => {
+  const address: PostalAddress = {
+    address1: '100 E Randolph St',
+    city: 'Chicago',
+    state: 'IL',
+    postalCode: '60601',
+    country: 'US',
+  };
+
+  it('delivers within the radius, resolving an address through the gazetteer', async () => {
+    const storeId = await createStore();
+    const check = await deliveryCheck(storeId, address);
+    const distance = haversine(ZIP_60601, WACKER);
+    expect(distance).toBeGreaterThan(1_000);
+    expect(distance).toBeLessThan(5_000);
+    expect(check).toMatchObject({
+      storeId,
+      deliverable: true,
+      radiusMeters: 5_000,
+      location: {
+        ...ZIP_60601,
+        address: { ...address, address2: null },
+      },
+    });
+    expect(Number.isInteger(check.distanceMeters)).toBe(true);
+    expect(Math.abs(check.distanceMeters - distance)).toBeLessThanOrEqual(1);
+
+    // Coordinates are used as given, with no address.
+    const point = north(WACKER, 4_900);
+    const byCoordinates = await deliveryCheck(storeId, point);
+    expect(byCoordinates).toEqual({
+      storeId,
+      deliverable: true,
+      distanceMeters: 4_900,
+      radiusMeters: 5_000,
+      location: { ...point, address: null },
+    });
+    // An address2 is echoed as given; a ZIP+4 resolves by its 5 digits.
+    const suite = await deliveryCheck(storeId, {
+      ...address,
+      address2: 'Suite 200',
+      postalCode: '60601-3210',
+    });
+    expect(suite.location).toMatchObject({
+      ...ZIP_60601,
+      address: { address2: 'Suite 200', postalCode: '60601-3210' },
+    });
+    expect(suite.deliverable).toBe(true);
+  });
+
+  it('does not deliver outside the radius, nor from a pickup-only store', async () => {
+    const storeId = await createStore();
+    const outside = await deliveryCheck(storeId, north(WACKER, 5_100));
+    expect(outside).toMatchObject({
+      deliverable: false,
+      distanceMeters: 5_100,
+      radiusMeters: 5_000,
+    });
+    const newYork = await deliveryCheck(storeId, {
+      ...address,
+      city: 'New York',
+      state: 'NY',
+      postalCode: '10001',
+    });
+    expect(newYork.deliverable).toBe(false);
+    expect(newYork.location).toMatchObject({ latitude: 40.7484, longitude: -73.9967 });
+    expect(newYork.distanceMeters).toBeGreaterThan(1_000_000);
+
+    const pickupOnly = await createStore({ fulfillmentTypes: ['PICKUP'], delivery: null });
+    expect(await deliveryCheck(pickupOnly, WACKER)).toEqual({
+      storeId: pickupOnly,
+      deliverable: false,
+      distanceMeters: 0,
+      radiusMeters: null,
+      location: { ...WACKER, address: null },
+    });
+  });
+
+  it('answers ADDRESS_INVALID at /location/postalCode for an address it cannot place', async () => {
+    const storeId = await createStore();
+    for (const location of [
+      { ...address, postalCode: '00000' },
+      { ...address, country: 'GB', postalCode: 'SW1A 1AA' },
+    ]) {
+      const error = await expectAppError(deliveryCheck(storeId, location), 'ADDRESS_INVALID');
+      expect(error.errors?.[0]).toMatchObject({
+        code: 'ADDRESS_INVALID',
+        pointer: '/location/postalCode',
+      });
+    }
+  });
+
+  it('answers STORE_NOT_FOUND for an unknown store', async () => {
+    await expectAppError(deliveryCheck(randomUUID(), WACKER), 'STORE_NOT_FOUND');
+    await expectAppError(deliveryCheck(randomUUID(), address), 'STORE_NOT_FOUND');
+  });
+
+  it('resolves addresses through the injected Geocoder', async () => {
+    const fixedPoint = north(WACKER, 4_000);
+    const asked: PostalAddress[] = [];
+    const geocoder: Geocoder = {
+      geocode(query) {
+        asked.push(query);
+        return query.postalCode === 'NOWHERE' ? null : fixedPoint;
+      },
+    };
+    // Its own subject prefix, so the default service does not share its requests.
+    const prefix = `${env.prefix}_geo`;
+    const fake = createStoresService({ ...serviceDeps(prefix), geocoder });
+    await fake.start();
+    try {
+      const fakeClient = createBusClient(env.nc, { prefix, timeoutMs: 5_000, logger: env.logger });
+      const storeId = await createStore();
+      // A ZIP the gazetteer does not know is placed wherever the injected geocoder says.
+      const location = { ...address, postalCode: '00000' };
+      const check = await deliveryCheck(storeId, location, fakeClient);
+      expect(check).toEqual({
+        storeId,
+        deliverable: true,
+        distanceMeters: 4_000,
+        radiusMeters: 5_000,
+        location: { ...fixedPoint, address: { ...location, address2: null } },
+      });
+      expect(asked).toEqual([expect.objectContaining(location)]);
+      // Coordinates never reach the geocoder.
+      await deliveryCheck(storeId, WACKER, fakeClient);
+      expect(asked).toHaveLength(1);
+      const error = await expectAppError(
+        deliveryCheck(storeId, { ...address, postalCode: 'NOWHERE' }, fakeClient),
+        'ADDRESS_INVALID',
+      );
+      expect(error.errors?.[0]?.pointer).toBe('/location/postalCode');
+    } finally {
+      await fake.stop();
+    }
+  });
+});
