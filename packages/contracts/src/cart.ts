@@ -30,7 +30,7 @@ function lineItemAt(depth: number): z.ZodType<LineItemInput> {
         .array(z.never())
         .max(0, `Modifiers nest at most ${catalogLimits.maxModifierDepth} levels`)
         .optional(),
-    }) as z.ZodType<LineItemInput>;
+    });
   }
   return z.object({
     ...base,

@@ -133,33 +133,6 @@ function findTransitions(timeZone: string): Transition[] {
   return found;
 }
 
-/** A wall-clock range [from, to) in seconds of a weekday. */
-interface WallRange {
-  weekday: string;
-  from: number;
-  to: number;
-}
-
-/**
- * The wall-clock times a transition skips (clocks forward) or repeats (clocks back), split
- * at local midnight.
- */
-function affectedWallTimes(timeZone: string, transition: Transition): WallRange[] {
-  const justBefore = wall(timeZone, transition.at - SECOND);
-  const at = wall(timeZone, transition.at);
-  const [first, second] =
-    transition.after > transition.before
-      ? [{ ...justBefore, seconds: justBefore.seconds + 1 }, at]
-      : [at, { ...justBefore, seconds: justBefore.seconds + 1 }];
-  if (first.weekday === second.weekday) {
-    return [{ weekday: first.weekday, from: first.seconds, to: second.seconds }];
-  }
-  return [
-    { weekday: first.weekday, from: first.seconds, to: 86_400 },
-    { weekday: second.weekday, from: 0, to: second.seconds },
-  ];
-}
-
 const ZONES = [
   'America/Chicago',
   'America/New_York',
