@@ -1,3 +1,4 @@
+import { addCartItemInput, pricedCart, removeCartItemInput, updateCartItemInput } from './cart.js';
 import { z } from 'zod';
 import { catalogIngestStatus, catalogSetNotification } from './catalog.js';
 import { dateTime, guid, pageQuery } from './common.js';
@@ -94,5 +95,11 @@ export const subjects = {
       z.object({ storeId: guid, ifNoneMatch: z.string().max(512).optional() }),
       activeCatalog.extend({ notModified: z.boolean() }),
     ),
+  },
+  ordering: {
+    /** Marketfront cart helpers: (cart, operation) → the new cart, priced; nothing is stored. */
+    cartAdd: defineSubject('ordering', 'v1.cart.add', addCartItemInput, pricedCart),
+    cartRemove: defineSubject('ordering', 'v1.cart.remove', removeCartItemInput, pricedCart),
+    cartUpdate: defineSubject('ordering', 'v1.cart.update', updateCartItemInput, pricedCart),
   },
 } as const;

@@ -30,6 +30,7 @@ import { createRateLimiter, type RateLimitDecision } from './http/rate-limit.js'
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { registerOpsRoutes } from './routes/ops.routes.js';
 import './routes/route-config.js';
+import { registerCartRoutes } from './routes/carts.routes.js';
 import { registerCatalogRoutes } from './routes/catalog.routes.js';
 import { registerStoreRoutes } from './routes/stores.routes.js';
 
@@ -247,6 +248,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     });
     registerStoreRoutes(api, bus, contextOf);
     registerCatalogRoutes(api, bus, contextOf);
+    registerCartRoutes(api, bus, contextOf);
     done();
   });
 

@@ -1,9 +1,52 @@
-import { createSubjectService, type ServiceDeps, type ServiceInstance } from '@pcp/service-kit';
+import { events } from '@pcp/contracts';
+import {
+  createBusClient,
+  createSubjectService,
+  type ServiceDeps,
+  type ServiceInstance,
+} from '@pcp/service-kit';
+import type { Subscription } from 'nats';
+import { createCatalogCache } from './catalog/catalog-cache.js';
+import { cartHandlers } from './handlers/cart.handlers.js';
+
+export interface OrderingServiceDeps extends ServiceDeps {
+  /** Injected so tests can pin time (catalog availability windows). */
+  readonly clock?: () => Date;
+}
 
 /**
- * The ordering service (validate and place orders, order status). It joins the platform now so that readiness,
- * deployment and scaling cover it; its subjects arrive with its own issue.
+ * The ordering service: the stateless cart helpers and the pricing engine that validate
+ * and place will share.
  */
-export function createOrderingService(deps: ServiceDeps): ServiceInstance {
-  return createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, []);
+export function createOrderingService(deps: OrderingServiceDeps): ServiceInstance {
+  const bus = createBusClient(deps.nc, {
+    prefix: deps.subjectPrefix,
+    timeoutMs: deps.requestTimeoutMs,
+    logger: deps.logger,
+    metrics: deps.metrics,
+  });
+  const catalogs = createCatalogCache({ bus, logger: deps.logger });
+  const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
+    ...cartHandlers(catalogs, deps.clock ?? (() => new Date())),
+  ]);
+  let activations: Subscription | undefined;
+  return {
+    async start() {
+      await subjects.start();
+      // Every replica warms its own cache, so a plain subscription (no queue group, no
+      // durable consumer): a missed event only means compiling on first use.
+      activations = deps.nc.subscribe(`${deps.subjectPrefix}.${events.catalogActivated.subject}`, {
+        callback: (error, msg) => {
+          if (error) return;
+          const event = events.catalogActivated.schema.safeParse(msg.json());
+          if (event.success)
+            catalogs.prefetch(event.data.data.storeId, event.data.data.versionId, event.data.id);
+        },
+      });
+    },
+    async stop() {
+      activations?.unsubscribe();
+      await subjects.stop();
+    },
+  };
 }

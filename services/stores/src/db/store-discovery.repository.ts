@@ -31,7 +31,7 @@ export async function discoverStores(
 ): Promise<{ rows: DiscoveredRow[]; totalCount: number }> {
   const box = boundingBox(q.center, q.searchRadiusMeters);
   const { latitude, longitude } = q.center;
-  const distance = sql<number>`2 * ${EARTH_RADIUS_METERS} * asin(least(1, sqrt(
+  const distance = sql<number>`2 * ${EARTH_RADIUS_METERS}::double precision * asin(least(1, sqrt(
       power(sin(radians(latitude - ${latitude}) / 2), 2)
       + cos(radians(${latitude})) * cos(radians(latitude)) * power(sin(radians(longitude - ${longitude}) / 2), 2))))`;
   const reach =

@@ -1,0 +1,103 @@
+import { catalogSetDocument, subjects } from '@pcp/contracts';
+import { AppError, type BusClient, type Logger, type RequestContext } from '@pcp/service-kit';
+import { compileCatalog, type CompiledCatalog } from '../domain/compiled-catalog.js';
+
+/** A CatalogSet can be up to 50 MB; give its transfer time. */
+const DOCUMENT_TIMEOUT_MS = 30_000;
+
+export interface StorePricingData {
+  catalog: CompiledCatalog;
+  timezone: string;
+}
+
+/**
+ * Compiled catalogs by version. Each use asks the catalog service which version is active
+ * (one small request), so a cart priced right after an activation uses the new catalog;
+ * a version is fetched and compiled once, concurrent callers share the load, and an
+ * activation event prefetches it. Store time zones are cached briefly.
+ */
+export function createCatalogCache(options: {
+  bus: BusClient;
+  logger: Logger;
+  /** Bound on cached items across versions (memory). */
+  maxItems?: number;
+  storeTtlMs?: number;
+}) {
+  const maxItems = options.maxItems ?? 2_000_000;
+  const storeTtlMs = options.storeTtlMs ?? 30_000;
+  const versions = new Map<string, CompiledCatalog>();
+  const loading = new Map<string, Promise<CompiledCatalog>>();
+  const timezones = new Map<string, { timezone: string; expiresAt: number }>();
+  let cachedItems = 0;
+
+  function remember(catalog: CompiledCatalog) {
+    versions.set(catalog.versionId, catalog);
+    cachedItems += catalog.items.size;
+    for (const [versionId, old] of versions) {
+      if (cachedItems <= maxItems || versions.size === 1) break;
+      versions.delete(versionId);
+      cachedItems -= old.items.size;
+    }
+  }
+
+  async function fetchVersion(storeId: string, ctx: RequestContext): Promise<CompiledCatalog> {
+    const { result, body } = await options.bus.requestStream(
+      subjects.catalog.document,
+      { storeId },
+      ctx,
+      {
+        timeoutMs: DOCUMENT_TIMEOUT_MS,
+      },
+    );
+    const cached = versions.get(result.versionId);
+    if (cached) return cached;
+    const parsed = catalogSetDocument.safeParse(JSON.parse(body.toString('utf8')));
+    if (!parsed.success) {
+      options.logger.error(
+        { storeId, versionId: result.versionId },
+        'active CatalogSet does not match its contract',
+      );
+      throw new AppError('INTERNAL', 'Internal error');
+    }
+    const compiled = compileCatalog(parsed.data, result.versionId);
+    remember(compiled);
+    return compiled;
+  }
+
+  function load(storeId: string, versionId: string, ctx: RequestContext): Promise<CompiledCatalog> {
+    const cached = versions.get(versionId);
+    if (cached) return Promise.resolve(cached);
+    let pending = loading.get(versionId);
+    if (!pending) {
+      pending = fetchVersion(storeId, ctx).finally(() => loading.delete(versionId));
+      loading.set(versionId, pending);
+    }
+    return pending;
+  }
+
+  async function timezoneOf(storeId: string, ctx: RequestContext): Promise<string> {
+    const hit = timezones.get(storeId);
+    if (hit && hit.expiresAt > Date.now()) return hit.timezone;
+    const store = await options.bus.request(subjects.stores.lookup, { storeId }, ctx);
+    timezones.set(storeId, { timezone: store.timezone, expiresAt: Date.now() + storeTtlMs });
+    return store.timezone;
+  }
+
+  return {
+    /** The store's active compiled catalog and time zone (STORE_NOT_FOUND, CATALOGSET_NOT_FOUND pass through). */
+    async get(storeId: string, ctx: RequestContext): Promise<StorePricingData> {
+      const [active, timezone] = await Promise.all([
+        options.bus.request(subjects.catalog.active, { storeId }, ctx),
+        timezoneOf(storeId, ctx),
+      ]);
+      return { catalog: await load(storeId, active.versionId, ctx), timezone };
+    },
+    /** A catalog.v1.activated event: compile the new version before the first cart needs it. */
+    prefetch(storeId: string, versionId: string, requestId: string): void {
+      load(storeId, versionId, { requestId }).catch((error: unknown) =>
+        options.logger.warn({ err: error, storeId, versionId }, 'catalog prefetch failed'),
+      );
+    },
+  };
+}
+export type CatalogCache = ReturnType<typeof createCatalogCache>;
