@@ -39,12 +39,12 @@ export async function discoverStores(
       ? sql<number>`delivery_radius_meters`
       : sql<number>`${q.searchRadiusMeters}::double precision`;
 
-  let query = db
+  // Rank and count from the narrow columns; load whole rows only for the page.
+  let ranked = db
     .selectFrom((eb) =>
       eb
         .selectFrom('stores')
-        .selectAll()
-        .select(distance.as('distance_meters'))
+        .select(['store_id', 'delivery_radius_meters', distance.as('distance_meters')])
         .where(
           sql<boolean>`point(longitude, latitude) <@ box(point(${box.minLongitude}, ${box.minLatitude}), point(${box.maxLongitude}, ${box.maxLatitude}))`,
         )
@@ -54,19 +54,36 @@ export async function discoverStores(
         )
         .as('nearby'),
     )
-    .selectAll()
-    .select(sql<number>`count(*) over ()::int`.as('total_count'))
+    .select(['store_id', 'distance_meters', sql<number>`count(*) over ()::int`.as('total_count')])
     .where(sql<boolean>`distance_meters <= ${reach}`)
     .orderBy('distance_meters')
     .orderBy('store_id');
-  if (q.page !== 'all') query = query.limit(q.page.limit).offset(q.page.offset);
-  const rows = (await query.execute()) as (DiscoveredRow & { total_count: number })[];
-  if (rows.length > 0 || q.page === 'all' || q.page.offset === 0) {
-    return { rows, totalCount: rows[0]?.total_count ?? 0 };
+  if (q.page !== 'all') ranked = ranked.limit(q.page.limit).offset(q.page.offset);
+  const page = await ranked.execute();
+
+  let totalCount = page[0]?.total_count ?? 0;
+  if (page.length === 0 && q.page !== 'all' && q.page.offset > 0) {
+    // A page past the end carries no window count; count on its own.
+    totalCount = (await discoverStores(db, { ...q, page: { limit: 1, offset: 0 } })).totalCount;
   }
-  // A page past the end carries no window count; count on its own.
-  const all = await discoverStores(db, { ...q, page: 'all' });
-  return { rows: [], totalCount: all.totalCount };
+  if (page.length === 0) return { rows: [], totalCount };
+  const rows = await db
+    .selectFrom('stores')
+    .selectAll()
+    .where(
+      'store_id',
+      'in',
+      page.map((match) => match.store_id),
+    )
+    .execute();
+  const byId = new Map(rows.map((row) => [row.store_id, row]));
+  return {
+    rows: page.flatMap((match) => {
+      const row = byId.get(match.store_id);
+      return row ? [{ ...row, distance_meters: match.distance_meters }] : [];
+    }),
+    totalCount,
+  };
 }
 
 /** The largest delivery radius of any store (an index probe): the delivery search box. */

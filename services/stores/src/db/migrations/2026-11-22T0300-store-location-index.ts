@@ -13,7 +13,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropIndex('stores_delivery_radius_idx').execute();
   await db.schema.dropIndex('stores_location_gist').execute();
   await db.schema
     .createIndex('stores_location_idx')

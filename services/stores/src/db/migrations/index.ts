@@ -2,12 +2,14 @@ import type { Migration } from 'kysely';
 import * as createStores from './2026-11-22T0000-create-stores.js';
 import * as storeCatalog from './2026-11-22T0200-store-catalog.js';
 import * as storeLocationIndex from './2026-11-22T0300-store-location-index.js';
+import * as storeDeliveryRadiusIndex from './2026-11-22T0400-store-delivery-radius-index.js';
 
 /** Migrations of the `stores` schema, by name in the order they apply. */
 export const storesMigrations: Record<string, Migration> = {
   '2026-11-22T0000-create-stores': createStores,
   '2026-11-22T0200-store-catalog': storeCatalog,
   '2026-11-22T0300-store-location-index': storeLocationIndex,
+  '2026-11-22T0400-store-delivery-radius-index': storeDeliveryRadiusIndex,
 };
 
 export const STORES_SCHEMA = 'stores';
