@@ -1,4 +1,4 @@
-import { DateTime } from 'luxon';
+import { IANAZone } from 'luxon';
 import { z } from 'zod';
 
 export const dayOfWeek = z.enum([
@@ -34,6 +34,7 @@ export type AvailabilityWindow = z.infer<typeof availabilityWindow>;
 export const availability = z.array(availabilityWindow).max(70);
 
 const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
 /**
  * Two weeks and a day: every weekly window recurs within it, even one that falls into a
  * skipped hour this week.
@@ -45,17 +46,51 @@ function secondsOfDay(time: string): number {
   return hours * 3_600 + minutes * 60 + seconds;
 }
 
-/** Local weekday name and seconds since local midnight of an instant in `timezone`. */
-function localClock(
-  instant: Date,
+const offsetCache = new Map<string, Map<number, number>>();
+const MAX_CACHED_MINUTES = 100_000;
+
+/**
+ * The zone's UTC offset (minutes) at an instant. Zone rules come from luxon (the runtime's
+ * tz data); results are cached per minute, since offsets change only on whole minutes and
+ * discovery asks the same few instants for many stores.
+ */
+function offsetMinutes(timezone: string, millis: number): number {
+  const minute = Math.floor(millis / MINUTE_MS);
+  let zone = offsetCache.get(timezone);
+  if (!zone) {
+    zone = new Map();
+    offsetCache.set(timezone, zone);
+  }
+  let offset = zone.get(minute);
+  if (offset === undefined) {
+    offset = IANAZone.create(timezone).offset(minute * MINUTE_MS);
+    if (zone.size >= MAX_CACHED_MINUTES) zone.clear();
+    zone.set(minute, offset);
+  }
+  return offset;
+}
+
+/**
+ * The local wall clock of an instant, as a Date whose UTC fields read the local date and
+ * time ("naive" local time).
+ */
+const naiveLocal = (millis: number, timezone: string) =>
+  millis + offsetMinutes(timezone, millis) * MINUTE_MS;
+
+function isWithinMillis(
+  windows: readonly AvailabilityWindow[],
   timezone: string,
-): { day: DayOfWeek; seconds: number; date: DateTime } {
-  const date = DateTime.fromJSDate(instant, { zone: timezone });
-  return {
-    day: dayOfWeek.options[date.weekday % 7]!,
-    seconds: date.hour * 3_600 + date.minute * 60 + date.second,
-    date,
-  };
+  millis: number,
+): boolean {
+  const local = new Date(naiveLocal(millis, timezone));
+  const day = dayOfWeek.options[local.getUTCDay()]!;
+  const seconds = local.getUTCHours() * 3_600 + local.getUTCMinutes() * 60 + local.getUTCSeconds();
+  return windows.some(
+    (window) =>
+      window.dayOfWeek === day &&
+      seconds >= secondsOfDay(window.start) &&
+      (window.end === END_OF_DAY || seconds < secondsOfDay(window.end)),
+  );
 }
 
 /**
@@ -69,57 +104,45 @@ export function isWithinWindows(
   instant: Date,
 ): boolean {
   if (!windows || windows.length === 0) return false;
-  const { day, seconds } = localClock(instant, timezone);
-  return windows.some(
-    (window) =>
-      window.dayOfWeek === day &&
-      seconds >= secondsOfDay(window.start) &&
-      (window.end === END_OF_DAY || seconds < secondsOfDay(window.end)),
-  );
+  return isWithinMillis(windows, timezone, instant.getTime());
 }
 
-/** Every instant whose local reading on `date` is `time`: none in a gap, two in a repeated hour. */
-function occurrencesOf(date: DateTime, time: string, timezone: string): number[] {
-  const seconds = secondsOfDay(time);
-  const wanted = DateTime.fromObject(
-    {
-      year: date.year,
-      month: date.month,
-      day: date.day,
-      hour: Math.floor(seconds / 3_600),
-      minute: Math.floor(seconds / 60) % 60,
-      second: seconds % 60,
-    },
-    { zone: timezone },
-  );
-  const reads = (candidate: DateTime) =>
-    candidate.hasSame(date, 'day') &&
-    candidate.hour * 3_600 + candidate.minute * 60 + candidate.second === seconds;
-  // luxon resolves a repeated reading to one of its two instants; the other lies one
-  // offset change away.
-  const before = DateTime.fromMillis(wanted.toMillis() - 3 * 3_600_000, { zone: timezone });
-  const after = DateTime.fromMillis(wanted.toMillis() + 3 * 3_600_000, { zone: timezone });
-  const others = [
-    wanted.toMillis() + (wanted.offset - before.offset) * MINUTE_MS,
-    wanted.toMillis() + (wanted.offset - after.offset) * MINUTE_MS,
-  ].map((millis) => DateTime.fromMillis(millis, { zone: timezone }));
-  return [wanted, ...others].filter(reads).map((candidate) => candidate.toMillis());
+/**
+ * Every instant whose local reading is the naive local time `naive`: none in a gap (clocks
+ * forward), two in a repeated hour (clocks back), one otherwise. An instant t reads `naive`
+ * when naive = t + offset(t); the offsets in play are those a day before and after.
+ */
+function occurrencesOf(naive: number, timezone: string): number[] {
+  const offsets = new Set([
+    offsetMinutes(timezone, naive - DAY_MS),
+    offsetMinutes(timezone, naive + DAY_MS),
+  ]);
+  return [...offsets]
+    .map((offset) => naive - offset * MINUTE_MS)
+    .filter((millis) => naiveLocal(millis, timezone) === naive)
+    .sort((a, b) => a - b);
 }
 
 /** The instant within [start, end) where the zone's offset changes, if it does. */
 function offsetChangeWithin(start: number, end: number, timezone: string): number | undefined {
-  const offsetAt = (millis: number) => DateTime.fromMillis(millis, { zone: timezone }).offset;
-  const last = offsetAt(end - 1);
-  if (offsetAt(start) === last) return undefined;
-  // Zone transitions fall on whole minutes.
+  const last = offsetMinutes(timezone, end - 1);
+  if (offsetMinutes(timezone, start) === last) return undefined;
   let low = Math.floor(start / MINUTE_MS);
   let high = Math.ceil((end - 1) / MINUTE_MS);
   while (high - low > 1) {
     const middle = Math.floor((low + high) / 2);
-    if (offsetAt(middle * MINUTE_MS) === last) high = middle;
+    if (offsetMinutes(timezone, middle * MINUTE_MS) === last) high = middle;
     else low = middle;
   }
   return high * MINUTE_MS;
+}
+
+/** The first instant of a local day (given as naive midnight); later than midnight when a clock change skips it. */
+function dayStart(naiveMidnight: number, timezone: string): number {
+  const [first] = occurrencesOf(naiveMidnight, timezone);
+  if (first !== undefined) return first;
+  const change = offsetChangeWithin(naiveMidnight - DAY_MS, naiveMidnight + DAY_MS, timezone);
+  return change ?? naiveMidnight - offsetMinutes(timezone, naiveMidnight) * MINUTE_MS;
 }
 
 /**
@@ -135,22 +158,25 @@ export function nextWindowOpening(
   from: Date,
 ): Date | null {
   if (!windows || windows.length === 0) return null;
-  if (isWithinWindows(windows, timezone, from)) return from;
-  const firstDay = DateTime.fromJSDate(from, { zone: timezone }).startOf('day');
+  const fromMillis = from.getTime();
+  if (isWithinMillis(windows, timezone, fromMillis)) return from;
+  const local = new Date(naiveLocal(fromMillis, timezone));
+  const firstMidnight = Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate());
   for (let offset = 0; offset < SEARCH_DAYS; offset++) {
-    const date = firstDay.plus({ days: offset });
-    const day = dayOfWeek.options[date.weekday % 7]!;
-    const candidates = windows
-      .filter((window) => window.dayOfWeek === day)
-      .flatMap((window) => occurrencesOf(date, window.start, timezone));
-    // A clock change inside the day, or one at its very start (a zone that skips midnight
-    // begins the day at 01:00, possibly in the middle of a window).
-    const change = offsetChangeWithin(date.toMillis(), date.plus({ days: 1 }).toMillis(), timezone);
-    candidates.push(date.toMillis(), ...(change === undefined ? [] : [change]));
+    const midnight = firstMidnight + offset * DAY_MS;
+    const day = dayOfWeek.options[new Date(midnight).getUTCDay()]!;
+    const start = dayStart(midnight, timezone);
+    const change = offsetChangeWithin(start, dayStart(midnight + DAY_MS, timezone), timezone);
+    const candidates = [start, ...(change === undefined ? [] : [change])];
+    for (const window of windows) {
+      if (window.dayOfWeek === day) {
+        candidates.push(...occurrencesOf(midnight + secondsOfDay(window.start) * 1_000, timezone));
+      }
+    }
     const opening = candidates
-      .filter((millis) => millis >= from.getTime())
+      .filter((millis) => millis >= fromMillis)
       .sort((a, b) => a - b)
-      .find((millis) => isWithinWindows(windows, timezone, new Date(millis)));
+      .find((millis) => isWithinMillis(windows, timezone, millis));
     if (opening !== undefined) return new Date(opening);
   }
   return null;
