@@ -133,10 +133,16 @@ export function priceCart(
         if (!priced) return;
         options.push(priced.priced);
         modifiersMinor += priced.totalMinor;
-        chosenPerGroup.set(
-          selection.modifierGroupId,
-          (chosenPerGroup.get(selection.modifierGroupId) ?? 0) + option.quantity,
-        );
+        // An option with a bad quantity is already an error; it must not sway the group's count.
+        if (
+          option.quantity >= cartLimits.minQuantity &&
+          option.quantity <= cartLimits.maxQuantity
+        ) {
+          chosenPerGroup.set(
+            selection.modifierGroupId,
+            (chosenPerGroup.get(selection.modifierGroupId) ?? 0) + option.quantity,
+          );
+        }
       });
       const chosen = chosenPerGroup.get(selection.modifierGroupId) ?? 0;
       if (chosen > group.maximumAllowed) {
