@@ -86,11 +86,17 @@ export function createCatalogCache(options: {
   return {
     /** The store's active compiled catalog and time zone (STORE_NOT_FOUND, CATALOGSET_NOT_FOUND pass through). */
     async get(storeId: string, ctx: RequestContext): Promise<StorePricingData> {
-      const [active, timezone] = await Promise.all([
+      const [active, timezone] = await Promise.allSettled([
         options.bus.request(subjects.catalog.active, { storeId }, ctx),
         timezoneOf(storeId, ctx),
       ]);
-      return { catalog: await load(storeId, active.versionId, ctx), timezone };
+      // Both in parallel, but an unknown store is the error to report, not its missing catalog.
+      if (timezone.status === 'rejected') throw timezone.reason;
+      if (active.status === 'rejected') throw active.reason;
+      return {
+        catalog: await load(storeId, active.value.versionId, ctx),
+        timezone: timezone.value,
+      };
     },
     /** A catalog.v1.activated event: compile the new version before the first cart needs it. */
     prefetch(storeId: string, versionId: string, requestId: string): void {
