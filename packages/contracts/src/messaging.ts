@@ -47,12 +47,12 @@ export const serviceError = z.object({
 });
 export type ServiceError = z.infer<typeof serviceError>;
 
-/** Every reply is `{ok: true, result}` or `{ok: false, error}`. */
-export const replyEnvelope = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true), result: z.unknown() }),
-  z.object({ ok: z.literal(false), error: serviceError }),
-]);
-export type ReplyEnvelope = z.infer<typeof replyEnvelope>;
+/**
+ * Every reply says in this header whether its body is the result (`ok`, the reply schema's
+ * JSON) or a `serviceError` (`error`). The result is plain JSON, so the gateway can pass
+ * it to HTTP without parsing it again.
+ */
+export const replyStatusHeader = 'Pcp-Reply';
 
 /** Readiness probe every service answers under its own name. */
 export const healthReply = z.object({ service: z.string(), status: z.literal('ok') });

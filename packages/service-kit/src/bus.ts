@@ -1,8 +1,8 @@
 import {
   healthSubject,
   isErrorCode,
-  replyEnvelope,
-  type ReplyEnvelope,
+  replyStatusHeader,
+  serviceError,
   type ServiceError,
   type ServiceName,
   type SubjectDefinition,
@@ -100,6 +100,17 @@ export interface BusClient {
     ctx: RequestContext,
     options?: { timeoutMs?: number },
   ): Promise<z.output<Rep>>;
+  /**
+   * The result's JSON bytes as the service sent them, unparsed: for the gateway, which
+   * passes results to HTTP as they are (the service's handler is typed by the contract).
+   * Errors are thrown as with `request`.
+   */
+  requestRaw<Req extends z.ZodType, Rep extends z.ZodType>(
+    definition: SubjectDefinition<Req, Rep>,
+    payload: z.input<Req>,
+    ctx: RequestContext,
+    options?: { timeoutMs?: number },
+  ): Promise<Buffer>;
   /** A subject answered by `handleStream`: the reply's metadata and a body of any size. */
   requestStream<Req extends z.ZodType, Rep extends z.ZodType>(
     definition: SubjectDefinition<Req, Rep>,
@@ -143,10 +154,8 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
     }
   }
 
-  function parseResult(definition: SubjectDefinition<z.ZodType, z.ZodType>, data: Uint8Array) {
-    const envelope = decodeEnvelope(data);
-    if (!envelope.ok) throw fromServiceError(envelope.error);
-    const parsed = definition.reply.safeParse(envelope.result);
+  function parseResult(definition: SubjectDefinition<z.ZodType, z.ZodType>, reply: Msg) {
+    const parsed = definition.reply.safeParse(JSON.parse(decoder.decode(resultOf(reply))));
     if (!parsed.success) {
       options.logger.error(
         { subject: definition.name, issues: parsed.error.issues },
@@ -164,7 +173,17 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
           timeout: requestOptions?.timeoutMs ?? options.timeoutMs,
           headers,
         });
-        return parseResult(definition, reply.data) as z.output<typeof definition.reply>;
+        return parseResult(definition, reply) as z.output<typeof definition.reply>;
+      }),
+
+    requestRaw: (definition, payload, ctx, requestOptions) =>
+      exchange(definition, ctx, async (subject, headers) => {
+        const reply = await nc.request(subject, encoder.encode(JSON.stringify(payload)), {
+          timeout: requestOptions?.timeoutMs ?? options.timeoutMs,
+          headers,
+        });
+        const result = resultOf(reply);
+        return Buffer.from(result.buffer, result.byteOffset, result.byteLength);
       }),
 
     requestStream: (definition, payload, ctx, requestOptions) =>
@@ -185,7 +204,7 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
               body: Buffer.concat(chunks),
             };
           }
-          if (first) result = parseResult(definition, reply.data);
+          if (first) result = parseResult(definition, reply);
           else chunks.push(reply.data);
           first = false;
         }
@@ -209,10 +228,21 @@ function transportError(error: unknown, service: ServiceName): unknown {
   return error;
 }
 
-function decodeEnvelope(data: Uint8Array): ReplyEnvelope {
-  const parsed = replyEnvelope.safeParse(JSON.parse(decoder.decode(data)));
-  if (!parsed.success) throw new AppError('INTERNAL', 'Internal error');
-  return parsed.data;
+/** The result bytes of a reply, or the service's typed error thrown as an AppError. */
+function resultOf(reply: Msg): Uint8Array {
+  const status = reply.headers?.get(replyStatusHeader);
+  if (status === 'ok') return reply.data;
+  const error = status === 'error' ? serviceError.safeParse(safeJson(reply.data)) : undefined;
+  if (!error?.success) throw new AppError('INTERNAL', 'Internal error');
+  throw fromServiceError(error.data);
+}
+
+function safeJson(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(data));
+  } catch {
+    return undefined;
+  }
 }
 
 function fromServiceError(error: ServiceError): AppError {
@@ -322,7 +352,7 @@ async function dispatch(
   const ctx = readContextHeaders(msg.headers);
   const parent = propagation.extract(ROOT_CONTEXT, msg.headers, headerGetter);
   const span = tracer.startSpan(subject, { kind: SpanKind.SERVER }, parent);
-  let envelope: ReplyEnvelope;
+  let outcome: { ok: true; result: unknown } | { ok: false; error: ServiceError };
   let body: Uint8Array | undefined;
   try {
     const input = binding.definition.request.safeParse(parseJson(msg.data));
@@ -332,27 +362,30 @@ async function dispatch(
     );
     if (binding.streamsBody) {
       const streamed = result as StreamedReply<unknown>;
-      envelope = { ok: true, result: streamed.result };
+      outcome = { ok: true, result: streamed.result };
       body = streamed.body;
     } else {
-      envelope = { ok: true, result };
+      outcome = { ok: true, result };
     }
   } catch (error) {
     if (error instanceof AppError) {
-      envelope = { ok: false, error: error.toServiceError() };
+      outcome = { ok: false, error: error.toServiceError() };
     } else {
       options.logger.error({ err: error, subject, requestId: ctx.requestId }, 'handler failed');
       span.setStatus({ code: SpanStatusCode.ERROR });
-      envelope = { ok: false, error: { errorCode: 'INTERNAL', detail: 'Internal error' } };
+      outcome = { ok: false, error: { errorCode: 'INTERNAL', detail: 'Internal error' } };
     }
   }
   span.end();
-  if (!msg.respond(encoder.encode(JSON.stringify(envelope)))) {
+  const replyHeaders = createHeaders();
+  replyHeaders.set(replyStatusHeader, outcome.ok ? 'ok' : 'error');
+  const reply = encoder.encode(JSON.stringify(outcome.ok ? outcome.result : outcome.error));
+  if (!msg.respond(reply, { headers: replyHeaders })) {
     options.logger.warn({ subject, requestId: ctx.requestId }, 'request had no reply subject');
   }
   if (binding.streamsBody) respondInChunks(msg, body, maxChunkBytes(options));
   options.metrics?.natsHandlerDuration
-    .labels(binding.definition.name, envelope.ok ? 'ok' : envelope.error.errorCode)
+    .labels(binding.definition.name, outcome.ok ? 'ok' : outcome.error.errorCode)
     .observe((performance.now() - started) / 1000);
 }
 

@@ -8,7 +8,7 @@ import {
 import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { problemResponses } from './route-config.js';
+import { forwardJson, problemResponses } from './route-config.js';
 
 const config = { area: 'distribution' as const, rateClass: 'reads' as const };
 const tags = ['Marketfront: carts'];
@@ -37,7 +37,11 @@ export function registerCartRoutes(
         response: responses,
       },
     },
-    (request) => bus.request(subjects.ordering.cartAdd, request.body, contextOf(request)),
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.ordering.cartAdd, request.body, contextOf(request)),
+      ),
   );
   app.post(
     '/v1/marketfront/carts/remove',
@@ -51,7 +55,11 @@ export function registerCartRoutes(
         response: responses,
       },
     },
-    (request) => bus.request(subjects.ordering.cartRemove, request.body, contextOf(request)),
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.ordering.cartRemove, request.body, contextOf(request)),
+      ),
   );
   app.post(
     '/v1/marketfront/carts/update',
@@ -65,6 +73,10 @@ export function registerCartRoutes(
         response: responses,
       },
     },
-    (request) => bus.request(subjects.ordering.cartUpdate, request.body, contextOf(request)),
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.ordering.cartUpdate, request.body, contextOf(request)),
+      ),
   );
 }

@@ -15,7 +15,7 @@ import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { problemResponses } from './route-config.js';
+import { forwardJson, problemResponses } from './route-config.js';
 
 const storeParams = z.object({ storeId: guid });
 const commerce = { area: 'commerce' as const };
@@ -64,7 +64,11 @@ export function registerStoreRoutes(
         response: { 200: commerceStore, ...problemResponses(400, 404) },
       },
     },
-    (request) => bus.request(subjects.stores.get, request.params, contextOf(request)),
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.stores.get, request.params, contextOf(request)),
+      ),
   );
 
   app.get(
@@ -78,7 +82,11 @@ export function registerStoreRoutes(
         response: { 200: commerceStoreList, ...problemResponses(400) },
       },
     },
-    (request) => bus.request(subjects.stores.list, request.query, contextOf(request)),
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.stores.list, request.query, contextOf(request)),
+      ),
   );
 
   app.get(
@@ -92,7 +100,11 @@ export function registerStoreRoutes(
         response: { 200: storeStatus, ...problemResponses(400, 404) },
       },
     },
-    (request) => bus.request(subjects.stores.getStatus, request.params, contextOf(request)),
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.stores.getStatus, request.params, contextOf(request)),
+      ),
   );
 
   app.post(
@@ -134,7 +146,11 @@ export function registerStoreRoutes(
         response: { 200: discoverStoresResult, ...problemResponses(400, 422) },
       },
     },
-    (request) => bus.request(subjects.stores.discover, request.body, contextOf(request)),
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.stores.discover, request.body, contextOf(request)),
+      ),
   );
 
   // Registered without the type provider: its bodiless 404 is outside the response schemas.
@@ -155,7 +171,10 @@ export function registerStoreRoutes(
     async (request, reply) => {
       const storeId = guid.safeParse(request.params.storeId);
       if (!storeId.success) return reply.code(404).send();
-      return bus.request(subjects.stores.lookup, { storeId: storeId.data }, contextOf(request));
+      return forwardJson(
+        reply,
+        await bus.requestRaw(subjects.stores.lookup, { storeId: storeId.data }, contextOf(request)),
+      );
     },
   );
 }
