@@ -221,6 +221,9 @@ function transportError(error: unknown, service: ServiceName): unknown {
         `The ${service} service is unavailable; retry later`,
       );
     }
+    if (error.code === (ErrorCode.MaxPayloadExceeded as string)) {
+      return new AppError('PAYLOAD_TOO_LARGE', 'The request is larger than the platform accepts');
+    }
     if (error.code === (ErrorCode.Timeout as string)) {
       return new AppError('UPSTREAM_TIMEOUT', `The ${service} service did not answer in time`);
     }

@@ -80,6 +80,14 @@ describe('streamed replies', () => {
     );
   });
 
+  it('answers a request larger than the NATS max payload with PAYLOAD_TOO_LARGE', async () => {
+    const oversized = { bytes: 1, padding: 'x'.repeat(1_100_000) } as { bytes: number };
+    await expectAppError(
+      client.requestRaw(blob, oversized, { requestId: randomUUID() }),
+      'PAYLOAD_TOO_LARGE',
+    );
+  });
+
   it('is SERVICE_UNAVAILABLE when nobody serves the subject', async () => {
     const other = createBusClient(env.nc, {
       prefix: `${env.prefix}_nobody`,

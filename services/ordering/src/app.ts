@@ -33,14 +33,16 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   return {
     async start() {
       await subjects.start();
-      // Every replica warms its own cache, so a plain subscription (no queue group, no
-      // durable consumer): a missed event only means compiling on first use.
+      // Every replica keeps its own cache, so a plain subscription (no queue group, no
+      // durable consumer): a missed event is covered by the cache's short TTL.
       activations = deps.nc.subscribe(`${deps.subjectPrefix}.${events.catalogActivated.subject}`, {
         callback: (error, msg) => {
           if (error) return;
           const event = events.catalogActivated.schema.safeParse(msg.json());
-          if (event.success)
-            catalogs.prefetch(event.data.data.storeId, event.data.data.versionId, event.data.id);
+          if (event.success) {
+            const { storeId, versionId, activatedAt } = event.data.data;
+            catalogs.activated(storeId, versionId, activatedAt, event.data.id);
+          }
         },
       });
     },

@@ -87,10 +87,18 @@ export function activateCatalog(
         }),
       )
       .execute();
+    const event = newEvent(events.catalogActivated.schema.shape.type.value, {
+      storeId: run.store_id,
+      catalogSetId: input.catalog.document.catalogSetId,
+      versionId,
+      etag: input.etag,
+      activatedAt: activatedAt.toISOString(),
+    });
     await trx
       .updateTable('ingest_runs')
       .set({
         status: 'succeeded',
+        activation_event_id: event.id,
         errors: '[]',
         summary: JSON.stringify(summary),
         version_id: versionId,
@@ -100,17 +108,7 @@ export function activateCatalog(
       })
       .where('run_id', '=', run.run_id)
       .execute();
-    await insertOutboxEvent<CatalogDatabase>(
-      trx,
-      input.eventSubject,
-      newEvent(events.catalogActivated.schema.shape.type.value, {
-        storeId: run.store_id,
-        catalogSetId: input.catalog.document.catalogSetId,
-        versionId,
-        etag: input.etag,
-        activatedAt: activatedAt.toISOString(),
-      }),
-    );
+    await insertOutboxEvent<CatalogDatabase>(trx, input.eventSubject, event);
     await pruneVersions(trx, run.store_id, versionId);
     return { outcome: 'activated', summary, versionId };
   });

@@ -24,6 +24,7 @@ export interface IngestRunTable {
   /** Last time the run's work message was published (the reconciler re-publishes). */
   published_at: Date | null;
   version_id: string | null;
+  activation_event_id: ColumnType<string | null, never, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

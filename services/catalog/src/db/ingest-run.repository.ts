@@ -33,13 +33,21 @@ export async function markPublished(db: Db, runId: string): Promise<void> {
 }
 
 /** A partner's run of one of its stores (another partner's or store's run is not found). */
+/**
+ * A partner's run of one of its stores (another partner's or store's run is not found),
+ * with whether its activation event still waits in the outbox.
+ */
 export function findPartnerRun(db: Db, runId: string, storeId: string, partnerId: string) {
   return db
     .selectFrom('ingest_runs')
-    .selectAll()
-    .where('run_id', '=', runId)
-    .where('store_id', '=', storeId)
-    .where('partner_id', '=', partnerId)
+    .leftJoin('outbox', 'outbox.event_id', 'ingest_runs.activation_event_id')
+    .selectAll('ingest_runs')
+    .select(
+      sql<boolean>`outbox.event_id is not null and outbox.published_at is null`.as('event_pending'),
+    )
+    .where('ingest_runs.run_id', '=', runId)
+    .where('ingest_runs.store_id', '=', storeId)
+    .where('ingest_runs.partner_id', '=', partnerId)
     .executeTakeFirst();
 }
 

@@ -17,15 +17,21 @@ import { publishIngest } from '../worker/ingest-message.js';
 /** How long partners should wait before polling the status (the 202's Retry-After). */
 const POLL_AFTER_SECONDS = 2;
 
-export function toIngestStatus(run: IngestRunRow): CatalogIngestStatus {
+/**
+ * The run as partners see it. An activation whose event is not yet published still reads
+ * `processing`: once `succeeded` shows, every service has been told (ordering's caches
+ * refresh on the event, so a cart priced after that uses the new catalog).
+ */
+function toIngestStatus(run: IngestRunRow & { event_pending: boolean }): CatalogIngestStatus {
+  const status = run.status === 'succeeded' && run.event_pending ? 'processing' : run.status;
   return {
     catalogIngestId: run.run_id,
     storeId: run.store_id,
-    status: run.status,
+    status,
     createdAt: run.created_at.toISOString(),
     updatedAt: run.updated_at.toISOString(),
-    errors: run.status === 'failed' ? run.errors : [],
-    ...(run.status === 'succeeded' && run.summary ? { summary: run.summary } : {}),
+    errors: status === 'failed' ? run.errors : [],
+    ...(status === 'succeeded' && run.summary ? { summary: run.summary } : {}),
   };
 }
 

@@ -8,9 +8,10 @@ import {
 import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { forwardJson, problemResponses } from './route-config.js';
+import { forwardJson, problemResponses, validatedByService } from './route-config.js';
 
 const config = { area: 'distribution' as const, rateClass: 'reads' as const };
+const options = { config, ...validatedByService };
 const tags = ['Marketfront: carts'];
 const responses = { 200: pricedCart, ...problemResponses(400, 404) };
 const errorsNote =
@@ -28,7 +29,7 @@ export function registerCartRoutes(
   app.post(
     '/v1/marketfront/carts/add',
     {
-      config,
+      ...options,
       schema: {
         tags,
         summary: 'Add an item to a cart (a null cart starts one)',
@@ -46,7 +47,7 @@ export function registerCartRoutes(
   app.post(
     '/v1/marketfront/carts/remove',
     {
-      config,
+      ...options,
       schema: {
         tags,
         summary: 'Remove a line from a cart',
@@ -64,7 +65,7 @@ export function registerCartRoutes(
   app.post(
     '/v1/marketfront/carts/update',
     {
-      config,
+      ...options,
       schema: {
         tags,
         summary: 'Set a line’s quantity (0 removes it)',

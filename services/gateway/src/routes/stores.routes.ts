@@ -15,7 +15,7 @@ import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { forwardJson, problemResponses } from './route-config.js';
+import { forwardJson, problemResponses, validatedByService } from './route-config.js';
 
 const storeParams = z.object({ storeId: guid });
 const commerce = { area: 'commerce' as const };
@@ -134,6 +134,7 @@ export function registerStoreRoutes(
     '/v1/marketfront/stores/discover',
     {
       config: { area: 'distribution', rateClass: 'discovery' },
+      ...validatedByService,
       schema: {
         tags: tags.marketfront,
         summary: 'Discover stores for a location',

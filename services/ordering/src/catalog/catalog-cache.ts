@@ -10,11 +10,16 @@ export interface StorePricingData {
   timezone: string;
 }
 
+/** How long a store's active version is trusted without an event confirming it. */
+const ACTIVE_VERSION_TTL_MS = 5_000;
+
 /**
- * Compiled catalogs by version. Each use asks the catalog service which version is active
- * (one small request), so a cart priced right after an activation uses the new catalog;
- * a version is fetched and compiled once, concurrent callers share the load, and an
- * activation event prefetches it. Store time zones are cached briefly.
+ * Compiled catalogs by version, fetched and compiled once (concurrent callers share the
+ * load). Which version is active comes from catalog.v1.activated events; the catalog
+ * service shows an ingest as succeeded only after publishing that event, and this
+ * connection receives it before any later request, so a cart priced right after an
+ * activation uses the new catalog. The TTL covers an event missed while disconnected.
+ * Store time zones are cached briefly.
  */
 export function createCatalogCache(options: {
   bus: BusClient;
@@ -28,6 +33,10 @@ export function createCatalogCache(options: {
   const versions = new Map<string, CompiledCatalog>();
   const loading = new Map<string, Promise<CompiledCatalog>>();
   const timezones = new Map<string, { timezone: string; expiresAt: number }>();
+  const activeVersions = new Map<
+    string,
+    { versionId: string; activatedAt: string; expiresAt: number }
+  >();
   let cachedItems = 0;
 
   function remember(catalog: CompiledCatalog) {
@@ -75,6 +84,18 @@ export function createCatalogCache(options: {
     return pending;
   }
 
+  async function activeVersionOf(storeId: string, ctx: RequestContext): Promise<string> {
+    const known = activeVersions.get(storeId);
+    if (known && known.expiresAt > Date.now()) return known.versionId;
+    const active = await options.bus.request(subjects.catalog.active, { storeId }, ctx);
+    activeVersions.set(storeId, {
+      versionId: active.versionId,
+      activatedAt: active.activatedAt,
+      expiresAt: Date.now() + ACTIVE_VERSION_TTL_MS,
+    });
+    return active.versionId;
+  }
+
   async function timezoneOf(storeId: string, ctx: RequestContext): Promise<string> {
     const hit = timezones.get(storeId);
     if (hit && hit.expiresAt > Date.now()) return hit.timezone;
@@ -87,19 +108,27 @@ export function createCatalogCache(options: {
     /** The store's active compiled catalog and time zone (STORE_NOT_FOUND, CATALOGSET_NOT_FOUND pass through). */
     async get(storeId: string, ctx: RequestContext): Promise<StorePricingData> {
       const [active, timezone] = await Promise.allSettled([
-        options.bus.request(subjects.catalog.active, { storeId }, ctx),
+        activeVersionOf(storeId, ctx),
         timezoneOf(storeId, ctx),
       ]);
       // Both in parallel, but an unknown store is the error to report, not its missing catalog.
       if (timezone.status === 'rejected') throw timezone.reason;
       if (active.status === 'rejected') throw active.reason;
       return {
-        catalog: await load(storeId, active.value.versionId, ctx),
+        catalog: await load(storeId, active.value, ctx),
         timezone: timezone.value,
       };
     },
-    /** A catalog.v1.activated event: compile the new version before the first cart needs it. */
-    prefetch(storeId: string, versionId: string, requestId: string): void {
+    /** A catalog.v1.activated event: switch to the new version and compile it ahead of use. */
+    activated(storeId: string, versionId: string, activatedAt: string, requestId: string): void {
+      // A late event about an older activation changes nothing (ISO instants sort as text).
+      const known = activeVersions.get(storeId);
+      if (known && known.activatedAt > activatedAt) return;
+      activeVersions.set(storeId, {
+        versionId,
+        activatedAt,
+        expiresAt: Date.now() + ACTIVE_VERSION_TTL_MS,
+      });
       load(storeId, versionId, { requestId }).catch((error: unknown) =>
         options.logger.warn({ err: error, storeId, versionId }, 'catalog prefetch failed'),
       );
