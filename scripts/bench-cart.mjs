@@ -10,24 +10,15 @@
 // that parses the same request body and returns a fixed JSON body of the priced cart's
 // size, and the ratios are reported. Checks the issue's target: 1,500 req/s with p99 < 20 ms.
 // Options: BENCH_SECONDS=15 BENCH_PORT=18083 BENCH_ITEMS=10000
-import autocannon from 'autocannon';
-import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import http, { createServer } from 'node:http';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { BenchPlatform, Report } from './lib/bench-platform.mjs';
 import { generateCatalogSet } from './lib/catalog-generator.mjs';
-import {
-  build,
-  ensureDependencies,
-  ensureServers,
-  fail,
-  log,
-  root,
-  serverUrls,
-} from './lib/setup.mjs';
+import { loadRow, pacedLoad, peakLoad, rotating, round2 } from './lib/paced-load.mjs';
+import { fail, log, root } from './lib/setup.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const port = Number(process.env.BENCH_PORT ?? 18083);
@@ -47,205 +38,10 @@ const CART_LINES = 20;
 const ADD_VARIANTS = 20;
 const REPRICE_VARIANTS = 60;
 const CONNECTIONS = 32;
-const POLL_MS = 25;
-const INGEST_TIMEOUT_MS = 300_000;
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const ALWAYS_OPEN = DAYS.map((dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }));
-const PLATFORM_SERVICES = ['stores', 'catalog', 'ordering', 'payments', 'gateway'];
 
-try {
-  ensureDependencies();
-  await ensureServers();
-  build();
-} catch (error) {
-  fail(error);
-}
-
-const { default: pg } = await import('pg');
-const { createClient } = await import('redis');
-const { connect: connectNats } = await import('nats');
-
-const id = randomBytes(4).toString('hex');
-const database = `pcp_bench_${id}`;
-const subjectPrefix = `bench_${id}`;
-const adminUrl = new URL(serverUrls.postgres);
-adminUrl.pathname = '/postgres';
-const databaseUrl = new URL(serverUrls.postgres);
-databaseUrl.pathname = `/${database}`;
-const env = {
-  ...process.env,
-  DATABASE_URL: databaseUrl.toString(),
-  NATS_SUBJECT_PREFIX: subjectPrefix,
-  REDIS_KEY_PREFIX: `bench_${id}:`,
-  PORT: String(port),
-  HOST: '127.0.0.1',
-  OPS_PORT: '0',
-  OPS_HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-};
-/** The catalog service downloads from the local document server below. */
-const catalogEnv = {
-  ...env,
-  CATALOG_FETCH_ALLOW_HTTP: 'true',
-  CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
-};
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const round2 = (value) => Math.round(value * 100) / 100;
-
-async function withAdmin(query) {
-  const client = new pg.Client({ connectionString: adminUrl.toString() });
-  await client.connect();
-  try {
-    await client.query(query);
-  } finally {
-    await client.end();
-  }
-}
-
-/** Pre-serialized documents by path, served with Content-Length. */
-const documents = new Map();
-const documentServer = createServer((req, res) => {
-  const body = documents.get(req.url);
-  if (!body) {
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-  res.end(body);
-});
-
-/** Every child process (platform services and the bare Fastify baseline), by name. */
-const children = new Map();
-/** Set once cleanup begins, so children exiting on SIGTERM are not reported. */
-let stopping = false;
-
-function startChild(name, args, options) {
-  const child = spawn(process.execPath, args, options);
-  child.once('exit', (code, signal) => {
-    if (!stopping) {
-      process.stderr.write(`[bench] ${name} exited early (code ${code}, signal ${signal})\n`);
-    }
-  });
-  children.set(name, child);
-  return child;
-}
-
-async function deleteStreams() {
-  const nc = await connectNats({ servers: serverUrls.nats });
-  try {
-    const jsm = await nc.jetstreamManager();
-    const names = [];
-    for await (const info of jsm.streams.list()) {
-      if (info.config.name.startsWith(`${subjectPrefix}_`)) names.push(info.config.name);
-    }
-    for (const name of names) await jsm.streams.delete(name);
-  } finally {
-    await nc.close();
-  }
-}
-
-async function cleanupOnce() {
-  stopping = true;
-  const running = [...children.values()];
-  for (const child of running) child.kill('SIGTERM');
-  await Promise.all(
-    running.map(
-      (child) =>
-        new Promise((resolve) =>
-          child.exitCode !== null || child.signalCode !== null
-            ? resolve()
-            : child.once('exit', resolve),
-        ),
-    ),
-  );
-  documentServer.closeAllConnections();
-  await new Promise((resolve) => documentServer.close(() => resolve()));
-  const steps = [
-    ['drop database', () => withAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)],
-    [
-      'delete Redis keys',
-      async () => {
-        const redis = createClient({ url: serverUrls.redis });
-        await redis.connect();
-        for await (const keys of redis.scanIterator({ MATCH: `bench_${id}:*`, COUNT: 500 })) {
-          if (keys.length) await redis.del(keys);
-        }
-        redis.destroy();
-      },
-    ],
-    ['delete JetStream streams', deleteStreams],
-  ];
-  for (const [name, step] of steps) {
-    try {
-      await step();
-    } catch (error) {
-      process.stderr.write(`cleanup: ${name} failed: ${error.stack ?? error}\n`);
-      process.exitCode = 1;
-    }
-  }
-}
-
-let cleaning;
-const cleanup = () => (cleaning ??= cleanupOnce());
-
-process.once('SIGINT', () => {
-  process.stderr.write('\n[bench] interrupted; cleaning up\n');
-  cleanup().finally(() => process.exit(130));
-});
-
-function admin(...args) {
-  const result = spawnSync(
-    process.execPath,
-    [join(root, 'services/gateway/dist/admin/cli.js'), ...args],
-    { env, encoding: 'utf8' },
-  );
-  if (result.status !== 0) throw new Error(`admin ${args[0]} failed: ${result.stderr}`);
-  return JSON.parse(result.stdout.trim().split('\n').at(-1));
-}
-
-async function request(method, path, apiKey, body) {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${apiKey}`,
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (!response.ok) {
-    throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  }
-  return response.json();
-}
-
-/** Notify, then poll the status URL until the ingest succeeds. */
-async function ingest(storeId, callbackUrl, apiKey) {
-  const started = performance.now();
-  const accepted = await request(
-    'POST',
-    `/v1/commerce/catalogset-notification?storeId=${storeId}`,
-    apiKey,
-    { callbackUrl },
-  );
-  for (;;) {
-    const status = await request('GET', accepted.statusUrl, apiKey);
-    if (status.status === 'succeeded') return (performance.now() - started) / 1000;
-    if (status.status === 'failed') {
-      throw new Error(
-        `ingest ${accepted.catalogIngestId} of ${callbackUrl} failed:\n` +
-          JSON.stringify(status.errors, null, 2),
-      );
-    }
-    if (performance.now() - started > INGEST_TIMEOUT_MS) {
-      throw new Error(
-        `ingest ${accepted.catalogIngestId} still ${status.status} after ` +
-          `${INGEST_TIMEOUT_MS / 1000} s`,
-      );
-    }
-    await sleep(POLL_MS);
-  }
-}
+const platform = await BenchPlatform.create({ port, serveDocuments: true });
 
 // ---------------------------------------------------------------------------------------
 // The cart, built from the generated document by the pricing rules of
@@ -363,122 +159,32 @@ function buildLines(doc) {
 // ---------------------------------------------------------------------------------------
 // Load.
 
-const percentile = (sorted, p) =>
-  sorted.length === 0
-    ? NaN
-    : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-
 let firstFailure;
 
-/**
- * Open-loop POST load at a fixed rate (the approach of bench-discovery.mjs; lib/paced-load.mjs
- * only GETs): requests leave evenly spaced whether or not earlier ones answered, and latency
- * counts from each request's scheduled send time (no coordinated omission). Bodies rotate.
- */
-async function pacedPost({ url, headers = {}, bodies, rate, seconds: duration, maxSockets = 256 }) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets });
-  const target = new URL(url);
-  const total = Math.round(rate * duration);
-  const intervalMs = 1000 / rate;
-  const latencies = [];
-  let non2xx = 0;
-  let errors = 0;
-  let finished = 0;
-  const started = performance.now();
-  await new Promise((resolve) => {
-    let sent = 0;
-    const complete = () => {
-      if (++finished === total) resolve();
-    };
-    const tick = () => {
-      const due = Math.min(total, Math.floor((performance.now() - started) / intervalMs) + 1);
-      for (; sent < due; sent++) {
-        const scheduledAt = started + sent * intervalMs;
-        const payload = bodies[sent % bodies.length];
-        const req = http.request(
-          {
-            host: target.hostname,
-            port: target.port,
-            path: target.pathname,
-            method: 'POST',
-            agent,
-            headers: {
-              ...headers,
-              'content-type': 'application/json',
-              'content-length': payload.length,
-            },
-          },
-          (response) => {
-            const ok = response.statusCode >= 200 && response.statusCode < 300;
-            const chunks = [];
-            if (ok) response.resume();
-            else response.on('data', (chunk) => chunks.push(chunk));
-            response.on('end', () => {
-              latencies.push(performance.now() - scheduledAt);
-              if (!ok) {
-                non2xx++;
-                firstFailure ??=
-                  `${url}: ${response.statusCode} ` +
-                  Buffer.concat(chunks).toString('utf8').slice(0, 500);
-              }
-              complete();
-            });
-          },
-        );
-        req.on('error', (error) => {
-          errors++;
-          firstFailure ??= `${url}: ${error}`;
-          complete();
-        });
-        req.end(payload);
-      }
-      if (sent < total) setTimeout(tick, 1);
-    };
-    tick();
+/** Paced POST load with rotating bodies. */
+async function pacedPost({ url, headers, bodies, rate, seconds: duration }) {
+  const result = await pacedLoad({
+    url,
+    method: 'POST',
+    headers,
+    body: rotating(bodies),
+    rate,
+    seconds: duration,
   });
-  const elapsedSeconds = (performance.now() - started) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return {
-    requests: total,
-    achievedRate: Math.round(total / elapsedSeconds),
-    p50: round2(percentile(latencies, 50)),
-    p90: round2(percentile(latencies, 90)),
-    p99: round2(percentile(latencies, 99)),
-    max: round2(latencies.at(-1) ?? NaN),
-    non2xx,
-    errors,
-  };
-}
-
-function autocannonRun(options) {
-  return new Promise((resolve, reject) => {
-    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
-  });
+  firstFailure ??= result.firstFailure;
+  return result;
 }
 
 /** Unthrottled load with CONNECTIONS connections, bodies rotating. */
-async function unthrottled(url, headers, bodies) {
-  let next = 0;
-  const result = await autocannonRun({
+const unthrottled = (url, headers, bodies) =>
+  peakLoad({
     url,
     method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
+    headers,
+    body: rotating(bodies),
     connections: CONNECTIONS,
-    duration: seconds,
-    requests: [{ setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }) }],
+    seconds,
   });
-  return {
-    requests: result.requests.total,
-    achievedRate: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p90: result.latency.p90,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-  };
-}
 
 // CPU time of processes over a run, from /proc (user + system clock ticks).
 const cpus = availableParallelism();
@@ -517,7 +223,7 @@ function natsServerPid() {
   return undefined;
 }
 const natsPid = natsServerPid();
-const pidOf = (name) => (name === 'nats' ? natsPid : children.get(name)?.pid);
+const pidOf = (name) => (name === 'nats' ? natsPid : platform.children.get(name)?.pid);
 
 /**
  * Run `work` and report the CPU % (of one core) each named process used meanwhile, this
@@ -548,35 +254,16 @@ async function withCpu(names, work) {
   };
 }
 
-const tables = [];
-let verdictLines = [];
+const report = new Report();
 
 function row(label, rate, r) {
   return {
     run: label,
-    'target req/s': rate,
-    'achieved req/s': r.achievedRate,
-    'p50 ms': r.p50,
-    'p90 ms': r.p90,
-    'p99 ms': r.p99,
-    'max ms': r.max,
-    requests: r.requests,
-    'non-2xx': r.non2xx,
-    errors: r.errors,
+    ...loadRow(rate, r),
     'server CPU % (1 core = 100)': r.serverCpu,
     'bench CPU %': r.loadCpu,
     [`machine busy % (${cpus} cores)`]: r.machineBusy,
   };
-}
-
-function printReport() {
-  for (const { title, rows } of tables) {
-    process.stdout.write(`\n${title}\n`);
-    console.table(rows);
-  }
-  if (verdictLines.length) process.stdout.write(`\n${verdictLines.join('\n')}\n`);
-  tables.length = 0;
-  verdictLines = [];
 }
 
 /** The bare Fastify baseline: one POST route returning a fixed body read from stdin. */
@@ -596,7 +283,7 @@ process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
 
 async function startBaseline(responseBody) {
   // -e modules resolve bare specifiers from the working directory: the workspace root.
-  const child = startChild('fastify', ['--input-type=module', '-e', BASELINE_SOURCE], {
+  const child = platform.startChild('fastify', ['--input-type=module', '-e', BASELINE_SOURCE], {
     cwd: root,
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -614,150 +301,97 @@ async function startBaseline(responseBody) {
 
 // ---------------------------------------------------------------------------------------
 
-try {
-  await withAdmin(`CREATE DATABASE ${database}`);
-  await new Promise((resolve, reject) => {
-    documentServer.once('error', reject);
-    documentServer.listen(0, '127.0.0.1', resolve);
-  });
-  const documentBase = `http://127.0.0.1:${documentServer.address().port}`;
+await platform.run(
+  async () => {
+    const { commerce, distribution } = platform.createPartners();
+    platform.setRateLimits(commerce, { writes: 100_000, reads: 100_000 });
+    // 1,000,000 a minute is the CLI's ceiling; carts are in the reads class.
+    platform.setRateLimits(distribution, { reads: 1_000_000 });
+    const storeId = await platform.createStore(commerce.apiKey, 'Bench Cart Store');
 
-  for (const service of PLATFORM_SERVICES) {
-    startChild(service, [join(root, 'services', service, 'dist', 'main.js')], {
-      env: service === 'catalog' ? catalogEnv : env,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-  }
-  let ready = false;
-  for (let i = 0; i < 60 && !ready; i++) {
-    await sleep(500);
-    ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
-      (r) => r.ok,
-      () => false,
+    // The generator's catalogs are Breakfast/Lunch/Dinner windows: open them all day, every day,
+    // so top-level items are orderable whenever the benchmark runs.
+    log(`generating a ${itemCount}-item CatalogSet (modifierDepth 2), every catalog always open`);
+    const doc = generateCatalogSet({ storeId, items: itemCount, seed: 1, modifierDepth: 2 });
+    for (const catalog of Object.values(doc.catalogs)) {
+      catalog.availability = ALWAYS_OPEN.map((window) => ({ ...window }));
+    }
+    const documentBody = Buffer.from(JSON.stringify(doc));
+    platform.documents.set('/catalogset.json', documentBody);
+    const { seconds: ingestSeconds } = await platform.ingest(
+      storeId,
+      platform.documentUrl('/catalogset.json'),
+      commerce.apiKey,
     );
-  }
-  if (!ready) throw new Error('platform did not become ready');
+    platform.documents.delete('/catalogset.json');
+    log(`ingested in ${round2(ingestSeconds)} s`);
 
-  const commerce = admin('create-partner', '--kind', 'commerce', '--name', 'bench commerce');
-  const distribution = admin(
-    'create-partner',
-    '--kind',
-    'distribution',
-    '--name',
-    'bench distribution',
-  );
-  admin(
-    'set-rate-limits',
-    '--partner',
-    commerce.partnerId,
-    '--writes',
-    '100000',
-    '--reads',
-    '100000',
-  );
-  // 1,000,000 a minute is the CLI's ceiling; carts are in the reads class.
-  admin('set-rate-limits', '--partner', distribution.partnerId, '--reads', '1000000');
+    const { candidates, lines } = buildLines(doc);
+    const cartLines = lines.slice(0, CART_LINES);
+    const extraLines = lines.slice(CART_LINES);
+    const cart19 = { catalogSetId: doc.catalogSetId, storeId, lineItems: cartLines.slice(0, -1) };
+    const cart20 = { catalogSetId: doc.catalogSetId, storeId, lineItems: cartLines };
+    const scale = 10 ** 2; // USD
+    const expectedSubTotal =
+      cartLines.reduce((sum, line) => sum + lineTotalMinor(doc, line, scale), 0) / scale;
 
-  const storeId = randomUUID();
-  await request('PUT', `/v1/commerce/stores/${storeId}`, commerce.apiKey, {
-    name: 'Bench Cart Store',
-    phone: '+13125550100',
-    timezone: 'America/Chicago',
-    address: {
-      address1: '1 Main St',
-      city: 'Chicago',
-      state: 'IL',
-      postalCode: '60601',
-      country: 'US',
-      latitude: 41.88,
-      longitude: -87.62,
-    },
-    fulfillmentTypes: ['PICKUP', 'DELIVERY_BY_MERCHANT'],
-    availability: [{ dayOfWeek: 'Monday', start: '08:00:00', end: '22:00:00' }],
-    delivery: { radiusMeters: 5000, fee: 2.99, minimumOrder: 15, etaMinutes: 40 },
-    pickup: { etaMinutes: 15 },
-    taxRate: 0.0875,
-  });
+    const cartsUrl = platform.url('/v1/marketfront/carts');
+    const headers = { authorization: `Bearer ${distribution.apiKey}` };
+    /** One POST; fails loudly with the response unless it is 200. */
+    async function mustPrice(path, body) {
+      const response = await fetch(`${cartsUrl}/${path}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await response.text();
+      if (response.status !== 200) {
+        throw new Error(
+          `POST /v1/marketfront/carts/${path} returned ${response.status}:\n${text.slice(0, 4000)}\n` +
+            `request body (first 2000 chars): ${body.toString('utf8').slice(0, 2000)}`,
+        );
+      }
+      return { text, cart: JSON.parse(text) };
+    }
 
-  // The generator's catalogs are Breakfast/Lunch/Dinner windows: open them all day, every day,
-  // so top-level items are orderable whenever the benchmark runs.
-  log(`generating a ${itemCount}-item CatalogSet (modifierDepth 2), every catalog always open`);
-  const doc = generateCatalogSet({ storeId, items: itemCount, seed: 1, modifierDepth: 2 });
-  for (const catalog of Object.values(doc.catalogs)) {
-    catalog.availability = ALWAYS_OPEN.map((window) => ({ ...window }));
-  }
-  const documentBody = Buffer.from(JSON.stringify(doc));
-  documents.set('/catalogset.json', documentBody);
-  const ingestSeconds = await ingest(storeId, `${documentBase}/catalogset.json`, commerce.apiKey);
-  documents.delete('/catalogset.json');
-  log(`ingested in ${round2(ingestSeconds)} s`);
+    // The add workload: the 19-line cart plus its 20th line (first body) or another line.
+    const addBodies = [cartLines.at(-1), ...extraLines.slice(0, ADD_VARIANTS - 1)].map((item) =>
+      Buffer.from(JSON.stringify({ cart: cart19, item })),
+    );
+    // The reprice workload: a quantity change (2..4) on each line of the 20-line cart in turn.
+    const repriceBodies = Array.from({ length: REPRICE_VARIANTS }, (_, i) =>
+      Buffer.from(
+        JSON.stringify({
+          cart: cart20,
+          lineItemId: cartLines[i % CART_LINES].lineItemId,
+          quantity: 2 + (i % 3),
+        }),
+      ),
+    );
 
-  const { candidates, lines } = buildLines(doc);
-  const cartLines = lines.slice(0, CART_LINES);
-  const extraLines = lines.slice(CART_LINES);
-  const cart19 = { catalogSetId: doc.catalogSetId, storeId, lineItems: cartLines.slice(0, -1) };
-  const cart20 = { catalogSetId: doc.catalogSetId, storeId, lineItems: cartLines };
-  const scale = 10 ** 2; // USD
-  const expectedSubTotal =
-    cartLines.reduce((sum, line) => sum + lineTotalMinor(doc, line, scale), 0) / scale;
-
-  const cartsUrl = `http://127.0.0.1:${port}/v1/marketfront/carts`;
-  const headers = { authorization: `Bearer ${distribution.apiKey}` };
-  /** One POST; fails loudly with the response unless it is 200. */
-  async function mustPrice(path, body) {
-    const response = await fetch(`${cartsUrl}/${path}`, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body,
-    });
-    const text = await response.text();
-    if (response.status !== 200) {
+    log('verifying the cart: POST /carts/add with the 19-line cart plus the 20th item');
+    const verified = await mustPrice('add', addBodies[0]);
+    if (verified.cart.lineItems?.length !== CART_LINES) {
       throw new Error(
-        `POST /v1/marketfront/carts/${path} returned ${response.status}:\n${text.slice(0, 4000)}\n` +
-          `request body (first 2000 chars): ${body.toString('utf8').slice(0, 2000)}`,
+        `priced cart has ${verified.cart.lineItems?.length} lines:\n${verified.text}`,
       );
     }
-    return { text, cart: JSON.parse(text) };
-  }
+    log(
+      `200: subTotal ${verified.cart.subTotal} ${verified.cart.currency}, itemCount ` +
+        `${verified.cart.itemCount} (expected subTotal from the document: ${expectedSubTotal})`,
+    );
+    if (Math.abs(verified.cart.subTotal - expectedSubTotal) > 0.005) {
+      log(`WARNING: served subTotal ${verified.cart.subTotal} != expected ${expectedSubTotal}`);
+    }
+    // Every rotated body must price too, or the load would measure error paths.
+    let repriceResponseBytes = 0;
+    for (const body of addBodies) await mustPrice('add', body);
+    for (const body of repriceBodies) {
+      repriceResponseBytes = Buffer.byteLength((await mustPrice('update', body)).text);
+    }
+    const pricedBytes = Buffer.byteLength(verified.text);
 
-  // The add workload: the 19-line cart plus its 20th line (first body) or another line.
-  const addBodies = [cartLines.at(-1), ...extraLines.slice(0, ADD_VARIANTS - 1)].map((item) =>
-    Buffer.from(JSON.stringify({ cart: cart19, item })),
-  );
-  // The reprice workload: a quantity change (2..4) on each line of the 20-line cart in turn.
-  const repriceBodies = Array.from({ length: REPRICE_VARIANTS }, (_, i) =>
-    Buffer.from(
-      JSON.stringify({
-        cart: cart20,
-        lineItemId: cartLines[i % CART_LINES].lineItemId,
-        quantity: 2 + (i % 3),
-      }),
-    ),
-  );
-
-  log('verifying the cart: POST /carts/add with the 19-line cart plus the 20th item');
-  const verified = await mustPrice('add', addBodies[0]);
-  if (verified.cart.lineItems?.length !== CART_LINES) {
-    throw new Error(`priced cart has ${verified.cart.lineItems?.length} lines:\n${verified.text}`);
-  }
-  log(
-    `200: subTotal ${verified.cart.subTotal} ${verified.cart.currency}, itemCount ` +
-      `${verified.cart.itemCount} (expected subTotal from the document: ${expectedSubTotal})`,
-  );
-  if (Math.abs(verified.cart.subTotal - expectedSubTotal) > 0.005) {
-    log(`WARNING: served subTotal ${verified.cart.subTotal} != expected ${expectedSubTotal}`);
-  }
-  // Every rotated body must price too, or the load would measure error paths.
-  let repriceResponseBytes = 0;
-  for (const body of addBodies) await mustPrice('add', body);
-  for (const body of repriceBodies) {
-    repriceResponseBytes = Buffer.byteLength((await mustPrice('update', body)).text);
-  }
-  const pricedBytes = Buffer.byteLength(verified.text);
-
-  tables.push({
-    title: 'Set-up',
-    rows: [
+    report.table('Set-up', [
       {
         'catalog items': Object.keys(doc.items).length,
         'document MB': round2(documentBody.length / 1024 / 1024),
@@ -772,74 +406,69 @@ try {
         'expected subTotal': expectedSubTotal,
         itemCount: verified.cart.itemCount,
       },
-    ],
-  });
+    ]);
 
-  const platformCpu = ['gateway', 'ordering', 'catalog', 'nats'];
-  const results = { add: new Map(), reprice: new Map(), baseline: new Map() };
-  const platformRows = [];
-  for (const [workload, path, bodies] of [
-    ['add', 'add', addBodies],
-    ['reprice', 'update', repriceBodies],
-  ]) {
-    const url = `${cartsUrl}/${path}`;
-    log(`${workload}: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
-    await pacedPost({ url, headers, bodies, rate: WARMUP_RATE, seconds: WARMUP_SECONDS });
-    for (const rate of RATES) {
-      log(`${workload}: ${rate} req/s for ${seconds} s (open loop, evenly spaced)`);
-      const result = await withCpu(platformCpu, () =>
-        pacedPost({ url, headers, bodies, rate, seconds }),
-      );
-      results[workload].set(rate, result);
-      platformRows.push(row(`${workload} (POST /carts/${path})`, rate, result));
+    const platformCpu = ['gateway', 'ordering', 'catalog', 'nats'];
+    const results = { add: new Map(), reprice: new Map(), baseline: new Map() };
+    const platformRows = [];
+    for (const [workload, path, bodies] of [
+      ['add', 'add', addBodies],
+      ['reprice', 'update', repriceBodies],
+    ]) {
+      const url = `${cartsUrl}/${path}`;
+      log(`${workload}: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
+      await pacedPost({ url, headers, bodies, rate: WARMUP_RATE, seconds: WARMUP_SECONDS });
+      for (const rate of RATES) {
+        log(`${workload}: ${rate} req/s for ${seconds} s (open loop, evenly spaced)`);
+        const result = await withCpu(platformCpu, () =>
+          pacedPost({ url, headers, bodies, rate, seconds }),
+        );
+        results[workload].set(rate, result);
+        platformRows.push(row(`${workload} (POST /carts/${path})`, rate, result));
+      }
     }
-  }
-  log(`add: unthrottled for ${seconds} s with ${CONNECTIONS} connections (peak throughput)`);
-  const addPeak = await withCpu(platformCpu, () =>
-    unthrottled(`${cartsUrl}/add`, headers, addBodies),
-  );
-  platformRows.push(row(`add unthrottled (${CONNECTIONS} conns)`, 'max', addPeak));
-  tables.push({
-    title:
-      `Platform: gateway → NATS → ordering (+ catalog version check), ${CART_LINES}-line cart ` +
-      `with nested modifiers, ${Object.keys(doc.items).length}-item catalog; latency from ` +
-      'scheduled send time',
-    rows: platformRows,
-  });
-
-  // The baseline answers the same request bodies with a fixed body the size of the priced cart.
-  const baselineUrl = await startBaseline(verified.text);
-  const baselineRows = [];
-  log(`bare Fastify: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
-  await pacedPost({
-    url: baselineUrl,
-    bodies: addBodies,
-    rate: WARMUP_RATE,
-    seconds: WARMUP_SECONDS,
-  });
-  for (const rate of RATES) {
-    log(`bare Fastify: ${rate} req/s for ${seconds} s`);
-    const result = await withCpu(['fastify'], () =>
-      pacedPost({ url: baselineUrl, bodies: addBodies, rate, seconds }),
+    log(`add: unthrottled for ${seconds} s with ${CONNECTIONS} connections (peak throughput)`);
+    const addPeak = await withCpu(platformCpu, () =>
+      unthrottled(`${cartsUrl}/add`, headers, addBodies),
     );
-    results.baseline.set(rate, result);
-    baselineRows.push(row('bare Fastify POST (add bodies)', rate, result));
-  }
-  log(`bare Fastify: unthrottled for ${seconds} s with ${CONNECTIONS} connections`);
-  const baselinePeak = await withCpu(['fastify'], () => unthrottled(baselineUrl, {}, addBodies));
-  baselineRows.push(row(`bare Fastify unthrottled (${CONNECTIONS} conns)`, 'max', baselinePeak));
-  tables.push({
-    title:
-      'Baseline in the same run: bare Fastify route in a child process, same add request ' +
-      `bodies (parsed as JSON), fixed ${pricedBytes}-byte JSON response`,
-    rows: baselineRows,
-  });
+    platformRows.push(row(`add unthrottled (${CONNECTIONS} conns)`, 'max', addPeak));
+    report.table(
+      `Platform: gateway → NATS → ordering (+ catalog version check), ${CART_LINES}-line cart ` +
+        `with nested modifiers, ${Object.keys(doc.items).length}-item catalog; latency from ` +
+        'scheduled send time',
+      platformRows,
+    );
 
-  const atTarget = (workload) => results[workload].get(TARGET_RATE);
-  const baseAtTarget = results.baseline.get(TARGET_RATE);
-  tables.push({
-    title: 'Platform vs bare Fastify',
-    rows: [
+    // The baseline answers the same request bodies with a fixed body the size of the priced cart.
+    const baselineUrl = await startBaseline(verified.text);
+    const baselineRows = [];
+    log(`bare Fastify: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
+    await pacedPost({
+      url: baselineUrl,
+      bodies: addBodies,
+      rate: WARMUP_RATE,
+      seconds: WARMUP_SECONDS,
+    });
+    for (const rate of RATES) {
+      log(`bare Fastify: ${rate} req/s for ${seconds} s`);
+      const result = await withCpu(['fastify'], () =>
+        pacedPost({ url: baselineUrl, bodies: addBodies, rate, seconds }),
+      );
+      results.baseline.set(rate, result);
+      baselineRows.push(row('bare Fastify POST (add bodies)', rate, result));
+    }
+    log(`bare Fastify: unthrottled for ${seconds} s with ${CONNECTIONS} connections`);
+    const baselinePeak = await withCpu(['fastify'], () => unthrottled(baselineUrl, {}, addBodies));
+    baselineRows.push(row(`bare Fastify unthrottled (${CONNECTIONS} conns)`, 'max', baselinePeak));
+    report.table(
+      'Baseline in the same run: bare Fastify route in a child process, same add request ' +
+        `bodies (parsed as JSON), fixed ${pricedBytes}-byte JSON response`,
+      baselineRows,
+    );
+
+    const atTarget = (workload) => results[workload].get(TARGET_RATE);
+    const baseAtTarget = results.baseline.get(TARGET_RATE);
+    report.table('Platform vs bare Fastify', [
       {
         measure: 'peak req/s (unthrottled)',
         platform: addPeak.achievedRate,
@@ -852,34 +481,31 @@ try {
         'bare Fastify': baseAtTarget.p99,
         'platform / bare': round2(atTarget(workload).p99 / baseAtTarget.p99),
       })),
-    ],
-  });
+    ]);
 
-  const meets = (r) =>
-    r.achievedRate >= TARGET_RATE * RATE_TOLERANCE &&
-    r.p99 < TARGET_P99_MS &&
-    r.non2xx === 0 &&
-    r.errors === 0;
-  const describe = (workload) => {
-    const r = atTarget(workload);
-    return (
-      `${workload} ${meets(r) ? 'met' : 'not met'} (achieved ${r.achievedRate} req/s, ` +
-      `p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors})`
-    );
-  };
-  const met = meets(atTarget('add')) && meets(atTarget('reprice'));
-  verdictLines = [
-    `target 1,500 req/s with p99 < ${TARGET_P99_MS} ms: ${met ? 'met' : 'not met'}`,
-    `  ${describe('add')}; ${describe('reprice')}`,
-    `  peak (unthrottled add): ${addPeak.achievedRate} req/s, p99 ${addPeak.p99} ms`,
-  ];
-  if (firstFailure) log(`first failed response: ${firstFailure}`);
-  printReport();
-} catch (error) {
-  printReport();
-  if (firstFailure) log(`first failed response: ${firstFailure}`);
-  process.stderr.write(`\n${error.stack ?? error}\n`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+    const meets = (r) =>
+      r.achievedRate >= TARGET_RATE * RATE_TOLERANCE &&
+      r.p99 < TARGET_P99_MS &&
+      r.non2xx === 0 &&
+      r.errors === 0;
+    const describe = (workload) => {
+      const r = atTarget(workload);
+      return (
+        `${workload} ${meets(r) ? 'met' : 'not met'} (achieved ${r.achievedRate} req/s, ` +
+        `p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors})`
+      );
+    };
+    const met = meets(atTarget('add')) && meets(atTarget('reprice'));
+    report.verdicts = [
+      `target 1,500 req/s with p99 < ${TARGET_P99_MS} ms: ${met ? 'met' : 'not met'}`,
+      `  ${describe('add')}; ${describe('reprice')}`,
+      `  peak (unthrottled add): ${addPeak.achievedRate} req/s, p99 ${addPeak.p99} ms`,
+    ];
+    if (firstFailure) log(`first failed response: ${firstFailure}`);
+    report.print();
+  },
+  () => {
+    report.print();
+    if (firstFailure) log(`first failed response: ${firstFailure}`);
+  },
+);

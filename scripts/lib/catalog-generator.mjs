@@ -12,18 +12,7 @@
  * get fewer modifier levels (each level needs at least one group of three options), and
  * documents under 12 items get no modifiers at all.
  */
-
-/** mulberry32: a tiny, fast, seedable 32-bit PRNG returning floats in [0, 1). */
-function mulberry32(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from './prng.mjs';
 
 /** murmur3 fmix32: a bijection on 32-bit integers, so distinct inputs give distinct outputs. */
 function fmix32(value) {
