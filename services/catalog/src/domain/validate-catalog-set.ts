@@ -369,52 +369,16 @@ class ReferenceChecker {
 
   /** Section nesting must be acyclic: one error per back edge of a depth-first walk. */
   checkSectionCycles(): void {
-    const count = this.sectionKeys.length;
-    const state = new Uint8Array(count); // 0 unvisited, 1 on the walk's path, 2 done
-    const stack = new Int32Array(count);
-    const cursor = new Int32Array(count);
-    const position = new Int32Array(count);
     const start = this.sectionStart;
-    const edges = this.sectionEdges;
-    for (let root = 0; root < count; root++) {
-      if (state[root] !== 0) continue;
-      let top = 0;
-      stack[0] = root;
-      cursor[0] = start[root]!;
-      position[root] = 0;
-      state[root] = 1;
-      while (top >= 0) {
-        const node = stack[top]!;
-        const e = cursor[top]!;
-        if (e < start[node + 1]!) {
-          cursor[top] = e + 1;
-          const target = edges[e]!;
-          if (target < 0) continue;
-          if (state[target] === 0) {
-            top += 1;
-            stack[top] = target;
-            cursor[top] = start[target]!;
-            position[target] = top;
-            state[target] = 1;
-          } else if (state[target] === 1) {
-            const cycle = this.describeCycle(
-              stack,
-              position[target]!,
-              top,
-              target,
-              (n) => this.sectionKeys[n]!,
-            );
-            this.sink.add(
-              ['sections', this.sectionKeys[node]!, 'sectionIds', e - start[node]!],
-              `Section ${this.sectionKeys[node]!} lists section ${this.sectionKeys[target]!}, which contains it: sections must not nest in a cycle (${cycle}).`,
-            );
-          }
-        } else {
-          state[node] = 2;
-          top -= 1;
-        }
-      }
-    }
+    walkDepthFirst(this.sectionKeys.length, this.sectionKeys.length, start, this.sectionEdges, {
+      onBackEdge: (node, edge, target, stack, from, top) => {
+        const cycle = this.describeCycle(stack, from, top, target, (n) => this.sectionKeys[n]!);
+        this.sink.add(
+          ['sections', this.sectionKeys[node]!, 'sectionIds', edge - start[node]!],
+          `Section ${this.sectionKeys[node]!} lists section ${this.sectionKeys[target]!}, which contains it: sections must not nest in a cycle (${cycle}).`,
+        );
+      },
+    });
   }
 
   /**
@@ -425,57 +389,31 @@ class ReferenceChecker {
   checkModifierGraph(): void {
     const items = this.itemKeys.length;
     const count = items + this.groupKeys.length;
-    const state = new Uint8Array(count);
     /** The node reaches a cycle: its height is meaningless and not reported. */
     const tainted = new Uint8Array(count);
     const height = new Int32Array(count);
-    const stack = new Int32Array(count);
-    const cursor = new Int32Array(count);
-    const position = new Int32Array(count);
     const start = this.modifierStart;
-    const edges = this.modifierEdges;
     const tooDeep = catalogLimits.maxModifierDepth + 1;
     const name = (n: number): string =>
       n < items ? `item ${this.itemKeys[n]!}` : `group ${this.groupKeys[n - items]!}`;
 
     // Every modifier cycle passes through an item, so walking from the items finds them all.
-    for (let root = 0; root < items; root++) {
-      if (state[root] !== 0) continue;
-      let top = 0;
-      stack[0] = root;
-      cursor[0] = start[root]!;
-      position[root] = 0;
-      state[root] = 1;
-      while (top >= 0) {
-        const node = stack[top]!;
-        const e = cursor[top]!;
-        if (e < start[node + 1]!) {
-          cursor[top] = e + 1;
-          const target = edges[e]!;
-          if (target < 0) continue;
-          if (state[target] === 0) {
-            top += 1;
-            stack[top] = target;
-            cursor[top] = start[target]!;
-            position[target] = top;
-            state[target] = 1;
-            height[target] = target < items ? 0 : 1;
-          } else if (state[target] === 1) {
-            tainted[node] = 1;
-            this.reportModifierCycle(node, e - start[node]!, target, stack, position, top, name);
-          } else {
-            fold(node, target);
-          }
-        } else {
-          state[node] = 2;
-          top -= 1;
-          if (node < items && height[node] === tooDeep && tainted[node] === 0) {
-            this.reportTooDeep(node, tooDeep, height);
-          }
-          if (top >= 0) fold(stack[top]!, node);
+    walkDepthFirst(count, items, start, this.modifierEdges, {
+      onEnter: (node) => {
+        height[node] = node < items ? 0 : 1;
+      },
+      onBackEdge: (node, edge, target, stack, from, top) => {
+        tainted[node] = 1;
+        this.reportModifierCycle(node, edge - start[node]!, target, stack, from, top, name);
+      },
+      onCrossEdge: (node, target) => fold(node, target),
+      onFinish: (node, parent) => {
+        if (node < items && height[node] === tooDeep && tainted[node] === 0) {
+          this.reportTooDeep(node, tooDeep, height);
         }
-      }
-    }
+        if (parent >= 0) fold(parent, node);
+      },
+    });
 
     function fold(parent: number, child: number): void {
       if (tainted[child] === 1) tainted[parent] = 1;
@@ -489,12 +427,12 @@ class ReferenceChecker {
     edgeIndex: number,
     target: number,
     stack: Int32Array,
-    position: Int32Array,
+    from: number,
     top: number,
     name: (n: number) => string,
   ): void {
     const items = this.itemKeys.length;
-    const cycle = this.describeCycle(stack, position[target]!, top, target, name);
+    const cycle = this.describeCycle(stack, from, top, target, name);
     if (node < items) {
       const key = this.itemKeys[node]!;
       this.sink.add(
@@ -605,6 +543,80 @@ class ReferenceChecker {
         if (edges) edges[base + i] = -1;
       } else if (edges) {
         edges[base + i] = target;
+      }
+    }
+  }
+}
+
+interface DepthFirstVisitor {
+  /** A node is first reached (roots included). */
+  onEnter?(node: number): void;
+  /**
+   * The edge at index `edge` from `node` reaches `target`, which is on the current path: a
+   * cycle, the path's nodes being `stack[from..top]`.
+   */
+  onBackEdge(
+    node: number,
+    edge: number,
+    target: number,
+    stack: Int32Array,
+    from: number,
+    top: number,
+  ): void;
+  /** An edge reaches a node already finished. */
+  onCrossEdge?(node: number, target: number): void;
+  /** Every edge of `node` is walked; `parent` reached it (-1 for a root). */
+  onFinish?(node: number, parent: number): void;
+}
+
+/**
+ * Iterative depth-first walk over a graph in compressed form (the edges of node n are
+ * `edges[start[n]..start[n + 1]]`, a negative target being a missing reference), from
+ * each of the first `roots` nodes not yet seen. No recursion, so 100k-node catalogs
+ * cannot exhaust the stack.
+ */
+function walkDepthFirst(
+  count: number,
+  roots: number,
+  start: ArrayLike<number>,
+  edges: ArrayLike<number>,
+  visitor: DepthFirstVisitor,
+): void {
+  const state = new Uint8Array(count); // 0 unvisited, 1 on the walk's path, 2 done
+  const stack = new Int32Array(count);
+  const cursor = new Int32Array(count);
+  const position = new Int32Array(count);
+  for (let root = 0; root < roots; root++) {
+    if (state[root] !== 0) continue;
+    let top = 0;
+    stack[0] = root;
+    cursor[0] = start[root]!;
+    position[root] = 0;
+    state[root] = 1;
+    visitor.onEnter?.(root);
+    while (top >= 0) {
+      const node = stack[top]!;
+      const edge = cursor[top]!;
+      if (edge < start[node + 1]!) {
+        cursor[top] = edge + 1;
+        const target = edges[edge]!;
+        if (target < 0) continue;
+        if (state[target] === 0) {
+          top += 1;
+          stack[top] = target;
+          cursor[top] = start[target]!;
+          position[target] = top;
+          state[target] = 1;
+          visitor.onEnter?.(target);
+        } else if (state[target] === 1) {
+          visitor.onBackEdge(node, edge, target, stack, position[target]!, top);
+        } else {
+          visitor.onCrossEdge?.(node, target);
+        }
+      } else {
+        state[node] = 2;
+        top -= 1;
+        visitor.onFinish?.(node, top >= 0 ? stack[top]! : -1);
       }
     }
   }
