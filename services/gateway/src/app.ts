@@ -25,7 +25,7 @@ import { bearerToken } from './auth/api-key.js';
 import { createAuthenticator, type Principal } from './auth/authenticator.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
 import type { GatewayDatabase } from './db/partner.table.js';
-import { installErrorHandling, sendProblem } from './http/problem.js';
+import { installErrorHandling } from './http/problem.js';
 import { createRateLimiter, type RateLimitDecision } from './http/rate-limit.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { registerOpsRoutes } from './routes/ops.routes.js';
@@ -297,5 +297,3 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     }),
   ]).finally(() => clearTimeout(timer));
 }
-
-export { sendProblem };

@@ -1,4 +1,4 @@
-import { errorCodes, type ErrorCode, type OrderError, type ProblemDetail } from '@pcp/contracts';
+import { errorCodes, type ErrorCode, type ProblemDetail } from '@pcp/contracts';
 import { AppError, type Logger } from '@pcp/service-kit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -104,5 +104,3 @@ export function errorDocument(code: string) {
   const info = errorCodes[code as ErrorCode];
   return { errorCode: code, ...info };
 }
-
-export type { OrderError };
