@@ -659,14 +659,56 @@ describe('malformed and hostile input', () => {
       ? line(ids.crispy)
       : line(ids.bacon, 1, [group(ids.baconStyle, nested(levels - 1))]);
 
-  it('answers a body that is not JSON with 400 REQUEST_INVALID', async () => {
-    for (const rawBody of ['{"item": ', 'not json', '']) {
+  it('answers a body that is not JSON with 400 REQUEST_INVALID, as routes parsed by the gateway do', async () => {
+    // Cart bodies reach ordering unparsed; a store profile is parsed by the gateway itself.
+    const storePath = `/v1/commerce/stores/${randomUUID()}`;
+    for (const [rawBody, detail] of [
+      ['{"item": ', 'The body is not valid JSON'],
+      ['not json', 'The body is not valid JSON'],
+      ['{"item": 1} trailing', 'The body is not valid JSON'],
+      ['', 'The JSON body is empty'],
+    ] as const) {
       const response = await call(platform.baseUrl, 'POST', '/v1/marketfront/carts/add', {
         apiKey: distribution.apiKey,
         rawBody,
       });
       expectProblem(response, 400, 'REQUEST_INVALID');
+      expect(response.body.detail).toBe(detail);
+      const parsedByGateway = await call(platform.baseUrl, 'PUT', storePath, {
+        apiKey: commerce.apiKey,
+        rawBody,
+      });
+      expect(parsedByGateway.status).toBe(400);
+      expect(parsedByGateway.body).toMatchObject({ errorCode: 'REQUEST_INVALID', detail });
     }
+  });
+
+  it('answers JSON nested 200,000 levels deep with 400, never a 500', async () => {
+    for (const rawBody of [
+      '['.repeat(200_000) + ']'.repeat(200_000),
+      `{"item":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`,
+    ]) {
+      const response = await call(platform.baseUrl, 'POST', '/v1/marketfront/carts/update', {
+        apiKey: distribution.apiKey,
+        rawBody,
+      });
+      expectProblem(response, 400, 'REQUEST_INVALID');
+    }
+  });
+
+  it('reads a body with a byte-order mark like one without', async () => {
+    const body = JSON.stringify({
+      item: soda(),
+      cart: null,
+      catalogSetId: ids.catalogSetId,
+      storeId,
+    });
+    const response = await call(platform.baseUrl, 'POST', '/v1/marketfront/carts/add', {
+      apiKey: distribution.apiKey,
+      rawBody: `\uFEFF${body}`,
+    });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.lineItems).toHaveLength(1);
   });
 
   it('answers wrong types with 400 REQUEST_INVALID and pointers', async () => {

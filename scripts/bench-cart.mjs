@@ -17,7 +17,7 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { BenchPlatform, Report } from './lib/bench-platform.mjs';
 import { generateCatalogSet } from './lib/catalog-generator.mjs';
-import { loadRow, pacedLoad, peakLoad, rotating, round2 } from './lib/paced-load.mjs';
+import { loadRow, pacedLoad, peakLoad, round2 } from './lib/paced-load.mjs';
 import { fail, log, root } from './lib/setup.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
@@ -167,7 +167,7 @@ async function pacedPost({ url, headers, bodies, rate, seconds: duration }) {
     url,
     method: 'POST',
     headers,
-    body: rotating(bodies),
+    bodies,
     rate,
     seconds: duration,
   });
@@ -181,7 +181,7 @@ const unthrottled = (url, headers, bodies) =>
     url,
     method: 'POST',
     headers,
-    body: rotating(bodies),
+    bodies,
     connections: CONNECTIONS,
     seconds,
   });

@@ -13,14 +13,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { BenchPlatform, Report } from './lib/bench-platform.mjs';
-import {
-  latencySummary,
-  loadRow,
-  pacedLoad,
-  peakLoad,
-  rotating,
-  round2,
-} from './lib/paced-load.mjs';
+import { latencySummary, loadRow, pacedLoad, peakLoad, round2 } from './lib/paced-load.mjs';
 import { mulberry32 } from './lib/prng.mjs';
 import { fail, log, root } from './lib/setup.mjs';
 
@@ -206,9 +199,6 @@ function summarize(samples, achievedRate = '') {
 
 let firstFailure;
 
-/** A load `body` rotating over requestBodies' payloads. */
-const payloads = (bodies) => rotating(bodies.map((b) => b.payload));
-
 /**
  * Paced load with rotating bodies, keeping a sample per request (its body's kind and index,
  * latency, status and the stores it found) to summarize by kind and fulfillment type.
@@ -217,7 +207,7 @@ async function pacedDiscover({ target, bodies, rate, seconds: duration }) {
   const samples = [];
   const result = await pacedLoad({
     ...target,
-    body: payloads(bodies),
+    bodies: bodies.map((b) => b.payload),
     rate,
     seconds: duration,
     onResult: ({ index: sent, latency, status, body }) => {
@@ -375,7 +365,12 @@ await platform.run(
     }
 
     log(`unthrottled for ${seconds} s with ${connections} connections (peak throughput)`);
-    const peak = await peakLoad({ ...target, body: payloads(asapBodies), connections, seconds });
+    const peak = await peakLoad({
+      ...target,
+      bodies: asapBodies.map((b) => b.payload),
+      connections,
+      seconds,
+    });
     rows.push(
       row(`unthrottled (${connections} connections)`, 'max', {
         ...peak,

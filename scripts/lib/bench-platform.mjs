@@ -187,8 +187,12 @@ export class BenchPlatform {
         CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
       };
     }
+    // BENCH_NODE_ARGS: Node flags for every service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
+    // (a CPU profile per service, written as it exits) or "--trace-gc".
+    const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
     for (const service of SERVICES) {
-      this.startChild(service, [join(root, 'services', service, 'dist', 'main.js')], {
+      const main = join(root, 'services', service, 'dist', 'main.js');
+      this.startChild(service, [...nodeArgs, main], {
         env: service === 'catalog' ? catalogEnv : this.#env,
         stdio: ['ignore', 'inherit', 'inherit'],
       });

@@ -32,6 +32,7 @@ import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { AppError, requestInvalid } from './app-error.js';
 import { readContextHeaders, writeContextHeaders, type RequestContext } from './context.js';
+import { parseJsonBytes } from './json-body.js';
 import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics.js';
 
@@ -103,11 +104,12 @@ export interface BusClient {
   /**
    * The result's JSON bytes as the service sent them, unparsed: for the gateway, which
    * passes results to HTTP as they are (the service's handler is typed by the contract).
-   * Errors are thrown as with `request`.
+   * The payload may be JSON bytes too (an HTTP body passed on unparsed): the service parses
+   * and validates it like any request. Errors are thrown as with `request`.
    */
   requestRaw<Req extends z.ZodType, Rep extends z.ZodType>(
     definition: SubjectDefinition<Req, Rep>,
-    payload: z.input<Req>,
+    payload: z.input<Req> | Uint8Array,
     ctx: RequestContext,
     options?: { timeoutMs?: number },
   ): Promise<Buffer>;
@@ -178,7 +180,9 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
 
     requestRaw: (definition, payload, ctx, requestOptions) =>
       exchange(definition, ctx, async (subject, headers) => {
-        const reply = await nc.request(subject, encoder.encode(JSON.stringify(payload)), {
+        const data =
+          payload instanceof Uint8Array ? payload : encoder.encode(JSON.stringify(payload));
+        const reply = await nc.request(subject, data, {
           timeout: requestOptions?.timeoutMs ?? options.timeoutMs,
           headers,
         });
@@ -358,7 +362,7 @@ async function dispatch(
   let outcome: { ok: true; result: unknown } | { ok: false; error: ServiceError };
   let body: Uint8Array | undefined;
   try {
-    const input = binding.definition.request.safeParse(parseJson(msg.data));
+    const input = binding.definition.request.safeParse(parseJsonBytes(msg.data));
     if (!input.success) throw requestInvalid(input.error.issues);
     const result = await otelContext.with(trace.setSpan(parent, span), () =>
       binding.handler(input.data, ctx),
@@ -404,14 +408,6 @@ function respondInChunks(msg: Msg, body: Uint8Array | undefined, chunkBytes: num
     msg.respond(body.subarray(offset, offset + chunkBytes));
   }
   msg.respond(new Uint8Array(0));
-}
-
-function parseJson(data: Uint8Array): unknown {
-  try {
-    return JSON.parse(decoder.decode(data));
-  } catch {
-    throw new AppError('REQUEST_INVALID', 'The message is not valid JSON');
-  }
 }
 
 /**

@@ -12,3 +12,4 @@ export * from './run-service.js';
 export * from './jetstream.js';
 export * from './outbox.js';
 export * from './ip-address.js';
+export * from './json-body.js';

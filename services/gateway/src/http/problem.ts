@@ -1,5 +1,5 @@
 import { errorCodes, type ErrorCode, type ProblemDetail } from '@pcp/contracts';
-import { AppError, type Logger } from '@pcp/service-kit';
+import { AppError, isForbiddenKeyError, jsonBodyProblems, type Logger } from '@pcp/service-kit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -50,18 +50,18 @@ function fromFastifyError(error: FastifyError): AppError | undefined {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('REQUEST_INVALID', 'The JSON body is empty');
+      return new AppError('REQUEST_INVALID', jsonBodyProblems.empty);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('REQUEST_INVALID', 'Content-Length does not match the body');
     default:
       break;
   }
-  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    return new AppError('REQUEST_INVALID', 'The body is not valid JSON');
+  // secure-json-parse refuses __proto__ and constructor.prototype keys (with a SyntaxError).
+  if (isForbiddenKeyError(error)) {
+    return new AppError('REQUEST_INVALID', jsonBodyProblems.forbiddenKey);
   }
-  // secure-json-parse refuses __proto__ and constructor.prototype keys.
-  if (/forbidden prototype property/i.test(error.message)) {
-    return new AppError('REQUEST_INVALID', 'The body contains a forbidden property name');
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return new AppError('REQUEST_INVALID', jsonBodyProblems.invalid);
   }
   const status = error.statusCode ?? 500;
   if (status === 404) return new AppError('NOT_FOUND', 'Not found');

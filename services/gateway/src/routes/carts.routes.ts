@@ -8,10 +8,14 @@ import {
 import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { forwardJson, problemResponses, validatedByService } from './route-config.js';
+import {
+  forwardedBody,
+  forwardJson,
+  problemResponses,
+  registerForwardingRoutes,
+} from './route-config.js';
 
 const config = { area: 'distribution' as const, rateClass: 'reads' as const };
-const options = { config, ...validatedByService };
 const tags = ['Marketfront: carts'];
 const responses = { 200: pricedCart, ...problemResponses(400, 404) };
 const errorsNote =
@@ -25,59 +29,73 @@ export function registerCartRoutes(
   bus: BusClient,
   contextOf: (request: FastifyRequest) => RequestContext,
 ): void {
-  const app = gateway.withTypeProvider<ZodTypeProvider>();
-  app.post(
-    '/v1/marketfront/carts/add',
-    {
-      ...options,
-      schema: {
-        tags,
-        summary: 'Add an item to a cart (a null cart starts one)',
-        description: `${errorsNote} A new cart needs catalogSetId and storeId.`,
-        body: addCartItemInput,
-        response: responses,
+  registerForwardingRoutes(gateway, (scope) => {
+    const app = scope.withTypeProvider<ZodTypeProvider>();
+    app.post(
+      '/v1/marketfront/carts/add',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Add an item to a cart (a null cart starts one)',
+          description: `${errorsNote} A new cart needs catalogSetId and storeId.`,
+          body: addCartItemInput,
+          response: responses,
+        },
       },
-    },
-    async (request, reply) =>
-      forwardJson(
-        reply,
-        await bus.requestRaw(subjects.ordering.cartAdd, request.body, contextOf(request)),
-      ),
-  );
-  app.post(
-    '/v1/marketfront/carts/remove',
-    {
-      ...options,
-      schema: {
-        tags,
-        summary: 'Remove a line from a cart',
-        description: errorsNote,
-        body: removeCartItemInput,
-        response: responses,
+      async (request, reply) =>
+        forwardJson(
+          reply,
+          await bus.requestRaw(
+            subjects.ordering.cartAdd,
+            forwardedBody(request),
+            contextOf(request),
+          ),
+        ),
+    );
+    app.post(
+      '/v1/marketfront/carts/remove',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Remove a line from a cart',
+          description: errorsNote,
+          body: removeCartItemInput,
+          response: responses,
+        },
       },
-    },
-    async (request, reply) =>
-      forwardJson(
-        reply,
-        await bus.requestRaw(subjects.ordering.cartRemove, request.body, contextOf(request)),
-      ),
-  );
-  app.post(
-    '/v1/marketfront/carts/update',
-    {
-      ...options,
-      schema: {
-        tags,
-        summary: 'Set a line’s quantity (0 removes it)',
-        description: errorsNote,
-        body: updateCartItemInput,
-        response: responses,
+      async (request, reply) =>
+        forwardJson(
+          reply,
+          await bus.requestRaw(
+            subjects.ordering.cartRemove,
+            forwardedBody(request),
+            contextOf(request),
+          ),
+        ),
+    );
+    app.post(
+      '/v1/marketfront/carts/update',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Set a line’s quantity (0 removes it)',
+          description: errorsNote,
+          body: updateCartItemInput,
+          response: responses,
+        },
       },
-    },
-    async (request, reply) =>
-      forwardJson(
-        reply,
-        await bus.requestRaw(subjects.ordering.cartUpdate, request.body, contextOf(request)),
-      ),
-  );
+      async (request, reply) =>
+        forwardJson(
+          reply,
+          await bus.requestRaw(
+            subjects.ordering.cartUpdate,
+            forwardedBody(request),
+            contextOf(request),
+          ),
+        ),
+    );
+  });
 }

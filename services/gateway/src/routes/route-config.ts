@@ -1,6 +1,5 @@
 import { problemDetail } from '@pcp/contracts';
-import { AppError } from '@pcp/service-kit';
-import type { FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateClass } from '../db/partner.table.js';
 
 declare module 'fastify' {
@@ -26,35 +25,35 @@ export function forwardJson(reply: FastifyReply, body: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(body);
 }
 
-/** Deeper JSON than any contract allows (a cart nests modifiers 5 levels, about 25 deep). */
-const MAX_JSON_DEPTH = 64;
-
-/** Nesting depth of parsed JSON, walked without recursion and given up past `limit`. */
-function exceedsDepth(value: unknown, limit: number): boolean {
-  const pending: [unknown, number][] = [[value, 0]];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [node, depth] = next;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth >= limit) return true;
-    for (const child of Object.values(node)) pending.push([child, depth + 1]);
-  }
-  return false;
+/**
+ * Register routes whose JSON body goes to a service unchanged (the NATS payload is the
+ * body): in their scope an application/json body stays the bytes that arrived, and the
+ * service parses it by the same rules as Fastify (`parseJsonBytes`: forbidden keys, empty
+ * and invalid JSON answer the same ProblemDetail) and validates it against the contract the
+ * route documents, with the same pointers. Parsing and validating here too, then
+ * serializing again for NATS, would triple the work on the busiest routes.
+ */
+export function registerForwardingRoutes(
+  app: FastifyInstance,
+  register: (scope: FastifyInstance) => void,
+): void {
+  void app.register((scope, _options, done) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser(
+      'application/json',
+      { parseAs: 'buffer' },
+      (_request, body, parsed) => {
+        parsed(null, body);
+      },
+    );
+    scope.setValidatorCompiler(() => (value: unknown) => ({ value }));
+    register(scope);
+    done();
+  });
 }
 
-/**
- * For routes whose body is the NATS payload unchanged: the service validates it against
- * the same contract and answers with the same pointers, so validating here too would only
- * repeat the work. Only a depth bound stays, so the body can be serialized for NATS
- * safely. The schema still documents the route.
- */
-export const validatedByService = {
-  validatorCompiler: () => (value: unknown) =>
-    exceedsDepth(value, MAX_JSON_DEPTH)
-      ? {
-          error: new AppError(
-            'REQUEST_INVALID',
-            `The body nests deeper than ${MAX_JSON_DEPTH} levels`,
-          ),
-        }
-      : { value },
-};
+/** The unparsed body of a route registered by `registerForwardingRoutes`. */
+export function forwardedBody(request: FastifyRequest): Buffer {
+  // A request without a body (and so without a content type) has none to forward.
+  return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+}

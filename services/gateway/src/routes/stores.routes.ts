@@ -15,7 +15,12 @@ import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { forwardJson, problemResponses, validatedByService } from './route-config.js';
+import {
+  forwardedBody,
+  forwardJson,
+  problemResponses,
+  registerForwardingRoutes,
+} from './route-config.js';
 
 const storeParams = z.object({ storeId: guid });
 const commerce = { area: 'commerce' as const };
@@ -130,28 +135,33 @@ export function registerStoreRoutes(
       ),
   );
 
-  app.post(
-    '/v1/marketfront/stores/discover',
-    {
-      config: { area: 'distribution', rateClass: 'discovery' },
-      ...validatedByService,
-      schema: {
-        tags: tags.marketfront,
-        summary: 'Discover stores for a location',
-        description:
-          'Stores offering the fulfillment type, nearest first, with distanceMeters. Delivery keeps ' +
-          'stores whose delivery radius covers the location; pickup looks within 50 km. An address ' +
-          'is geocoded (422 ADDRESS_INVALID when it cannot be); coordinates are used as given. ' +
-          'With scheduledTime only stores open then are returned.',
-        body: discoverStoresInput,
-        response: { 200: discoverStoresResult, ...problemResponses(400, 422) },
+  registerForwardingRoutes(gateway, (scope) =>
+    scope.withTypeProvider<ZodTypeProvider>().post(
+      '/v1/marketfront/stores/discover',
+      {
+        config: { area: 'distribution', rateClass: 'discovery' },
+        schema: {
+          tags: tags.marketfront,
+          summary: 'Discover stores for a location',
+          description:
+            'Stores offering the fulfillment type, nearest first, with distanceMeters. Delivery keeps ' +
+            'stores whose delivery radius covers the location; pickup looks within 50 km. An address ' +
+            'is geocoded (422 ADDRESS_INVALID when it cannot be); coordinates are used as given. ' +
+            'With scheduledTime only stores open then are returned.',
+          body: discoverStoresInput,
+          response: { 200: discoverStoresResult, ...problemResponses(400, 422) },
+        },
       },
-    },
-    async (request, reply) =>
-      forwardJson(
-        reply,
-        await bus.requestRaw(subjects.stores.discover, request.body, contextOf(request)),
-      ),
+      async (request, reply) =>
+        forwardJson(
+          reply,
+          await bus.requestRaw(
+            subjects.stores.discover,
+            forwardedBody(request),
+            contextOf(request),
+          ),
+        ),
+    ),
   );
 
   // Registered without the type provider: its bodiless 404 is outside the response schemas.

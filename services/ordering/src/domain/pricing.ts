@@ -1,5 +1,6 @@
 import {
   cartLimits,
+  type AvailabilityWindow,
   fromMinorUnits,
   isWithinWindows,
   type CartInput,
@@ -60,6 +61,18 @@ export function priceCart(
   }
   const seenLineIds = new Set<string>();
   const money = (minor: number) => fromMinorUnits(minor, catalog.currency);
+  // Catalogs share one windows list among all their items: decide each list once per cart.
+  const openWindows = new Map<readonly AvailabilityWindow[], boolean>();
+  const isOpen = (windows: readonly AvailabilityWindow[]) => {
+    let open = openWindows.get(windows);
+    if (open === undefined) {
+      open = isWithinWindows(windows, context.timezone, context.at);
+      openWindows.set(windows, open);
+    }
+    return open;
+  };
+  const validQuantity = (quantity: number) =>
+    quantity >= cartLimits.minQuantity && quantity <= cartLimits.maxQuantity;
 
   function priceLine(
     line: LineItemInput,
@@ -76,7 +89,7 @@ export function priceCart(
       );
     }
     seenLineIds.add(line.lineItemId);
-    if (line.quantity < cartLimits.minQuantity || line.quantity > cartLimits.maxQuantity) {
+    if (!validQuantity(line.quantity)) {
       errors.push(
         error(
           'QUANTITY_INVALID',
@@ -99,13 +112,16 @@ export function priceCart(
     checkAvailability(item, pointer, topLevel);
 
     const groups: PricedLineItem['modifierGroups'] = [];
-    const chosenPerGroup = new Map<string, number>();
+    // Options chosen per modifier group of the item (by its index in modifierGroupIds),
+    // counted by quantity; a group may be sent in more than one selection.
+    const chosen = item.modifierGroupIds.map(() => 0);
     let modifiersMinor = 0;
-    (line.modifierGroups ?? []).forEach((selection, groupIndex) => {
+    const selections = line.modifierGroups ?? [];
+    for (let groupIndex = 0; groupIndex < selections.length; groupIndex++) {
+      const selection = selections[groupIndex]!;
       const groupPointer = `${pointer}/modifierGroups/${groupIndex}`;
-      const group = item.modifierGroupIds.includes(selection.modifierGroupId)
-        ? catalog.modifierGroups.get(selection.modifierGroupId)
-        : undefined;
+      const slot = item.modifierGroupIds.indexOf(selection.modifierGroupId);
+      const group = slot < 0 ? undefined : catalog.modifierGroups.get(selection.modifierGroupId);
       if (!group) {
         errors.push(
           error(
@@ -114,10 +130,11 @@ export function priceCart(
             `${groupPointer}/modifierGroupId`,
           ),
         );
-        return;
+        continue;
       }
       const options: PricedLineItem[] = [];
-      selection.lineItems.forEach((option, optionIndex) => {
+      for (let optionIndex = 0; optionIndex < selection.lineItems.length; optionIndex++) {
+        const option = selection.lineItems[optionIndex]!;
         const optionPointer = `${groupPointer}/lineItems/${optionIndex}`;
         if (!group.optionIds.has(option.itemId)) {
           errors.push(
@@ -127,25 +144,16 @@ export function priceCart(
               `${optionPointer}/itemId`,
             ),
           );
-          return;
+          continue;
         }
         const priced = priceLine(option, optionPointer, false);
-        if (!priced) return;
+        if (!priced) continue;
         options.push(priced.priced);
         modifiersMinor += priced.totalMinor;
         // An option with a bad quantity is already an error; it must not sway the group's count.
-        if (
-          option.quantity >= cartLimits.minQuantity &&
-          option.quantity <= cartLimits.maxQuantity
-        ) {
-          chosenPerGroup.set(
-            selection.modifierGroupId,
-            (chosenPerGroup.get(selection.modifierGroupId) ?? 0) + option.quantity,
-          );
-        }
-      });
-      const chosen = chosenPerGroup.get(selection.modifierGroupId) ?? 0;
-      if (chosen > group.maximumAllowed) {
+        if (validQuantity(option.quantity)) chosen[slot] = chosen[slot]! + option.quantity;
+      }
+      if (chosen[slot]! > group.maximumAllowed) {
         errors.push(
           error(
             'MODIFIER_INVALID',
@@ -159,10 +167,10 @@ export function priceCart(
         name: group.name,
         lineItems: options,
       });
-    });
-    for (const groupId of item.modifierGroupIds) {
-      const group = catalog.modifierGroups.get(groupId);
-      if (group && (chosenPerGroup.get(groupId) ?? 0) < group.minimumAllowed) {
+    }
+    for (let slot = 0; slot < item.modifierGroupIds.length; slot++) {
+      const group = catalog.modifierGroups.get(item.modifierGroupIds[slot]!);
+      if (group && chosen[slot]! < group.minimumAllowed) {
         errors.push(
           error(
             'MODIFIER_REQUIRED',
@@ -204,9 +212,7 @@ export function priceCart(
       errors.push(
         error('ITEM_UNAVAILABLE', `${item.name} can only be ordered as a modifier`, pointer),
       );
-    } else if (
-      !item.catalogWindows.some((windows) => isWithinWindows(windows, context.timezone, context.at))
-    ) {
+    } else if (!item.catalogWindows.some(isOpen)) {
       errors.push(
         error('OUTSIDE_AVAILABILITY_WINDOW', `${item.name} is not offered at this time`, pointer),
       );
