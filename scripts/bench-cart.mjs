@@ -6,10 +6,12 @@
 // workloads run open loop at fixed rates (requests evenly spaced, latency from each
 // request's scheduled send time): "add" (POST /carts/add: a 19-line cart plus one item) and
 // "reprice" (POST /carts/update: a quantity change on the 20-line cart). The same paced
-// loop and an unthrottled autocannon run then hit a bare Fastify route in a child process
-// that parses the same request body and returns a fixed JSON body of the priced cart's
-// size, and the ratios are reported. Checks the issue's target: 1,500 req/s with p99 < 20 ms.
-// Options: BENCH_SECONDS=15 BENCH_PORT=18083 BENCH_ITEMS=10000
+// loop and an unthrottled autocannon run then hit two baselines answering the same request
+// bodies with the priced cart's bytes, fixed: a bare Fastify route that parses the body, and
+// the architecture's floor (Fastify → NATS → a responder, doing the platform's I/O with none
+// of its work). The ratios are reported. Checks the issue's target: 1,500 req/s with p99 <
+// 20 ms. Options: BENCH_SECONDS=15 BENCH_PORT=18083 BENCH_ITEMS=10000, and BENCH_NODE_ARGS
+// (Node flags for the services, e.g. "--cpu-prof --cpu-prof-dir=/tmp/profiles").
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -18,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { BenchPlatform, Report } from './lib/bench-platform.mjs';
 import { generateCatalogSet } from './lib/catalog-generator.mjs';
 import { loadRow, pacedLoad, peakLoad, round2 } from './lib/paced-load.mjs';
-import { fail, log, root } from './lib/setup.mjs';
+import { fail, log, root, serverUrls } from './lib/setup.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const port = Number(process.env.BENCH_PORT ?? 18083);
@@ -281,22 +283,80 @@ process.stdout.write(JSON.stringify({ port: app.server.address().port }) + '\\n'
 process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
 `;
 
-async function startBaseline(responseBody) {
+/**
+ * The architecture's floor, part 1: a NATS responder answering every request on
+ * FLOOR_SUBJECT with the fixed body read from stdin (no parsing, validation or pricing).
+ */
+const FLOOR_RESPONDER_SOURCE = `
+import { connect } from 'nats';
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const body = Buffer.concat(chunks);
+const nc = await connect({ servers: process.env.NATS_URL, noAsyncTraces: true });
+nc.subscribe(process.env.FLOOR_SUBJECT, {
+  queue: 'floor',
+  callback: (error, msg) => {
+    if (!error) msg.respond(body);
+  },
+});
+await nc.flush();
+process.stdout.write(JSON.stringify({ ready: true }) + '\\n');
+process.once('SIGTERM', () => nc.drain().then(() => process.exit(0)));
+`;
+
+/**
+ * The floor, part 2: Fastify passing the body unparsed to FLOOR_SUBJECT and the reply's
+ * bytes back (the gateway's path without keys, rate limits, headers or metrics).
+ */
+const FLOOR_FORWARDER_SOURCE = `
+import Fastify from 'fastify';
+import { connect } from 'nats';
+const nc = await connect({ servers: process.env.NATS_URL, noAsyncTraces: true });
+const app = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024 });
+app.removeContentTypeParser('application/json');
+app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) =>
+  done(null, body),
+);
+app.post('/cart', async (request, reply) => {
+  const answer = await nc.request(process.env.FLOOR_SUBJECT, request.body, { timeout: 5000 });
+  const { buffer, byteOffset, byteLength } = answer.data;
+  return reply
+    .type('application/json; charset=utf-8')
+    .send(Buffer.from(buffer, byteOffset, byteLength));
+});
+await app.listen({ host: '127.0.0.1', port: 0 });
+process.stdout.write(JSON.stringify({ port: app.server.address().port }) + '\\n');
+process.once('SIGTERM', () => app.close().then(() => nc.drain()).then(() => process.exit(0)));
+`;
+
+/** Start `source` as a child named `name` with `input` on stdin; resolves its first JSON line. */
+async function startInlineChild(name, source, input, env = {}) {
   // -e modules resolve bare specifiers from the working directory: the workspace root.
-  const child = platform.startChild('fastify', ['--input-type=module', '-e', BASELINE_SOURCE], {
+  const child = platform.startChild(name, ['--input-type=module', '-e', source], {
     cwd: root,
+    env: { ...process.env, NATS_URL: serverUrls.nats, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  child.stdin.end(responseBody);
+  child.stdin.end(input);
   const line = await new Promise((resolve, reject) => {
     let text = '';
     child.stdout.on('data', (chunk) => {
       text += chunk;
       if (text.includes('\n')) resolve(text.split('\n')[0]);
     });
-    child.once('exit', (code) => reject(new Error(`baseline server exited (code ${code})`)));
+    child.once('exit', (code) => reject(new Error(`${name} exited (code ${code})`)));
   });
-  return `http://127.0.0.1:${JSON.parse(line).port}/cart`;
+  return JSON.parse(line);
+}
+
+const startBaseline = async (responseBody) =>
+  `http://127.0.0.1:${(await startInlineChild('fastify', BASELINE_SOURCE, responseBody)).port}/cart`;
+
+async function startFloor(responseBody) {
+  const env = { FLOOR_SUBJECT: `bench_floor_${randomUUID()}` };
+  await startInlineChild('responder', FLOOR_RESPONDER_SOURCE, responseBody, env);
+  const { port } = await startInlineChild('forwarder', FLOOR_FORWARDER_SOURCE, '', env);
+  return `http://127.0.0.1:${port}/cart`;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -409,7 +469,7 @@ await platform.run(
     ]);
 
     const platformCpu = ['gateway', 'ordering', 'catalog', 'nats'];
-    const results = { add: new Map(), reprice: new Map(), baseline: new Map() };
+    const results = { add: new Map(), reprice: new Map(), baseline: new Map(), floor: new Map() };
     const platformRows = [];
     for (const [workload, path, bodies] of [
       ['add', 'add', addBodies],
@@ -439,47 +499,68 @@ await platform.run(
       platformRows,
     );
 
-    // The baseline answers the same request bodies with a fixed body the size of the priced cart.
-    const baselineUrl = await startBaseline(verified.text);
-    const baselineRows = [];
-    log(`bare Fastify: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
-    await pacedPost({
-      url: baselineUrl,
-      bodies: addBodies,
-      rate: WARMUP_RATE,
-      seconds: WARMUP_SECONDS,
-    });
-    for (const rate of RATES) {
-      log(`bare Fastify: ${rate} req/s for ${seconds} s`);
-      const result = await withCpu(['fastify'], () =>
-        pacedPost({ url: baselineUrl, bodies: addBodies, rate, seconds }),
-      );
-      results.baseline.set(rate, result);
-      baselineRows.push(row('bare Fastify POST (add bodies)', rate, result));
+    // Two baselines answer the same request bodies with the priced cart's bytes, fixed: a bare
+    // Fastify route, and the floor of this architecture (Fastify → NATS → a responder).
+    const baselines = [
+      {
+        key: 'baseline',
+        label: 'bare Fastify POST (add bodies)',
+        url: await startBaseline(verified.text),
+        cpu: ['fastify'],
+        title:
+          'Baseline in the same run: bare Fastify route in a child process, same add request ' +
+          `bodies (parsed as JSON), fixed ${pricedBytes}-byte JSON response`,
+      },
+      {
+        key: 'floor',
+        label: 'Fastify → NATS → fixed reply',
+        url: await startFloor(verified.text),
+        cpu: ['forwarder', 'responder', 'nats'],
+        title:
+          "Floor of the architecture in the same run: Fastify passes the add bodies unparsed over NATS to a responder that answers the fixed priced cart (the gateway's and ordering's I/O with none of their work: no keys, rate limits, validation or pricing)",
+      },
+    ];
+    for (const baseline of baselines) {
+      const rows = [];
+      log(`${baseline.label}: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
+      await pacedPost({
+        url: baseline.url,
+        bodies: addBodies,
+        rate: WARMUP_RATE,
+        seconds: WARMUP_SECONDS,
+      });
+      for (const rate of RATES) {
+        log(`${baseline.label}: ${rate} req/s for ${seconds} s`);
+        const result = await withCpu(baseline.cpu, () =>
+          pacedPost({ url: baseline.url, bodies: addBodies, rate, seconds }),
+        );
+        results[baseline.key].set(rate, result);
+        rows.push(row(baseline.label, rate, result));
+      }
+      log(`${baseline.label}: unthrottled for ${seconds} s with ${CONNECTIONS} connections`);
+      baseline.peak = await withCpu(baseline.cpu, () => unthrottled(baseline.url, {}, addBodies));
+      rows.push(row(`${baseline.label} unthrottled (${CONNECTIONS} conns)`, 'max', baseline.peak));
+      report.table(baseline.title, rows);
     }
-    log(`bare Fastify: unthrottled for ${seconds} s with ${CONNECTIONS} connections`);
-    const baselinePeak = await withCpu(['fastify'], () => unthrottled(baselineUrl, {}, addBodies));
-    baselineRows.push(row(`bare Fastify unthrottled (${CONNECTIONS} conns)`, 'max', baselinePeak));
-    report.table(
-      'Baseline in the same run: bare Fastify route in a child process, same add request ' +
-        `bodies (parsed as JSON), fixed ${pricedBytes}-byte JSON response`,
-      baselineRows,
-    );
+    const [bare, floor] = baselines;
 
     const atTarget = (workload) => results[workload].get(TARGET_RATE);
-    const baseAtTarget = results.baseline.get(TARGET_RATE);
-    report.table('Platform vs bare Fastify', [
+    report.table('Platform vs bare Fastify and vs the floor', [
       {
         measure: 'peak req/s (unthrottled)',
         platform: addPeak.achievedRate,
-        'bare Fastify': baselinePeak.achievedRate,
-        'platform / bare': round2(addPeak.achievedRate / baselinePeak.achievedRate),
+        'bare Fastify': bare.peak.achievedRate,
+        'platform / bare': round2(addPeak.achievedRate / bare.peak.achievedRate),
+        floor: floor.peak.achievedRate,
+        'platform / floor': round2(addPeak.achievedRate / floor.peak.achievedRate),
       },
       ...['add', 'reprice'].map((workload) => ({
         measure: `p99 ms at ${TARGET_RATE} req/s (${workload})`,
         platform: atTarget(workload).p99,
-        'bare Fastify': baseAtTarget.p99,
-        'platform / bare': round2(atTarget(workload).p99 / baseAtTarget.p99),
+        'bare Fastify': atTarget('baseline').p99,
+        'platform / bare': round2(atTarget(workload).p99 / atTarget('baseline').p99),
+        floor: atTarget('floor').p99,
+        'platform / floor': round2(atTarget(workload).p99 / atTarget('floor').p99),
       })),
     ]);
 
@@ -500,6 +581,8 @@ await platform.run(
       `target 1,500 req/s with p99 < ${TARGET_P99_MS} ms: ${met ? 'met' : 'not met'}`,
       `  ${describe('add')}; ${describe('reprice')}`,
       `  peak (unthrottled add): ${addPeak.achievedRate} req/s, p99 ${addPeak.p99} ms`,
+      `  the floor (Fastify → NATS → fixed reply) at ${TARGET_RATE} req/s: p99 ` +
+        `${atTarget('floor').p99} ms, ${floor.peak.achievedRate} req/s peak`,
     ];
     if (firstFailure) log(`first failed response: ${firstFailure}`);
     report.print();
