@@ -8,12 +8,7 @@ import {
 import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import {
-  forwardedBody,
-  forwardJson,
-  problemResponses,
-  registerForwardingRoutes,
-} from './route-config.js';
+import { forwardBody, problemResponses, registerForwardingRoutes } from './route-config.js';
 
 const config = { area: 'distribution' as const, rateClass: 'reads' as const };
 const tags = ['Marketfront: carts'];
@@ -43,15 +38,7 @@ export function registerCartRoutes(
           response: responses,
         },
       },
-      async (request, reply) =>
-        forwardJson(
-          reply,
-          await bus.requestRaw(
-            subjects.ordering.cartAdd,
-            forwardedBody(request),
-            contextOf(request),
-          ),
-        ),
+      forwardBody(bus, subjects.ordering.cartAdd, contextOf),
     );
     app.post(
       '/v1/marketfront/carts/remove',
@@ -65,15 +52,7 @@ export function registerCartRoutes(
           response: responses,
         },
       },
-      async (request, reply) =>
-        forwardJson(
-          reply,
-          await bus.requestRaw(
-            subjects.ordering.cartRemove,
-            forwardedBody(request),
-            contextOf(request),
-          ),
-        ),
+      forwardBody(bus, subjects.ordering.cartRemove, contextOf),
     );
     app.post(
       '/v1/marketfront/carts/update',
@@ -87,15 +66,7 @@ export function registerCartRoutes(
           response: responses,
         },
       },
-      async (request, reply) =>
-        forwardJson(
-          reply,
-          await bus.requestRaw(
-            subjects.ordering.cartUpdate,
-            forwardedBody(request),
-            contextOf(request),
-          ),
-        ),
+      forwardBody(bus, subjects.ordering.cartUpdate, contextOf),
     );
   });
 }

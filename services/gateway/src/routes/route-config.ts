@@ -1,5 +1,7 @@
-import { problemDetail } from '@pcp/contracts';
+import { problemDetail, type SubjectDefinition } from '@pcp/contracts';
+import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import type { RateClass } from '../db/partner.table.js';
 
 declare module 'fastify' {
@@ -52,8 +54,18 @@ export function registerForwardingRoutes(
   });
 }
 
-/** The unparsed body of a route registered by `registerForwardingRoutes`. */
-export function forwardedBody(request: FastifyRequest): Buffer {
-  // A request without a body (and so without a content type) has none to forward.
-  return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+/**
+ * The handler of a route registered by `registerForwardingRoutes`: the unparsed body goes
+ * to `definition`'s service and its result bytes come back as they are.
+ */
+export function forwardBody(
+  bus: BusClient,
+  definition: SubjectDefinition<z.ZodType, z.ZodType>,
+  contextOf: (request: FastifyRequest) => RequestContext,
+) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    // A request without a body (and so without a content type) has none to forward.
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    return forwardJson(reply, await bus.requestRaw(definition, body, contextOf(request)));
+  };
 }

@@ -16,7 +16,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
-  forwardedBody,
+  forwardBody,
   forwardJson,
   problemResponses,
   registerForwardingRoutes,
@@ -152,15 +152,7 @@ export function registerStoreRoutes(
           response: { 200: discoverStoresResult, ...problemResponses(400, 422) },
         },
       },
-      async (request, reply) =>
-        forwardJson(
-          reply,
-          await bus.requestRaw(
-            subjects.stores.discover,
-            forwardedBody(request),
-            contextOf(request),
-          ),
-        ),
+      forwardBody(bus, subjects.stores.discover, contextOf),
     ),
   );
 
