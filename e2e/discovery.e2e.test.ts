@@ -602,13 +602,29 @@ describe('errors', () => {
     ]);
   });
 
-  it('answers a body that is not JSON with 400', async () => {
+  it.each([
+    ['truncated JSON', '{"location": ', 'The body is not valid JSON'],
+    ['an empty body', '', 'The JSON body is empty'],
+    [
+      'a __proto__ key',
+      '{"__proto__": {"x": 1}, "fulfillmentType": "PICKUP"}',
+      'The body contains a forbidden property name',
+    ],
+  ])('answers %s with 400 REQUEST_INVALID', async (_case, rawBody, detail) => {
     const response = await call(platform.baseUrl, 'POST', DISCOVER, {
       apiKey: distribution.apiKey,
-      rawBody: '{"location": ',
+      rawBody,
     });
     expectProblem(response, 400, 'REQUEST_INVALID');
-    expect(response.body.errorCategory).toBe('validation');
+    expect(response.body).toMatchObject({ errorCategory: 'validation', detail });
+  });
+
+  it('answers JSON nested 300,000 levels deep with 400, never a 500', async () => {
+    const response = await call(platform.baseUrl, 'POST', DISCOVER, {
+      apiKey: distribution.apiKey,
+      rawBody: `{"location":${'['.repeat(300_000)}${']'.repeat(300_000)}}`,
+    });
+    expectProblem(response, 400, 'REQUEST_INVALID');
   });
 
   it('needs a distribution key: 401 without one, 403 with a commerce key', async () => {
