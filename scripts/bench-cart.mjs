@@ -6,10 +6,11 @@
 // workloads run open loop at fixed rates (requests evenly spaced, latency from each
 // request's scheduled send time): "add" (POST /carts/add: a 19-line cart plus one item) and
 // "reprice" (POST /carts/update: a quantity change on the 20-line cart). The same paced
-// loop and an unthrottled autocannon run then hit two baselines answering the same request
-// bodies with the priced cart's bytes, fixed: a bare Fastify route that parses the body, and
-// the architecture's floor (Fastify → NATS → a responder, doing the platform's I/O with none
-// of its work). The ratios are reported. Checks the issue's target: 1,500 req/s with p99 <
+// loop and an unthrottled autocannon run then hit three baselines answering the same request
+// bodies with the priced cart: a bare Fastify route that parses the body; the architecture's
+// floor (Fastify → NATS → a responder, doing the platform's I/O with none of its work); and
+// that floor plus the JSON work every cart service does (parse the request, serialize the
+// reply). The ratios are reported. Checks the issue's target: 1,500 req/s with p99 <
 // 20 ms. Options: BENCH_SECONDS=15 BENCH_PORT=18083 BENCH_ITEMS=10000, and BENCH_NODE_ARGS
 // (Node flags for the services, e.g. "--cpu-prof --cpu-prof-dir=/tmp/profiles").
 import { spawnSync } from 'node:child_process';
@@ -286,17 +287,28 @@ process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
 /**
  * The architecture's floor, part 1: a NATS responder answering every request on
  * FLOOR_SUBJECT with the fixed body read from stdin (no parsing, validation or pricing).
+ * With FLOOR_JSON set it does the JSON work no cart service can skip: it parses each
+ * request and serializes the priced cart (parsed once, at start) for each reply.
  */
 const FLOOR_RESPONDER_SOURCE = `
 import { connect } from 'nats';
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
 const body = Buffer.concat(chunks);
+const pricedCart = JSON.parse(body.toString('utf8'));
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+const answer = process.env.FLOOR_JSON
+  ? (msg) => {
+      JSON.parse(decoder.decode(msg.data));
+      return encoder.encode(JSON.stringify(pricedCart));
+    }
+  : () => body;
 const nc = await connect({ servers: process.env.NATS_URL, noAsyncTraces: true });
 nc.subscribe(process.env.FLOOR_SUBJECT, {
   queue: 'floor',
   callback: (error, msg) => {
-    if (!error) msg.respond(body);
+    if (!error) msg.respond(answer(msg));
   },
 });
 await nc.flush();
@@ -352,10 +364,14 @@ async function startInlineChild(name, source, input, env = {}) {
 const startBaseline = async (responseBody) =>
   `http://127.0.0.1:${(await startInlineChild('fastify', BASELINE_SOURCE, responseBody)).port}/cart`;
 
-async function startFloor(responseBody) {
-  const env = { FLOOR_SUBJECT: `bench_floor_${randomUUID()}` };
-  await startInlineChild('responder', FLOOR_RESPONDER_SOURCE, responseBody, env);
-  const { port } = await startInlineChild('forwarder', FLOOR_FORWARDER_SOURCE, '', env);
+/** A forwarder and responder named `${prefix}forwarder` and `${prefix}responder`. */
+async function startFloor(responseBody, { prefix = '', json = false } = {}) {
+  const env = {
+    FLOOR_SUBJECT: `bench_floor_${randomUUID()}`,
+    ...(json ? { FLOOR_JSON: 'true' } : {}),
+  };
+  await startInlineChild(`${prefix}responder`, FLOOR_RESPONDER_SOURCE, responseBody, env);
+  const { port } = await startInlineChild(`${prefix}forwarder`, FLOOR_FORWARDER_SOURCE, '', env);
   return `http://127.0.0.1:${port}/cart`;
 }
 
@@ -469,7 +485,13 @@ await platform.run(
     ]);
 
     const platformCpu = ['gateway', 'ordering', 'catalog', 'nats'];
-    const results = { add: new Map(), reprice: new Map(), baseline: new Map(), floor: new Map() };
+    const results = {
+      add: new Map(),
+      reprice: new Map(),
+      baseline: new Map(),
+      floor: new Map(),
+      floorJson: new Map(),
+    };
     const platformRows = [];
     for (const [workload, path, bodies] of [
       ['add', 'add', addBodies],
@@ -519,6 +541,14 @@ await platform.run(
         title:
           "Floor of the architecture in the same run: Fastify passes the add bodies unparsed over NATS to a responder that answers the fixed priced cart (the gateway's and ordering's I/O with none of their work: no keys, rate limits, validation or pricing)",
       },
+      {
+        key: 'floorJson',
+        label: 'floor + JSON parse and serialize',
+        url: await startFloor(verified.text, { prefix: 'json-', json: true }),
+        cpu: ['json-forwarder', 'json-responder', 'nats'],
+        title:
+          'The floor plus the JSON work no cart service can skip: the responder parses each request body and serializes the priced cart for each reply (still no validation or pricing)',
+      },
     ];
     for (const baseline of baselines) {
       const rows = [];
@@ -542,10 +572,10 @@ await platform.run(
       rows.push(row(`${baseline.label} unthrottled (${CONNECTIONS} conns)`, 'max', baseline.peak));
       report.table(baseline.title, rows);
     }
-    const [bare, floor] = baselines;
+    const [bare, floor, floorJson] = baselines;
 
     const atTarget = (workload) => results[workload].get(TARGET_RATE);
-    report.table('Platform vs bare Fastify and vs the floor', [
+    report.table('Platform vs bare Fastify and vs the floors', [
       {
         measure: 'peak req/s (unthrottled)',
         platform: addPeak.achievedRate,
@@ -553,6 +583,7 @@ await platform.run(
         'platform / bare': round2(addPeak.achievedRate / bare.peak.achievedRate),
         floor: floor.peak.achievedRate,
         'platform / floor': round2(addPeak.achievedRate / floor.peak.achievedRate),
+        'floor + JSON': floorJson.peak.achievedRate,
       },
       ...['add', 'reprice'].map((workload) => ({
         measure: `p99 ms at ${TARGET_RATE} req/s (${workload})`,
@@ -561,6 +592,7 @@ await platform.run(
         'platform / bare': round2(atTarget(workload).p99 / atTarget('baseline').p99),
         floor: atTarget('floor').p99,
         'platform / floor': round2(atTarget(workload).p99 / atTarget('floor').p99),
+        'floor + JSON': atTarget('floorJson').p99,
       })),
     ]);
 
@@ -582,7 +614,8 @@ await platform.run(
       `  ${describe('add')}; ${describe('reprice')}`,
       `  peak (unthrottled add): ${addPeak.achievedRate} req/s, p99 ${addPeak.p99} ms`,
       `  the floor (Fastify → NATS → fixed reply) at ${TARGET_RATE} req/s: p99 ` +
-        `${atTarget('floor').p99} ms, ${floor.peak.achievedRate} req/s peak`,
+        `${atTarget('floor').p99} ms, ${floor.peak.achievedRate} req/s peak; with JSON work: ` +
+        `p99 ${atTarget('floorJson').p99} ms, ${floorJson.peak.achievedRate} req/s peak`,
     ];
     if (firstFailure) log(`first failed response: ${firstFailure}`);
     report.print();
