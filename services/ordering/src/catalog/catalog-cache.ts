@@ -14,6 +14,22 @@ export interface StorePricingData {
 const ACTIVE_VERSION_TTL_MS = 5_000;
 
 /**
+ * One lookup per key at a time: callers arriving while it runs share its result, so an
+ * entry expiring under load costs its service one request, not one per waiting caller.
+ */
+function singleFlight<T>(): (key: string, lookup: () => Promise<T>) => Promise<T> {
+  const inFlight = new Map<string, Promise<T>>();
+  return (key, lookup) => {
+    let pending = inFlight.get(key);
+    if (!pending) {
+      pending = lookup().finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    return pending;
+  };
+}
+
+/**
  * Compiled catalogs by version, fetched and compiled once (concurrent callers share the
  * load). Which version is active comes from catalog.v1.activated events; the catalog
  * service shows an ingest as succeeded only after publishing that event, and this
@@ -27,11 +43,12 @@ export function createCatalogCache(options: {
   /** Bound on cached items across versions (memory). */
   maxItems?: number;
   storeTtlMs?: number;
+  activeVersionTtlMs?: number;
 }) {
   const maxItems = options.maxItems ?? 2_000_000;
   const storeTtlMs = options.storeTtlMs ?? 30_000;
+  const activeVersionTtlMs = options.activeVersionTtlMs ?? ACTIVE_VERSION_TTL_MS;
   const versions = new Map<string, CompiledCatalog>();
-  const loading = new Map<string, Promise<CompiledCatalog>>();
   const timezones = new Map<string, { timezone: string; expiresAt: number }>();
   const activeVersions = new Map<
     string,
@@ -73,35 +90,41 @@ export function createCatalogCache(options: {
     return compiled;
   }
 
+  const versionLoads = singleFlight<CompiledCatalog>();
+  const activeLookups = singleFlight<string>();
+  const timezoneLookups = singleFlight<string>();
+
   function load(storeId: string, versionId: string, ctx: RequestContext): Promise<CompiledCatalog> {
     const cached = versions.get(versionId);
     if (cached) return Promise.resolve(cached);
-    let pending = loading.get(versionId);
-    if (!pending) {
-      pending = fetchVersion(storeId, ctx).finally(() => loading.delete(versionId));
-      loading.set(versionId, pending);
-    }
-    return pending;
+    return versionLoads(versionId, () => fetchVersion(storeId, ctx));
   }
 
-  async function activeVersionOf(storeId: string, ctx: RequestContext): Promise<string> {
+  function activeVersionOf(storeId: string, ctx: RequestContext): Promise<string> {
     const known = activeVersions.get(storeId);
-    if (known && known.expiresAt > Date.now()) return known.versionId;
-    const active = await options.bus.request(subjects.catalog.active, { storeId }, ctx);
-    activeVersions.set(storeId, {
-      versionId: active.versionId,
-      activatedAt: active.activatedAt,
-      expiresAt: Date.now() + ACTIVE_VERSION_TTL_MS,
+    if (known && known.expiresAt > Date.now()) return Promise.resolve(known.versionId);
+    return activeLookups(storeId, async () => {
+      const active = await options.bus.request(subjects.catalog.active, { storeId }, ctx);
+      // An activation event may have arrived while the answer was on its way: keep the newer.
+      const current = activeVersions.get(storeId);
+      const newest = current && current.activatedAt > active.activatedAt ? current : active;
+      activeVersions.set(storeId, {
+        versionId: newest.versionId,
+        activatedAt: newest.activatedAt,
+        expiresAt: Date.now() + activeVersionTtlMs,
+      });
+      return newest.versionId;
     });
-    return active.versionId;
   }
 
-  async function timezoneOf(storeId: string, ctx: RequestContext): Promise<string> {
+  function timezoneOf(storeId: string, ctx: RequestContext): Promise<string> {
     const hit = timezones.get(storeId);
-    if (hit && hit.expiresAt > Date.now()) return hit.timezone;
-    const store = await options.bus.request(subjects.stores.lookup, { storeId }, ctx);
-    timezones.set(storeId, { timezone: store.timezone, expiresAt: Date.now() + storeTtlMs });
-    return store.timezone;
+    if (hit && hit.expiresAt > Date.now()) return Promise.resolve(hit.timezone);
+    return timezoneLookups(storeId, async () => {
+      const store = await options.bus.request(subjects.stores.lookup, { storeId }, ctx);
+      timezones.set(storeId, { timezone: store.timezone, expiresAt: Date.now() + storeTtlMs });
+      return store.timezone;
+    });
   }
 
   return {
@@ -127,7 +150,7 @@ export function createCatalogCache(options: {
       activeVersions.set(storeId, {
         versionId,
         activatedAt,
-        expiresAt: Date.now() + ACTIVE_VERSION_TTL_MS,
+        expiresAt: Date.now() + activeVersionTtlMs,
       });
       load(storeId, versionId, { requestId }).catch((error: unknown) =>
         options.logger.warn({ err: error, storeId, versionId }, 'catalog prefetch failed'),
