@@ -11,7 +11,7 @@ import {
   type GatewayService,
 } from '@pcp/gateway';
 import { createPartner } from '@pcp/gateway/admin';
-import { createOrderingService } from '@pcp/ordering';
+import { createOrderingService, orderingEnvSchema } from '@pcp/ordering';
 import { createPaymentsService } from '@pcp/payments';
 import {
   createDatabase,
@@ -88,7 +88,10 @@ export async function startPlatform(
     });
   let catalog = newCatalogService();
   const workers = {
-    ordering: createOrderingService(serviceDeps('ordering')),
+    ordering: createOrderingService({
+      ...serviceDeps('ordering'),
+      config: loadConfig(orderingEnvSchema, {}),
+    }),
     payments: createPaymentsService(serviceDeps('payments')),
   };
   let stores = createStoresService({ ...serviceDeps('stores'), db: storesDb });

@@ -13,6 +13,8 @@ export const catalogLimits = {
 
 const name = z.string().trim().min(1).max(200);
 const idList = z.array(guid).max(100_000);
+/** Keys equal their entity's id, a GUID, so they are lower-cased like every GUID. */
+const dictionaryKey = z.string().toLowerCase();
 
 export const catalogEntry = z.object({
   catalogId: guid,
@@ -59,10 +61,10 @@ export const catalogSetDocument = z.object({
   catalogSetId: guid,
   storeId: guid,
   currency: currencyCode,
-  catalogs: z.record(z.string(), catalogEntry),
-  sections: z.record(z.string(), catalogSection),
-  items: z.record(z.string(), catalogItem),
-  modifierGroups: z.record(z.string(), modifierGroup),
+  catalogs: z.record(dictionaryKey, catalogEntry),
+  sections: z.record(dictionaryKey, catalogSection),
+  items: z.record(dictionaryKey, catalogItem),
+  modifierGroups: z.record(dictionaryKey, modifierGroup),
 });
 export type CatalogSetDocument = z.infer<typeof catalogSetDocument>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { orderError } from './common.js';
+import { maxProblemErrors, orderError } from './common.js';
 
 /**
  * A request/reply subject: its name (below the deployment's subject prefix) and the zod
@@ -42,7 +42,9 @@ export const contextHeaders = {
 export const serviceError = z.object({
   errorCode: z.string(),
   detail: z.string(),
-  errors: z.array(orderError).optional(),
+  errors: z.array(orderError).max(maxProblemErrors).optional(),
+  /** How many element errors were left out of `errors` (it holds at most 100). */
+  errorsOmitted: z.number().int().positive().optional(),
   retryAfterSeconds: z.number().int().positive().optional(),
 });
 export type ServiceError = z.infer<typeof serviceError>;
@@ -53,6 +55,15 @@ export type ServiceError = z.infer<typeof serviceError>;
  * it to HTTP without parsing it again.
  */
 export const replyStatusHeader = 'Pcp-Reply';
+
+/**
+ * A reply larger than one NATS message travels as its first message, carrying this header
+ * with the number of messages, followed by the rest in order.
+ */
+export const replyPartsHeader = 'Pcp-Parts';
+
+/** The reply schema of a subject answered with bytes rather than JSON (`handleBytes`). */
+export const bytesReply = z.instanceof(Uint8Array);
 
 /** Readiness probe every service answers under its own name. */
 export const healthReply = z.object({ service: z.string(), status: z.literal('ok') });

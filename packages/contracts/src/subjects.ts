@@ -2,7 +2,7 @@ import { addCartItemInput, pricedCart, removeCartItemInput, updateCartItemInput 
 import { z } from 'zod';
 import { catalogIngestStatus, catalogSetNotification } from './catalog.js';
 import { dateTime, guid, pageQuery } from './common.js';
-import { defineSubject } from './messaging.js';
+import { bytesReply, defineSubject } from './messaging.js';
 import {
   commerceStore,
   commerceStoreList,
@@ -86,14 +86,30 @@ export const subjects = {
     /** The active CatalogSet's version, for caches (and a 304 check). */
     active: defineSubject('catalog', 'v1.active', byStoreId, activeCatalog),
     /**
-     * The active CatalogSet document. Streamed: the reply's metadata, then the JSON in
-     * chunks below the server's max payload (`requestStream`/`handleStream`).
+     * The active CatalogSet, described: its version, ETag and how it is stored. The document
+     * itself is read chunk by chunk (`documentChunk`), so no process holds more of it than
+     * it needs at once; `notModified` when `ifNoneMatch` names the active ETag.
      */
     document: defineSubject(
       'catalog',
       'v1.document',
       z.object({ storeId: guid, ifNoneMatch: z.string().max(512).optional() }),
-      activeCatalog.extend({ notModified: z.boolean() }),
+      activeCatalog.extend({
+        notModified: z.boolean(),
+        totalBytes: z.number().int().nonnegative(),
+        chunks: z.number().int().positive(),
+      }),
+    ),
+    /**
+     * One chunk of a version's document, as bytes (concatenated in order they are the UTF-8
+     * JSON). Any replica answers: versions are immutable. CATALOGSET_NOT_FOUND once the
+     * version is pruned (a newer one was activated twice since).
+     */
+    documentChunk: defineSubject(
+      'catalog',
+      'v1.document.chunk',
+      z.object({ versionId: guid, index: z.number().int().min(0).max(10_000) }),
+      bytesReply,
     ),
   },
   ordering: {

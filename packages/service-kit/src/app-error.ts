@@ -1,5 +1,6 @@
 import {
   errorCodes,
+  maxProblemErrors,
   toJsonPointer,
   type ErrorCode,
   type ErrorCodeInfo,
@@ -11,23 +12,34 @@ import type { z } from 'zod';
 /**
  * The one error type of the platform: a top-level code from the contracts' table, a
  * partner-safe detail and optional element errors. Anything else becomes INTERNAL.
+ * Element errors are capped at 100 here, so no handler can build a reply of unbounded
+ * size; `errorsOmitted` counts the rest.
  */
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly info: ErrorCodeInfo;
   readonly errors: OrderError[] | undefined;
+  readonly errorsOmitted: number;
   readonly retryAfterSeconds: number | undefined;
 
   constructor(
     code: ErrorCode,
     detail: string,
-    options: { errors?: OrderError[]; retryAfterSeconds?: number; cause?: unknown } = {},
+    options: {
+      errors?: readonly OrderError[];
+      /** Element errors the caller already left out of `errors`. */
+      errorsOmitted?: number;
+      retryAfterSeconds?: number;
+      cause?: unknown;
+    } = {},
   ) {
     super(detail, { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
     this.info = errorCodes[code];
-    this.errors = options.errors;
+    this.errors = options.errors?.slice(0, maxProblemErrors);
+    this.errorsOmitted =
+      (options.errorsOmitted ?? 0) + (options.errors?.length ?? 0) - (this.errors?.length ?? 0);
     this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
@@ -36,6 +48,7 @@ export class AppError extends Error {
       errorCode: this.code,
       detail: this.message,
       ...(this.errors ? { errors: this.errors } : {}),
+      ...(this.errorsOmitted > 0 ? { errorsOmitted: this.errorsOmitted } : {}),
       ...(this.retryAfterSeconds ? { retryAfterSeconds: this.retryAfterSeconds } : {}),
     };
   }
@@ -71,13 +84,19 @@ export function issuesToErrors(issues: readonly z.core.$ZodIssue[], root = ''): 
   });
 }
 
-/** A REQUEST_INVALID error carrying one element error per zod issue. */
+/**
+ * A REQUEST_INVALID error carrying one element error per zod issue (the first 100; a
+ * hostile body can yield tens of thousands of issues, and only those kept are converted).
+ */
 export function requestInvalid(issues: readonly z.core.$ZodIssue[], root = ''): AppError {
-  const errors = issuesToErrors(issues, root);
+  const errors = issuesToErrors(issues.slice(0, maxProblemErrors), root);
   const first = errors[0];
   const detail =
-    errors.length === 1 && first
+    issues.length === 1 && first
       ? `${first.pointer || 'The request'}: ${first.message}`
-      : `The request has ${errors.length} invalid fields`;
-  return new AppError('REQUEST_INVALID', detail, { errors });
+      : `The request has ${issues.length} invalid fields`;
+  return new AppError('REQUEST_INVALID', detail, {
+    errors,
+    errorsOmitted: issues.length - errors.length,
+  });
 }

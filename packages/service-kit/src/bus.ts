@@ -1,8 +1,11 @@
 import {
   healthSubject,
   isErrorCode,
+  parseContract,
+  replyPartsHeader,
   replyStatusHeader,
   serviceError,
+  type bytesReply,
   type ServiceError,
   type ServiceName,
   type SubjectDefinition,
@@ -19,10 +22,10 @@ import {
 } from '@opentelemetry/api';
 import {
   connect,
+  createInbox,
   ErrorCode,
   headers as createHeaders,
   NatsError,
-  RequestStrategy,
   type Msg,
   type MsgHdrs,
   type NatsConnection,
@@ -87,7 +90,15 @@ export interface BusOptions {
   timeoutMs: number;
   logger: Logger;
   metrics?: ServiceMetrics;
+  /**
+   * Largest reply a caller accepts, whole (replies past the NATS max payload arrive in
+   * parts): a bound on what one reply may cost the caller's memory.
+   */
+  maxReplyBytes?: number;
 }
+
+/** 16 MiB: ample for any reply built from a request under the gateway's body limit. */
+const DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024;
 
 export function subjectName(prefix: string, definition: { name: string }): string {
   return `${prefix}.${definition.name}`;
@@ -102,10 +113,11 @@ export interface BusClient {
     options?: { timeoutMs?: number },
   ): Promise<z.output<Rep>>;
   /**
-   * The result's JSON bytes as the service sent them, unparsed: for the gateway, which
-   * passes results to HTTP as they are (the service's handler is typed by the contract).
-   * The payload may be JSON bytes too (an HTTP body passed on unparsed): the service parses
-   * and validates it like any request. Errors are thrown as with `request`.
+   * The result's bytes as the service sent them, unparsed: for the gateway, which passes
+   * results to HTTP as they are (the service's handler is typed by the contract), and for
+   * subjects answered by `handleBytes`. The payload may be JSON bytes too (an HTTP body
+   * passed on unparsed): the service parses and validates it like any request. Errors are
+   * thrown as with `request`.
    */
   requestRaw<Req extends z.ZodType, Rep extends z.ZodType>(
     definition: SubjectDefinition<Req, Rep>,
@@ -113,22 +125,121 @@ export interface BusClient {
     ctx: RequestContext,
     options?: { timeoutMs?: number },
   ): Promise<Buffer>;
-  /** A subject answered by `handleStream`: the reply's metadata and a body of any size. */
-  requestStream<Req extends z.ZodType, Rep extends z.ZodType>(
-    definition: SubjectDefinition<Req, Rep>,
-    payload: z.input<Req>,
-    ctx: RequestContext,
-    options?: { timeoutMs?: number },
-  ): Promise<{ result: z.output<Rep>; body: Buffer }>;
+}
+
+/** One reply, reassembled from its parts. */
+interface Reply {
+  readonly status: string | undefined;
+  readonly data: Buffer;
+}
+
+interface PendingReply {
+  readonly resolve: (reply: Reply) => void;
+  readonly reject: (error: unknown) => void;
+  readonly timer: NodeJS.Timeout;
+  status: string | undefined;
+  expectedParts: number;
+  parts: Uint8Array[];
+}
+
+/**
+ * Request/reply over one wildcard inbox subscription per client (as nats.js's own request
+ * does), which also takes replies that come in several messages: a reply past the NATS
+ * max payload is sent as its first part with `Pcp-Parts: n` and then n − 1 bare parts, in
+ * order (NATS keeps the order of one publisher's messages to one subscriber).
+ */
+function createReplyInbox(nc: NatsConnection, maxReplyBytes: number, logger: Logger) {
+  const prefix = `${createInbox()}.`;
+  const pending = new Map<string, PendingReply>();
+  let nextToken = 0;
+
+  function settle(token: string, entry: PendingReply) {
+    clearTimeout(entry.timer);
+    pending.delete(token);
+    return entry;
+  }
+
+  function receive(msg: Msg) {
+    const token = msg.subject.slice(prefix.length);
+    const entry = pending.get(token);
+    if (!entry) return; // late: its caller timed out already
+    const status = msg.headers?.get(replyStatusHeader) || undefined;
+    if (msg.data.length === 0 && msg.headers?.code === 503) {
+      settle(token, entry).reject(NatsError.errorForCode(ErrorCode.NoResponders));
+      return;
+    }
+    // A message with a status starts a reply: the first part, or a small error that replaces
+    // parts already sent when the responder could not send the rest.
+    if (status !== undefined) {
+      const parts = Number(msg.headers?.get(replyPartsHeader) || 1);
+      const maxParts = Math.ceil(maxReplyBytes / Math.max(1, msg.data.length));
+      if (!Number.isSafeInteger(parts) || parts < 1 || parts > maxParts) {
+        logger.error({ subject: msg.subject, parts }, 'reply is larger than this caller accepts');
+        settle(token, entry).reject(new AppError('INTERNAL', 'Internal error'));
+        return;
+      }
+      entry.status = status;
+      entry.expectedParts = parts;
+      entry.parts = [];
+    }
+    entry.parts.push(msg.data);
+    if (entry.parts.length < entry.expectedParts) return;
+    const data = entry.parts.length === 1 ? toBuffer(entry.parts[0]!) : Buffer.concat(entry.parts);
+    settle(token, entry).resolve({ status: entry.status, data });
+  }
+
+  nc.subscribe(`${prefix}*`, {
+    callback: (error, msg) => {
+      if (error) logger.error({ err: error }, 'reply inbox failed');
+      else receive(msg);
+    },
+  });
+
+  return {
+    request(subject: string, data: Uint8Array, headers: MsgHdrs, timeoutMs: number) {
+      return new Promise<Reply>((resolve, reject) => {
+        const token = (nextToken++).toString(36);
+        const timer = setTimeout(() => {
+          pending.delete(token);
+          reject(NatsError.errorForCode(ErrorCode.Timeout));
+        }, timeoutMs);
+        pending.set(token, {
+          resolve,
+          reject,
+          timer,
+          status: undefined,
+          expectedParts: 1,
+          parts: [],
+        });
+        try {
+          nc.publish(subject, data, { reply: prefix + token, headers });
+        } catch (error) {
+          settle(token, pending.get(token)!);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      });
+    },
+  };
+}
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 export function createBusClient(nc: NatsConnection, options: BusOptions): BusClient {
+  const inbox = createReplyInbox(
+    nc,
+    options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES,
+    options.logger,
+  );
+
   /** Headers, a client span, metrics and error mapping around one exchange. */
-  async function exchange<T>(
+  async function exchange(
     definition: SubjectDefinition<z.ZodType, z.ZodType>,
+    payload: unknown,
     ctx: RequestContext,
-    perform: (subject: string, headers: MsgHdrs) => Promise<T>,
-  ): Promise<T> {
+    timeoutMs: number | undefined,
+  ): Promise<Buffer> {
     const subject = subjectName(options.prefix, definition);
     const headers = createHeaders();
     writeContextHeaders(headers, ctx);
@@ -141,9 +252,14 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
       if (ctx.tracestate) headers.set('tracestate', ctx.tracestate);
     }
     try {
-      return await perform(subject, headers).catch((error: unknown) => {
-        throw transportError(error, definition.service);
-      });
+      const data =
+        payload instanceof Uint8Array ? payload : encoder.encode(JSON.stringify(payload));
+      const reply = await inbox
+        .request(subject, data, headers, timeoutMs ?? options.timeoutMs)
+        .catch((error: unknown) => {
+          throw transportError(error, definition.service, options.logger);
+        });
+      return resultOf(reply);
     } catch (error) {
       outcome = error instanceof AppError ? error.code : 'error';
       span.setStatus({ code: SpanStatusCode.ERROR });
@@ -156,90 +272,49 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
     }
   }
 
-  function parseResult(definition: SubjectDefinition<z.ZodType, z.ZodType>, reply: Msg) {
-    const parsed = definition.reply.safeParse(JSON.parse(decoder.decode(resultOf(reply))));
-    if (!parsed.success) {
-      options.logger.error(
-        { subject: definition.name, issues: parsed.error.issues },
-        'reply does not match its contract',
-      );
-      throw new AppError('INTERNAL', 'Internal error');
-    }
-    return parsed.data;
-  }
-
   return {
-    request: (definition, payload, ctx, requestOptions) =>
-      exchange(definition, ctx, async (subject, headers) => {
-        const reply = await nc.request(subject, encoder.encode(JSON.stringify(payload)), {
-          timeout: requestOptions?.timeoutMs ?? options.timeoutMs,
-          headers,
-        });
-        return parseResult(definition, reply) as z.output<typeof definition.reply>;
-      }),
-
+    async request(definition, payload, ctx, requestOptions) {
+      const result = await exchange(definition, payload, ctx, requestOptions?.timeoutMs);
+      const parsed = parseContract(definition.reply, safeJson(result));
+      if (!parsed.success) {
+        options.logger.error(
+          { subject: definition.name, issues: parsed.error.issues.slice(0, 10) },
+          'reply does not match its contract',
+        );
+        throw new AppError('INTERNAL', 'Internal error');
+      }
+      return parsed.data;
+    },
     requestRaw: (definition, payload, ctx, requestOptions) =>
-      exchange(definition, ctx, async (subject, headers) => {
-        const data =
-          payload instanceof Uint8Array ? payload : encoder.encode(JSON.stringify(payload));
-        const reply = await nc.request(subject, data, {
-          timeout: requestOptions?.timeoutMs ?? options.timeoutMs,
-          headers,
-        });
-        const result = resultOf(reply);
-        return Buffer.from(result.buffer, result.byteOffset, result.byteLength);
-      }),
-
-    requestStream: (definition, payload, ctx, requestOptions) =>
-      exchange(definition, ctx, async (subject, headers) => {
-        const replies = await nc.requestMany(subject, encoder.encode(JSON.stringify(payload)), {
-          strategy: RequestStrategy.SentinelMsg,
-          maxWait: requestOptions?.timeoutMs ?? options.timeoutMs,
-          headers,
-          noMux: true,
-        });
-        let result: unknown;
-        let first = true;
-        const chunks: Uint8Array[] = [];
-        for await (const reply of replies) {
-          if (reply.data.length === 0) {
-            return {
-              result: result as z.output<typeof definition.reply>,
-              body: Buffer.concat(chunks),
-            };
-          }
-          if (first) result = parseResult(definition, reply);
-          else chunks.push(reply.data);
-          first = false;
-        }
-        throw new NatsError('stream ended before its last chunk', ErrorCode.Timeout);
-      }),
+      exchange(definition, payload, ctx, requestOptions?.timeoutMs),
   };
 }
 
-function transportError(error: unknown, service: ServiceName): unknown {
+/**
+ * Transport failures as platform errors. Partners are not told which internal service
+ * failed (that is for the logs).
+ */
+function transportError(error: unknown, service: ServiceName, logger: Logger): unknown {
   if (error instanceof NatsError) {
     if (error.code === (ErrorCode.NoResponders as string)) {
-      return new AppError(
-        'SERVICE_UNAVAILABLE',
-        `The ${service} service is unavailable; retry later`,
-      );
+      logger.warn({ service }, 'no service answers the subject');
+      return new AppError('SERVICE_UNAVAILABLE', 'The service is unavailable; retry later');
     }
     if (error.code === (ErrorCode.MaxPayloadExceeded as string)) {
       return new AppError('PAYLOAD_TOO_LARGE', 'The request is larger than the platform accepts');
     }
     if (error.code === (ErrorCode.Timeout as string)) {
-      return new AppError('UPSTREAM_TIMEOUT', `The ${service} service did not answer in time`);
+      logger.warn({ service }, 'service did not answer in time');
+      return new AppError('UPSTREAM_TIMEOUT', 'The request was not answered in time; retry later');
     }
   }
   return error;
 }
 
 /** The result bytes of a reply, or the service's typed error thrown as an AppError. */
-function resultOf(reply: Msg): Uint8Array {
-  const status = reply.headers?.get(replyStatusHeader);
-  if (status === 'ok') return reply.data;
-  const error = status === 'error' ? serviceError.safeParse(safeJson(reply.data)) : undefined;
+function resultOf(reply: Reply): Buffer {
+  if (reply.status === 'ok') return reply.data;
+  const error = reply.status === 'error' ? serviceError.safeParse(safeJson(reply.data)) : undefined;
   if (!error?.success) throw new AppError('INTERNAL', 'Internal error');
   throw fromServiceError(error.data);
 }
@@ -256,6 +331,7 @@ function fromServiceError(error: ServiceError): AppError {
   const code = error.errorCode;
   return new AppError(isErrorCode(code) ? code : 'INTERNAL', error.detail, {
     ...(error.errors ? { errors: error.errors } : {}),
+    ...(error.errorsOmitted ? { errorsOmitted: error.errorsOmitted } : {}),
     ...(error.retryAfterSeconds ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
   });
 }
@@ -264,14 +340,8 @@ function fromServiceError(error: ServiceError): AppError {
 export interface HandlerBinding {
   readonly definition: SubjectDefinition<z.ZodType, z.ZodType>;
   readonly handler: (input: unknown, ctx: RequestContext) => Promise<unknown>;
-  /** Set by `handleStream`: the handler returns `{result, body}` and the body goes in chunks. */
-  readonly streamsBody?: true;
-}
-
-/** What a `handleStream` handler returns: the reply and a body of any size (or none). */
-export interface StreamedReply<T> {
-  result: T;
-  body?: Uint8Array;
+  /** Set by `handleBytes`: the handler's result is the reply's bytes, not JSON. */
+  readonly repliesBytes?: true;
 }
 
 export function handle<Req extends z.ZodType, Rep extends z.ZodType>(
@@ -281,15 +351,12 @@ export function handle<Req extends z.ZodType, Rep extends z.ZodType>(
   return { definition, handler: handler as HandlerBinding['handler'] };
 }
 
-/**
- * Like `handle`, for replies whose body may exceed the NATS max payload: the reply goes
- * first, then the body in chunks, then an empty message (the caller's `requestStream`).
- */
-export function handleStream<Req extends z.ZodType, Rep extends z.ZodType>(
-  definition: SubjectDefinition<Req, Rep>,
-  handler: (input: z.output<Req>, ctx: RequestContext) => Promise<StreamedReply<z.input<Rep>>>,
+/** Like `handle`, for a subject whose reply is bytes (callers use `requestRaw`). */
+export function handleBytes<Req extends z.ZodType>(
+  definition: SubjectDefinition<Req, typeof bytesReply>,
+  handler: (input: z.output<Req>, ctx: RequestContext) => Promise<Uint8Array>,
 ): HandlerBinding {
-  return { definition, handler: handler as HandlerBinding['handler'], streamsBody: true };
+  return { definition, handler: handler as HandlerBinding['handler'], repliesBytes: true };
 }
 
 export interface ServedService {
@@ -300,7 +367,9 @@ export interface ServedService {
 /**
  * The service's side: registers with the NATS services API (so `$SRV.PING/INFO/STATS`
  * answer) with one endpoint per subject, in a queue group so replicas share the load.
- * Requests are validated against the contract; errors go back as typed replies.
+ * Requests are validated against the contract; errors go back as typed replies, and no
+ * request, however hostile, can make the process fail: whatever a handler throws becomes
+ * an error reply, and a reply that cannot be sent becomes a small INTERNAL one.
  */
 export async function serveSubjects(
   nc: NatsConnection,
@@ -326,10 +395,11 @@ export async function serveSubjects(
           options.logger.error({ err: error, subject }, 'endpoint subscription failed');
           return;
         }
-        const work = dispatch(binding, msg, subject, {
-          ...options,
-          maxPayload: nc.info?.max_payload,
-        }).finally(() => inFlight.delete(work));
+        const work = dispatch(binding, msg, subject, nc, options)
+          .catch((failure: unknown) =>
+            options.logger.error({ err: failure, subject }, 'request dispatch failed'),
+          )
+          .finally(() => inFlight.delete(work));
         inFlight.add(work);
       },
     });
@@ -349,65 +419,86 @@ export async function serveSubjects(
   };
 }
 
+const internalReply = encoder.encode(
+  JSON.stringify({ errorCode: 'INTERNAL', detail: 'Internal error' } satisfies ServiceError),
+);
+
 async function dispatch(
   binding: HandlerBinding,
   msg: Msg,
   subject: string,
-  options: BusOptions & { maxPayload?: number | undefined },
+  nc: NatsConnection,
+  options: BusOptions,
 ): Promise<void> {
   const started = performance.now();
   const ctx = readContextHeaders(msg.headers);
   const parent = propagation.extract(ROOT_CONTEXT, msg.headers, headerGetter);
   const span = tracer.startSpan(subject, { kind: SpanKind.SERVER }, parent);
-  let outcome: { ok: true; result: unknown } | { ok: false; error: ServiceError };
-  let body: Uint8Array | undefined;
+  let status: 'ok' | 'error' = 'ok';
+  let errorCode = 'ok';
+  let reply: Uint8Array;
   try {
-    const input = binding.definition.request.safeParse(parseJsonBytes(msg.data));
+    const input = parseContract(binding.definition.request, parseJsonBytes(msg.data));
     if (!input.success) throw requestInvalid(input.error.issues);
     const result = await otelContext.with(trace.setSpan(parent, span), () =>
       binding.handler(input.data, ctx),
     );
-    if (binding.streamsBody) {
-      const streamed = result as StreamedReply<unknown>;
-      outcome = { ok: true, result: streamed.result };
-      body = streamed.body;
-    } else {
-      outcome = { ok: true, result };
-    }
+    reply = binding.repliesBytes ? (result as Uint8Array) : encoder.encode(JSON.stringify(result));
   } catch (error) {
+    status = 'error';
     if (error instanceof AppError) {
-      outcome = { ok: false, error: error.toServiceError() };
+      errorCode = error.code;
+      reply = encoder.encode(JSON.stringify(error.toServiceError()));
     } else {
+      errorCode = 'INTERNAL';
       options.logger.error({ err: error, subject, requestId: ctx.requestId }, 'handler failed');
       span.setStatus({ code: SpanStatusCode.ERROR });
-      outcome = { ok: false, error: { errorCode: 'INTERNAL', detail: 'Internal error' } };
+      reply = internalReply;
     }
   }
   span.end();
-  const replyHeaders = createHeaders();
-  replyHeaders.set(replyStatusHeader, outcome.ok ? 'ok' : 'error');
-  const reply = encoder.encode(JSON.stringify(outcome.ok ? outcome.result : outcome.error));
-  if (!msg.respond(reply, { headers: replyHeaders })) {
-    options.logger.warn({ subject, requestId: ctx.requestId }, 'request had no reply subject');
+  const partBytes = maxPartBytes(nc.info?.max_payload);
+  try {
+    // nats.js drops a reply to a closed connection without a word; say so in the logs.
+    if (nc.isClosed()) throw NatsError.errorForCode(ErrorCode.ConnectionClosed);
+    if (!respondInParts(msg, status, reply, partBytes)) {
+      options.logger.warn({ subject, requestId: ctx.requestId }, 'request had no reply subject');
+    }
+  } catch (error) {
+    options.logger.error(
+      { err: error, subject, requestId: ctx.requestId, bytes: reply.length },
+      'reply could not be sent',
+    );
+    errorCode = 'INTERNAL';
+    try {
+      if (!nc.isClosed()) respondInParts(msg, 'error', internalReply, partBytes);
+    } catch (fallback) {
+      options.logger.warn({ err: fallback, subject }, 'INTERNAL reply could not be sent either');
+    }
   }
-  if (binding.streamsBody) respondInChunks(msg, body, maxChunkBytes(options));
   options.metrics?.natsHandlerDuration
-    .labels(binding.definition.name, outcome.ok ? 'ok' : outcome.error.errorCode)
+    .labels(binding.definition.name, errorCode)
     .observe((performance.now() - started) / 1000);
 }
 
 /** Room for headers and protocol overhead below the server's max payload. */
-const CHUNK_HEADROOM_BYTES = 4_096;
+const PART_HEADROOM_BYTES = 4_096;
 
-function maxChunkBytes(options: { maxPayload?: number | undefined }): number {
-  return Math.max(16_384, (options.maxPayload ?? 1024 * 1024) - CHUNK_HEADROOM_BYTES);
+function maxPartBytes(maxPayload: number | undefined): number {
+  return Math.max(16_384, (maxPayload ?? 1024 * 1024) - PART_HEADROOM_BYTES);
 }
 
-function respondInChunks(msg: Msg, body: Uint8Array | undefined, chunkBytes: number): void {
-  for (let offset = 0; body && offset < body.length; offset += chunkBytes) {
-    msg.respond(body.subarray(offset, offset + chunkBytes));
+/** Send a reply in one message, or in parts when it is larger than a message may be. */
+function respondInParts(msg: Msg, status: 'ok' | 'error', data: Uint8Array, partBytes: number) {
+  const headers = createHeaders();
+  headers.set(replyStatusHeader, status);
+  const parts = Math.max(1, Math.ceil(data.length / partBytes));
+  if (parts > 1) headers.set(replyPartsHeader, String(parts));
+  if (!msg.respond(data.subarray(0, partBytes), { headers })) return false;
+  for (let offset = partBytes; offset < data.length; offset += partBytes) {
+    msg.respond(data.subarray(offset, offset + partBytes));
   }
-  msg.respond(new Uint8Array(0));
+  return true;
 }
 
 /**

@@ -13,3 +13,4 @@ export * from './jetstream.js';
 export * from './outbox.js';
 export * from './ip-address.js';
 export * from './json-body.js';
+export * from './chunks.js';

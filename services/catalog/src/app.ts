@@ -62,7 +62,7 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
   });
   const subjects = createSubjectService(deps, { name: 'catalog', version: '0.1.0' }, [
     ...ingestHandlers({ db, bus, js, prefix, logger }),
-    ...catalogHandlers(db),
+    ...catalogHandlers(db, { documentCacheBytes: config.CATALOG_DOCUMENT_CACHE_BYTES }),
   ]);
   let consumer: ConsumerLoop | undefined;
 

@@ -17,5 +17,12 @@ export const catalogEnvSchema = z.object({
   /** Claims of one run before it is failed rather than retried again. */
   CATALOG_INGEST_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
   CATALOG_RECONCILE_INTERVAL_MS: milliseconds(10_000),
+  /** Memory for document chunks kept to serve reads (LRU by bytes). */
+  CATALOG_DOCUMENT_CACHE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(16 * 1024 ** 3)
+    .default(64 * 1024 * 1024),
 });
 export type CatalogConfig = z.output<typeof catalogEnvSchema>;

@@ -7,9 +7,13 @@ import {
 } from '@pcp/service-kit';
 import type { Subscription } from 'nats';
 import { createCatalogCache } from './catalog/catalog-cache.js';
+import type { OrderingConfig } from './config.js';
 import { cartHandlers } from './handlers/cart.handlers.js';
 
+export { orderingEnvSchema, type OrderingConfig } from './config.js';
+
 export interface OrderingServiceDeps extends ServiceDeps {
+  readonly config: OrderingConfig;
   /** Injected so tests can pin time (catalog availability windows). */
   readonly clock?: () => Date;
 }
@@ -25,7 +29,11 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     logger: deps.logger,
     metrics: deps.metrics,
   });
-  const catalogs = createCatalogCache({ bus, logger: deps.logger });
+  const catalogs = createCatalogCache({
+    bus,
+    logger: deps.logger,
+    maxBytes: deps.config.ORDERING_CATALOG_CACHE_BYTES,
+  });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
     ...cartHandlers(catalogs, deps.clock ?? (() => new Date())),
   ]);

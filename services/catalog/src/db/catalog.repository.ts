@@ -11,6 +11,13 @@ type Db = Kysely<CatalogDatabase>;
 /** Versions kept per store besides the active one (documents are large). */
 const KEEP_PREVIOUS_VERSIONS = 2;
 
+/**
+ * Bytes per stored chunk of a document. Readers fetch one chunk per request, so this is
+ * also the most a reader holds of a document at once; it is well below NATS's 1 MB
+ * default max payload (a larger reply would still arrive, in parts).
+ */
+export const DOCUMENT_CHUNK_BYTES = 512 * 1024;
+
 export type ActivationOutcome =
   | { outcome: 'activated'; summary: CatalogIngestSummary; versionId: string }
   | { outcome: 'superseded' }
@@ -27,7 +34,8 @@ export function activateCatalog(
     run: IngestRunRow;
     workerId: string;
     catalog: ValidatedCatalogSet;
-    documentText: string;
+    /** The document as served: UTF-8 JSON. */
+    document: Uint8Array;
     etag: string;
     eventSubject: string;
   },
@@ -67,10 +75,12 @@ export function activateCatalog(
         catalog_set_id: input.catalog.document.catalogSetId,
         currency: input.catalog.document.currency,
         etag: input.etag,
-        document: input.documentText,
+        document_bytes: input.document.length,
+        chunk_count: chunkCount(input.document.length),
         prices: JSON.stringify(Object.fromEntries(input.catalog.prices)),
       })
       .execute();
+    await insertChunks(trx, versionId, input.document);
     await trx
       .insertInto('active_catalogs')
       .values({
@@ -130,7 +140,34 @@ async function pruneVersions(trx: Db, storeId: string, activeVersionId: string):
     .execute();
 }
 
-/** The store's active version without its document. */
+function chunkCount(bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / DOCUMENT_CHUNK_BYTES));
+}
+
+/** Insert statements of at most this many chunks (32 MB), so no statement is huge. */
+const CHUNKS_PER_INSERT = 64;
+
+async function insertChunks(trx: Db, versionId: string, document: Uint8Array): Promise<void> {
+  const chunks = chunkCount(document.length);
+  for (let first = 0; first < chunks; first += CHUNKS_PER_INSERT) {
+    const rows = [];
+    for (let index = first; index < Math.min(chunks, first + CHUNKS_PER_INSERT); index++) {
+      const offset = index * DOCUMENT_CHUNK_BYTES;
+      rows.push({
+        version_id: versionId,
+        chunk_index: index,
+        bytes: Buffer.from(
+          document.buffer,
+          document.byteOffset + offset,
+          Math.min(DOCUMENT_CHUNK_BYTES, document.length - offset),
+        ),
+      });
+    }
+    await trx.insertInto('catalog_document_chunks').values(rows).execute();
+  }
+}
+
+/** The store's active version, described (its document is read chunk by chunk). */
 export function findActiveVersion(db: Db, storeId: string) {
   return db
     .selectFrom('active_catalogs')
@@ -142,16 +179,24 @@ export function findActiveVersion(db: Db, storeId: string) {
       'catalog_versions.catalog_set_id',
       'catalog_versions.currency',
       'catalog_versions.etag',
+      'catalog_versions.document_bytes',
+      'catalog_versions.chunk_count',
     ])
     .where('active_catalogs.store_id', '=', storeId)
     .executeTakeFirst();
 }
 
-export async function readDocument(db: Db, versionId: string): Promise<string | undefined> {
+/** One chunk of a version's document; undefined once the version was pruned. */
+export async function readDocumentChunk(
+  db: Db,
+  versionId: string,
+  index: number,
+): Promise<Buffer | undefined> {
   const row = await db
-    .selectFrom('catalog_versions')
-    .select('document')
+    .selectFrom('catalog_document_chunks')
+    .select('bytes')
     .where('version_id', '=', versionId)
+    .where('chunk_index', '=', index)
     .executeTakeFirst();
-  return row?.document;
+  return row?.bytes;
 }

@@ -36,13 +36,21 @@ export interface CatalogVersionTable {
   sequence: number;
   catalog_set_id: string;
   currency: string;
-  /** Strong ETag of `document`, quoted. */
+  /** Strong ETag of the document, quoted. */
   etag: string;
-  /** The validated CatalogSet as served (JSON text). */
-  document: string;
+  /** Size of the validated CatalogSet as served (UTF-8 JSON), stored in `chunk_count` chunks. */
+  document_bytes: ColumnType<number, number, number>;
+  chunk_count: number;
   /** itemId → basePrice in minor units, for the next run's change summary. */
   prices: ColumnType<Record<string, number>, string, string>;
   created_at: Generated<Date>;
+}
+
+/** One chunk of a version's document, in order by `chunk_index`. */
+export interface CatalogDocumentChunkTable {
+  version_id: string;
+  chunk_index: number;
+  bytes: Buffer;
 }
 
 export interface ActiveCatalogTable {
@@ -57,6 +65,7 @@ export type IngestRunRow = Selectable<IngestRunTable>;
 export interface CatalogDatabase {
   ingest_runs: IngestRunTable;
   catalog_versions: CatalogVersionTable;
+  catalog_document_chunks: CatalogDocumentChunkTable;
   active_catalogs: ActiveCatalogTable;
   outbox: OutboxTable;
 }

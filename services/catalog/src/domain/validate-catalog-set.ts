@@ -12,6 +12,7 @@ import {
   catalogLimits,
   catalogSetDocument,
   currencyExponent,
+  parseContract,
   toJsonPointer,
   toMinorUnits,
 } from '@pcp/contracts';
@@ -90,7 +91,7 @@ export function validateCatalogSet(input: unknown, context: ValidationContext): 
     }
   }
 
-  const parsed = catalogSetDocument.safeParse(input);
+  const parsed = parseContract(catalogSetDocument, input);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       sink.add(issue.path as (string | number)[], readableIssue(issue.path, issue.message));
@@ -98,6 +99,7 @@ export function validateCatalogSet(input: unknown, context: ValidationContext): 
     return { ok: false, errors: sink.result() };
   }
   const document = parsed.data;
+  checkKeysDistinct(input as CatalogSetDocument, document, sink);
 
   if (document.storeId !== context.storeId) {
     sink.add(
@@ -134,6 +136,34 @@ export function validateCatalogSet(input: unknown, context: ValidationContext): 
       },
     },
   };
+}
+
+const dictionaries = ['catalogs', 'sections', 'items', 'modifierGroups'] as const;
+
+/**
+ * GUIDs compare case-insensitively, so two keys of a dictionary that differ only in case
+ * name the same entity: the second would silently replace the first.
+ */
+function checkKeysDistinct(
+  input: CatalogSetDocument,
+  parsed: CatalogSetDocument,
+  sink: ErrorSink,
+): void {
+  for (const dictionary of dictionaries) {
+    const keys = Object.keys(input[dictionary]);
+    if (keys.length === Object.keys(parsed[dictionary]).length) continue;
+    const seen = new Set<string>();
+    for (const key of keys) {
+      const id = key.toLowerCase();
+      if (seen.has(id)) {
+        sink.add(
+          [dictionary, key],
+          `${key} names the same id as another key of ${dictionary} (ids compare case-insensitively).`,
+        );
+      }
+      seen.add(id);
+    }
+  }
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

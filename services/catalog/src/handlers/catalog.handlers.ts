@@ -1,35 +1,9 @@
 import { subjects } from '@pcp/contracts';
-import { AppError, handle, handleStream, type HandlerBinding } from '@pcp/service-kit';
+import { AppError, handle, handleBytes, type HandlerBinding } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { findActiveVersion, readDocument } from '../db/catalog.repository.js';
+import { LRUCache } from 'lru-cache';
+import { findActiveVersion, readDocumentChunk } from '../db/catalog.repository.js';
 import type { CatalogDatabase } from '../db/catalog.table.js';
-
-/** Documents kept in memory, newest first (a version's document never changes). */
-const CACHE_BYTES = 256 * 1024 * 1024;
-
-function createDocumentCache() {
-  const entries = new Map<string, Buffer>();
-  let bytes = 0;
-  return {
-    get(versionId: string): Buffer | undefined {
-      const hit = entries.get(versionId);
-      if (hit) {
-        entries.delete(versionId);
-        entries.set(versionId, hit);
-      }
-      return hit;
-    },
-    set(versionId: string, document: Buffer): void {
-      entries.set(versionId, document);
-      bytes += document.length;
-      for (const [oldest, value] of entries) {
-        if (bytes <= CACHE_BYTES || entries.size === 1) break;
-        entries.delete(oldest);
-        bytes -= value.length;
-      }
-    },
-  };
-}
 
 /** `If-None-Match` matches when it is `*` or lists the ETag (weak comparison, RFC 9110). */
 export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
@@ -40,40 +14,59 @@ export function etagMatches(ifNoneMatch: string | undefined, etag: string): bool
     .some((tag) => tag === '*' || tag === etag);
 }
 
-export function catalogHandlers(db: Kysely<CatalogDatabase>): HandlerBinding[] {
-  const cache = createDocumentCache();
+const catalogSetNotFound = () =>
+  new AppError('CATALOGSET_NOT_FOUND', 'This store has no active CatalogSet yet');
 
-  async function active(storeId: string) {
+export function catalogHandlers(
+  db: Kysely<CatalogDatabase>,
+  options: { documentCacheBytes: number },
+): HandlerBinding[] {
+  // Chunks of immutable versions, shared by every reader: a popular catalog is read from
+  // memory, and the budget bounds what the cache may hold whatever partners ask for.
+  const chunks =
+    options.documentCacheBytes > 0
+      ? new LRUCache<string, Buffer>({
+          maxSize: options.documentCacheBytes,
+          sizeCalculation: (chunk) => Math.max(1, chunk.length),
+        })
+      : undefined;
+
+  async function activeVersion(storeId: string) {
     const version = await findActiveVersion(db, storeId);
-    if (!version)
-      throw new AppError('CATALOGSET_NOT_FOUND', 'This store has no active CatalogSet yet');
-    return {
-      storeId: version.store_id,
-      catalogSetId: version.catalog_set_id,
-      versionId: version.version_id,
-      currency: version.currency,
-      etag: version.etag,
-      activatedAt: version.activated_at.toISOString(),
-    };
+    if (!version) throw catalogSetNotFound();
+    return version;
   }
+  const describe = (version: Awaited<ReturnType<typeof activeVersion>>) => ({
+    storeId: version.store_id,
+    catalogSetId: version.catalog_set_id,
+    versionId: version.version_id,
+    currency: version.currency,
+    etag: version.etag,
+    activatedAt: version.activated_at.toISOString(),
+  });
 
   return [
-    handle(subjects.catalog.active, ({ storeId }) => active(storeId)),
+    handle(subjects.catalog.active, async ({ storeId }) => describe(await activeVersion(storeId))),
 
-    handleStream(subjects.catalog.document, async ({ storeId, ifNoneMatch }) => {
-      const version = await active(storeId);
-      if (etagMatches(ifNoneMatch, version.etag))
-        return { result: { ...version, notModified: true } };
-      let document = cache.get(version.versionId);
-      if (!document) {
-        const text = await readDocument(db, version.versionId);
-        // Pruned between the two reads: a newer version is active now.
-        if (text === undefined)
-          throw new AppError('SERVICE_UNAVAILABLE', 'The CatalogSet changed; retry');
-        document = Buffer.from(text);
-        cache.set(version.versionId, document);
-      }
-      return { result: { ...version, notModified: false }, body: document };
+    handle(subjects.catalog.document, async ({ storeId, ifNoneMatch }) => {
+      const version = await activeVersion(storeId);
+      return {
+        ...describe(version),
+        notModified: etagMatches(ifNoneMatch, version.etag),
+        totalBytes: version.document_bytes,
+        chunks: version.chunk_count,
+      };
+    }),
+
+    handleBytes(subjects.catalog.documentChunk, async ({ versionId, index }) => {
+      const key = `${versionId}:${index}`;
+      const cached = chunks?.get(key);
+      if (cached) return cached;
+      const chunk = await readDocumentChunk(db, versionId, index);
+      // Pruned while a reader was on it: a newer version is active now.
+      if (!chunk) throw catalogSetNotFound();
+      chunks?.set(key, chunk);
+      return chunk;
     }),
   ];
 }

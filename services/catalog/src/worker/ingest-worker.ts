@@ -173,7 +173,7 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
       run,
       workerId,
       catalog: validation.catalog,
-      documentText,
+      document: Buffer.from(documentText),
       etag,
       eventSubject: `${deps.prefix}.${events.catalogActivated.subject}`,
     });

@@ -22,6 +22,7 @@ export function problemFor(
     errorCategory: error.info.category,
     retryable: error.info.retryable,
     ...(error.errors ? { errors: error.errors } : {}),
+    ...(error.errorsOmitted > 0 ? { errorsOmitted: error.errorsOmitted } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import { maxProblemErrors, parseContract } from '@pcp/contracts';
 import { AppError, issuesToErrors } from '@pcp/service-kit';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { z } from 'zod';
@@ -9,9 +10,10 @@ import type { z } from 'zod';
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> =
   ({ schema, httpPart }) =>
   (data) => {
-    const result = schema.safeParse(data);
+    const result = parseContract(schema, data);
     if (result.success) return { value: result.data };
-    const errors = issuesToErrors(result.error.issues).map((error) =>
+    const { issues } = result.error;
+    const errors = issuesToErrors(issues.slice(0, maxProblemErrors)).map((error) =>
       httpPart === 'body'
         ? error
         : {
@@ -22,12 +24,17 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> =
     );
     const first = errors[0];
     const detail =
-      errors.length === 1 && first
+      issues.length === 1 && first
         ? first.pointer === null
           ? first.message
           : `${first.pointer || 'body'}: ${first.message}`
-        : `The request has ${errors.length} invalid fields`;
-    return { error: new AppError('REQUEST_INVALID', detail, { errors }) };
+        : `The request has ${issues.length} invalid fields`;
+    return {
+      error: new AppError('REQUEST_INVALID', detail, {
+        errors,
+        errorsOmitted: issues.length - errors.length,
+      }),
+    };
   };
 
 /** Replies are validated by the bus against the contracts already; serialize them as they are. */

@@ -6,16 +6,15 @@ import {
   guid,
   subjects,
 } from '@pcp/contracts';
-import type { BusClient, RequestContext } from '@pcp/service-kit';
+import { readChunks, type BusClient, type RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { problemResponses } from './route-config.js';
 
 /** Partners poll an unfinished ingest no sooner than this. */
 const STATUS_POLL_SECONDS = 2;
-/** A whole CatalogSet (up to 50 MB) crosses NATS in chunks; give it time. */
-const DOCUMENT_TIMEOUT_MS = 30_000;
 
 export function registerCatalogRoutes(
   gateway: FastifyInstance,
@@ -77,7 +76,8 @@ export function registerCatalogRoutes(
     },
   );
 
-  // Registered without the type provider: the body is the stored JSON bytes, sent as they are.
+  // Registered without the type provider: the body is the stored JSON bytes, streamed as
+  // they are, chunk by chunk.
   gateway.get<{ Params: { storeId: string }; Headers: { 'if-none-match'?: string } }>(
     '/v1/marketfront/stores/:storeId/catalogset',
     {
@@ -95,16 +95,40 @@ export function registerCatalogRoutes(
     },
     async (request, reply) => {
       const ifNoneMatch = request.headers['if-none-match'];
-      const { result, body } = await bus.requestStream(
+      const ctx = contextOf(request);
+      const described = await bus.request(
         subjects.catalog.document,
         { storeId: request.params.storeId, ...(ifNoneMatch ? { ifNoneMatch } : {}) },
-        contextOf(request),
-        { timeoutMs: DOCUMENT_TIMEOUT_MS },
+        ctx,
       );
-      reply.header('etag', result.etag).header('cache-control', 'private, no-cache');
-      if (result.notModified) return reply.code(304).send();
-      // The document is stored as served: a Buffer goes out unmodified, no re-serialization.
-      return reply.type('application/json; charset=utf-8').send(body);
+      reply.header('etag', described.etag).header('cache-control', 'private, no-cache');
+      if (described.notModified) return reply.code(304).send();
+      const chunks = readChunks(described.chunks, (index) =>
+        bus.requestRaw(
+          subjects.catalog.documentChunk,
+          { versionId: described.versionId, index },
+          ctx,
+        ),
+      );
+      // The first chunk before the headers: a failure still gets a ProblemDetail. Later, a
+      // failure can only cut the body short, which Content-Length lets the client detect.
+      const first = await chunks.next();
+      return reply
+        .type('application/json; charset=utf-8')
+        .header('content-length', String(described.totalBytes))
+        .send(
+          // One chunk buffered at a time (highWaterMark 1 byte): a slow reader holds back
+          // the next fetch instead of letting the document pile up in the gateway.
+          Readable.from(prepend(first.value, chunks), { objectMode: false, highWaterMark: 1 }),
+        );
     },
   );
+}
+
+async function* prepend(
+  first: Buffer | void,
+  rest: AsyncIterable<Buffer>,
+): AsyncGenerator<Buffer, void, undefined> {
+  if (first) yield first;
+  yield* rest;
 }

@@ -1,9 +1,14 @@
 import { catalogSetDocument, subjects } from '@pcp/contracts';
-import { AppError, type BusClient, type Logger, type RequestContext } from '@pcp/service-kit';
+import {
+  AppError,
+  readChunks,
+  type BusClient,
+  type Logger,
+  type RequestContext,
+} from '@pcp/service-kit';
+import { LRUCache } from 'lru-cache';
+import pLimit from 'p-limit';
 import { compileCatalog, type CompiledCatalog } from '../domain/compiled-catalog.js';
-
-/** A CatalogSet can be up to 50 MB; give its transfer time. */
-const DOCUMENT_TIMEOUT_MS = 30_000;
 
 export interface StorePricingData {
   catalog: CompiledCatalog;
@@ -30,63 +35,74 @@ function singleFlight<T>(): (key: string, lookup: () => Promise<T>) => Promise<T
 }
 
 /**
+ * A compiled catalog's memory, estimated from its document: measured at 1.2–2× the JSON
+ * bytes for generated catalogs of 1k to 100k items (names, prices and indexes are kept;
+ * descriptions and image URLs are not, so real catalogs fall below this).
+ */
+const COMPILED_BYTES_PER_DOCUMENT_BYTE = 2;
+
+/** Stores whose time zone and active version are remembered (a few hundred bytes each). */
+const MAX_STORES_REMEMBERED = 100_000;
+
+/** Documents downloaded and compiled at once: each holds a parsed document transiently. */
+const CONCURRENT_COMPILES = 2;
+
+/**
  * Compiled catalogs by version, fetched and compiled once (concurrent callers share the
- * load). Which version is active comes from catalog.v1.activated events; the catalog
- * service shows an ingest as succeeded only after publishing that event, and this
- * connection receives it before any later request, so a cart priced right after an
- * activation uses the new catalog. The TTL covers an event missed while disconnected.
- * Store time zones are cached briefly.
+ * load), kept in an LRU bounded by `maxBytes`. Which version is active comes from
+ * catalog.v1.activated events; the catalog service shows an ingest as succeeded only
+ * after publishing that event, and this connection receives it before any later request,
+ * so a cart priced right after an activation uses the new catalog. The TTL covers an event
+ * missed while disconnected. Store time zones are cached briefly.
  */
 export function createCatalogCache(options: {
   bus: BusClient;
   logger: Logger;
-  /** Bound on cached items across versions (memory). */
-  maxItems?: number;
+  /** Memory budget of compiled catalogs (estimated bytes). */
+  maxBytes: number;
   storeTtlMs?: number;
   activeVersionTtlMs?: number;
 }) {
-  const maxItems = options.maxItems ?? 2_000_000;
-  const storeTtlMs = options.storeTtlMs ?? 30_000;
   const activeVersionTtlMs = options.activeVersionTtlMs ?? ACTIVE_VERSION_TTL_MS;
-  const versions = new Map<string, CompiledCatalog>();
-  const timezones = new Map<string, { timezone: string; expiresAt: number }>();
-  const activeVersions = new Map<
+  // A catalog over the whole budget is still compiled for the carts waiting on it, but not
+  // kept (lru-cache refuses an entry larger than maxSize).
+  const versions = new LRUCache<string, CompiledCatalog>({ maxSize: options.maxBytes });
+  const timezones = new LRUCache<string, string>({
+    max: MAX_STORES_REMEMBERED,
+    ttl: options.storeTtlMs ?? 30_000,
+  });
+  const activeVersions = new LRUCache<
     string,
     { versionId: string; activatedAt: string; expiresAt: number }
-  >();
-  let cachedItems = 0;
-
-  function remember(catalog: CompiledCatalog) {
-    versions.set(catalog.versionId, catalog);
-    cachedItems += catalog.items.size;
-    for (const [versionId, old] of versions) {
-      if (cachedItems <= maxItems || versions.size === 1) break;
-      versions.delete(versionId);
-      cachedItems -= old.items.size;
-    }
-  }
+  >({ max: MAX_STORES_REMEMBERED });
+  const compileSlots = pLimit(CONCURRENT_COMPILES);
 
   async function fetchVersion(storeId: string, ctx: RequestContext): Promise<CompiledCatalog> {
-    const { result, body } = await options.bus.requestStream(
-      subjects.catalog.document,
-      { storeId },
-      ctx,
-      {
-        timeoutMs: DOCUMENT_TIMEOUT_MS,
-      },
-    );
-    const cached = versions.get(result.versionId);
+    const described = await options.bus.request(subjects.catalog.document, { storeId }, ctx);
+    const cached = versions.get(described.versionId);
     if (cached) return cached;
-    const parsed = catalogSetDocument.safeParse(JSON.parse(body.toString('utf8')));
+    const chunks: Buffer[] = [];
+    for await (const chunk of readChunks(described.chunks, (index) =>
+      options.bus.requestRaw(
+        subjects.catalog.documentChunk,
+        { versionId: described.versionId, index },
+        ctx,
+      ),
+    )) {
+      chunks.push(chunk);
+    }
+    const parsed = catalogSetDocument.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
     if (!parsed.success) {
       options.logger.error(
-        { storeId, versionId: result.versionId },
+        { storeId, versionId: described.versionId },
         'active CatalogSet does not match its contract',
       );
       throw new AppError('INTERNAL', 'Internal error');
     }
-    const compiled = compileCatalog(parsed.data, result.versionId);
-    remember(compiled);
+    const compiled = compileCatalog(parsed.data, described.versionId);
+    versions.set(compiled.versionId, compiled, {
+      size: Math.max(1, described.totalBytes * COMPILED_BYTES_PER_DOCUMENT_BYTE),
+    });
     return compiled;
   }
 
@@ -97,7 +113,7 @@ export function createCatalogCache(options: {
   function load(storeId: string, versionId: string, ctx: RequestContext): Promise<CompiledCatalog> {
     const cached = versions.get(versionId);
     if (cached) return Promise.resolve(cached);
-    return versionLoads(versionId, () => fetchVersion(storeId, ctx));
+    return versionLoads(versionId, () => compileSlots(() => fetchVersion(storeId, ctx)));
   }
 
   function activeVersionOf(storeId: string, ctx: RequestContext): Promise<string> {
@@ -119,10 +135,10 @@ export function createCatalogCache(options: {
 
   function timezoneOf(storeId: string, ctx: RequestContext): Promise<string> {
     const hit = timezones.get(storeId);
-    if (hit && hit.expiresAt > Date.now()) return Promise.resolve(hit.timezone);
+    if (hit) return Promise.resolve(hit);
     return timezoneLookups(storeId, async () => {
       const store = await options.bus.request(subjects.stores.lookup, { storeId }, ctx);
-      timezones.set(storeId, { timezone: store.timezone, expiresAt: Date.now() + storeTtlMs });
+      timezones.set(storeId, store.timezone);
       return store.timezone;
     });
   }

@@ -2,7 +2,7 @@ import { subjects, type MarketfrontStore } from '@pcp/contracts';
 import {
   createBusClient,
   handle,
-  handleStream,
+  handleBytes,
   serveSubjects,
   type ServedService,
 } from '@pcp/service-kit';
@@ -18,6 +18,7 @@ import { createCatalogCache } from '../../src/catalog/catalog-cache.js';
 // The catalog and stores services stand in as responders on real NATS, counting requests.
 const storeId = randomUUID();
 const { document } = cartTestCatalog(storeId);
+const documentBytes = Buffer.from(JSON.stringify(document));
 const calls = { active: 0, lookup: 0, document: 0 };
 /** What the stand-in catalog service reports as active. */
 let active = { versionId: randomUUID(), activatedAt: '2026-01-01T00:00:00.000Z' };
@@ -67,6 +68,7 @@ const newCache = (activeVersionTtlMs: number) =>
   createCatalogCache({
     bus: createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger }),
     logger: env.logger,
+    maxBytes: 64 * 1024 * 1024,
     activeVersionTtlMs,
   });
 
@@ -90,12 +92,19 @@ beforeAll(async () => {
         await activeAnswers;
         return answer;
       }),
-      handleStream(subjects.catalog.document, async () => {
+      handle(subjects.catalog.document, async () => {
         calls.document++;
         return {
-          result: { ...activeCatalog(), notModified: false },
-          body: Buffer.from(JSON.stringify(document)),
+          ...activeCatalog(),
+          notModified: false,
+          totalBytes: documentBytes.length,
+          chunks: 2,
         };
+      }),
+      // The document in two chunks, as the catalog service stores it.
+      handleBytes(subjects.catalog.documentChunk, async ({ index }) => {
+        const half = Math.ceil(documentBytes.length / 2);
+        return documentBytes.subarray(index * half, (index + 1) * half);
       }),
     ]),
     await serveSubjects(env.nc, { ...options, service: 'stores' }, [

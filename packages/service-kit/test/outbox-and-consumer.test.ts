@@ -1,13 +1,8 @@
-import { defineSubject } from '@pcp/contracts';
 import type { Kysely } from 'kysely';
 import { AckPolicy, type JsMsg } from 'nats';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
-import { expectAppError } from '../../../test-support/fixtures.js';
-import { AppError } from '../src/app-error.js';
-import { createBusClient, createSubjectService, handleStream, type BusClient } from '../src/bus.js';
 import { createDatabase } from '../src/database.js';
 import { ensureEventsStream, ensureStream, startConsumer, streamName } from '../src/jetstream.js';
 import {
@@ -18,35 +13,11 @@ import {
   type OutboxDatabase,
 } from '../src/outbox.js';
 
-const blob = defineSubject(
-  'catalog',
-  'v1.test-blob',
-  z.object({ bytes: z.number().int(), fail: z.boolean().optional() }),
-  z.object({ size: z.number() }),
-);
-
 let env: TestEnvironment;
-let client: BusClient;
 let db: Kysely<OutboxDatabase>;
-const bodies = new Map<number, Buffer>();
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  const deps = {
-    nc: env.nc,
-    logger: env.logger,
-    subjectPrefix: env.prefix,
-    requestTimeoutMs: 5_000,
-  };
-  await createSubjectService(deps, { name: 'catalog', version: '0.0.0' }, [
-    handleStream(blob, async ({ bytes, fail }) => {
-      if (fail) throw new AppError('CATALOGSET_NOT_FOUND', 'nothing here');
-      const body = randomBytes(bytes);
-      bodies.set(bytes, body);
-      return { result: { size: body.length }, ...(bytes > 0 ? { body } : {}) };
-    }),
-  ]).start();
-  client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
   // A schema of this file's own in its database.
   const schema = `outbox_test_${randomBytes(3).toString('hex')}`;
   db = createDatabase<OutboxDatabase>({ url: env.databaseUrl, schema, applicationName: 'test' });
@@ -57,48 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.destroy();
   await env?.cleanup();
-});
-
-describe('streamed replies', () => {
-  it.each([0, 10, 1024 * 1024 - 1, 3 * 1024 * 1024 + 17])(
-    'carries a body of %i bytes intact, past the max payload',
-    async (bytes) => {
-      const { result, body } = await client.requestStream(
-        blob,
-        { bytes },
-        { requestId: randomUUID() },
-      );
-      expect(result.size).toBe(bytes);
-      expect(body.equals(bodies.get(bytes) ?? Buffer.alloc(0))).toBe(true);
-    },
-  );
-
-  it('carries a typed error and no body', async () => {
-    await expectAppError(
-      client.requestStream(blob, { bytes: 10, fail: true }, { requestId: randomUUID() }),
-      'CATALOGSET_NOT_FOUND',
-    );
-  });
-
-  it('answers a request larger than the NATS max payload with PAYLOAD_TOO_LARGE', async () => {
-    const oversized = { bytes: 1, padding: 'x'.repeat(1_100_000) } as { bytes: number };
-    await expectAppError(
-      client.requestRaw(blob, oversized, { requestId: randomUUID() }),
-      'PAYLOAD_TOO_LARGE',
-    );
-  });
-
-  it('is SERVICE_UNAVAILABLE when nobody serves the subject', async () => {
-    const other = createBusClient(env.nc, {
-      prefix: `${env.prefix}_nobody`,
-      timeoutMs: 2_000,
-      logger: env.logger,
-    });
-    await expectAppError(
-      other.requestStream(blob, { bytes: 1 }, { requestId: randomUUID() }),
-      'SERVICE_UNAVAILABLE',
-    );
-  });
 });
 
 describe('outbox relay', () => {

@@ -1,0 +1,287 @@
+import { bytesReply, defineSubject, guid } from '@pcp/contracts';
+import { connect, type NatsConnection } from 'nats';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { z } from 'zod';
+import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
+import { expectAppError } from '../../../test-support/fixtures.js';
+import { AppError } from '../src/app-error.js';
+import { createBusClient, handle, handleBytes, serveSubjects, type BusClient } from '../src/bus.js';
+
+/** Everything a service logged, one parsed line each. */
+function capturingLogger() {
+  const lines: { msg: string; [field: string]: unknown }[] = [];
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
+        done();
+      },
+    }),
+  );
+  return { logger, lines };
+}
+
+const lineSelection = z.object({
+  lines: z.array(z.object({ itemId: guid, quantity: z.number().int() })).max(1_000),
+});
+const manyProblems = defineSubject(
+  'ordering',
+  'v1.test-many-problems',
+  lineSelection,
+  z.object({}),
+);
+const throwsAnything = defineSubject(
+  'ordering',
+  'v1.test-throws',
+  z.object({ kind: z.enum(['undefined', 'string', 'null', 'bigint-result']) }),
+  z.object({}),
+);
+const large = defineSubject(
+  'ordering',
+  'v1.test-large',
+  z.object({ bytes: z.number().int().min(0) }),
+  z.object({ text: z.string() }),
+);
+const largeBytes = defineSubject(
+  'ordering',
+  'v1.test-large-bytes',
+  z.object({ bytes: z.number().int().min(0) }),
+  bytesReply,
+);
+const echoText = defineSubject(
+  'ordering',
+  'v1.test-echo-text',
+  z.object({ id: guid, note: z.string(), tags: z.record(z.string(), z.string()).optional() }),
+  z.object({ id: z.string(), note: z.string() }),
+);
+const held = defineSubject('ordering', 'v1.test-held', z.object({}), z.object({ ok: z.boolean() }));
+
+let env: TestEnvironment;
+let client: BusClient;
+const served = capturingLogger();
+const blobs = new Map<number, Buffer>();
+let releaseHeld: () => void = () => undefined;
+
+const ctx = () => ({ requestId: randomUUID() });
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  await serveSubjects(
+    env.nc,
+    {
+      service: 'ordering',
+      version: '0.0.1',
+      prefix: env.prefix,
+      timeoutMs: 5_000,
+      logger: served.logger,
+    },
+    [
+      handle(manyProblems, async ({ lines }) => {
+        throw new AppError('CART_INVALID', `The cart has ${lines.length * 12} problems`, {
+          errors: lines.flatMap((_, index) =>
+            Array.from({ length: 12 }, (_unused, n) => ({
+              code: 'ITEM_UNAVAILABLE',
+              message: `problem ${n}`,
+              pointer: `/lines/${index}`,
+            })),
+          ),
+        });
+      }),
+      handle(throwsAnything, async ({ kind }) => {
+        switch (kind) {
+          case 'undefined':
+            // eslint-disable-next-line @typescript-eslint/only-throw-error -- the point of the test
+            throw undefined;
+          case 'string':
+            // eslint-disable-next-line @typescript-eslint/only-throw-error -- the point of the test
+            throw 'a bare string';
+          case 'null':
+            // eslint-disable-next-line @typescript-eslint/only-throw-error -- the point of the test
+            throw null;
+          case 'bigint-result':
+            // JSON.stringify throws on a BigInt: the reply itself cannot be built.
+            return { size: 10n } as unknown as Record<string, never>;
+        }
+      }),
+      handle(large, async ({ bytes }) => ({ text: 'x'.repeat(bytes) })),
+      handleBytes(largeBytes, async ({ bytes }) => {
+        const blob = randomBytes(bytes);
+        blobs.set(bytes, blob);
+        return blob;
+      }),
+      handle(echoText, async ({ id, note }) => ({ id, note })),
+    ],
+  );
+  client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
+});
+
+afterAll(async () => {
+  releaseHeld();
+  await env?.cleanup();
+});
+
+describe('errors[] is bounded in the bus itself', () => {
+  it('sends at most 100 element errors and says how many more there were', async () => {
+    const lines = Array.from({ length: 1_000 }, () => ({ itemId: randomUUID(), quantity: 1 }));
+    const error = await expectAppError(
+      client.request(manyProblems, { lines }, ctx()),
+      'CART_INVALID',
+    );
+    expect(error.errors).toHaveLength(100);
+    expect(error.errorsOmitted).toBe(11_900);
+    expect(error.message).toBe('The cart has 12000 problems');
+  });
+
+  it('caps the validation problems of a hostile body (12,000 zod issues) the same way', async () => {
+    // 1,000 empty lines, each missing itemId and quantity.
+    const body = Buffer.from(JSON.stringify({ lines: Array.from({ length: 1_000 }, () => ({})) }));
+    const error = await expectAppError(
+      client.requestRaw(manyProblems, body, ctx()),
+      'REQUEST_INVALID',
+    );
+    expect(error.errors).toHaveLength(100);
+    expect(error.errorsOmitted).toBe(1_900);
+    expect(error.message).toBe('The request has 2000 invalid fields');
+  });
+});
+
+describe('no request can make a service fail', () => {
+  it.each(['undefined', 'string', 'null', 'bigint-result'] as const)(
+    'answers a handler that throws %s (or returns what cannot be sent) with INTERNAL',
+    async (kind) => {
+      const error = await expectAppError(
+        client.request(throwsAnything, { kind }, ctx()),
+        'INTERNAL',
+      );
+      expect(error.message).toBe('Internal error');
+    },
+  );
+
+  it('answers INTERNAL at once when a reply cannot be sent, and logs why', async () => {
+    // A connection told the server's max payload is 8 MB sends a 3 MB reply as one message:
+    // the client library refuses to publish it, as it would any reply it cannot send.
+    const liar = await connect({ servers: inject('servers').natsUrl, name: 'bus-test-liar' });
+    const misinformed = new Proxy(liar, {
+      get(target, property) {
+        if (property === 'info') return { ...target.info, max_payload: 8 * 1024 * 1024 };
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+    const prefix = `${env.prefix}_liar`;
+    const logged = capturingLogger();
+    await serveSubjects(
+      misinformed,
+      { service: 'ordering', version: '0.0.1', prefix, timeoutMs: 5_000, logger: logged.logger },
+      [handle(large, async ({ bytes }) => ({ text: 'x'.repeat(bytes) }))],
+    );
+    await liar.flush();
+    try {
+      const liarClient = createBusClient(env.nc, { prefix, timeoutMs: 5_000, logger: env.logger });
+      const started = performance.now();
+      await expectAppError(liarClient.request(large, { bytes: 3_000_000 }, ctx()), 'INTERNAL');
+      expect(performance.now() - started).toBeLessThan(4_000); // answered, not timed out
+      expect(logged.lines.map((line) => line.msg)).toContain('reply could not be sent');
+      // And it still serves the next request.
+      await expect(liarClient.request(large, { bytes: 10 }, ctx())).resolves.toEqual({
+        text: 'x'.repeat(10),
+      });
+    } finally {
+      await liar.close();
+    }
+  });
+
+  it('survives its connection closing while a handler runs', async () => {
+    const closing: NatsConnection = await connect({
+      servers: inject('servers').natsUrl,
+      name: 'bus-test-closing',
+    });
+    const prefix = `${env.prefix}_closing`;
+    const logged = capturingLogger();
+    let handlerStarted!: () => void;
+    const started = new Promise<void>((resolve) => (handlerStarted = resolve));
+    const released = new Promise<void>((resolve) => (releaseHeld = resolve));
+    await serveSubjects(
+      closing,
+      { service: 'ordering', version: '0.0.1', prefix, timeoutMs: 5_000, logger: logged.logger },
+      [
+        handle(held, async () => {
+          handlerStarted();
+          await released;
+          return { ok: true };
+        }),
+      ],
+    );
+    await closing.flush();
+    const heldClient = createBusClient(env.nc, { prefix, timeoutMs: 1_000, logger: env.logger });
+    const request = heldClient.request(held, {}, ctx());
+    await started;
+    await closing.close();
+    releaseHeld();
+    await expectAppError(request, 'UPSTREAM_TIMEOUT');
+    // The failed send was caught and logged; an unhandled rejection would fail this file.
+    await expect
+      .poll(() => logged.lines.map((line) => line.msg))
+      .toContain('reply could not be sent');
+  });
+});
+
+describe('replies larger than one NATS message', () => {
+  it.each([0, 1_000, 1024 * 1024, 3 * 1024 * 1024 + 17])(
+    'carry a %i-character JSON result intact',
+    async (bytes) => {
+      const reply = await client.request(large, { bytes }, ctx());
+      expect(reply.text.length).toBe(bytes);
+    },
+  );
+
+  it.each([1, 1024 * 1024 - 1, 5 * 1024 * 1024 + 3])('carry %i bytes intact', async (bytes) => {
+    const reply = await client.requestRaw(largeBytes, { bytes }, ctx());
+    expect(reply.equals(blobs.get(bytes)!)).toBe(true);
+  });
+
+  it('refuse a request larger than the NATS max payload with PAYLOAD_TOO_LARGE', async () => {
+    const oversized = { bytes: 1, padding: 'x'.repeat(1_100_000) } as { bytes: number };
+    await expectAppError(client.requestRaw(large, oversized, ctx()), 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('refuse a reply larger than the caller accepts as INTERNAL', async () => {
+    const small = createBusClient(env.nc, {
+      prefix: env.prefix,
+      timeoutMs: 5_000,
+      logger: env.logger,
+      maxReplyBytes: 2 * 1024 * 1024,
+    });
+    await expectAppError(
+      small.requestRaw(largeBytes, { bytes: 5 * 1024 * 1024 }, ctx()),
+      'INTERNAL',
+    );
+  });
+});
+
+describe('rules every contract shares', () => {
+  it('refuses a NUL character in any string, value or key, at its pointer', async () => {
+    const error = await expectAppError(
+      client.request(
+        echoText,
+        { id: randomUUID(), note: 'fine', tags: { ok: 'a\u0000b', 'bad\u0000key': 'c' } },
+        ctx(),
+      ),
+      'REQUEST_INVALID',
+    );
+    expect(error.errors).toEqual([
+      expect.objectContaining({ code: 'INVALID_CHARACTER', pointer: '/tags/ok' }),
+      expect.objectContaining({ code: 'INVALID_CHARACTER', pointer: '/tags/bad\u0000key' }),
+    ]);
+  });
+
+  it('compares GUIDs case-insensitively: a handler sees them in lower case', async () => {
+    const id = randomUUID();
+    const reply = await client.request(echoText, { id: id.toUpperCase(), note: 'n' }, ctx());
+    expect(reply.id).toBe(id);
+  });
+});
