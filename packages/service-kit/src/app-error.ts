@@ -85,14 +85,18 @@ export function issuesToErrors(issues: readonly z.core.$ZodIssue[], root = ''): 
 }
 
 /**
- * A REQUEST_INVALID error carrying one element error per zod issue (the first 100; a
- * hostile body can yield tens of thousands of issues, and only those kept are converted).
+ * A REQUEST_INVALID error carrying one element error per zod issue (the first 100; only
+ * those kept are converted). `firstOnly`: validation stopped at the first problem.
  */
-export function requestInvalid(issues: readonly z.core.$ZodIssue[], root = ''): AppError {
-  const errors = issuesToErrors(issues.slice(0, maxProblemErrors), root);
+export function requestInvalid(
+  issues: readonly z.core.$ZodIssue[],
+  options: { firstOnly?: boolean } = {},
+): AppError {
+  const errors = issuesToErrors(issues.slice(0, maxProblemErrors));
   const first = errors[0];
-  const detail =
-    issues.length === 1 && first
+  const detail = options.firstOnly
+    ? 'The request is invalid; the first problem found is listed'
+    : issues.length === 1 && first
       ? `${first.pointer || 'The request'}: ${first.message}`
       : `The request has ${issues.length} invalid fields`;
   return new AppError('REQUEST_INVALID', detail, {

@@ -275,7 +275,7 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
   return {
     async request(definition, payload, ctx, requestOptions) {
       const result = await exchange(definition, payload, ctx, requestOptions?.timeoutMs);
-      const parsed = parseContract(definition.reply, safeJson(result));
+      const parsed = definition.reply.safeParse(safeJson(result));
       if (!parsed.success) {
         options.logger.error(
           { subject: definition.name, issues: parsed.error.issues.slice(0, 10) },
@@ -439,7 +439,7 @@ async function dispatch(
   let reply: Uint8Array;
   try {
     const input = parseContract(binding.definition.request, parseJsonBytes(msg.data));
-    if (!input.success) throw requestInvalid(input.error.issues);
+    if (!input.success) throw requestInvalid(input.error.issues, input);
     const result = await otelContext.with(trace.setSpan(parent, span), () =>
       binding.handler(input.data, ctx),
     );

@@ -1,4 +1,4 @@
-import { bytesReply, defineSubject, guid } from '@pcp/contracts';
+import { addCartItemInput, bytesReply, defineSubject, guid } from '@pcp/contracts';
 import { connect, type NatsConnection } from 'nats';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
@@ -58,6 +58,7 @@ const echoText = defineSubject(
   z.object({ id: guid, note: z.string(), tags: z.record(z.string(), z.string()).optional() }),
   z.object({ id: z.string(), note: z.string() }),
 );
+const cartAdd = defineSubject('ordering', 'v1.test-cart-add', addCartItemInput, z.object({}));
 const held = defineSubject('ordering', 'v1.test-held', z.object({}), z.object({ ok: z.boolean() }));
 
 let env: TestEnvironment;
@@ -114,6 +115,7 @@ beforeAll(async () => {
         return blob;
       }),
       handle(echoText, async ({ id, note }) => ({ id, note })),
+      handle(cartAdd, async () => ({})),
     ],
   );
   client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
@@ -146,6 +148,27 @@ describe('errors[] is bounded in the bus itself', () => {
     expect(error.errors).toHaveLength(100);
     expect(error.errorsOmitted).toBe(1_900);
     expect(error.message).toBe('The request has 2000 invalid fields');
+  });
+});
+
+describe('validation cost is bounded by the size of the input', () => {
+  it('reports only the first problem of a large invalid body (a million zod issues otherwise)', async () => {
+    // 1 MB of empty modifier lines: fully validated, each would report 3 missing fields.
+    const modifierGroups = Array.from({ length: 320 }, () => ({
+      modifierGroupId: randomUUID(),
+      lineItems: Array.from({ length: 1_000 }, () => ({})),
+    }));
+    const body = Buffer.from(
+      JSON.stringify({
+        item: { itemId: randomUUID(), lineItemId: randomUUID(), quantity: 1, modifierGroups },
+      }),
+    );
+    expect(body.length).toBeGreaterThan(900_000);
+    const error = await expectAppError(client.requestRaw(cartAdd, body, ctx()), 'REQUEST_INVALID');
+    expect(error.message).toBe('The request is invalid; the first problem found is listed');
+    expect(error.errors).toEqual([
+      expect.objectContaining({ pointer: '/item/modifierGroups/0/lineItems/0/itemId' }),
+    ]);
   });
 });
 
@@ -182,9 +205,8 @@ describe('no request can make a service fail', () => {
     await liar.flush();
     try {
       const liarClient = createBusClient(env.nc, { prefix, timeoutMs: 5_000, logger: env.logger });
-      const started = performance.now();
+      // INTERNAL, not UPSTREAM_TIMEOUT: the failure was answered, not left to time out.
       await expectAppError(liarClient.request(large, { bytes: 3_000_000 }, ctx()), 'INTERNAL');
-      expect(performance.now() - started).toBeLessThan(4_000); // answered, not timed out
       expect(logged.lines.map((line) => line.msg)).toContain('reply could not be sent');
       // And it still serves the next request.
       await expect(liarClient.request(large, { bytes: 10 }, ctx())).resolves.toEqual({

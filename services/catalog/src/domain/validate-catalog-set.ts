@@ -9,14 +9,19 @@
  * typed arrays (no recursion, no per-node closures) and every node is visited once.
  */
 import {
+  catalogEntry,
+  catalogItem,
   catalogLimits,
+  catalogSection,
   catalogSetDocument,
+  modifierGroup,
   currencyExponent,
   parseContract,
   toJsonPointer,
   toMinorUnits,
 } from '@pcp/contracts';
 import type { CatalogIngestError, CatalogSetDocument } from '@pcp/contracts';
+import { z } from 'zod';
 
 export interface ValidationContext {
   storeId: string;
@@ -93,7 +98,8 @@ export function validateCatalogSet(input: unknown, context: ValidationContext): 
 
   const parsed = parseContract(catalogSetDocument, input);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
+    const issues = parsed.firstOnly ? issuesByEntry(input) : parsed.error.issues;
+    for (const issue of issues.length > 0 ? issues : parsed.error.issues) {
       sink.add(issue.path as (string | number)[], readableIssue(issue.path, issue.message));
     }
     return { ok: false, errors: sink.result() };
@@ -139,6 +145,43 @@ export function validateCatalogSet(input: unknown, context: ValidationContext): 
 }
 
 const dictionaries = ['catalogs', 'sections', 'items', 'modifierGroups'] as const;
+
+const entrySchemas = {
+  catalogs: catalogEntry,
+  sections: catalogSection,
+  items: catalogItem,
+  modifierGroups: modifierGroup,
+} as const;
+
+/** The document's own fields, with each dictionary checked only for being one. */
+const documentOutline = catalogSetDocument.extend({
+  catalogs: z.record(z.string(), z.unknown()),
+  sections: z.record(z.string(), z.unknown()),
+  items: z.record(z.string(), z.unknown()),
+  modifierGroups: z.record(z.string(), z.unknown()),
+});
+
+/**
+ * The schema problems of a document too large for one parse to report them all (only its
+ * first was looked for): the outline, then entry by entry until the report is full, so the
+ * cost is bounded by the report rather than by how many entries are broken.
+ */
+function issuesByEntry(input: unknown): z.core.$ZodIssue[] {
+  const outline = parseContract(documentOutline, input);
+  if (!outline.success) return outline.error.issues;
+  const issues: z.core.$ZodIssue[] = [];
+  for (const dictionary of dictionaries) {
+    for (const [key, entry] of Object.entries(outline.data[dictionary])) {
+      const checked = parseContract(entrySchemas[dictionary], entry);
+      if (checked.success) continue;
+      for (const issue of checked.error.issues) {
+        issues.push({ ...issue, path: [dictionary, key, ...issue.path] });
+      }
+      if (issues.length >= catalogLimits.maxErrors) return issues;
+    }
+  }
+  return issues;
+}
 
 /**
  * GUIDs compare case-insensitively, so two keys of a dictionary that differ only in case

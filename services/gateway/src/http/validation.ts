@@ -23,8 +23,9 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> =
           },
     );
     const first = errors[0];
-    const detail =
-      issues.length === 1 && first
+    const detail = result.firstOnly
+      ? 'The request is invalid; the first problem found is listed'
+      : issues.length === 1 && first
         ? first.pointer === null
           ? first.message
           : `${first.pointer || 'body'}: ${first.message}`
