@@ -35,6 +35,8 @@ export interface TestPlatform {
   newCatalogService(env?: Record<string, string>): ReturnType<typeof createCatalogService>;
   /** The running stores service; tests stop and replace it to see the platform heal. */
   stores: ServiceInstance;
+  /** The in-process ordering service; tests stop it to run ordering as its own process. */
+  readonly ordering: ServiceInstance;
   serviceDeps(service: string): ServiceDeps;
   /** A new partner with a working API key. */
   newPartner(
@@ -127,6 +129,7 @@ export async function startPlatform(
       stores = replacement;
     },
     catalogDb,
+    ordering: workers.ordering,
     get catalog() {
       return catalog;
     },
