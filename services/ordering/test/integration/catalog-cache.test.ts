@@ -53,22 +53,31 @@ const storeView = (id: string): MarketfrontStore => ({
   catalogSetId: document.catalogSetId,
 });
 
-const activeCatalog = () => ({
-  storeId,
-  catalogSetId: document.catalogSetId,
-  currency: 'USD',
-  etag: `"${active.versionId}"`,
-  ...active,
-});
+/** Active versions of the other stores some tests use (each serves the same document). */
+const otherStores = new Map<string, string>();
+const activeCatalog = (id: string = storeId) => {
+  const version =
+    id === storeId
+      ? active
+      : { versionId: otherStores.get(id) ?? randomUUID(), activatedAt: active.activatedAt };
+  otherStores.set(id, version.versionId);
+  return {
+    storeId: id,
+    catalogSetId: document.catalogSetId,
+    currency: 'USD',
+    etag: `"${version.versionId}"`,
+    ...version,
+  };
+};
 
 let env: TestEnvironment;
 const served: ServedService[] = [];
 const ctx = () => ({ requestId: randomUUID() });
-const newCache = (activeVersionTtlMs: number) =>
+const newCache = (activeVersionTtlMs: number, maxBytes = 64 * 1024 * 1024) =>
   createCatalogCache({
     bus: createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger }),
     logger: env.logger,
-    maxBytes: 64 * 1024 * 1024,
+    maxBytes,
     activeVersionTtlMs,
   });
 
@@ -86,16 +95,16 @@ beforeAll(async () => {
   const options = { version: '0.0.1', prefix: env.prefix, timeoutMs: 5_000, logger: env.logger };
   served.push(
     await serveSubjects(env.nc, { ...options, service: 'catalog' }, [
-      handle(subjects.catalog.active, async () => {
+      handle(subjects.catalog.active, async ({ storeId: id }) => {
         calls.active++;
-        const answer = activeCatalog();
+        const answer = activeCatalog(id);
         await activeAnswers;
         return answer;
       }),
-      handle(subjects.catalog.document, async () => {
+      handle(subjects.catalog.document, async ({ storeId: id }) => {
         calls.document++;
         return {
-          ...activeCatalog(),
+          ...activeCatalog(id),
           notModified: false,
           totalBytes: documentBytes.length,
           chunks: 2,
@@ -166,5 +175,23 @@ describe('the catalog cache under concurrent carts', () => {
     expect((await cache.get(storeId, ctx())).catalog.versionId).toBe(active.versionId);
     // One download of the new version (the event's prefetch and the cart share it).
     expect(calls.document).toBe(1);
+  });
+});
+
+describe('the memory the cache may use', () => {
+  it('keeps compiled catalogs within its byte budget, evicting the least recently used', async () => {
+    // Room for two compiled catalogs of this document (estimated at twice its bytes).
+    const cache = newCache(60_000, documentBytes.length * 2 * 2.5);
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+    await cache.get(a, ctx());
+    await cache.get(b, ctx());
+    await cache.get(a, ctx()); // a is now the most recently used
+    expect(calls.document).toBe(2);
+    await cache.get(c, ctx()); // over budget: b goes, not a
+    expect(calls.document).toBe(3);
+    await cache.get(a, ctx());
+    expect(calls.document).toBe(3);
+    await cache.get(b, ctx());
+    expect(calls.document).toBe(4);
   });
 });
