@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { IANAZone } from 'luxon';
 import { z } from 'zod';
 
@@ -46,26 +47,21 @@ function secondsOfDay(time: string): number {
   return hours * 3_600 + minutes * 60 + seconds;
 }
 
-const offsetCache = new Map<string, Map<number, number>>();
-const MAX_CACHED_MINUTES = 100_000;
+/** Zone offsets remembered, across all zones (about 100 bytes each: a few MB). */
+const offsetCache = new LRUCache<string, number>({ max: 50_000 });
 
 /**
  * The zone's UTC offset (minutes) at an instant. Zone rules come from luxon (the runtime's
- * tz data); results are cached per minute, since offsets change only on whole minutes and
- * discovery asks the same few instants for many stores.
+ * tz data); results are cached per zone and minute, since offsets change only on whole
+ * minutes and discovery asks the same few instants for many stores.
  */
 function offsetMinutes(timezone: string, millis: number): number {
   const minute = Math.floor(millis / MINUTE_MS);
-  let zone = offsetCache.get(timezone);
-  if (!zone) {
-    zone = new Map();
-    offsetCache.set(timezone, zone);
-  }
-  let offset = zone.get(minute);
+  const key = `${timezone} ${minute}`;
+  let offset = offsetCache.get(key);
   if (offset === undefined) {
     offset = IANAZone.create(timezone).offset(minute * MINUTE_MS);
-    if (zone.size >= MAX_CACHED_MINUTES) zone.clear();
-    zone.set(minute, offset);
+    offsetCache.set(key, offset);
   }
   return offset;
 }
