@@ -71,43 +71,63 @@ export function toJsonPointer(path: readonly PropertyKey[]): string {
   return path.map((segment) => `/${escapePointerToken(String(segment))}`).join('');
 }
 
-interface WalkNode {
-  readonly value: unknown;
-  readonly key: PropertyKey | undefined;
-  readonly parent: WalkNode | undefined;
+/**
+ * How many values parsed JSON holds, and whether any string in it (value or property name)
+ * holds U+0000. Iterative (bodies nested 100,000 levels deep are legal JSON) and without
+ * allocation per value: it runs on every request.
+ */
+function scanJson(root: unknown): { values: number; hasNul: boolean } {
+  let values = 0;
+  let hasNul = false;
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    values++;
+    if (typeof value === 'string') {
+      if (value.includes('\0')) hasNul = true;
+    } else if (Array.isArray(value)) {
+      for (const element of value) pending.push(element);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const key in value) {
+        if (key.includes('\0')) hasNul = true;
+        pending.push((value as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return { values, hasNul };
 }
 
-function pathOf(node: WalkNode): PropertyKey[] {
+interface PathNode {
+  readonly value: unknown;
+  readonly key: PropertyKey | undefined;
+  readonly parent: PathNode | undefined;
+}
+
+function pathOf(node: PathNode): PropertyKey[] {
   const path: PropertyKey[] = [];
-  for (let at: WalkNode | undefined = node; at?.key !== undefined; at = at.parent) {
+  for (let at: PathNode | undefined = node; at?.key !== undefined; at = at.parent) {
     path.push(at.key);
   }
   return path.reverse();
 }
 
 /**
- * One walk over parsed JSON: the values it holds, and an issue for every string (value or
- * property name) holding U+0000, which Postgres text and jsonb cannot store, so no string
- * of any contract may contain it. Iterative (bodies nested 100,000 levels deep are legal
- * JSON); issues are capped like every errors[].
+ * An issue at every string (value or property name) holding U+0000, which Postgres text
+ * and jsonb cannot store, so no string of any contract may contain it. In document order,
+ * capped like every errors[].
  */
-function walkJson(value: unknown): { values: number; nulIssues: z.core.$ZodIssue[] } {
-  const nulIssues: z.core.$ZodIssue[] = [];
-  const report = (node: WalkNode) => {
-    if (nulIssues.length < maxProblemErrors) {
-      nulIssues.push({
-        code: 'custom',
-        path: pathOf(node),
-        message: 'Must not contain the NUL character (U+0000)',
-        params: { code: 'INVALID_CHARACTER' },
-        input: undefined,
-      });
-    }
-  };
-  let values = 0;
-  const pending: WalkNode[] = [{ value, key: undefined, parent: undefined }];
-  for (let node = pending.pop(); node; node = pending.pop()) {
-    values++;
+function nulCharacterIssues(root: unknown): z.core.$ZodIssue[] {
+  const issues: z.core.$ZodIssue[] = [];
+  const report = (node: PathNode) =>
+    issues.push({
+      code: 'custom',
+      path: pathOf(node),
+      message: 'Must not contain the NUL character (U+0000)',
+      params: { code: 'INVALID_CHARACTER' },
+      input: undefined,
+    });
+  const pending: PathNode[] = [{ value: root, key: undefined, parent: undefined }];
+  for (let node = pending.pop(); node && issues.length < maxProblemErrors; node = pending.pop()) {
     const current = node.value;
     if (typeof node.key === 'string' && node.key.includes('\0')) report(node);
     if (typeof current === 'string') {
@@ -124,7 +144,7 @@ function walkJson(value: unknown): { values: number; nulIssues: z.core.$ZodIssue
       }
     }
   }
-  return { values, nulIssues };
+  return issues;
 }
 
 /**
@@ -156,9 +176,9 @@ export function parseContract<S extends z.ZodType>(
   schema: S,
   input: unknown,
 ): ContractParseResult<z.output<S>> {
-  const { values, nulIssues } = walkJson(input);
-  if (nulIssues.length > 0) {
-    return { success: false, error: new z.ZodError(nulIssues), firstOnly: false };
+  const { values, hasNul } = scanJson(input);
+  if (hasNul) {
+    return { success: false, error: new z.ZodError(nulCharacterIssues(input)), firstOnly: false };
   }
   const quick = schema.safeParse(input, stopAtFirstIssue);
   if (quick.success) return quick;
