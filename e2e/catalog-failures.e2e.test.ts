@@ -393,11 +393,38 @@ describe('catalog ingest: download failures', () => {
     const result = await ingest(storeId, url);
     expectFailed(
       result,
-      /^callbackUrl redirect target resolves to an address that is not publicly routable$/,
+      /^callbackUrl redirect target does not resolve to a publicly routable address$/,
       [''],
     );
     expect(redirected).toBe(1);
     expect(result.done.errors[0].message).not.toContain(new URL(location).hostname);
+  });
+
+  it('words a host that does not resolve like one that resolves to a private address', async () => {
+    // Distinct messages would let a partner probe the platform's internal DNS names.
+    const messages: string[] = [];
+    for (const target of ['http://does-not-exist.invalid/x.json', 'http://10.0.0.1/x.json']) {
+      const storeId = await newStore();
+      const direct = await ingest(storeId, target);
+      const redirect = host.route(`/to-${storeId}.json`, (_request, response) => {
+        response.writeHead(302, { location: target }).end();
+      });
+      const redirected = await ingest(storeId, redirect);
+      for (const result of [direct, redirected]) {
+        expectFailed(
+          result,
+          /^callbackUrl (redirect target )?does not resolve to a publicly routable address$/,
+          [''],
+        );
+        messages.push(result.done.errors[0].message);
+      }
+    }
+    expect(messages).toEqual([
+      'callbackUrl does not resolve to a publicly routable address',
+      'callbackUrl redirect target does not resolve to a publicly routable address',
+      'callbackUrl does not resolve to a publicly routable address',
+      'callbackUrl redirect target does not resolve to a publicly routable address',
+    ]);
   });
 
   it('fails a redirect loop after at most 3 redirects', async () => {

@@ -2,8 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { subjects } from '@pcp/contracts';
+import { createBusClient, streamName } from '@pcp/service-kit';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { storeProfile } from '../test-support/fixtures.js';
@@ -34,35 +38,68 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-async function newStore(): Promise<string> {
+let restoreCatalog: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await restoreCatalog?.();
+  restoreCatalog = undefined;
+});
+
+/**
+ * Run this test against `replicas` catalog services configured with `overrides` (all in
+ * this process, sharing the database and the work queue); the default one is back after.
+ */
+async function replaceCatalog(overrides: Record<string, string>, replicas = 1) {
+  await platform.catalog.stop();
+  const services = Array.from({ length: replicas }, () => platform.newCatalogService(overrides));
+  for (const service of services) await service.start();
+  platform.catalog = services[0]!;
+  restoreCatalog = async () => {
+    for (const service of services) await service.stop();
+    platform.catalog = platform.newCatalogService();
+    await platform.catalog.start();
+  };
+}
+
+async function newStore(partner = commerce): Promise<string> {
   const storeId = randomUUID();
   const response = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
-    apiKey: commerce.apiKey,
+    apiKey: partner.apiKey,
     body: storeProfile(),
   });
   expect(response.status).toBe(201);
   return storeId;
 }
 
-async function notify(storeId: string, callbackUrl: string): Promise<string> {
+async function notify(storeId: string, callbackUrl: string, partner = commerce): Promise<string> {
   const response = await call(
     platform.baseUrl,
     'POST',
     `/v1/commerce/catalogset-notification?storeId=${storeId}`,
-    { apiKey: commerce.apiKey, body: { callbackUrl } },
+    { apiKey: partner.apiKey, body: { callbackUrl } },
   );
   expect(response.status).toBe(202);
   return response.body.statusUrl as string;
 }
 
-const status = async (statusUrl: string) =>
-  (await call(platform.baseUrl, 'GET', statusUrl, { apiKey: commerce.apiKey })).body;
+const status = async (statusUrl: string, partner = commerce) =>
+  (await call(platform.baseUrl, 'GET', statusUrl, { apiKey: partner.apiKey })).body;
 
-async function waitFor(statusUrl: string, wanted: RegExp, timeout = 20_000) {
+async function waitFor(statusUrl: string, wanted: RegExp, timeout = 20_000, partner = commerce) {
   await expect
-    .poll(async () => (await status(statusUrl)).status, { timeout, interval: 50 })
+    .poll(async () => (await status(statusUrl, partner)).status, { timeout, interval: 50 })
     .toMatch(wanted);
-  return status(statusUrl);
+  return status(statusUrl, partner);
+}
+
+/** The ingest work queue's durable consumer, as JetStream sees it. */
+async function ingestConsumer() {
+  const jsm = await env.nc.jetstreamManager();
+  return jsm.consumers.info(streamName(env.prefix, 'catalog_ingest'), 'catalog-ingest');
+}
+
+async function ingestStreamMessages() {
+  const jsm = await env.nc.jetstreamManager();
+  return (await jsm.streams.info(streamName(env.prefix, 'catalog_ingest'))).state.messages;
 }
 
 async function served(storeId: string) {
@@ -74,12 +111,15 @@ async function served(storeId: string) {
 /** A host path whose responses are held until the test releases them. */
 function heldRoute(path: string, document: unknown) {
   const held: ServerResponse[] = [];
+  let requests = 0;
   const url = host.route(path, (_request, response) => {
+    requests += 1;
     held.push(response);
   });
   return {
     url,
-    requests: () => held.length,
+    /** Requests so far, released or not. */
+    requests: () => requests,
     release() {
       for (const response of held.splice(0)) {
         response
@@ -240,6 +280,446 @@ describe('worker failure', () => {
     expect(failed.status).toBe('failed');
     expect(failed.errors[0].message).toContain(runId);
   });
+});
+
+describe('a later notification supersedes queued runs', () => {
+  it('fails a store’s still-queued run at notify time, and no worker downloads it', async () => {
+    // One run at a time, and a held download takes it: later runs wait in the work queue.
+    await replaceCatalog({ CATALOG_INGEST_CONCURRENCY: '1' });
+    const blockerId = await newStore();
+    const blocker = heldRoute(
+      `/${blockerId}/blocker`,
+      generateCatalogSet({ storeId: blockerId, items: 10 }),
+    );
+    const blockerStatus = await notify(blockerId, blocker.url);
+    await expect.poll(() => blocker.requests()).toBe(1);
+
+    const storeId = await newStore();
+    let firstDownloads = 0;
+    const firstUrl = host.route(`/${storeId}/first`, (_request, response) => {
+      firstDownloads += 1;
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(generateCatalogSet({ storeId, items: 11, seed: 1 })));
+    });
+    const firstStatus = await notify(storeId, firstUrl);
+    const queued = await status(firstStatus);
+    expect(queued.status).toBe('queued');
+
+    const second = generateCatalogSet({ storeId, items: 12, seed: 2 });
+    const secondStatus = await notify(storeId, host.serveJson(`/${storeId}/second`, second));
+    // Failed in the notification's own transaction, before any worker saw either run.
+    const superseded = await status(firstStatus);
+    expect(superseded).toMatchObject({
+      status: 'failed',
+      errors: [{ message: expect.stringMatching(/^Superseded by a later notification/), path: '' }],
+    });
+    expect(Date.parse(superseded.updatedAt)).toBeGreaterThan(Date.parse(queued.updatedAt));
+    expect((await status(secondStatus)).status).toBe('queued');
+
+    blocker.release();
+    expect((await waitFor(secondStatus, /succeeded|failed/)).status).toBe('succeeded');
+    expect((await waitFor(blockerStatus, /succeeded|failed/)).status).toBe('succeeded');
+    // The superseded run's work message was taken and dropped without a download.
+    await expect.poll(ingestStreamMessages).toBe(0);
+    expect(firstDownloads).toBe(0);
+    expect((await status(firstStatus)).errors).toEqual(superseded.errors);
+    expect((await served(storeId)).body).toEqual(second);
+  });
+});
+
+describe('per-partner cap on runs in progress', () => {
+  it('runs one partner’s ingests at most CATALOG_INGEST_MAX_RUNS_PER_PARTNER at a time across replicas, oldest first, while other partners proceed', async () => {
+    // Two replicas with two slots each: without the cap all four downloads would start.
+    await replaceCatalog({ CATALOG_INGEST_MAX_RUNS_PER_PARTNER: '1' }, 2);
+    const partner = await platform.newPartner('commerce');
+    const stores: string[] = [];
+    for (let i = 0; i < 4; i++) stores.push(await newStore(partner));
+    const routes = stores.map((storeId, i) =>
+      heldRoute(`/${storeId}/capped`, generateCatalogSet({ storeId, items: 10 + i, seed: i + 1 })),
+    );
+    const statusUrls: string[] = [];
+    for (const [i, storeId] of stores.entries()) {
+      statusUrls.push(await notify(storeId, routes[i]!.url, partner));
+    }
+    const started = () => routes.filter((route) => route.requests() > 0).length;
+    const parked = async () =>
+      (
+        await platform.catalogDb
+          .selectFrom('ingest_runs')
+          .select('run_id')
+          .where('partner_id', '=', partner.partnerId)
+          .where('parked_at', 'is not', null)
+          .execute()
+      ).length;
+
+    await expect.poll(started).toBe(1);
+    expect(routes[0]!.requests()).toBe(1);
+    await expect.poll(parked).toBe(3);
+    for (const statusUrl of statusUrls.slice(1)) {
+      expect((await status(statusUrl, partner)).status).toBe('queued');
+    }
+
+    // Another partner's run goes through while this partner is at its cap.
+    const otherPartner = await platform.newPartner('commerce');
+    const otherStore = await newStore(otherPartner);
+    const otherStatus = await notify(
+      otherStore,
+      host.serveJson(`/${otherStore}/free`, generateCatalogSet({ storeId: otherStore, items: 9 })),
+      otherPartner,
+    );
+    expect((await waitFor(otherStatus, /succeeded|failed/, 20_000, otherPartner)).status).toBe(
+      'succeeded',
+    );
+    expect(started()).toBe(1);
+    // Waiting runs hold no delivery: only the running one's message awaits its ack.
+    const consumer = await ingestConsumer();
+    expect(consumer.num_ack_pending).toBe(1);
+    expect(consumer.num_pending).toBe(0);
+
+    // Each finished run lets the partner's next (in notification order) start, one at a time.
+    for (let step = 0; step < routes.length; step++) {
+      await expect.poll(started).toBe(step + 1);
+      expect(routes[step]!.requests()).toBe(1);
+      await sleep(300);
+      expect(started()).toBe(step + 1);
+      routes[step]!.release();
+      expect((await waitFor(statusUrls[step]!, /succeeded|failed/, 20_000, partner)).status).toBe(
+        'succeeded',
+      );
+    }
+    expect(await parked()).toBe(0);
+  });
+
+  it('keeps a partner’s waiting runs out of JetStream while they wait: no redelivery, nothing for the reconciler', async () => {
+    await replaceCatalog({ CATALOG_INGEST_MAX_RUNS_PER_PARTNER: '1' });
+    const partner = await platform.newPartner('commerce');
+    const blockerId = await newStore(partner);
+    const blocker = heldRoute(
+      `/${blockerId}/long`,
+      generateCatalogSet({ storeId: blockerId, items: 10 }),
+    );
+    const blockerStatus = await notify(blockerId, blocker.url, partner);
+    await expect.poll(() => blocker.requests()).toBe(1);
+    const waiting: { storeId: string; statusUrl: string; document: unknown }[] = [];
+    for (let i = 0; i < 5; i++) {
+      const storeId = await newStore(partner);
+      const document = generateCatalogSet({ storeId, items: 10 + i, seed: i + 1 });
+      const statusUrl = await notify(
+        storeId,
+        host.serveJson(`/${storeId}/waits`, document),
+        partner,
+      );
+      waiting.push({ storeId, statusUrl, document });
+    }
+    await expect
+      .poll(
+        async () =>
+          (
+            await platform.catalogDb
+              .selectFrom('ingest_runs')
+              .select('run_id')
+              .where('partner_id', '=', partner.partnerId)
+              .where('parked_at', 'is not', null)
+              .execute()
+          ).length,
+      )
+      .toBe(5);
+
+    // Several leases long: a message nak'ed meanwhile would have been redelivered again and
+    // again (spending max_deliver), and a queued run this old looked orphaned to the reconciler.
+    await sleep(3 * Number(LEASE_MS));
+    expect(await platform.catalog.reconcile()).toBe(0);
+    const consumer = await ingestConsumer();
+    expect(consumer.num_ack_pending).toBe(1);
+    expect(consumer.num_redelivered).toBe(0);
+    expect(await ingestStreamMessages()).toBe(1);
+
+    blocker.release();
+    expect((await waitFor(blockerStatus, /succeeded|failed/, 20_000, partner)).status).toBe(
+      'succeeded',
+    );
+    for (const run of waiting) {
+      expect((await waitFor(run.statusUrl, /succeeded|failed/, 20_000, partner)).status).toBe(
+        'succeeded',
+      );
+      expect((await served(run.storeId)).body).toEqual(run.document);
+    }
+    await expect.poll(ingestStreamMessages).toBe(0);
+  });
+
+  it('does not let a fresh notification overtake the partner’s runs already waiting', async () => {
+    await replaceCatalog({ CATALOG_INGEST_MAX_RUNS_PER_PARTNER: '1' });
+    const partner = await platform.newPartner('commerce');
+    const waitingStore = await newStore(partner);
+    const waiting = heldRoute(
+      `/${waitingStore}/waiting`,
+      generateCatalogSet({ storeId: waitingStore, items: 10 }),
+    );
+    const waitingRunId = randomUUID();
+    // Parked a moment ago, and the slot it waited for is free (its release is not due yet).
+    await platform.catalogDb
+      .insertInto('ingest_runs')
+      .values({
+        run_id: waitingRunId,
+        store_id: waitingStore,
+        partner_id: partner.partnerId,
+        callback_url: waiting.url,
+        currency: 'USD',
+        status: 'queued',
+        parked_at: sql<Date>`now()`,
+        published_at: sql<Date>`now()`,
+      })
+      .execute();
+    const freshStore = await newStore(partner);
+    const fresh = heldRoute(
+      `/${freshStore}/fresh`,
+      generateCatalogSet({ storeId: freshStore, items: 11 }),
+    );
+    const freshStatus = await notify(freshStore, fresh.url, partner);
+
+    // The fresh run's turn comes after the waiting one's.
+    await expect.poll(() => waiting.requests()).toBe(1);
+    await sleep(300);
+    expect(fresh.requests()).toBe(0);
+    expect((await status(freshStatus, partner)).status).toBe('queued');
+    waiting.release();
+    const waitingStatus = `/v1/commerce/stores/${waitingStore}/catalog-ingest/${waitingRunId}/status`;
+    expect((await waitFor(waitingStatus, /succeeded|failed/, 20_000, partner)).status).toBe(
+      'succeeded',
+    );
+    await expect.poll(() => fresh.requests()).toBe(1);
+    fresh.release();
+    expect((await waitFor(freshStatus, /succeeded|failed/, 20_000, partner)).status).toBe(
+      'succeeded',
+    );
+  });
+
+  it('has the reconciler start a parked run whose release was lost (the worker that freed the slot died)', async () => {
+    await replaceCatalog({ CATALOG_INGEST_MAX_RUNS_PER_PARTNER: '1' });
+    const storeId = await newStore();
+    const document = generateCatalogSet({ storeId, items: 10 });
+    const runId = randomUUID();
+    await platform.catalogDb
+      .insertInto('ingest_runs')
+      .values({
+        run_id: runId,
+        store_id: storeId,
+        partner_id: commerce.partnerId,
+        callback_url: host.serveJson(`/${storeId}/forgotten`, document),
+        currency: 'USD',
+        status: 'queued',
+        parked_at: sql<Date>`now() - interval '1 minute'`,
+        published_at: sql<Date>`now() - interval '1 minute'`,
+        created_at: sql<Date>`now() - interval '1 minute'`,
+        updated_at: sql<Date>`now() - interval '1 minute'`,
+      })
+      .execute();
+    expect(await platform.catalog.reconcile()).toBeGreaterThanOrEqual(1);
+    const statusUrl = `/v1/commerce/stores/${storeId}/catalog-ingest/${runId}/status`;
+    expect((await waitFor(statusUrl, /succeeded|failed/)).status).toBe('succeeded');
+    expect((await served(storeId)).body).toEqual(document);
+  });
+});
+
+describe('the status a partner sees', () => {
+  it('keeps showing processing (and its updatedAt) while a second attempt downloads again', async () => {
+    const storeId = await newStore();
+    const document = generateCatalogSet({ storeId, items: 15 });
+    const retry = heldRoute(`/${storeId}/retry`, document);
+    const runId = randomUUID();
+    // The first attempt's worker died while processing, a minute ago.
+    await platform.catalogDb
+      .insertInto('ingest_runs')
+      .values({
+        run_id: runId,
+        store_id: storeId,
+        partner_id: commerce.partnerId,
+        callback_url: retry.url,
+        currency: 'USD',
+        status: 'processing',
+        attempts: 1,
+        lease_owner: 'a-worker-that-died',
+        lease_expires_at: sql<Date>`now() - interval '50 seconds'`,
+        published_at: sql<Date>`now() - interval '1 minute'`,
+        processing_at: sql<Date>`now() - interval '1 minute'`,
+        created_at: sql<Date>`now() - interval '61 seconds'`,
+        updated_at: sql<Date>`now() - interval '1 minute'`,
+      })
+      .execute();
+    const statusUrl = `/v1/commerce/stores/${storeId}/catalog-ingest/${runId}/status`;
+    const before = await status(statusUrl);
+    expect(before.status).toBe('processing');
+
+    await platform.catalog.reconcile();
+    await expect.poll(() => retry.requests()).toBe(1);
+    // The second attempt is downloading: the partner still sees what it saw.
+    expect(await status(statusUrl)).toEqual(before);
+    retry.release();
+    const done = await waitFor(statusUrl, /succeeded|failed/);
+    expect(done.status).toBe('succeeded');
+    expect(Date.parse(done.updatedAt)).toBeGreaterThan(Date.parse(before.updatedAt));
+    const run = await platform.catalogDb
+      .selectFrom('ingest_runs')
+      .select('attempts')
+      .where('run_id', '=', runId)
+      .executeTakeFirstOrThrow();
+    expect(run.attempts).toBe(2);
+  });
+
+  it('shows an activation whose event is pending as processing at the time processing began, and succeeded from the event’s publication', async () => {
+    const storeId = await newStore();
+    const runId = randomUUID();
+    const eventId = randomUUID();
+    const processingAt = new Date(Date.now() - 2_000);
+    const activatedAt = new Date(Date.now() - 1_000);
+    await platform.catalogDb
+      .insertInto('outbox')
+      .values({
+        event_id: eventId,
+        // No stream takes this subject: the relay cannot publish it, so it stays pending.
+        subject: `${env.prefix}.nowhere.ingest-status`,
+        payload: JSON.stringify({ id: eventId }),
+      })
+      .execute();
+    await platform.catalogDb
+      .insertInto('ingest_runs')
+      .values({
+        run_id: runId,
+        store_id: storeId,
+        partner_id: commerce.partnerId,
+        callback_url: `${host.base}/unused`,
+        currency: 'USD',
+        status: 'succeeded',
+        attempts: 1,
+        summary: JSON.stringify({
+          items: 1,
+          sections: 1,
+          modifierGroups: 0,
+          added: 1,
+          removed: 0,
+          priceChanged: 0,
+        }),
+        processing_at: processingAt,
+        created_at: new Date(Date.now() - 3_000),
+        updated_at: activatedAt,
+      })
+      .execute();
+    // Set by activation only (the insert type forbids it).
+    await platform.catalogDb
+      .updateTable('ingest_runs')
+      .set({ activation_event_id: eventId })
+      .where('run_id', '=', runId)
+      .execute();
+    const statusUrl = `/v1/commerce/stores/${storeId}/catalog-ingest/${runId}/status`;
+
+    const pending = await status(statusUrl);
+    expect(pending).toMatchObject({ status: 'processing', updatedAt: processingAt.toISOString() });
+    expect(pending).not.toHaveProperty('summary');
+
+    // What the relay does once it has published the event.
+    const publishedAt = new Date();
+    await platform.catalogDb
+      .updateTable('outbox')
+      .set({ published_at: publishedAt })
+      .where('event_id', '=', eventId)
+      .execute();
+    const succeeded = await status(statusUrl);
+    expect(succeeded).toMatchObject({ status: 'succeeded', updatedAt: publishedAt.toISOString() });
+    expect(Date.parse(succeeded.updatedAt)).toBeGreaterThan(activatedAt.getTime());
+  });
+
+  it('moves updatedAt with every status change a partner observes, on a success and on a failure', async () => {
+    const storeId = await newStore();
+    const good = heldRoute(`/${storeId}/observed`, generateCatalogSet({ storeId, items: 3_000 }));
+    const bad = heldRoute(`/${storeId}/observed-bad`, {
+      ...generateCatalogSet({ storeId, items: 3_000, seed: 2 }),
+      currency: 'EUR',
+    });
+    for (const route of [good, bad]) {
+      const statusUrl = await notify(storeId, route.url);
+      const seen: { status: string; updatedAt: string }[] = [];
+      const observe = async () => {
+        const { status: value, updatedAt } = await status(statusUrl);
+        const last = seen.at(-1);
+        if (!last || last.status !== value || last.updatedAt !== updatedAt)
+          seen.push({ status: value, updatedAt });
+        return value;
+      };
+      await expect.poll(observe, { interval: 5 }).toBe('pulling');
+      route.release();
+      await expect.poll(observe, { interval: 2, timeout: 20_000 }).toMatch(/succeeded|failed/);
+      // No status without a new updatedAt, no updatedAt without a new status, time only forward.
+      for (let i = 1; i < seen.length; i++) {
+        expect(seen[i]!.status).not.toBe(seen[i - 1]!.status);
+        expect(Date.parse(seen[i]!.updatedAt)).toBeGreaterThan(Date.parse(seen[i - 1]!.updatedAt));
+      }
+      expect(seen.at(-1)!.status).toBe(route === good ? 'succeeded' : 'failed');
+    }
+  });
+});
+
+describe('ingest work off the request loop', () => {
+  it('fails a run whose document exhausts a preparation thread’s heap, and keeps ingesting', async () => {
+    await replaceCatalog({ CATALOG_INGEST_THREAD_HEAP_MB: '64' });
+    const storeId = await newStore();
+    const heavy = JSON.stringify(generateCatalogSet({ storeId, items: 60_000 }));
+    const statusUrl = await notify(storeId, host.serveJson(`/${storeId}/heavy`, heavy));
+    const failed = await waitFor(statusUrl, /succeeded|failed/, 60_000);
+    expect(failed.status).toBe('failed');
+    expect(failed.errors).toEqual([
+      {
+        message: expect.stringMatching(/contact support quoting catalogIngestId/),
+        path: '',
+      },
+    ]);
+    const light = generateCatalogSet({ storeId, items: 10 });
+    const next = await notify(storeId, host.serveJson(`/${storeId}/light`, light));
+    expect((await waitFor(next, /succeeded|failed/)).status).toBe('succeeded');
+  }, 90_000);
+
+  it('keeps the event loop answering status and catalog.v1.active while it validates a large document', async () => {
+    const readerStore = await newStore();
+    const readerStatus = await notify(
+      readerStore,
+      host.serveJson(
+        `/${readerStore}/reader`,
+        generateCatalogSet({ storeId: readerStore, items: 20 }),
+      ),
+    );
+    expect((await waitFor(readerStatus, /succeeded|failed/)).status).toBe('succeeded');
+    const storeId = await newStore();
+    // Serialized up front; the object graph is garbage before the measurement starts.
+    const body = JSON.stringify(generateCatalogSet({ storeId, items: 40_000 }));
+    const large = host.serveJson(`/${storeId}/large`, body);
+    const bus = createBusClient(env.nc, {
+      prefix: env.prefix,
+      timeoutMs: 10_000,
+      logger: env.logger,
+    });
+    const ctx = { requestId: randomUUID() };
+
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const statusUrl = await notify(storeId, large);
+    let answeredWhileProcessing = 0;
+    let outcome = '';
+    while (!/succeeded|failed/.test(outcome)) {
+      const [current, active] = await Promise.all([
+        status(statusUrl),
+        bus.request(subjects.catalog.active, { storeId: readerStore }, ctx),
+      ]);
+      expect(active.storeId).toBe(readerStore);
+      outcome = current.status;
+      if (outcome === 'processing') answeredWhileProcessing += 1;
+      await sleep(10);
+    }
+    delay.disable();
+    expect(outcome).toBe('succeeded');
+    expect(answeredWhileProcessing).toBeGreaterThanOrEqual(3);
+    // The old worker parsed and validated on this loop: it stalled for seconds.
+    expect(delay.max / 1e6).toBeLessThan(200);
+  }, 60_000);
 });
 
 /** The catalog service as its own process, on this file's database and prefix. */

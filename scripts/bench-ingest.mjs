@@ -3,11 +3,18 @@
 // Redis key prefix. For generated documents of each size it reports notify-to-succeeded time
 // (median and best of several runs), items/s, the catalog process's peak RSS (VmHWM) and the
 // time to GET the served CatalogSet back, then checks the targets of the ingest issue.
+// Then it measures whether the catalog service keeps answering while it ingests: status
+// polls of the running ingest and GETs of another store's CatalogSet go through the gateway
+// open loop at a fixed rate (latency from each request's scheduled send time), once with
+// the platform idle and once from the notification of a BENCH_POLL_SIZE-item ingest on.
 // Options: BENCH_SIZES=1000,10000,100000 BENCH_RUNS=3 BENCH_PORT=18081
+// BENCH_POLL_SIZE=100000 (0 skips the polls) BENCH_POLL_RATE=20 (req/s per endpoint)
+// BENCH_SECONDS (poll window; default: 1.5 times the measured median ingest time of that size)
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { BenchPlatform, printTable } from './lib/bench-platform.mjs';
 import { generateCatalogSet } from './lib/catalog-generator.mjs';
+import { pacedLoad } from './lib/paced-load.mjs';
 import { fail, log } from './lib/setup.mjs';
 
 const sizes = (process.env.BENCH_SIZES ?? '1000,10000,100000')
@@ -16,9 +23,24 @@ const sizes = (process.env.BENCH_SIZES ?? '1000,10000,100000')
   .sort((a, b) => a - b);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const port = Number(process.env.BENCH_PORT ?? 18081);
+const pollSize = Number(process.env.BENCH_POLL_SIZE ?? 100_000);
+const pollRate = Number(process.env.BENCH_POLL_RATE ?? 20);
+const pollSeconds =
+  process.env.BENCH_SECONDS === undefined ? undefined : Number(process.env.BENCH_SECONDS);
 if (sizes.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(runs) || runs < 1) {
   fail(new Error('BENCH_SIZES must be positive integers and BENCH_RUNS a positive integer'));
 }
+if (!Number.isInteger(pollSize) || pollSize < 0 || !(pollRate > 0) || pollSeconds <= 0) {
+  fail(
+    new Error(
+      'BENCH_POLL_SIZE must be an integer >= 0, BENCH_POLL_RATE and BENCH_SECONDS positive',
+    ),
+  );
+}
+/** Items of the other store's CatalogSet that is read while the large ingest runs. */
+const READ_DOCUMENT_ITEMS = 200;
+/** The bench's own wait for the large ingest polls this often (on top of the paced polls). */
+const OUTCOME_POLL_MS = 250;
 const MB = 1024 * 1024;
 
 const platform = await BenchPlatform.create({ port, serveDocuments: true });
@@ -68,6 +90,115 @@ async function fetchServed(storeId, apiKey, expectedItems) {
 
 const rows = [];
 const results = new Map();
+const pollRows = [];
+const pollNotes = [];
+
+/** Notify and return the 202's body (catalogIngestId, statusUrl). */
+const notify = (storeId, callbackUrl, apiKey) =>
+  platform.request('POST', `/v1/commerce/catalogset-notification?storeId=${storeId}`, apiKey, {
+    callbackUrl,
+  });
+
+/** Poll a run until it is terminal; seconds since `started` when it succeeded. */
+async function waitSucceeded(statusUrl, apiKey, started) {
+  for (;;) {
+    const status = await platform.request('GET', statusUrl, apiKey);
+    if (status.status === 'succeeded') return (performance.now() - started) / 1000;
+    if (status.status === 'failed') {
+      throw new Error(`ingest ${statusUrl} failed:\n${JSON.stringify(status.errors, null, 2)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, OUTCOME_POLL_MS));
+  }
+}
+
+/**
+ * Status polls and reads of another store's CatalogSet, each at `pollRate` req/s for
+ * `seconds`, both open loop through the gateway.
+ */
+function pollBoth({ statusUrl, readerStoreId, commerce, distribution, seconds }) {
+  const paced = (path, apiKey) =>
+    pacedLoad({
+      url: platform.url(path),
+      headers: { authorization: `Bearer ${apiKey}` },
+      rate: pollRate,
+      seconds,
+    });
+  return Promise.all([
+    paced(statusUrl, commerce.apiKey),
+    paced(`/v1/marketfront/stores/${readerStoreId}/catalogset`, distribution.apiKey),
+  ]);
+}
+
+function pollRow(phase, endpoint, result) {
+  if (result.firstFailure) log(`${phase}, ${endpoint}: first failure: ${result.firstFailure}`);
+  return {
+    phase,
+    endpoint,
+    requests: result.requests,
+    'p50 ms': result.p50,
+    'p99 ms': result.p99,
+    'max ms': result.max,
+    'non-2xx': result.non2xx,
+    errors: result.errors,
+  };
+}
+
+/**
+ * The catalog service's responsiveness while it ingests a `pollSize`-item document: the
+ * polls once with nothing running (baseline), then from the notification of the ingest on.
+ */
+async function measureResponsiveness({ commerce, distribution, catalogPid }) {
+  const readerStoreId = await platform.createStore(commerce.apiKey, 'Bench reader store');
+  const readerPath = '/catalogsets/reader.json';
+  platform.documents.set(
+    readerPath,
+    Buffer.from(
+      JSON.stringify(generateCatalogSet({ storeId: readerStoreId, items: READ_DOCUMENT_ITEMS })),
+    ),
+  );
+  const reader = await notify(readerStoreId, platform.documentUrl(readerPath), commerce.apiKey);
+  await waitSucceeded(reader.statusUrl, commerce.apiKey, performance.now());
+
+  const storeId = await platform.createStore(commerce.apiKey, `Bench Store ${pollSize} (polled)`);
+  const path = `/catalogsets/${pollSize}/polled.json`;
+  log(`${pollSize} items (polled): generating the document`);
+  platform.documents.set(
+    path,
+    Buffer.from(JSON.stringify(generateCatalogSet({ storeId, items: pollSize, seed: 99 }))),
+  );
+  const measured = results.get(pollSize)?.median;
+  const seconds =
+    pollSeconds ?? (measured === undefined ? 15 : Math.max(5, Math.ceil(measured * 1.5)));
+  log(`polls at ${pollRate} req/s per endpoint for ${seconds} s: idle baseline`);
+  const [idleStatus, idleReads] = await pollBoth({
+    statusUrl: reader.statusUrl,
+    readerStoreId,
+    commerce,
+    distribution,
+    seconds,
+  });
+  pollRows.push(pollRow('idle', 'ingest status', idleStatus));
+  pollRows.push(pollRow('idle', 'catalogset (other store)', idleReads));
+
+  log(
+    `polls at ${pollRate} req/s per endpoint for ${seconds} s: during the ${pollSize}-item ingest`,
+  );
+  const started = performance.now();
+  const accepted = await notify(storeId, platform.documentUrl(path), commerce.apiKey);
+  const [[busyStatus, busyReads], ingestSeconds] = await Promise.all([
+    pollBoth({ statusUrl: accepted.statusUrl, readerStoreId, commerce, distribution, seconds }),
+    waitSucceeded(accepted.statusUrl, commerce.apiKey, started),
+  ]);
+  platform.documents.delete(path);
+  const phase = `during ${pollSize}-item ingest`;
+  pollRows.push(pollRow(phase, 'ingest status', busyStatus));
+  pollRows.push(pollRow(phase, 'catalogset (other store)', busyReads));
+  const memory = memoryOf(catalogPid);
+  pollNotes.push(
+    `the polled ${pollSize}-item ingest took ${round(ingestSeconds, 3)} s ` +
+      `(poll window ${seconds} s); catalog VmHWM after it ${round(memory.hwm / MB, 1)} MB`,
+  );
+}
 
 function printReport() {
   if (rows.length === 0) return;
@@ -84,6 +215,14 @@ function printReport() {
   target('10k items succeed in under 2 s (median)', 10_000, (r) => r.median < 2);
   target('100k items succeed in under 15 s (median)', 100_000, (r) => r.median < 15);
   target('100k items with catalog peak RSS under 1 GB', 100_000, (r) => r.hwm < 1024 * MB);
+  if (pollRows.length > 0) {
+    printTable(
+      `Polls through the gateway at ${pollRate} req/s per endpoint (open loop), idle and ` +
+        'while the catalog service ingests',
+      pollRows,
+    );
+    for (const note of pollNotes) process.stdout.write(`${note}\n`);
+  }
 }
 
 await platform.run(async () => {
@@ -157,6 +296,7 @@ await platform.run(async () => {
       );
     }
   }
+  if (pollSize > 0) await measureResponsiveness({ commerce, distribution, catalogPid });
   log(
     `catalog baseline before the first ingest: VmRSS ${round(baseline.rss / MB, 1)} MB, ` +
       `VmHWM ${round(baseline.hwm / MB, 1)} MB`,

@@ -21,6 +21,7 @@ import { catalogHandlers } from './handlers/catalog.handlers.js';
 import { ingestHandlers } from './handlers/ingest.handlers.js';
 import { ingestSubject } from './worker/ingest-message.js';
 import { createIngestHandler } from './worker/ingest-worker.js';
+import { createCatalogPreparationPool } from './worker/prepare-catalog.pool.js';
 import { createReconciler } from './worker/reconciler.js';
 
 export { catalogMigrations, CATALOG_SCHEMA } from './db/migrations/index.js';
@@ -59,6 +60,13 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     logger,
     intervalMs: config.CATALOG_RECONCILE_INTERVAL_MS,
     staleAfterMs: config.CATALOG_INGEST_LEASE_MS,
+    maxRunsPerPartner: config.CATALOG_INGEST_MAX_RUNS_PER_PARTNER,
+  });
+  // Its threads start with the first document, so a service never started holds none.
+  const preparation = createCatalogPreparationPool({
+    threads: config.CATALOG_INGEST_CONCURRENCY,
+    heapMb: config.CATALOG_INGEST_THREAD_HEAP_MB,
+    logger,
   });
   const subjects = createSubjectService(deps, { name: 'catalog', version: '0.1.0' }, [
     ...ingestHandlers({ db, bus, js, prefix, logger }),
@@ -90,18 +98,24 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
         logger,
         config: {
           ack_wait: nanos(config.CATALOG_INGEST_LEASE_MS),
-          // Attempts are counted per run in the database; this only stops a runaway message.
+          // Attempts are counted per run in the database, and a run over its partner's cap
+          // waits parked in Postgres (its message acked), so a message is redelivered only
+          // after a crash or a transient failure; this stops a runaway one (the reconciler
+          // publishes its run again).
           max_deliver: 50,
           max_ack_pending: 1_000,
         },
         handle: createIngestHandler({
           db,
+          js,
           relay,
+          preparation,
           logger,
           prefix,
           workerId: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
           leaseMs: config.CATALOG_INGEST_LEASE_MS,
           maxAttempts: config.CATALOG_INGEST_MAX_ATTEMPTS,
+          maxRunsPerPartner: config.CATALOG_INGEST_MAX_RUNS_PER_PARTNER,
           fetch: {
             allowHttp: config.CATALOG_FETCH_ALLOW_HTTP === 'true',
             allowlist: parseAllowlist(config.CATALOG_FETCH_ALLOWLIST),
@@ -116,6 +130,9 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     async stop() {
       await subjects.stop();
       await consumer?.stop();
+      // After the consumer: runs still preparing past its deadline are cut off (their
+      // leases lapse and another replica resumes them).
+      await preparation.close();
       await reconciler.stop();
       await relay.stop();
     },

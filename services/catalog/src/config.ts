@@ -10,8 +10,18 @@ export const catalogEnvSchema = z.object({
   CATALOG_FETCH_ALLOWLIST: z.string().default(''),
   CATALOG_FETCH_TIMEOUT_MS: milliseconds(60_000),
   CATALOG_FETCH_CONNECT_TIMEOUT_MS: milliseconds(5_000),
-  /** Runs one replica works on at once (each holds a document in memory). */
+  /**
+   * Runs one replica works on at once (each holds a document in memory); also the threads
+   * that parse and validate documents off the request loop.
+   */
   CATALOG_INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
+  /** Runs of one partner in progress at once across every replica; more wait their turn. */
+  CATALOG_INGEST_MAX_RUNS_PER_PARTNER: z.coerce.number().int().min(1).max(1_000).default(2),
+  /**
+   * Old-generation heap of each preparation thread: a document that needs more fails its run
+   * instead of growing the process (a generated 100k-item, 40 MB document fits in 256 MB).
+   */
+  CATALOG_INGEST_THREAD_HEAP_MB: z.coerce.number().int().min(64).max(16_384).default(1_024),
   /** A worker's claim on a run; heartbeats renew it, a crash lets it lapse. */
   CATALOG_INGEST_LEASE_MS: milliseconds(30_000),
   /** Claims of one run before it is failed rather than retried again. */

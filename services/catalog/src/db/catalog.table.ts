@@ -23,6 +23,13 @@ export interface IngestRunTable {
   lease_expires_at: Date | null;
   /** Last time the run's work message was published (the reconciler re-publishes). */
   published_at: Date | null;
+  /**
+   * Set while the run waits for a slot under its partner's cap: it has no work message then;
+   * a run of the partner that lets go of its slot (or the reconciler) publishes it.
+   */
+  parked_at: Date | null;
+  /** When the run first showed `processing` (shown while its activation event is pending). */
+  processing_at: Date | null;
   version_id: string | null;
   activation_event_id: ColumnType<string | null, never, string | null>;
   created_at: Generated<Date>;

@@ -30,7 +30,13 @@ export type SafeFetchFailure =
   | 'aborted';
 
 export type SafeFetchResult =
-  | { ok: true; body: Buffer; finalUrl: string; contentType: string | undefined }
+  | {
+      ok: true;
+      /** The decoded body; it alone spans its ArrayBuffer, so that can be transferred. */
+      body: Buffer;
+      finalUrl: string;
+      contentType: string | undefined;
+    }
   | { ok: false; failure: SafeFetchFailure; message: string };
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -132,7 +138,7 @@ function checkTarget(
   }
   const literal = unbracket(target.hostname);
   if (isIP(literal) !== 0 && !addressAllowed(literal, undefined, options.allowlist)) {
-    throw notRoutable(subject);
+    throw notRoutable(subject, 'address_not_allowed');
   }
   return target;
 }
@@ -149,11 +155,13 @@ function addressAllowed(
   return isPublicAddress(address) || allowlist.allows(address, hostname);
 }
 
-function notRoutable(subject: string): FetchFailure {
-  return new FetchFailure(
-    'address_not_allowed',
-    `${subject} resolves to an address that is not publicly routable`,
-  );
+/**
+ * A host that does not resolve and one that resolves to a private address read the same to
+ * the partner: distinct messages would let anyone probe our internal DNS. The failure kind
+ * stays distinct for logs and metrics.
+ */
+function notRoutable(subject: string, failure: 'address_not_allowed' | 'dns_failed'): FetchFailure {
+  return new FetchFailure(failure, `${subject} does not resolve to a publicly routable address`);
 }
 
 /**
@@ -165,14 +173,14 @@ function guardedLookup(subject: string, allowlist: AddressAllowlist): LookupFunc
     const query = { family: lookupOptions.family, hints: lookupOptions.hints, all: true as const };
     dnsLookup(hostname, query, (error, addresses) => {
       if (error || addresses.length === 0) {
-        callback(new FetchFailure('dns_failed', `${subject} host could not be resolved`), []);
+        callback(notRoutable(subject, 'dns_failed'), []);
         return;
       }
       const permitted = addresses.filter((entry: LookupAddress) =>
         addressAllowed(entry.address, hostname, allowlist),
       );
       const first = permitted[0];
-      if (first === undefined) callback(notRoutable(subject), []);
+      if (first === undefined) callback(notRoutable(subject, 'address_not_allowed'), []);
       // With autoSelectFamily, net asks for every address; otherwise for one.
       else if (lookupOptions.all) callback(null, permitted);
       else callback(null, first.address, first.family);
@@ -300,7 +308,7 @@ function requestOnce(
         settle({
           hop: {
             kind: 'body',
-            body: Buffer.concat(chunks, received),
+            body: ownBuffer(chunks, received),
             contentType: res.headers['content-type'],
           },
         }),
@@ -308,6 +316,17 @@ function requestOnce(
     });
     request.end();
   });
+}
+
+/**
+ * The chunks in one buffer outside Node's shared pool (Buffer.concat may place a small body
+ * in it), so the caller can hand its ArrayBuffer to a worker thread without copying.
+ */
+function ownBuffer(chunks: readonly Buffer[], length: number): Buffer {
+  const body = Buffer.allocUnsafeSlow(length);
+  let offset = 0;
+  for (const chunk of chunks) offset += chunk.copy(body, offset);
+  return body;
 }
 
 function describeError(error: unknown, subject: string): FetchFailure {

@@ -20,16 +20,25 @@ const POLL_AFTER_SECONDS = 2;
 /**
  * The run as partners see it. An activation whose event is not yet published still reads
  * `processing`: once `succeeded` shows, every service has been told (ordering's caches
- * refresh on the event, so a cart priced after that uses the new catalog).
+ * refresh on the event, so a cart priced after that uses the new catalog). `updatedAt`
+ * follows what the partner sees: while the event waits it stays at the move to
+ * `processing`, and `succeeded` shows from the event's publication on.
  */
-function toIngestStatus(run: IngestRunRow & { event_pending: boolean }): CatalogIngestStatus {
-  const status = run.status === 'succeeded' && run.event_pending ? 'processing' : run.status;
+function toIngestStatus(
+  run: IngestRunRow & { event_pending: boolean; event_published_at: Date | null },
+): CatalogIngestStatus {
+  const activating = run.status === 'succeeded' && run.event_pending;
+  const status = activating ? 'processing' : run.status;
+  let updatedAt = run.updated_at;
+  if (activating) updatedAt = run.processing_at ?? run.updated_at;
+  else if (status === 'succeeded' && run.event_published_at && run.event_published_at > updatedAt)
+    updatedAt = run.event_published_at;
   return {
     catalogIngestId: run.run_id,
     storeId: run.store_id,
     status,
     createdAt: run.created_at.toISOString(),
-    updatedAt: run.updated_at.toISOString(),
+    updatedAt: updatedAt.toISOString(),
     errors: status === 'failed' ? run.errors : [],
     ...(status === 'succeeded' && run.summary ? { summary: run.summary } : {}),
   };

@@ -1,29 +1,29 @@
 import { catalogLimits, events, type CatalogIngestError } from '@pcp/contracts';
 import type { AddressAllowlist, Logger, OutboxRelay } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import type { JsMsg } from 'nats';
-import { createHash } from 'node:crypto';
+import type { JetStreamClient, JsMsg } from 'nats';
 import { activateCatalog } from '../db/catalog.repository.js';
 import type { CatalogDatabase, IngestRunRow } from '../db/catalog.table.js';
-import {
-  claimRun,
-  extendLease,
-  findRun,
-  releaseLease,
-  transitionRun,
-} from '../db/ingest-run.repository.js';
-import { validateCatalogSet } from '../domain/validate-catalog-set.js';
+import { claimRun, extendLease, releaseLease, transitionRun } from '../db/ingest-run.repository.js';
+import type { ValidatedCatalogSet } from '../domain/validate-catalog-set.js';
 import { safeFetch } from '../fetch/safe-fetch.js';
 import { ingestMessage } from './ingest-message.js';
+import { releaseParkedRuns } from './parked-runs.js';
+import type { CatalogPreparationPool } from './prepare-catalog.pool.js';
+import type { PrepareCatalogResult, PreparedCatalog } from './prepare-catalog.task.js';
 
 export interface IngestWorkerDeps {
   db: Kysely<CatalogDatabase>;
+  js: JetStreamClient;
   relay: OutboxRelay;
+  preparation: CatalogPreparationPool;
   logger: Logger;
   prefix: string;
   workerId: string;
   leaseMs: number;
   maxAttempts: number;
+  /** Runs of one partner in progress at once, across every replica. */
+  maxRunsPerPartner: number;
   fetch: {
     allowHttp: boolean;
     allowlist: AddressAllowlist;
@@ -36,6 +36,9 @@ export interface IngestWorkerDeps {
 class LeaseLost extends Error {}
 
 const failure = (message: string, path = ''): CatalogIngestError[] => [{ message, path }];
+
+const contactSupport = (runId: string) =>
+  failure(`The catalog could not be processed; contact support quoting catalogIngestId ${runId}`);
 
 /**
  * Handles one work message. Terminal outcomes are written before the ack, so a crash at any
@@ -53,32 +56,59 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
       return;
     }
     const { runId } = parsed.data;
-    const run = await claimRun(db, runId, workerId, leaseMs);
-    if (!run) {
-      const current = await findRun(db, runId);
-      if (!current) msg.term();
-      else if (current.status === 'succeeded' || current.status === 'failed') msg.ack();
-      else {
+    const claim = await claimRun(db, {
+      runId,
+      workerId,
+      leaseMs,
+      maxRunsPerPartner: deps.maxRunsPerPartner,
+    });
+    switch (claim.outcome) {
+      case 'missing':
+        msg.term();
+        return;
+      case 'finished':
+        msg.ack();
+        return;
+      case 'parked':
+        // The run waits in Postgres until its partner has a free slot. Kept in JetStream
+        // (nak with a delay) it would hold one of the consumer's max_ack_pending slots and
+        // spend deliveries: a partner with many queued runs would stall every partner.
+        logger.debug({ runId }, 'partner at its cap of runs in progress; run parked');
+        msg.ack();
+        // It may have been parked behind earlier runs while a slot is free: start those.
+        await releaseParked(claim.partnerId);
+        return;
+      case 'held': {
         // Another worker holds it; look again after its lease would lapse.
-        const wait = Math.max(
-          1_000,
-          (current.lease_expires_at?.getTime() ?? Date.now()) - Date.now() + 1_000,
-        );
+        const wait = Math.max(1_000, claim.leaseExpiresAt.getTime() - Date.now() + 1_000);
         msg.nak(wait);
+        return;
       }
-      return;
+      case 'claimed':
+        break;
     }
+    const { run } = claim;
+    try {
+      await carryOut(run, msg);
+    } finally {
+      // This run no longer holds a slot (finished, released or taken over): the partner's
+      // next parked run may start.
+      await releaseParked(run.partner_id);
+    }
+  };
+
+  /** Should this fail, the reconciler releases the runs later. */
+  async function releaseParked(partnerId: string): Promise<void> {
+    await releaseParkedRuns(deps, partnerId).catch((error: unknown) =>
+      logger.warn({ err: error, partnerId }, 'releasing parked runs failed'),
+    );
+  }
+
+  async function carryOut(run: IngestRunRow, msg: JsMsg): Promise<void> {
+    const runId = run.run_id;
     const log = logger.child({ runId, storeId: run.store_id, attempt: run.attempts });
     if (run.attempts > deps.maxAttempts) {
-      await transitionRun(
-        db,
-        runId,
-        workerId,
-        'failed',
-        failure(
-          `The catalog could not be processed; contact support quoting catalogIngestId ${runId}`,
-        ),
-      );
+      await transitionRun(db, runId, workerId, 'failed', contactSupport(runId));
       log.error('ingest failed after the maximum number of attempts');
       msg.ack();
       return;
@@ -99,7 +129,7 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
       if (leaseLost) throw new LeaseLost();
     };
     try {
-      await ingest(run, ensureLease, () => msg.working());
+      await ingest(run, log, ensureLease, () => msg.working());
       msg.ack();
     } catch (error) {
       if (error instanceof LeaseLost) {
@@ -113,7 +143,7 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     } finally {
       clearInterval(heartbeat);
     }
-  };
+  }
 
   async function move(
     run: IngestRunRow,
@@ -125,6 +155,7 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
 
   async function ingest(
     run: IngestRunRow,
+    log: Logger,
     ensureLease: () => void,
     progress: () => void,
   ): Promise<void> {
@@ -145,36 +176,54 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
       },
     });
     ensureLease();
-    if (!download.ok) return move(run, 'failed', failure(download.message));
-
-    let document: unknown;
-    try {
-      document = JSON.parse(download.body.toString('utf8').replace(/^\uFEFF/, ''));
-    } catch (error) {
-      // V8's message quotes the body; only the position is safe to repeat to the partner.
-      const position =
-        error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
-      const where = position === undefined ? '' : ` (error at character ${position})`;
-      return move(run, 'failed', failure(`callbackUrl did not return valid JSON${where}`));
+    if (!download.ok) {
+      // The partner's message may hide the kind (a DNS failure reads as a private address).
+      log.info({ failure: download.failure }, 'callbackUrl download failed');
+      return move(run, 'failed', failure(download.message));
     }
-    await move(run, 'processing');
 
-    const validation = validateCatalogSet(document, {
-      storeId: run.store_id,
-      catalogIngestId: run.run_id,
-      currency: run.currency,
-    });
+    // The run shows `processing` as soon as the bytes parse, while validation goes on.
+    let processing: Promise<void> | undefined;
+    const enterProcessing = () => {
+      if (!processing) {
+        processing = move(run, 'processing');
+        // Awaited below; until then a rejection (lease lost) must not count as unhandled.
+        processing.catch(() => undefined);
+      }
+      return processing;
+    };
+    let prepared: PrepareCatalogResult;
+    try {
+      prepared = await deps.preparation.prepare(
+        download.body,
+        { storeId: run.store_id, catalogIngestId: run.run_id, currency: run.currency },
+        () => void enterProcessing(),
+      );
+    } catch (error) {
+      // Deterministic for this document: another attempt would run out of memory again.
+      if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        log.error({ err: error }, 'the document exhausted a preparation thread’s heap');
+        await processing?.catch(() => undefined);
+        return move(run, 'failed', contactSupport(run.run_id));
+      }
+      throw error;
+    }
+    if (prepared.outcome === 'invalid_json') {
+      ensureLease();
+      return move(run, 'failed', failure(prepared.message));
+    }
+    // The thread's note that the bytes parsed may arrive after its result.
+    await enterProcessing();
     ensureLease();
-    if (!validation.ok) return move(run, 'failed', validation.errors);
+    if (prepared.outcome === 'invalid') return move(run, 'failed', prepared.errors);
 
-    const documentText = JSON.stringify(validation.catalog.document);
-    const etag = `"${createHash('sha256').update(documentText).digest('base64url')}"`;
+    const { catalog } = prepared;
     const activation = await activateCatalog(db, {
       run,
       workerId,
-      catalog: validation.catalog,
-      document: Buffer.from(documentText),
-      etag,
+      catalog: activationCatalog(catalog),
+      document: catalog.document,
+      etag: catalog.etag,
       eventSubject: `${deps.prefix}.${events.catalogActivated.subject}`,
     });
     switch (activation.outcome) {
@@ -193,6 +242,21 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
         return;
     }
   }
+}
+
+/**
+ * activateCatalog reads only these parts of a ValidatedCatalogSet; the parsed document
+ * itself stays on the preparation thread, so the service never holds its object graph.
+ */
+function activationCatalog(catalog: PreparedCatalog): ValidatedCatalogSet {
+  const used: Pick<ValidatedCatalogSet, 'prices' | 'counts'> & {
+    document: Pick<ValidatedCatalogSet['document'], 'catalogSetId' | 'currency'>;
+  } = {
+    document: { catalogSetId: catalog.catalogSetId, currency: catalog.currency },
+    prices: catalog.prices,
+    counts: catalog.counts,
+  };
+  return used as ValidatedCatalogSet;
 }
 
 function safeJson(data: Uint8Array): unknown {

@@ -2,13 +2,19 @@ import type { Logger } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { JetStreamClient } from 'nats';
 import type { CatalogDatabase } from '../db/catalog.table.js';
-import { findOrphanedRuns, markPublished } from '../db/ingest-run.repository.js';
+import {
+  findOrphanedRuns,
+  findPartnersWithParkedRuns,
+  markPublished,
+} from '../db/ingest-run.repository.js';
 import { publishIngest } from './ingest-message.js';
+import { releaseParkedRuns } from './parked-runs.js';
 
 /**
  * Finds unfinished runs nobody works on (a publish that failed after the 202, a worker that
- * died after JetStream gave up redelivering) and publishes their work again. Any replica
- * may run it; a duplicate message is harmless.
+ * died after JetStream gave up redelivering) and publishes their work again, and releases
+ * parked runs of partners with a free slot whose release was lost (the worker that freed the
+ * slot died). Any replica may run it; a duplicate message is harmless.
  */
 export function createReconciler(deps: {
   db: Kysely<CatalogDatabase>;
@@ -17,10 +23,12 @@ export function createReconciler(deps: {
   logger: Logger;
   intervalMs: number;
   staleAfterMs: number;
+  maxRunsPerPartner: number;
 }) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
 
+  /** How many runs it published. */
   async function reconcile(): Promise<number> {
     const runs = await findOrphanedRuns(deps.db, deps.staleAfterMs);
     for (const run of runs) {
@@ -32,7 +40,18 @@ export function createReconciler(deps: {
         're-published an orphaned ingest run',
       );
     }
-    return runs.length;
+    let released = 0;
+    const partners = await findPartnersWithParkedRuns(
+      deps.db,
+      deps.staleAfterMs,
+      deps.maxRunsPerPartner,
+    );
+    for (const partnerId of partners) {
+      const count = await releaseParkedRuns(deps, partnerId);
+      if (count > 0) deps.logger.warn({ partnerId, count }, 'released parked ingest runs');
+      released += count;
+    }
+    return runs.length + released;
   }
 
   return {

@@ -120,6 +120,17 @@ describe('safeFetch', () => {
     });
   });
 
+  it.each(['/ok', '/encoded/gzip', '/trickle'])(
+    'returns a body %s that alone spans its ArrayBuffer (transferable to a thread)',
+    async (path) => {
+      const result = await safeFetch(`${base}${path}`, options());
+      expect(result.ok).toBe(true);
+      const body = result.ok ? result.body : Buffer.alloc(1);
+      expect(body.byteOffset).toBe(0);
+      expect(body.buffer.byteLength).toBe(body.length);
+    },
+  );
+
   it('asks for JSON and for compressed encodings', async () => {
     seenHeaders.length = 0;
     await safeFetch(`${base}/ok`, options());
@@ -166,7 +177,7 @@ describe('safeFetch', () => {
       await safeFetch(`${base}/ok`, options({ allowlist: parseAllowlist('') })),
       'address_not_allowed',
     );
-    expect(message).toBe('callbackUrl resolves to an address that is not publicly routable');
+    expect(message).toBe('callbackUrl does not resolve to a publicly routable address');
   });
 
   it('refuses a hostname that resolves to loopback (checked in the lookup)', async () => {
@@ -294,12 +305,22 @@ describe('safeFetch', () => {
     expect(message).toBe('callbackUrl failed the TLS handshake');
   });
 
-  it('reports an unresolvable host', async () => {
-    const message = expectFailure(
+  it('reports an unresolvable host in the same words as a private one (no DNS oracle)', async () => {
+    const unresolvable = expectFailure(
       await safeFetch('http://does-not-exist.invalid/doc.json', options()),
       'dns_failed',
     );
-    expect(message).toBe('callbackUrl host could not be resolved');
+    const loopback = expectFailure(
+      await safeFetch(`http://localhost:${port}/ok`, options({ allowlist: parseAllowlist('') })),
+      'address_not_allowed',
+    );
+    const literal = expectFailure(
+      await safeFetch('http://10.0.0.1/doc.json', options()),
+      'address_not_allowed',
+    );
+    expect(unresolvable).toBe('callbackUrl does not resolve to a publicly routable address');
+    expect(loopback).toBe(unresolvable);
+    expect(literal).toBe(unresolvable);
   });
 
   it('stops when the caller aborts', async () => {

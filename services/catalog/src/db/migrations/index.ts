@@ -2,12 +2,14 @@ import type { Migration } from 'kysely';
 import * as createCatalog from './2026-11-22T0100-create-catalog.js';
 import * as runActivationEvent from './2026-11-22T0200-run-activation-event.js';
 import * as documentChunks from './2026-11-23T0100-document-chunks.js';
+import * as ingestRunFairness from './2026-11-24T0100-ingest-run-fairness.js';
 
 /** Migrations of the `catalog` schema. */
 export const catalogMigrations: Record<string, Migration> = {
   '2026-11-22T0100-create-catalog': createCatalog,
   '2026-11-22T0200-run-activation-event': runActivationEvent,
   '2026-11-23T0100-document-chunks': documentChunks,
+  '2026-11-24T0100-ingest-run-fairness': ingestRunFairness,
 };
 
 export const CATALOG_SCHEMA = 'catalog';

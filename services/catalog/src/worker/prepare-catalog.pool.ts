@@ -1,0 +1,78 @@
+import type { Logger } from '@pcp/service-kit';
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { ValidationContext } from '../domain/validate-catalog-set.js';
+import {
+  PARSED,
+  type PrepareCatalogResult,
+  type PrepareCatalogTask,
+} from './prepare-catalog.task.js';
+
+// Tests run the TypeScript sources and production the compiled JavaScript: the task file is
+// this file's sibling with the same extension, and a TypeScript one loads through tsx (with
+// workspace packages resolved to their sources, as in the tests).
+const runningTypeScript = import.meta.url.endsWith('.ts');
+const TASK_FILE = new URL(
+  `./prepare-catalog.task.${runningTypeScript ? 'ts' : 'js'}`,
+  import.meta.url,
+).href;
+const TYPESCRIPT_EXEC_ARGV = ['--conditions=@pcp/source', '--import', 'tsx'];
+
+/** Threads with no task for this long exit, returning a large document's heap to the OS. */
+const IDLE_THREAD_MS = 30_000;
+
+export interface CatalogPreparationPool {
+  /**
+   * Parse, validate, serialize and hash a downloaded document on a worker thread. `bytes`
+   * must span its whole ArrayBuffer (safeFetch's body does); it is transferred, so the caller
+   * must not use it afterwards. `onParsed` runs once the bytes are valid JSON.
+   */
+  prepare(
+    bytes: Uint8Array,
+    context: ValidationContext,
+    onParsed: () => void,
+  ): Promise<PrepareCatalogResult>;
+  close(): Promise<void>;
+}
+
+export function createCatalogPreparationPool(options: {
+  /** Documents prepared at once (the service's ingest concurrency). */
+  threads: number;
+  /** Old-generation heap of each thread, so one document cannot exhaust the process. */
+  heapMb: number;
+  logger: Logger;
+}): CatalogPreparationPool {
+  const pool = new Piscina<PrepareCatalogTask, PrepareCatalogResult>({
+    filename: TASK_FILE,
+    minThreads: 0,
+    maxThreads: options.threads,
+    idleTimeout: IDLE_THREAD_MS,
+    resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
+    execArgv: runningTypeScript ? TYPESCRIPT_EXEC_ARGV : [],
+  });
+  // Errors outside any task (a thread that fails while idle); a task's own error rejects it.
+  pool.on('error', (error: unknown) =>
+    options.logger.error({ err: error }, 'catalog preparation thread failed'),
+  );
+
+  return {
+    async prepare(bytes, context, onParsed) {
+      if (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) {
+        throw new Error('prepare needs bytes that span their whole ArrayBuffer');
+      }
+      const { port1, port2 } = new MessageChannel();
+      port1.on('message', (message) => {
+        if (message === PARSED) onParsed();
+      });
+      try {
+        return await pool.run(
+          { bytes: bytes.buffer as ArrayBuffer, context, progress: port2 },
+          { transferList: [bytes.buffer as ArrayBuffer, port2] },
+        );
+      } finally {
+        port1.close();
+      }
+    },
+    close: () => pool.destroy(),
+  };
+}

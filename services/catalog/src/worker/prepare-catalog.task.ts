@@ -1,0 +1,94 @@
+/**
+ * Runs in a worker thread of the catalog preparation pool (prepare-catalog.pool.ts): the
+ * CPU-heavy part of an ingest (JSON parse, validation, serialization, hashing), so the
+ * service's event loop keeps answering requests meanwhile. The parsed document never leaves
+ * this thread; only what activation needs does.
+ */
+import type { CatalogIngestError } from '@pcp/contracts';
+import { createHash } from 'node:crypto';
+import type { MessagePort } from 'node:worker_threads';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
+import {
+  validateCatalogSet,
+  type ValidatedCatalogSet,
+  type ValidationContext,
+} from '../domain/validate-catalog-set.js';
+
+export interface PrepareCatalogTask {
+  /** The downloaded bytes, transferred (the sender's view is detached). */
+  bytes: ArrayBuffer;
+  context: ValidationContext;
+  /** Receives `PARSED` once the bytes are valid JSON: the run then shows `processing`. */
+  progress: MessagePort;
+}
+
+export const PARSED = 'parsed';
+
+/** The validated catalog as activation takes it, without the document's object graph. */
+export interface PreparedCatalog {
+  /** The CatalogSet as served: UTF-8 JSON. */
+  document: Uint8Array;
+  /** Strong ETag of `document`, quoted. */
+  etag: string;
+  catalogSetId: string;
+  currency: string;
+  prices: ValidatedCatalogSet['prices'];
+  counts: ValidatedCatalogSet['counts'];
+}
+
+export type PrepareCatalogResult =
+  | { outcome: 'invalid_json'; message: string }
+  | { outcome: 'invalid'; errors: CatalogIngestError[] }
+  | { outcome: 'valid'; catalog: PreparedCatalog };
+
+/** Piscina's wrapper of a result whose buffers are transferred, not copied. */
+type Moved = ReturnType<typeof move>;
+
+export default function prepareCatalog(task: PrepareCatalogTask): Moved {
+  let document: unknown;
+  try {
+    document = JSON.parse(
+      Buffer.from(task.bytes)
+        .toString('utf8')
+        .replace(/^\uFEFF/, ''),
+    );
+  } catch (error) {
+    // V8's message quotes the body; only the position is safe to repeat to the partner.
+    const position =
+      error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
+    const where = position === undefined ? '' : ` (error at character ${position})`;
+    return result({
+      outcome: 'invalid_json',
+      message: `callbackUrl did not return valid JSON${where}`,
+    });
+  }
+  task.progress.postMessage(PARSED);
+
+  const validation = validateCatalogSet(document, task.context);
+  if (!validation.ok) return result({ outcome: 'invalid', errors: validation.errors });
+
+  const { catalog } = validation;
+  // An encoder's output owns its ArrayBuffer (a small Buffer may sit in Node's shared pool),
+  // so it can be transferred back without a copy.
+  const bytes = new TextEncoder().encode(JSON.stringify(catalog.document));
+  const etag = `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+  return result(
+    {
+      outcome: 'valid',
+      catalog: {
+        document: bytes,
+        etag,
+        catalogSetId: catalog.document.catalogSetId,
+        currency: catalog.document.currency,
+        prices: catalog.prices,
+        counts: catalog.counts,
+      },
+    },
+    [bytes.buffer],
+  );
+}
+
+/** The result for piscina, handing `transfer` over to the main thread instead of copying. */
+function result(value: PrepareCatalogResult, transfer: ArrayBuffer[] = []): Moved {
+  return move({ [transferableSymbol]: transfer, [valueSymbol]: value });
+}
