@@ -2,8 +2,6 @@ import { events, type CatalogIngestSummary } from '@pcp/contracts';
 import { insertOutboxEvent, newEvent } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
-import { summarizeChanges } from '../domain/catalog-diff.js';
-import type { ValidatedCatalogSet } from '../domain/validate-catalog-set.js';
 import type { CatalogDatabase, IngestRunRow } from './catalog.table.js';
 
 type Db = Kysely<CatalogDatabase>;
@@ -17,6 +15,19 @@ const KEEP_PREVIOUS_VERSIONS = 2;
  * default max payload (a larger reply would still arrive, in parts).
  */
 export const DOCUMENT_CHUNK_BYTES = 512 * 1024;
+
+/** What activation stores of a validated CatalogSet (prepared off the request loop). */
+export interface ActivatedCatalog {
+  catalogSetId: string;
+  currency: string;
+  /** The document as served: UTF-8 JSON. */
+  document: Uint8Array;
+  /** Strong ETag of `document`, quoted. */
+  etag: string;
+  /** JSON object itemId → basePrice in minor units, for this and the next change summary. */
+  pricesJson: string;
+  counts: { items: number; sections: number; modifierGroups: number };
+}
 
 export type ActivationOutcome =
   | { outcome: 'activated'; summary: CatalogIngestSummary; versionId: string }
@@ -33,10 +44,7 @@ export function activateCatalog(
   input: {
     run: IngestRunRow;
     workerId: string;
-    catalog: ValidatedCatalogSet;
-    /** The document as served: UTF-8 JSON. */
-    document: Uint8Array;
-    etag: string;
+    catalog: ActivatedCatalog;
     eventSubject: string;
   },
 ): Promise<ActivationOutcome> {
@@ -55,14 +63,12 @@ export function activateCatalog(
 
     const active = await trx
       .selectFrom('active_catalogs')
-      .innerJoin('catalog_versions', 'catalog_versions.version_id', 'active_catalogs.version_id')
-      .select(['active_catalogs.sequence', 'catalog_versions.prices'])
-      .where('active_catalogs.store_id', '=', run.store_id)
+      .select(['sequence', 'version_id'])
+      .where('store_id', '=', run.store_id)
       .executeTakeFirst();
     if (active && active.sequence > run.sequence) return { outcome: 'superseded' };
 
-    const previous = active ? new Map(Object.entries(active.prices)) : undefined;
-    const summary = summarizeChanges(input.catalog.prices, input.catalog.counts, previous);
+    const { catalog } = input;
     const versionId = randomUUID();
     const activatedAt = new Date();
     await trx
@@ -72,15 +78,21 @@ export function activateCatalog(
         store_id: run.store_id,
         run_id: run.run_id,
         sequence: run.sequence,
-        catalog_set_id: input.catalog.document.catalogSetId,
-        currency: input.catalog.document.currency,
-        etag: input.etag,
-        document_bytes: input.document.length,
-        chunk_count: chunkCount(input.document.length),
-        prices: JSON.stringify(Object.fromEntries(input.catalog.prices)),
+        catalog_set_id: catalog.catalogSetId,
+        currency: catalog.currency,
+        etag: catalog.etag,
+        document_bytes: catalog.document.length,
+        chunk_count: chunkCount(catalog.document.length),
+        prices: catalog.pricesJson,
       })
       .execute();
-    await insertChunks(trx, versionId, input.document);
+    await insertChunks(trx, versionId, catalog.document);
+    const summary: CatalogIngestSummary = {
+      items: catalog.counts.items,
+      sections: catalog.counts.sections,
+      modifierGroups: catalog.counts.modifierGroups,
+      ...(await priceChanges(trx, versionId, active?.version_id)),
+    };
     await trx
       .insertInto('active_catalogs')
       .values({
@@ -99,9 +111,9 @@ export function activateCatalog(
       .execute();
     const event = newEvent(events.catalogActivated.schema.shape.type.value, {
       storeId: run.store_id,
-      catalogSetId: input.catalog.document.catalogSetId,
+      catalogSetId: catalog.catalogSetId,
       versionId,
-      etag: input.etag,
+      etag: catalog.etag,
       activatedAt: activatedAt.toISOString(),
     });
     await trx
@@ -144,8 +156,44 @@ function chunkCount(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / DOCUMENT_CHUNK_BYTES));
 }
 
-/** Insert statements of at most this many chunks (32 MB), so no statement is huge. */
-const CHUNKS_PER_INSERT = 64;
+/**
+ * Chunks per insert statement (2 MB): pg serializes a statement's parameters on the event
+ * loop in one go, and 32 MB at once stalled it for 300 ms.
+ */
+const CHUNKS_PER_INSERT = 4;
+
+/**
+ * Items added, removed and re-priced against the previously active version (contract §4),
+ * counted by Postgres from both versions' stored prices, so the service never parses
+ * 100,000 previous prices on its event loop.
+ */
+async function priceChanges(
+  trx: Db,
+  versionId: string,
+  previousVersionId: string | undefined,
+): Promise<Pick<CatalogIngestSummary, 'added' | 'removed' | 'priceChanged'>> {
+  const { rows } = await sql<{ added: number; removed: number; price_changed: number }>`
+    with next as (
+      select key, value from catalog_versions, jsonb_each(prices) where version_id = ${versionId}
+    ), previous as (
+      select key, value from catalog_versions, jsonb_each(prices)
+      where version_id = ${previousVersionId ?? null}::uuid
+    )
+    select
+      (select count(*) from next left join previous using (key) where previous.key is null)::int
+        as added,
+      (select count(*) from previous left join next using (key) where next.key is null)::int
+        as removed,
+      (select count(*) from next join previous using (key) where next.value <> previous.value)::int
+        as price_changed
+  `.execute(trx);
+  const [counted] = rows;
+  return {
+    added: counted?.added ?? 0,
+    removed: counted?.removed ?? 0,
+    priceChanged: counted?.price_changed ?? 0,
+  };
+}
 
 async function insertChunks(trx: Db, versionId: string, document: Uint8Array): Promise<void> {
   const chunks = chunkCount(document.length);

@@ -5,12 +5,11 @@ import type { JetStreamClient, JsMsg } from 'nats';
 import { activateCatalog } from '../db/catalog.repository.js';
 import type { CatalogDatabase, IngestRunRow } from '../db/catalog.table.js';
 import { claimRun, extendLease, releaseLease, transitionRun } from '../db/ingest-run.repository.js';
-import type { ValidatedCatalogSet } from '../domain/validate-catalog-set.js';
 import { safeFetch } from '../fetch/safe-fetch.js';
 import { ingestMessage } from './ingest-message.js';
 import { releaseParkedRuns } from './parked-runs.js';
 import type { CatalogPreparationPool } from './prepare-catalog.pool.js';
-import type { PrepareCatalogResult, PreparedCatalog } from './prepare-catalog.task.js';
+import type { PrepareCatalogResult } from './prepare-catalog.task.js';
 
 export interface IngestWorkerDeps {
   db: Kysely<CatalogDatabase>;
@@ -217,13 +216,10 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     ensureLease();
     if (prepared.outcome === 'invalid') return move(run, 'failed', prepared.errors);
 
-    const { catalog } = prepared;
     const activation = await activateCatalog(db, {
       run,
       workerId,
-      catalog: activationCatalog(catalog),
-      document: catalog.document,
-      etag: catalog.etag,
+      catalog: prepared.catalog,
       eventSubject: `${deps.prefix}.${events.catalogActivated.subject}`,
     });
     switch (activation.outcome) {
@@ -242,21 +238,6 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
         return;
     }
   }
-}
-
-/**
- * activateCatalog reads only these parts of a ValidatedCatalogSet; the parsed document
- * itself stays on the preparation thread, so the service never holds its object graph.
- */
-function activationCatalog(catalog: PreparedCatalog): ValidatedCatalogSet {
-  const used: Pick<ValidatedCatalogSet, 'prices' | 'counts'> & {
-    document: Pick<ValidatedCatalogSet['document'], 'catalogSetId' | 'currency'>;
-  } = {
-    document: { catalogSetId: catalog.catalogSetId, currency: catalog.currency },
-    prices: catalog.prices,
-    counts: catalog.counts,
-  };
-  return used as ValidatedCatalogSet;
 }
 
 function safeJson(data: Uint8Array): unknown {
