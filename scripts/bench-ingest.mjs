@@ -227,6 +227,10 @@ function printReport() {
 
 await platform.run(async () => {
   const catalogPid = platform.children.get('catalog').pid;
+  // Ordering compiles each activated version ahead of use, and the gateway streams the GET:
+  // their peaks size their pods too.
+  const orderingPid = platform.children.get('ordering').pid;
+  const gatewayPid = platform.children.get('gateway').pid;
   const { commerce, distribution } = platform.createPartners();
   platform.setRateLimits(commerce, { writes: 100_000, reads: 100_000 });
   platform.setRateLimits(distribution, { reads: 100_000 });
@@ -287,7 +291,9 @@ await platform.run(async () => {
       'best s': round(best, 3),
       'items/s (median)': Math.round(size / med),
       'catalog VmHWM MB': round(afterIngest.hwm / MB, 1),
+      'ordering VmHWM MB': round(memoryOf(orderingPid).hwm / MB, 1),
       'GET s': round(served.seconds, 3),
+      'gateway VmHWM MB': round(memoryOf(gatewayPid).hwm / MB, 1),
       'If-None-Match': served.revalidateStatus,
     });
     if (served.revalidateStatus !== 304) {
