@@ -12,6 +12,7 @@
  * get fewer modifier levels (each level needs at least one group of three options), and
  * documents under 12 items get no modifiers at all.
  */
+import { currencyExponent } from '@pcp/contracts';
 import { mulberry32 } from './prng.mjs';
 
 /** murmur3 fmix32: a bijection on 32-bit integers, so distinct inputs give distinct outputs. */
@@ -49,13 +50,6 @@ function uuidFrom(namespace, counter) {
   return (
     `${hex(fmix32(namespace), 8)}-${hex(spread >>> 16, 4)}-4${hex(spread, 3)}-` +
     `8${hex(spread >>> 20, 3)}-${hex(fmix32(spread ^ namespace), 4)}${hex(mixed, 8)}`
-  );
-}
-
-function fractionDigits(currency) {
-  return (
-    new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
-      .maximumFractionDigits ?? 2
   );
 }
 
@@ -161,7 +155,7 @@ export function generateCatalogSet({
   const namespace = fmix32(seed ^ fnv1a(storeId));
   let counter = 0;
   const nextId = () => uuidFrom(namespace, counter++);
-  const scale = 10 ** fractionDigits(currency);
+  const scale = 10 ** currencyExponent(currency);
   /** A price between min and max major units with the currency's own precision. */
   const price = (min, max) => Math.round((min + random() * (max - min)) * scale) / scale;
 

@@ -2,25 +2,50 @@
  * Money helpers (contract §2): amounts travel as JSON numbers in major units and live as
  * integer minor units everywhere inside the platform.
  */
+import currencyCodes from 'currency-codes';
 
-const exponentCache = new Map<string, number>();
-const knownCurrencies = new Set(Intl.supportedValuesOf('currency'));
+/**
+ * ISO 4217 codes with no minor unit ("N.A." in the standard): precious metals, bond-market
+ * units, SDR-like units, the testing code and "no currency". Nothing is priced in them.
+ */
+const withoutMinorUnit = new Set([
+  'XAG',
+  'XAU',
+  'XBA',
+  'XBB',
+  'XBC',
+  'XBD',
+  'XDR',
+  'XPD',
+  'XPT',
+  'XSU',
+  'XTS',
+  'XUA',
+  'XXX',
+]);
 
-/** True for an ISO 4217 code this runtime knows (its ICU data names the minor unit). */
+/**
+ * Minor-unit digits by ISO 4217 code, from the maintained table (`currency-codes`), read
+ * once: money is converted on every priced line. Codes are upper case, exactly.
+ */
+const minorUnitDigits = new Map(
+  currencyCodes.data
+    .filter((entry) => !withoutMinorUnit.has(entry.code))
+    .map((entry) => [entry.code, entry.digits]),
+);
+
+/** True for an ISO 4217 currency code that prices can be given in. */
 export function isKnownCurrency(code: string): boolean {
-  return knownCurrencies.has(code);
+  return minorUnitDigits.has(code);
 }
 
-/** Number of fraction digits of an ISO 4217 currency (USD 2, JPY 0, KWD 3). */
+/**
+ * Number of fraction digits of an ISO 4217 currency (USD 2, JPY 0, KWD 3, HUF 2, IQD 3),
+ * from ISO's table, not the runtime's locale data (which says 0 for HUF, IDR, COP and
+ * IQD). Validation refuses unknown codes before amounts are converted.
+ */
 export function currencyExponent(currency: string): number {
-  let exponent = exponentCache.get(currency);
-  if (exponent === undefined) {
-    exponent =
-      new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
-        .maximumFractionDigits ?? 2;
-    exponentCache.set(currency, exponent);
-  }
-  return exponent;
+  return minorUnitDigits.get(currency) ?? 2;
 }
 
 /**

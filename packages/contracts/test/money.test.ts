@@ -1,17 +1,79 @@
-import { currencyExponent, fromMinorUnits, toMinorUnits, toScaledInteger } from '@pcp/contracts';
+import {
+  currencyExponent,
+  fromMinorUnits,
+  isKnownCurrency,
+  storeProfileInput,
+  toMinorUnits,
+  toScaledInteger,
+} from '@pcp/contracts';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 describe('currencyExponent', () => {
+  // HUF, IDR, COP and IQD are where the runtime's locale data disagrees with ISO 4217.
   it.each([
     ['USD', 2],
     ['EUR', 2],
     ['JPY', 0],
     ['KWD', 3],
-  ])('%s has %i fraction digits', (currency, digits) => {
+    ['HUF', 2],
+    ['IDR', 2],
+    ['COP', 2],
+    ['IQD', 3],
+    ['CLF', 4],
+  ])('%s has %i fraction digits, as ISO 4217 says', (currency, digits) => {
     expect(currencyExponent(currency)).toBe(digits);
-    // A second call is served from the cache and agrees.
-    expect(currencyExponent(currency)).toBe(digits);
+  });
+});
+
+describe('isKnownCurrency', () => {
+  it('knows ISO 4217 codes, in upper case only', () => {
+    expect(isKnownCurrency('USD')).toBe(true);
+    expect(isKnownCurrency('IQD')).toBe(true);
+    expect(isKnownCurrency('usd')).toBe(false);
+    expect(isKnownCurrency('ABC')).toBe(false);
+  });
+
+  it('refuses codes without a minor unit (gold, testing, no currency)', () => {
+    for (const code of ['XAU', 'XAG', 'XTS', 'XXX', 'XDR']) {
+      expect(isKnownCurrency(code)).toBe(false);
+    }
+  });
+});
+
+describe('amounts in a currency the runtime gets wrong', () => {
+  it('accepts two decimals of HUF and refuses three, in a store profile', () => {
+    const profile = (fee: number) =>
+      storeProfileInput.safeParse({
+        name: 'Budapest Büfé',
+        phone: '+3612345678',
+        timezone: 'Europe/Budapest',
+        currency: 'HUF',
+        address: {
+          address1: 'Váci utca 1',
+          city: 'Budapest',
+          state: 'Budapest',
+          postalCode: '1052',
+          country: 'HU',
+          latitude: 47.49,
+          longitude: 19.05,
+        },
+        fulfillmentTypes: ['DELIVERY_BY_MERCHANT'],
+        availability: [],
+        delivery: { radiusMeters: 3000, fee, minimumOrder: 0, etaMinutes: 30 },
+        taxRate: 0.27,
+      });
+    expect(profile(12.34).success).toBe(true);
+    const refused = profile(12.345);
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues).toEqual([
+      expect.objectContaining({
+        path: ['delivery', 'fee'],
+        params: { code: 'PRECISION_EXCEEDED' },
+      }),
+    ]);
+    expect(toMinorUnits(12.34, 'HUF')).toBe(1234);
+    expect(fromMinorUnits(1234, 'IQD')).toBe(1.234);
   });
 });
 
