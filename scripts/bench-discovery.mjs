@@ -277,7 +277,10 @@ async function explainDiscovery(center) {
       'DELIVERY_BY_MERCHANT, limit 20',
       discoverySql(center, 'DELIVERY_BY_MERCHANT', radius, PAGE_LIMIT),
     );
-    await explain('PICKUP, all (scheduledTime path)', discoverySql(center, 'PICKUP', 50_000));
+    await explain(
+      'PICKUP, the nearest 20,000 (scheduledTime path)',
+      discoverySql(center, 'PICKUP', 50_000, 20_000),
+    );
   } finally {
     await client.end();
   }

@@ -31,7 +31,8 @@ export const storeAddress = z.object({
 export type StoreAddress = z.infer<typeof storeAddress>;
 
 export const deliverySettings = z.object({
-  radiusMeters: z.number().int().min(1).max(200_000),
+  /** At most 50 km (contract §5), so one store cannot widen every delivery search. */
+  radiusMeters: z.number().int().min(1).max(50_000),
   fee: moneyAmount,
   minimumOrder: moneyAmount,
   etaMinutes: z.number().int().min(1).max(1440),

@@ -1,4 +1,4 @@
-import { maxProblemErrors, parseContract } from '@pcp/contracts';
+import { maxProblemErrors, parseContract, type ContractParseResult } from '@pcp/contracts';
 import { AppError, issuesToErrors } from '@pcp/service-kit';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { z } from 'zod';
@@ -10,7 +10,7 @@ import type { z } from 'zod';
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> =
   ({ schema, httpPart }) =>
   (data) => {
-    const result = parseContract(schema, data);
+    const result = validate(schema, data, httpPart);
     if (result.success) return { value: result.data };
     const { issues } = result.error;
     const errors = issuesToErrors(issues.slice(0, maxProblemErrors)).map((error) =>
@@ -37,6 +37,21 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> =
       }),
     };
   };
+
+/**
+ * Path parameters are ids, each checked by its own schema (a GUID cannot hold a NUL), and
+ * the marketfront store lookup answers a malformed id itself with the spec's bodiless 404:
+ * the contract-wide rules of `parseContract` are for bodies, queries and headers.
+ */
+function validate(
+  schema: z.ZodType,
+  data: unknown,
+  httpPart: string | undefined,
+): ContractParseResult<unknown> {
+  if (httpPart !== 'params') return parseContract(schema, data);
+  const parsed = schema.safeParse(data);
+  return parsed.success ? parsed : { success: false, error: parsed.error, firstOnly: false };
+}
 
 /** Replies are validated by the bus against the contracts already; serialize them as they are. */
 export const plainSerializerCompiler = () => (data: unknown) => JSON.stringify(data);

@@ -14,21 +14,17 @@ export interface DiscoveryQuery {
   query: string | undefined;
   /** Pickup: how far to look. Delivery: the largest delivery radius of any store. */
   searchRadiusMeters: number;
-  /** A page, or every match (when the caller filters further, e.g. by opening hours). */
-  page: { limit: number; offset: number } | 'all';
 }
 
 const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`);
 
 /**
- * Stores that offer the fulfillment type near `center`, nearest first (ties by id, so pages
- * are stable). A GiST box prefilter, then the exact haversine distance; delivery keeps
- * only stores whose own radius reaches the customer.
+ * Stores that offer the fulfillment type near `center` as `(store_id, distance_meters)`,
+ * to be ordered nearest first (ties by id, so pages are stable). A GiST box prefilter,
+ * then the exact haversine distance; delivery keeps only stores whose own radius reaches
+ * the customer.
  */
-export async function discoverStores(
-  db: Db,
-  q: DiscoveryQuery,
-): Promise<{ rows: DiscoveredRow[]; totalCount: number }> {
+function nearbyStores(db: Db, q: DiscoveryQuery) {
   const box = boundingBox(q.center, q.searchRadiusMeters);
   const { latitude, longitude } = q.center;
   const distance = sql<number>`2 * ${EARTH_RADIUS_METERS}::double precision * asin(least(1, sqrt(
@@ -38,13 +34,19 @@ export async function discoverStores(
     q.fulfillmentType === 'DELIVERY_BY_MERCHANT'
       ? sql<number>`delivery_radius_meters`
       : sql<number>`${q.searchRadiusMeters}::double precision`;
-
-  // Rank and count from the narrow columns; load whole rows only for the page.
-  let ranked = db
+  return db
     .selectFrom((eb) =>
       eb
         .selectFrom('stores')
-        .select(['store_id', 'delivery_radius_meters', distance.as('distance_meters')])
+        .select([
+          'store_id',
+          'delivery_radius_meters',
+          'status',
+          'resume_at',
+          'availability',
+          'timezone',
+          distance.as('distance_meters'),
+        ])
         .where(
           sql<boolean>`point(longitude, latitude) <@ box(point(${box.minLongitude}, ${box.minLatitude}), point(${box.maxLongitude}, ${box.maxLatitude}))`,
         )
@@ -54,36 +56,79 @@ export async function discoverStores(
         )
         .as('nearby'),
     )
-    .select(['store_id', 'distance_meters', sql<number>`count(*) over ()::int`.as('total_count')])
-    .where(sql<boolean>`distance_meters <= ${reach}`)
-    .orderBy('distance_meters')
-    .orderBy('store_id');
-  if (q.page !== 'all') ranked = ranked.limit(q.page.limit).offset(q.page.offset);
-  const page = await ranked.execute();
+    .where(sql<boolean>`distance_meters <= ${reach}`);
+}
 
-  let totalCount = page[0]?.total_count ?? 0;
-  if (page.length === 0 && q.page !== 'all' && q.page.offset > 0) {
+/**
+ * One page of the matching stores, nearest first, and how many match in all (ranked and
+ * counted from narrow columns; whole rows are loaded only for the page).
+ */
+export async function discoverStores(
+  db: Db,
+  q: DiscoveryQuery,
+  page: { limit: number; offset: number },
+): Promise<{ rows: DiscoveredRow[]; totalCount: number }> {
+  const ranked = await nearbyStores(db, q)
+    .select(['store_id', 'distance_meters', sql<number>`count(*) over ()::int`.as('total_count')])
+    .orderBy('distance_meters')
+    .orderBy('store_id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  let totalCount = ranked[0]?.total_count ?? 0;
+  if (ranked.length === 0 && page.offset > 0) {
     // A page past the end carries no window count; count on its own.
-    totalCount = (await discoverStores(db, { ...q, page: { limit: 1, offset: 0 } })).totalCount;
+    const counted = await nearbyStores(db, q)
+      .select(sql<number>`count(*)::int`.as('total_count'))
+      .executeTakeFirst();
+    totalCount = counted?.total_count ?? 0;
   }
-  if (page.length === 0) return { rows: [], totalCount };
+  return { rows: await loadStores(db, ranked), totalCount };
+}
+
+/** A candidate of a scheduled discovery: what deciding whether it is open at an instant needs. */
+export type DiscoveryCandidate = Pick<
+  StoreRow,
+  'store_id' | 'status' | 'resume_at' | 'availability' | 'timezone'
+> & { distance_meters: number };
+
+/**
+ * The `limit` nearest matching stores with the columns their opening hours need, for the
+ * caller to filter by opening hours (which live in each store's time zone).
+ */
+export function nearestCandidates(
+  db: Db,
+  q: DiscoveryQuery,
+  limit: number,
+): Promise<DiscoveryCandidate[]> {
+  return nearbyStores(db, q)
+    .select(['store_id', 'status', 'resume_at', 'availability', 'timezone', 'distance_meters'])
+    .orderBy('distance_meters')
+    .orderBy('store_id')
+    .limit(limit)
+    .execute();
+}
+
+/** Whole rows of a page of matches (at most a page of ids), in the matches' order. */
+export async function loadStores(
+  db: Db,
+  matches: readonly { store_id: string; distance_meters: number }[],
+): Promise<DiscoveredRow[]> {
+  if (matches.length === 0) return [];
   const rows = await db
     .selectFrom('stores')
     .selectAll()
     .where(
       'store_id',
       'in',
-      page.map((match) => match.store_id),
+      matches.map((match) => match.store_id),
     )
     .execute();
   const byId = new Map(rows.map((row) => [row.store_id, row]));
-  return {
-    rows: page.flatMap((match) => {
-      const row = byId.get(match.store_id);
-      return row ? [{ ...row, distance_meters: match.distance_meters }] : [];
-    }),
-    totalCount,
-  };
+  return matches.flatMap((match) => {
+    const row = byId.get(match.store_id);
+    return row ? [{ ...row, distance_meters: match.distance_meters }] : [];
+  });
 }
 
 /** The largest delivery radius of any store (an index probe): the delivery search box. */

@@ -11,6 +11,11 @@ function onlineAt(row: AvailabilityColumns, instant: Date): boolean {
   return row.status === 'online' || (row.resume_at !== null && row.resume_at <= instant);
 }
 
+/** Whether the store takes orders at `instant`: online and inside a window in its own zone. */
+export function isOpenAt(row: AvailabilityColumns, instant: Date): boolean {
+  return onlineAt(row, instant) && isWithinWindows(row.availability, row.timezone, instant);
+}
+
 /**
  * Whether the store takes orders at `instant` (online and inside a window in its own time
  * zone) and, when not, the next instant it will (contract §5). A pause without `resumeAt`

@@ -2,10 +2,16 @@ import { subjects } from '@pcp/contracts';
 import { handle, type HandlerBinding } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { findStore } from '../db/store.repository.js';
-import { discoverStores, maxDeliveryRadius } from '../db/store-discovery.repository.js';
+import {
+  discoverStores,
+  loadStores,
+  maxDeliveryRadius,
+  nearestCandidates,
+  type DiscoveredRow,
+} from '../db/store-discovery.repository.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { distanceMeters } from '../domain/geo.js';
-import { availabilityAt } from '../domain/store-availability.js';
+import { availabilityAt, isOpenAt } from '../domain/store-availability.js';
 import { toMarketfrontStore } from '../domain/store-profile.js';
 import { locate, type Geocoder } from '../geocoding/geocoder.js';
 import { storeNotFound } from './store.handlers.js';
@@ -13,8 +19,12 @@ import { storeNotFound } from './store.handlers.js';
 /** How far pickup discovery looks (the contract names no radius for pickup). */
 export const PICKUP_SEARCH_RADIUS_METERS = 50_000;
 const DEFAULT_PAGE_SIZE = 50;
-/** Matches examined when filtering by opening hours, nearest first. */
-const MAX_SCHEDULED_CANDIDATES = 5_000;
+/**
+ * With a scheduledTime, the nearest candidates examined for opening hours: the search's
+ * bound (one query of narrow rows, a few MB), and enough to serve the deepest page the
+ * contract allows (offset 10,000) while at least half of them are open.
+ */
+export const MAX_SCHEDULED_CANDIDATES = 20_000;
 
 export function discoveryHandlers(
   db: Kysely<StoresDatabase>,
@@ -31,13 +41,11 @@ export function discoveryHandlers(
           ? await maxDeliveryRadius(db)
           : PICKUP_SEARCH_RADIUS_METERS;
       const now = clock();
-      const view = (
-        row: Parameters<typeof toMarketfrontStore>[0] & { distance_meters: number },
-      ) => ({
+      const view = (row: DiscoveredRow) => ({
         ...toMarketfrontStore(row, now),
         distanceMeters: Math.round(row.distance_meters),
       });
-      const base = {
+      const query = {
         center,
         fulfillmentType: input.fulfillmentType,
         query: input.query,
@@ -45,16 +53,15 @@ export function discoveryHandlers(
       };
 
       if (!input.scheduledTime) {
-        const { rows, totalCount } = await discoverStores(db, { ...base, page: { limit, offset } });
+        const { rows, totalCount } = await discoverStores(db, query, { limit, offset });
         return { stores: rows.map(view), totalCount, hasMore: offset + rows.length < totalCount };
       }
-      // Opening hours live in each store's time zone: filter the nearest matches in code.
+      // Opening hours live in each store's time zone: the nearest candidates are filtered
+      // here, exactly, and counted among those examined.
       const at = new Date(input.scheduledTime);
-      const { rows } = await discoverStores(db, { ...base, page: 'all' });
-      const open = rows
-        .slice(0, MAX_SCHEDULED_CANDIDATES)
-        .filter((row) => availabilityAt(row, at).open);
-      const page = open.slice(offset, offset + limit);
+      const candidates = await nearestCandidates(db, query, MAX_SCHEDULED_CANDIDATES);
+      const open = candidates.filter((candidate) => isOpenAt(candidate, at));
+      const page = await loadStores(db, open.slice(offset, offset + limit));
       return {
         stores: page.map(view),
         totalCount: open.length,

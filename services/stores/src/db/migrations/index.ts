@@ -3,6 +3,7 @@ import * as createStores from './2026-11-22T0000-create-stores.js';
 import * as storeCatalog from './2026-11-22T0200-store-catalog.js';
 import * as storeLocationIndex from './2026-11-22T0300-store-location-index.js';
 import * as storeDeliveryRadiusIndex from './2026-11-22T0400-store-delivery-radius-index.js';
+import * as deliveryRadiusCap from './2026-11-23T0100-delivery-radius-cap.js';
 
 /** Migrations of the `stores` schema, by name in the order they apply. */
 export const storesMigrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ export const storesMigrations: Record<string, Migration> = {
   '2026-11-22T0200-store-catalog': storeCatalog,
   '2026-11-22T0300-store-location-index': storeLocationIndex,
   '2026-11-22T0400-store-delivery-radius-index': storeDeliveryRadiusIndex,
+  '2026-11-23T0100-delivery-radius-cap': deliveryRadiusCap,
 };
 
 export const STORES_SCHEMA = 'stores';
