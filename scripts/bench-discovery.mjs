@@ -298,8 +298,8 @@ await platform.run(
     const headers = { authorization: `Bearer ${distribution.apiKey}` };
     const target = { url, method: 'POST', headers };
     const locations = customerLocations(LOCATIONS);
-    // The gateway is ready once every service answers its health subject, which the stores
-    // service does only after migrating its schema: the table is there to seed.
+    // The platform is ready once every service's ops port says so, which the stores service
+    // does only after migrating its schema: the table is there to seed.
     log(`seeding ${storeCount} stores around ${zips.length} US ZIP centroids (±3 km)`);
     const seedStarted = performance.now();
     const { stored, analyzeSeconds } = await seedStores(commerce.partnerId, storeCount);

@@ -14,12 +14,13 @@ import {
 } from './lib/setup.mjs';
 
 const port = Number(process.env.PORT ?? 8080);
+// Each serves /health/ready and /metrics on its own ops port, off the gateway's public port.
 const services = [
-  { name: 'stores', color: 36 },
-  { name: 'catalog', color: 35 },
-  { name: 'ordering', color: 33 },
-  { name: 'payments', color: 34 },
-  { name: 'gateway', color: 32 },
+  { name: 'stores', color: 36, opsPort: 9101 },
+  { name: 'catalog', color: 35, opsPort: 9102 },
+  { name: 'ordering', color: 33, opsPort: 9103 },
+  { name: 'payments', color: 34, opsPort: 9104 },
+  { name: 'gateway', color: 32, opsPort: 9100 },
 ];
 const STOP_GRACE_MS = 15_000;
 const levels = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
@@ -69,6 +70,7 @@ function launch(service, attempt = 0) {
       CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
       ...process.env,
       PORT: String(port),
+      OPS_PORT: String(service.opsPort),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -90,14 +92,15 @@ function launch(service, attempt = 0) {
   });
 }
 
-async function waitForGateway() {
+/** Every process ready (its ops port's /health/ready), or false after a minute. */
+async function waitForPlatform() {
+  const ready = (service) =>
+    fetch(`http://127.0.0.1:${service.opsPort}/health/ready`).then(
+      (response) => response.ok,
+      () => false,
+    );
   for (let i = 0; i < 120; i++) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/health/ready`);
-      if (response.ok) return true;
-    } catch {
-      // not listening yet
-    }
+    if ((await Promise.all(services.map(ready))).every(Boolean)) return true;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   return false;
@@ -125,14 +128,15 @@ process.on('SIGTERM', () => stopAll('SIGTERM'));
 
 for (const service of services) launch(service);
 
-if (await waitForGateway()) {
+if (await waitForPlatform()) {
   const base = `http://localhost:${port}`;
   process.stdout.write(`
   Partner Commerce Platform is running
     Gateway    ${base}
     API docs   ${base}/docs
     OpenAPI    ${base}/openapi.json
-    Health     ${base}/health/ready
+    Health     ${base}/health/live
+    Ops        readiness and metrics on 127.0.0.1:9100 (gateway) to 9104, /health/ready and /metrics
 
   Create partners and their API keys (the key is shown once):
     npm run admin -- create-partner --kind commerce --name "My Restaurant"
@@ -142,5 +146,5 @@ if (await waitForGateway()) {
 
 `);
 } else if (!stopping) {
-  log(`the gateway did not become ready on port ${port}; see the logs above`);
+  log('the platform did not become ready; see the logs above');
 }

@@ -102,6 +102,8 @@ export async function startPlatform(
   const config = loadConfig(gatewayEnvSchema, {
     PORT: '0',
     HOST: '127.0.0.1',
+    OPS_PORT: '0',
+    OPS_HOST: '127.0.0.1',
     NATS_SUBJECT_PREFIX: env.prefix,
     REDIS_KEY_PREFIX: env.redisKeyPrefix,
     NATS_REQUEST_TIMEOUT_MS: '2000',

@@ -33,6 +33,7 @@ const OVERLAYS = {
 };
 const SERVICES = ['gateway', 'stores', 'catalog', 'ordering', 'payments'] as const;
 const OPS_PORTS: Record<string, number> = {
+  gateway: 9100,
   stores: 9101,
   catalog: 9102,
   ordering: 9103,
@@ -765,24 +766,30 @@ describe.each(Object.keys(RENDERED))('rendered %s', (name) => {
       expect(container!.command).toEqual(['node', `services/${service}/dist/main.js`]);
       const env = Object.fromEntries((container!.env as Doc[]).map((e) => [e.name, e.value]));
       expect(env.MIGRATE_ON_START).toBe('false');
-      const port = service === 'gateway' ? 8080 : OPS_PORTS[service]!;
-      expect(env[service === 'gateway' ? 'PORT' : 'OPS_PORT']).toBe(String(port));
-      const portNames = (container!.ports as Doc[])
-        .filter((p) => p.containerPort === port)
-        .map((p) => p.name);
-      expect(portNames).toHaveLength(1);
+      // Readiness and metrics on the ops port; the gateway's liveness on its public port.
+      const opsPort = OPS_PORTS[service]!;
+      expect(env.OPS_PORT).toBe(String(opsPort));
+      const livePort = service === 'gateway' ? 8080 : opsPort;
+      if (service === 'gateway') expect(env.PORT).toBe('8080');
+      const portName = (port: number) => {
+        const names = (container!.ports as Doc[])
+          .filter((p) => p.containerPort === port)
+          .map((p) => p.name as string);
+        expect(names).toHaveLength(1);
+        return names[0];
+      };
       expect(container!.readinessProbe?.httpGet).toEqual({
         path: '/health/ready',
-        port: portNames[0],
+        port: portName(opsPort),
       });
       expect(container!.livenessProbe?.httpGet).toEqual({
         path: '/health/live',
-        port: portNames[0],
+        port: portName(livePort),
       });
-      expect(container!.startupProbe?.httpGet?.port).toBe(portNames[0]);
+      expect(container!.startupProbe?.httpGet?.port).toBe(portName(livePort));
       expect(doc.spec.template.metadata.annotations).toMatchObject({
         'prometheus.io/scrape': 'true',
-        'prometheus.io/port': String(port),
+        'prometheus.io/port': String(opsPort),
         'prometheus.io/path': '/metrics',
       });
       // SIGTERM arrives after any preStop sleep; shutdown (10 s) must finish inside the grace period.
@@ -792,6 +799,11 @@ describe.each(Object.keys(RENDERED))('rendered %s', (name) => {
       expect(pod.serviceAccountName).toBe(service);
       expect(find(docs, 'ServiceAccount', service).automountServiceAccountToken).toBe(false);
     }
+  });
+
+  it("the gateway's Service exposes only its public port, not readiness and metrics", () => {
+    const service = find(docs, 'Service', 'gateway');
+    expect((service.spec.ports as Doc[]).map((port) => port.targetPort)).toEqual(['http']);
   });
 
   it("every Deployment's selector and its Service's selector match the pod template labels", () => {
@@ -1002,8 +1014,8 @@ describe('docker-compose.yml', () => {
       expect(service.image).toBe(services.migrate!.image);
       expect(service.command).toEqual(['node', `services/${name}/dist/main.js`]);
       expect(service.environment.MIGRATE_ON_START).toBe('false');
-      const port = name === 'gateway' ? 8080 : OPS_PORTS[name]!;
-      expect(service.environment[name === 'gateway' ? 'PORT' : 'OPS_PORT']).toBe(String(port));
+      const port = OPS_PORTS[name]!;
+      expect(service.environment.OPS_PORT).toBe(String(port));
       expect(service.healthcheck.test.join(' ')).toContain(`http://127.0.0.1:${port}/health/ready`);
     }
   });

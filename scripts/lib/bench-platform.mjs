@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { build, ensureDependencies, ensureServers, fail, root, serverUrls } from './setup.mjs';
 
-// Every service, even where a bench touches fewer: the gateway is ready only once all answer.
+// Every service, even where a bench touches fewer: the platform is ready once all are.
 const SERVICES = ['stores', 'catalog', 'ordering', 'payments', 'gateway'];
 /** Poll the ingest status this often. */
 const POLL_MS = 25;
@@ -115,7 +115,6 @@ export class BenchPlatform {
       REDIS_KEY_PREFIX: this.#redisKeyPrefix,
       PORT: String(port),
       HOST: '127.0.0.1',
-      OPS_PORT: '0',
       OPS_HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
     };
@@ -190,20 +189,27 @@ export class BenchPlatform {
     // BENCH_NODE_ARGS: Node flags for every service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
     // (a CPU profile per service, written as it exits) or "--trace-gc".
     const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-    for (const service of SERVICES) {
+    // Each service's ops port (readiness): the ports after the gateway's.
+    const opsPorts = SERVICES.map((_service, index) => this.port + 1 + index);
+    SERVICES.forEach((service, index) => {
       const main = join(root, 'services', service, 'dist', 'main.js');
       this.startChild(service, [...nodeArgs, main], {
-        env: service === 'catalog' ? catalogEnv : this.#env,
+        env: {
+          ...(service === 'catalog' ? catalogEnv : this.#env),
+          OPS_PORT: String(opsPorts[index]),
+        },
         stdio: ['ignore', 'inherit', 'inherit'],
       });
-    }
-    let ready = false;
-    for (let i = 0; i < 60 && !ready; i++) {
-      await sleep(500);
-      ready = await fetch(this.url('/health/ready')).then(
+    });
+    const readyAt = (opsPort) =>
+      fetch(`http://127.0.0.1:${opsPort}/health/ready`).then(
         (r) => r.ok,
         () => false,
       );
+    let ready = false;
+    for (let i = 0; i < 60 && !ready; i++) {
+      await sleep(500);
+      ready = (await Promise.all(opsPorts.map(readyAt))).every(Boolean);
     }
     if (!ready) throw new Error('platform did not become ready');
   }

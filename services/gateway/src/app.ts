@@ -5,6 +5,7 @@ import {
   createBusClient,
   latencyBuckets,
   pingDatabase,
+  startOpsServer,
   type Logger,
   type RequestContext,
   type ServiceInstance,
@@ -26,9 +27,13 @@ import { createAuthenticator, type Principal } from './auth/authenticator.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
 import type { GatewayDatabase } from './db/partner.table.js';
 import { installErrorHandling } from './http/problem.js';
-import { createRateLimiter, type RateLimitDecision } from './http/rate-limit.js';
+import {
+  createFailedAuthLimiter,
+  createRateLimiter,
+  type RateLimitDecision,
+} from './http/rate-limit.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
-import { registerOpsRoutes } from './routes/ops.routes.js';
+import { registerPublicRoutes } from './routes/public.routes.js';
 import './routes/route-config.js';
 import { registerCartRoutes } from './routes/carts.routes.js';
 import { registerCatalogRoutes } from './routes/catalog.routes.js';
@@ -51,8 +56,8 @@ declare module 'fastify' {
 export interface GatewayDeps {
   readonly nc: NatsConnection;
   readonly db: Kysely<GatewayDatabase>;
-  /** A connected node-redis client. */
-  readonly redis: { ping(): Promise<string> };
+  /** A connected node-redis client (rate limits). */
+  readonly redis: object;
   readonly logger: Logger;
   readonly metrics: ServiceMetrics;
   readonly config: Pick<
@@ -68,6 +73,9 @@ export interface GatewayDeps {
     | 'RATE_LIMIT_DISCOVERY_PER_MIN'
     | 'REDIS_KEY_PREFIX'
     | 'AUTH_CACHE_TTL_MS'
+    | 'AUTH_FAILURES_PER_MIN_PER_IP'
+    | 'OPS_PORT'
+    | 'OPS_HOST'
     | 'NATS_SUBJECT_PREFIX'
     | 'NATS_REQUEST_TIMEOUT_MS'
   >;
@@ -78,6 +86,8 @@ const END_USER_ID = /^[\x20-\x7e]{1,128}$/;
 
 export interface GatewayService extends ServiceInstance {
   readonly app: FastifyInstance;
+  /** The base URL of its ops port (readiness and metrics), once started. */
+  opsUrl(): string;
   /** The base URL it listens on, once started. */
   url(): string;
 }
@@ -94,6 +104,12 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     metrics: deps.metrics,
   });
   const authenticator = createAuthenticator(deps.db, config.AUTH_CACHE_TTL_MS);
+  const failedAuthentications = createFailedAuthLimiter({
+    redis: deps.redis,
+    keyPrefix: config.REDIS_KEY_PREFIX,
+    failuresPerMinute: config.AUTH_FAILURES_PER_MIN_PER_IP,
+    logger,
+  });
   const rateLimiter = createRateLimiter({
     redis: deps.redis,
     keyPrefix: config.REDIS_KEY_PREFIX,
@@ -142,16 +158,20 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     if (!needsKey) return;
 
     const apiKey = bearerToken(request.headers.authorization);
-    let principal: Principal | null = null;
-    if (apiKey) {
+    // A key verified recently costs no I/O. Any other request is refused at once from an
+    // address that failed too often lately, before its key is looked up.
+    let principal = apiKey ? authenticator.cached(apiKey) : undefined;
+    if (!principal) {
+      await failedAuthentications.ensureAllowed(request.ip);
       try {
-        principal = await authenticator.authenticate(apiKey);
+        principal = (apiKey && (await authenticator.authenticate(apiKey))) || undefined;
       } catch (error) {
         logger.error({ err: error }, 'key lookup failed');
         throw new AppError('SERVICE_UNAVAILABLE', 'Authentication is unavailable; retry later');
       }
     }
     if (!principal) {
+      await failedAuthentications.recordFailure(request.ip);
       throw new AppError('UNAUTHORIZED', 'Send a valid API key as Authorization: Bearer <key>');
     }
     request.principal = principal;
@@ -233,19 +253,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
 
   // Routes go in a plugin loaded after swagger, so its onRoute hook sees them all.
   void app.register((api, _options, done) => {
-    registerOpsRoutes(api, {
-      nc: deps.nc,
-      bus,
-      metrics: deps.metrics,
-      pingDatabase: () => pingDatabase(deps.db),
-      pingRedis: async () => {
-        try {
-          return (await withTimeout(deps.redis.ping(), 1_000)) === 'PONG';
-        } catch {
-          return false;
-        }
-      },
-    });
+    registerPublicRoutes(api);
     registerStoreRoutes(api, bus, contextOf);
     registerCatalogRoutes(api, bus, contextOf);
     registerCartRoutes(api, bus, contextOf);
@@ -253,10 +261,12 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   });
 
   let invalidations: Subscription | undefined;
+  let ops: Awaited<ReturnType<typeof startOpsServer>> | undefined;
   let listeningUrl = '';
   return {
     app,
     url: () => listeningUrl,
+    opsUrl: () => `http://${config.OPS_HOST}:${ops?.port ?? config.OPS_PORT}`,
     async start() {
       // Not a queue group: every replica must forget the key.
       invalidations = deps.nc.subscribe(authInvalidationSubject(config.NATS_SUBJECT_PREFIX), {
@@ -270,10 +280,28 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
         },
       });
       listeningUrl = await app.listen({ port: config.PORT, host: config.HOST });
-      logger.info({ url: listeningUrl, docs: `${publicBaseUrl}/docs` }, 'gateway listening');
+      // Probes and Prometheus on their own port, which the public ingress does not expose.
+      ops = await startOpsServer({
+        port: config.OPS_PORT,
+        host: config.OPS_HOST,
+        registry: deps.metrics.registry,
+        logger,
+        // What the gateway itself needs to serve: NATS and its database. Not the services:
+        // one that is down makes its own routes 503 (no responders), not every gateway
+        // unready. Not Redis either: rate limits fall back to an in-memory budget meanwhile.
+        readiness: async () => ({
+          nats: !deps.nc.isClosed() && !deps.nc.isDraining(),
+          database: await pingDatabase(deps.db),
+        }),
+      });
+      logger.info(
+        { url: listeningUrl, opsPort: ops.port, docs: `${publicBaseUrl}/docs` },
+        'gateway listening',
+      );
     },
     async stop() {
       await app.close();
+      await ops?.close();
       invalidations?.unsubscribe();
     },
   };
@@ -286,14 +314,4 @@ function setRateLimitHeaders(
   reply.header('x-ratelimit-limit', String(decision.limit));
   reply.header('x-ratelimit-remaining', String(decision.remaining));
   reply.header('x-ratelimit-reset', String(decision.resetSeconds));
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('timeout')), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

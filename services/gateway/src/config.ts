@@ -25,6 +25,10 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   REDIS_KEY_PREFIX: z.string().max(64).default('pcp:'),
   /** How long a verified API key is trusted without asking the database again. */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
+  /** Failed authentications one client address may make per minute before it gets 429s. */
+  AUTH_FAILURES_PER_MIN_PER_IP: perMinute.default(30),
+  /** Port of /health/ready and /metrics, off the public port. */
+  OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(9100),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),
 });

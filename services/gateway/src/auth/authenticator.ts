@@ -1,5 +1,6 @@
 import type { PartnerKind, PaymentType } from '@pcp/contracts';
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import { findActiveKey } from '../db/partner.repository.js';
 import type { GatewayDatabase, RateLimitOverrides } from '../db/partner.table.js';
 import { apiKeyMatches, parseApiKey } from './api-key.js';
@@ -13,45 +14,58 @@ export interface Principal {
   readonly rateLimits: RateLimitOverrides;
 }
 
-interface CacheEntry {
-  expiresAt: number;
-  found: { principal: Principal; keyHash: Buffer } | null;
+interface KnownKey {
+  readonly principal: Principal;
+  readonly keyHash: Buffer;
 }
 
-const MAX_CACHE_ENTRIES = 10_000;
+/** Keys (a few hundred bytes each) remembered in each cache: a few MB at most. */
+const MAX_CACHED_KEYS = 10_000;
 
 /**
  * Verifies API keys against the gateway's table, caching each key id briefly so the hot
- * path does not hit Postgres. Revocation takes effect at once on gateways that receive the
- * invalidation message, and within the TTL everywhere.
+ * path does not hit Postgres. Keys found and key ids not found live in separate LRU caches,
+ * so a flood of made-up keys can only evict other made-up keys, never a partner's.
+ * Revocation takes effect at once on gateways that receive the invalidation message, and
+ * within the TTL everywhere.
  */
 export function createAuthenticator(db: Kysely<GatewayDatabase>, ttlMs: number) {
-  const cache = new Map<string, CacheEntry>();
+  const caching = ttlMs > 0;
+  const known = new LRUCache<string, KnownKey>({ max: MAX_CACHED_KEYS, ttl: ttlMs || 1 });
+  const unknown = new LRUCache<string, true>({ max: MAX_CACHED_KEYS, ttl: ttlMs || 1 });
 
-  async function lookup(keyId: string): Promise<CacheEntry['found']> {
-    const cached = cache.get(keyId);
-    if (cached && cached.expiresAt > Date.now()) return cached.found;
+  async function lookup(keyId: string): Promise<KnownKey | undefined> {
+    const cached = known.get(keyId);
+    if (cached || unknown.has(keyId)) return cached;
     const row = await findActiveKey(db, keyId);
-    const found = row
-      ? {
-          keyHash: row.key_hash,
-          principal: {
-            partnerId: row.partner_id,
-            kind: row.kind,
-            keyId: row.key_id,
-            paymentTypes: row.payment_types,
-            rateLimits: row.rate_limits,
-          },
-        }
-      : null;
-    if (ttlMs > 0) {
-      if (cache.size >= MAX_CACHE_ENTRIES) cache.clear();
-      cache.set(keyId, { found, expiresAt: Date.now() + ttlMs });
+    if (!row) {
+      if (caching) unknown.set(keyId, true);
+      return undefined;
     }
+    const found: KnownKey = {
+      keyHash: row.key_hash,
+      principal: {
+        partnerId: row.partner_id,
+        kind: row.kind,
+        keyId: row.key_id,
+        paymentTypes: row.payment_types,
+        rateLimits: row.rate_limits,
+      },
+    };
+    if (caching) known.set(keyId, found);
     return found;
   }
 
   return {
+    /**
+     * The principal of a key verified recently (in memory, no I/O), or undefined when the
+     * key must be looked up (or is not shaped like a key).
+     */
+    cached(apiKey: string): Principal | undefined {
+      const keyId = parseApiKey(apiKey);
+      const found = keyId ? known.get(keyId) : undefined;
+      return found && apiKeyMatches(apiKey, found.keyHash) ? found.principal : undefined;
+    },
     /** The principal for a presented key, or null when the key is unknown, revoked or wrong. */
     async authenticate(apiKey: string): Promise<Principal | null> {
       const keyId = parseApiKey(apiKey);
@@ -61,13 +75,13 @@ export function createAuthenticator(db: Kysely<GatewayDatabase>, ttlMs: number) 
     },
     /** Forget cached keys of a partner (or one key) after an admin change. */
     invalidate(target: { partnerId?: string; keyId?: string }): void {
-      for (const [keyId, entry] of cache) {
-        if (
-          keyId === target.keyId ||
-          (target.partnerId && entry.found?.principal.partnerId === target.partnerId)
-        ) {
-          cache.delete(keyId);
-        }
+      if (target.keyId) {
+        known.delete(target.keyId);
+        unknown.delete(target.keyId);
+      }
+      if (!target.partnerId) return;
+      for (const [keyId, entry] of known.entries()) {
+        if (entry.principal.partnerId === target.partnerId) known.delete(keyId);
       }
     },
   };

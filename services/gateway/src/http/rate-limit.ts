@@ -81,3 +81,46 @@ function decision(limit: number, result: RateLimiterRes): RateLimitDecision {
   };
 }
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+/**
+ * Failed authentications per client address over a one-minute window, in Redis so every
+ * replica counts the same failures. An address over its budget is refused before any key
+ * is looked up, so made-up keys cannot keep the partners' database busy.
+ */
+export function createFailedAuthLimiter(options: {
+  /** A connected node-redis client. */
+  redis: object;
+  keyPrefix: string;
+  failuresPerMinute: number;
+  logger: Logger;
+}) {
+  const points = options.failuresPerMinute;
+  const limiter = new RateLimiterRedis({
+    storeClient: options.redis,
+    useRedisPackage: true,
+    keyPrefix: `${options.keyPrefix}rl:auth-failures`,
+    points,
+    duration: WINDOW_SECONDS,
+    insuranceLimiter: new RateLimiterMemory({ points, duration: WINDOW_SECONDS }),
+  });
+  return {
+    /** Throws RATE_LIMITED when `address` has failed authentication too often lately. */
+    async ensureAllowed(address: string): Promise<void> {
+      const state = await limiter.get(address);
+      if (state && state.consumedPoints >= points) {
+        throw new AppError(
+          'RATE_LIMITED',
+          'Too many requests with missing or invalid API keys from this address',
+          { retryAfterSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)) },
+        );
+      }
+    },
+    /** Count one failed authentication of `address`. */
+    async recordFailure(address: string): Promise<void> {
+      await limiter.penalty(address, 1).catch((error: unknown) => {
+        options.logger.warn({ err: error }, 'failed-authentication counter unavailable');
+      });
+    },
+  };
+}
+export type FailedAuthLimiter = ReturnType<typeof createFailedAuthLimiter>;
