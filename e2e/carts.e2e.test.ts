@@ -113,6 +113,7 @@ describe('cart helpers', () => {
       currency: 'USD',
       subTotal: 25.9,
       itemCount: 2,
+      errors: [],
       lineItems: [
         { lineItemId: item.lineItemId, name: 'Burger', unitPrice: 12.95, totalPrice: 25.9 },
       ],
@@ -188,6 +189,8 @@ function expectCartErrors(response: HttpResult, expected: { code: string; pointe
 
 const pointersOf = (response: HttpResult) =>
   (response.body.errors as Reported[]).map((error) => error.pointer);
+/** The code and pointer of each element error, in order. */
+const placesOf = (errors: Reported[]) => errors.map(({ code, pointer }) => ({ code, pointer }));
 
 // ---------------------------------------------------------------------------------------
 
@@ -291,6 +294,7 @@ describe('cart helpers on an existing cart', () => {
       lineItems: [],
       subTotal: 0,
       itemCount: 0,
+      errors: [],
     });
   });
 });
@@ -451,19 +455,23 @@ describe('cart errors', () => {
     ]);
   });
 
-  it('reports unknown, sold-out, never-open and option-only items', async () => {
+  it('reports unknown, sold-out and option-only items', async () => {
     expectCartErrors(await newCart(line(randomUUID())), [
       { code: 'ITEM_UNAVAILABLE', pointer: '/item/itemId' },
     ]);
     expectCartErrors(await newCart(line(ids.soldOut)), [
       { code: 'ITEM_UNAVAILABLE', pointer: '/item' },
     ]);
-    expectCartErrors(await newCart(line(ids.pancakes)), [
-      { code: 'OUTSIDE_AVAILABILITY_WINDOW', pointer: '/item' },
-    ]);
     expectCartErrors(await newCart(line(ids.fries)), [
       { code: 'ITEM_UNAVAILABLE', pointer: '/item' },
     ]);
+  });
+
+  it('prices an item whose catalog is closed: windows are for validate and place', async () => {
+    // The breakfast menu has no opening hours at all.
+    const response = await newCart(line(ids.pancakes));
+    expect(response.status, response.text).toBe(200);
+    expect(response.body).toMatchObject({ subTotal: 6, itemCount: 1, errors: [] });
   });
 
   it('reports a quantity outside 1..999 on add', async () => {
@@ -478,62 +486,79 @@ describe('cart errors', () => {
     expect(most.body).toMatchObject({ subTotal: 1988.01, itemCount: 999 });
   });
 
-  it('reports all problems at once, in the new item and in the existing cart', async () => {
+  it('reports every problem of the added item at once, and only those', async () => {
     const item = line(ids.burger, 0, [group(ids.extras, bacon(4, 'none'))]);
     const response = await cartCall('add', {
       item,
       cart: cartOf(soda(1), line(ids.soldOut)),
     });
     expectCartErrors(response, [
-      { code: 'ITEM_UNAVAILABLE', pointer: '/cart/lineItems/1' },
       { code: 'QUANTITY_INVALID', pointer: '/item/quantity' },
       { code: 'MODIFIER_REQUIRED', pointer: '/item' },
       { code: 'MODIFIER_INVALID', pointer: '/item/modifierGroups/0' },
       { code: 'MODIFIER_REQUIRED', pointer: '/item/modifierGroups/0/lineItems/0' },
     ]);
-    expect(response.body.detail).toMatch(/5/);
+    expect(response.body.detail).toMatch(/4/);
   });
 
-  it('points a problem of an existing line at /cart/lineItems/<i>', async () => {
-    expectCartErrors(
-      await cartCall('add', { item: soda(), cart: cartOf(soda(), line(ids.soldOut), soda()) }),
-      [{ code: 'ITEM_UNAVAILABLE', pointer: '/cart/lineItems/1' }],
-    );
-    expectCartErrors(
-      await cartCall('add', {
-        item: soda(),
-        cart: cartOf(soda(), burgerWith(1, bacon(1, 'none'))),
-      }),
-      [{ code: 'MODIFIER_REQUIRED', pointer: '/cart/lineItems/1/modifierGroups/1/lineItems/0' }],
-    );
-    const good = soda();
-    expectCartErrors(
-      await cartCall('update', {
-        cart: cartOf(good, line(ids.pancakes)),
-        lineItemId: good.lineItemId,
-        quantity: 2,
-      }),
-      [{ code: 'OUTSIDE_AVAILABILITY_WINDOW', pointer: '/cart/lineItems/1' }],
-    );
+  it('lists an existing line that cannot be priced in the returned cart, without failing', async () => {
+    const added = await cartCall('add', {
+      item: soda(),
+      cart: cartOf(soda(), line(ids.soldOut), soda()),
+    });
+    expect(added.status, added.text).toBe(200);
+    expect(added.body).toMatchObject({ subTotal: 5.97, itemCount: 3 });
+    expect(placesOf(added.body.errors)).toEqual([
+      { code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/1' },
+    ]);
+    expect(added.body.lineItems[1]).toMatchObject({
+      itemId: ids.soldOut,
+      name: 'Sold out special',
+      unitPrice: null,
+      totalPrice: null,
+    });
+
+    const nested = await cartCall('add', {
+      item: soda(),
+      cart: cartOf(soda(), burgerWith(1, bacon(1, 'none'))),
+    });
+    expect(nested.status, nested.text).toBe(200);
+    expect(placesOf(nested.body.errors)).toEqual([
+      { code: 'MODIFIER_REQUIRED', pointer: '/lineItems/1/modifierGroups/1/lineItems/0' },
+    ]);
   });
 
-  it('after a remove, later lines are reported at their original index in the request', async () => {
+  it("points the returned cart's problems at its own lines, after a remove too", async () => {
     const [first, second] = [soda(), soda()];
     const cart = cartOf(first, second, line(ids.soldOut), line(ids.burger, 1));
-    const laterLines = [
-      { code: 'ITEM_UNAVAILABLE', pointer: '/cart/lineItems/2' },
-      { code: 'MODIFIER_REQUIRED', pointer: '/cart/lineItems/3' },
+    const afterRemove = [
+      { code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/1' },
+      { code: 'MODIFIER_REQUIRED', pointer: '/lineItems/2' },
     ];
-    expectCartErrors(await cartCall('remove', { cart, lineItemId: first.lineItemId }), laterLines);
-    expectCartErrors(await cartCall('remove', { cart, lineItemId: second.lineItemId }), laterLines);
-    expectCartErrors(
-      await cartCall('update', { cart, lineItemId: first.lineItemId, quantity: 0 }),
-      laterLines,
-    );
-    expectCartErrors(
-      await cartCall('update', { cart, lineItemId: second.lineItemId, quantity: 4 }),
-      laterLines,
-    );
+    for (const response of [
+      await cartCall('remove', { cart, lineItemId: first.lineItemId }),
+      await cartCall('update', { cart, lineItemId: second.lineItemId, quantity: 0 }),
+    ]) {
+      expect(response.status, response.text).toBe(200);
+      expect(placesOf(response.body.errors)).toEqual(afterRemove);
+    }
+    const updated = await cartCall('update', { cart, lineItemId: second.lineItemId, quantity: 4 });
+    expect(updated.status, updated.text).toBe(200);
+    expect(updated.body).toMatchObject({ subTotal: 9.95, itemCount: 5 });
+    expect(placesOf(updated.body.errors)).toEqual([
+      { code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/2' },
+      { code: 'MODIFIER_REQUIRED', pointer: '/lineItems/3' },
+    ]);
+  });
+
+  it('fails an update for a problem of the updated line', async () => {
+    const burgerLine = line(ids.burger, 1);
+    const response = await cartCall('update', {
+      cart: cartOf(soda(), burgerLine),
+      lineItemId: burgerLine.lineItemId,
+      quantity: 2,
+    });
+    expectCartErrors(response, [{ code: 'MODIFIER_REQUIRED', pointer: '/cart/lineItems/1' }]);
   });
 
   it('refuses a duplicate lineItemId on add', async () => {
@@ -577,9 +602,9 @@ describe('cart errors', () => {
       { item: soda(), cart: null, catalogSetId: null, storeId },
       { item: soda(), storeId },
     ]) {
-      const response = await cartCall('add', body);
-      expectProblem(response, 400, 'CATALOGSET_REQUIRED');
-      expect(pointersOf(response)).toEqual(['/catalogSetId']);
+      expectCartErrors(await cartCall('add', body), [
+        { code: 'CATALOGSET_REQUIRED', pointer: '/catalogSetId' },
+      ]);
     }
     for (const body of [
       { item: soda(), cart: null, catalogSetId: ids.catalogSetId },
@@ -592,23 +617,22 @@ describe('cart errors', () => {
     }
   });
 
-  it('answers 404 CATALOGSET_NOT_FOUND for a catalogSetId that is not the current one', async () => {
+  it('refuses a catalogSetId that is not the current one: CATALOGSET_NOT_FOUND inside CART_INVALID', async () => {
     const fresh = await cartCall('add', {
       item: soda(),
       cart: null,
       catalogSetId: randomUUID(),
       storeId,
     });
-    expectProblem(fresh, 404, 'CATALOGSET_NOT_FOUND');
+    expectCartErrors(fresh, [{ code: 'CATALOGSET_NOT_FOUND', pointer: '/catalogSetId' }]);
     const drink = soda();
     const stale = { ...cartOf(drink), catalogSetId: randomUUID() };
-    const existing = await cartCall('add', { item: soda(), cart: stale });
-    expectProblem(existing, 404, 'CATALOGSET_NOT_FOUND');
-    const removed = await cartCall('remove', {
-      cart: stale,
-      lineItemId: drink.lineItemId,
-    });
-    expectProblem(removed, 404, 'CATALOGSET_NOT_FOUND');
+    expectCartErrors(await cartCall('add', { item: soda(), cart: stale }), [
+      { code: 'CATALOGSET_NOT_FOUND', pointer: '/cart/catalogSetId' },
+    ]);
+    expectCartErrors(await cartCall('remove', { cart: stale, lineItemId: drink.lineItemId }), [
+      { code: 'CATALOGSET_NOT_FOUND', pointer: '/cart/catalogSetId' },
+    ]);
   });
 
   it('answers 404 STORE_NOT_FOUND for an unknown storeId, every time', async () => {
@@ -623,7 +647,7 @@ describe('cart errors', () => {
     }
   });
 
-  it('answers 404 CATALOGSET_NOT_FOUND for a store with no catalog yet', async () => {
+  it('refuses a store with no catalog yet the same way', async () => {
     const emptyStore = randomUUID();
     const created = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${emptyStore}`, {
       apiKey: commerce.apiKey,
@@ -636,10 +660,10 @@ describe('cart errors', () => {
       catalogSetId: ids.catalogSetId,
       storeId: emptyStore,
     });
-    expectProblem(response, 404, 'CATALOGSET_NOT_FOUND');
+    expectCartErrors(response, [{ code: 'CATALOGSET_NOT_FOUND', pointer: '/catalogSetId' }]);
   });
 
-  it('holds at most 100 lines (CART_LIMIT_EXCEEDED at /cart/lineItems)', async () => {
+  it('holds at most 100 lines (CART_LIMIT_EXCEEDED at the added /item)', async () => {
     const ninetyNine = Array.from({ length: 99 }, () => soda());
     const hundred = await cartCall('add', { item: soda(), cart: cartOf(...ninetyNine) });
     expect(hundred.status, hundred.text).toBe(200);
@@ -647,7 +671,7 @@ describe('cart errors', () => {
     expect(hundred.body).toMatchObject({ subTotal: 199, itemCount: 100 });
 
     expectCartErrors(await cartCall('add', { item: soda(), cart: hundred.body }), [
-      { code: 'CART_LIMIT_EXCEEDED', pointer: '/cart/lineItems' },
+      { code: 'CART_LIMIT_EXCEEDED', pointer: '/item' },
     ]);
   });
 });
@@ -830,6 +854,7 @@ describe('the priced cart', () => {
       currency: 'USD',
       subTotal: 25.9,
       itemCount: 2,
+      errors: [],
       lineItems: [
         {
           itemId: ids.burger,
@@ -933,5 +958,43 @@ describe('freshness', () => {
     expect(back.status, back.text).toBe(200);
     // Back to 9.50: 12.95 × 2 = 25.90.
     expect(back.body).toMatchObject({ subTotal: 25.9 });
+  });
+
+  it('lets a partner remove each of two lines the new catalog no longer prices', async () => {
+    const [main, drink, other] = [burger(1), soda(2), soda(1)];
+    const before = await cartCall('add', { item: other, cart: cartOf(main, drink) });
+    expect(before.status, before.text).toBe(200);
+
+    // The burger and the soda become unavailable: both lines of the partner's cart break.
+    const document = structuredClone(firstDocument);
+    const items = document.items as Record<string, { isAvailable?: boolean }>;
+    items[ids.burger]!.isAvailable = false;
+    items[ids.soda]!.isAvailable = false;
+    await ingest(document);
+    try {
+      const withoutBurger = await cartCall('remove', {
+        cart: before.body,
+        lineItemId: main.lineItemId,
+      });
+      expect(withoutBurger.status, withoutBurger.text).toBe(200);
+      expect(withoutBurger.body).toMatchObject({ subTotal: 0, itemCount: 0 });
+      expect(placesOf(withoutBurger.body.errors)).toEqual([
+        { code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/0' },
+        { code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/1' },
+      ]);
+      const withoutDrink = await cartCall('remove', {
+        cart: withoutBurger.body,
+        lineItemId: drink.lineItemId,
+      });
+      expect(withoutDrink.status, withoutDrink.text).toBe(200);
+      const empty = await cartCall('remove', {
+        cart: withoutDrink.body,
+        lineItemId: other.lineItemId,
+      });
+      expect(empty.status, empty.text).toBe(200);
+      expect(empty.body).toMatchObject({ lineItems: [], errors: [], subTotal: 0 });
+    } finally {
+      await ingest(firstDocument);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { catalogLimits } from './catalog.js';
-import { guid } from './common.js';
+import { guid, maxProblemErrors, orderError } from './common.js';
 
 /** A line item as partners send it; `name`, `unitPrice` and `totalPrice` are computed. */
 export interface LineItemInput {
@@ -70,38 +70,59 @@ export type RemoveCartItemInput = z.infer<typeof removeCartItemInput>;
 export const updateCartItemInput = z.object({ cart: cartInput, lineItemId: guid, quantity: int32 });
 export type UpdateCartItemInput = z.infer<typeof updateCartItemInput>;
 
-/** A priced line: the input plus its name, unit price (item + modifiers) and total. */
+/**
+ * A priced line: the input plus its name, unit price (item + modifiers) and total. A line
+ * that cannot be priced (its item gone from the catalog, unavailable, its choices no longer
+ * valid) has null prices, and the cart's `errors` says why.
+ */
 export interface PricedLineItem {
   itemId: string;
   lineItemId: string;
   quantity: number;
-  name: string;
-  unitPrice: number;
-  totalPrice: number;
-  modifierGroups: { modifierGroupId: string; name: string; lineItems: PricedLineItem[] }[];
+  name: string | null;
+  unitPrice: number | null;
+  totalPrice: number | null;
+  modifierGroups: {
+    modifierGroupId: string;
+    name: string | null;
+    lineItems: PricedLineItem[];
+  }[];
 }
 
-const pricedLineItem: z.ZodType<PricedLineItem> = z.object({
-  itemId: guid,
-  lineItemId: guid,
-  quantity: z.number().int(),
-  name: z.string(),
-  unitPrice: z.number(),
-  totalPrice: z.number(),
-  get modifierGroups() {
-    return z.array(
-      z.object({ modifierGroupId: guid, name: z.string(), lineItems: z.array(pricedLineItem) }),
-    );
-  },
-});
+const pricedLineItem: z.ZodType<PricedLineItem> = z
+  .object({
+    itemId: guid,
+    lineItemId: guid,
+    quantity: z.number().int(),
+    name: z.string().nullable(),
+    unitPrice: z.number().nullable(),
+    totalPrice: z.number().nullable(),
+    get modifierGroups() {
+      return z.array(
+        z.object({
+          modifierGroupId: guid,
+          name: z.string().nullable(),
+          lineItems: z.array(pricedLineItem),
+        }),
+      );
+    },
+  })
+  .meta({ id: 'PricedLineItem' });
 
-/** A cart priced from the store's current CatalogSet (contract §6). */
-export const pricedCart = z.object({
-  catalogSetId: guid,
-  storeId: guid,
-  currency: z.string(),
-  lineItems: z.array(pricedLineItem),
-  subTotal: z.number(),
-  itemCount: z.number().int(),
-});
+/**
+ * A cart priced from the store's current CatalogSet (contract §6). `errors` lists the lines
+ * already in the cart that can no longer be priced (at most 100): they are left out of
+ * `subTotal` and `itemCount`, and can always be removed.
+ */
+export const pricedCart = z
+  .object({
+    catalogSetId: guid,
+    storeId: guid,
+    currency: z.string(),
+    lineItems: z.array(pricedLineItem),
+    subTotal: z.number(),
+    itemCount: z.number().int(),
+    errors: z.array(orderError).max(maxProblemErrors),
+  })
+  .meta({ id: 'PricedCart' });
 export type PricedCart = z.infer<typeof pricedCart>;

@@ -17,7 +17,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
 } from 'fastify';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { NatsConnection, Subscription } from 'nats';
 import { randomUUID } from 'node:crypto';
@@ -247,6 +247,9 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
       security: [{ bearerAuth: [] }],
     },
     transform: jsonSchemaTransform,
+    // Schemas registered with an id (the recursive priced line and cart) become components
+    // that routes reference; without this their $refs would point nowhere.
+    transformObject: jsonSchemaTransformObject,
   });
   void app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());

@@ -14,8 +14,6 @@ export { orderingEnvSchema, type OrderingConfig } from './config.js';
 
 export interface OrderingServiceDeps extends ServiceDeps {
   readonly config: OrderingConfig;
-  /** Injected so tests can pin time (catalog availability windows). */
-  readonly clock?: () => Date;
 }
 
 /**
@@ -35,7 +33,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     maxBytes: deps.config.ORDERING_CATALOG_CACHE_BYTES,
   });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
-    ...cartHandlers(catalogs, deps.clock ?? (() => new Date())),
+    ...cartHandlers(catalogs),
   ]);
   let activations: Subscription | undefined;
   return {

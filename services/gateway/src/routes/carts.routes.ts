@@ -15,9 +15,14 @@ const tags = ['Marketfront: carts'];
 const responses = { 200: pricedCart, ...problemResponses(400, 404) };
 const errorsNote =
   'Nothing is stored: send the whole cart each time. Computed fields (currency, subTotal, ' +
-  'itemCount; name, unitPrice, totalPrice) are ignored on input. Problems are 400 CART_INVALID ' +
-  'with errors[] pointing into this request (404 CATALOGSET_NOT_FOUND when the catalogSetId ' +
-  "is not the store's current one).";
+  'itemCount, errors; name, unitPrice, totalPrice) are ignored on input. A call fails only for ' +
+  'what its operation touches (the added item, the updated line, an unknown lineItemId): 400 ' +
+  'CART_INVALID with errors[] pointing into this request, CATALOGSET_REQUIRED and ' +
+  "CATALOGSET_NOT_FOUND (not the store's current CatalogSet) among them. Lines already in the " +
+  'cart that can no longer be priced are listed in the returned errors[] (pointers into the ' +
+  'returned cart), priced null and left out of subTotal and itemCount, so they can always be ' +
+  'removed. Availability windows are checked by validate and place, not here. 404 ' +
+  'STORE_NOT_FOUND for an unknown store.';
 
 export function registerCartRoutes(
   gateway: FastifyInstance,
@@ -32,6 +37,7 @@ export function registerCartRoutes(
         config,
         schema: {
           tags,
+          operationId: 'addCartItem',
           summary: 'Add an item to a cart (a null cart starts one)',
           description: `${errorsNote} A new cart needs catalogSetId and storeId.`,
           body: addCartItemInput,
@@ -46,6 +52,7 @@ export function registerCartRoutes(
         config,
         schema: {
           tags,
+          operationId: 'removeCartItem',
           summary: 'Remove a line from a cart',
           description: errorsNote,
           body: removeCartItemInput,
@@ -60,6 +67,7 @@ export function registerCartRoutes(
         config,
         schema: {
           tags,
+          operationId: 'updateCartItem',
           summary: 'Set a line’s quantity (0 removes it)',
           description: errorsNote,
           body: updateCartItemInput,

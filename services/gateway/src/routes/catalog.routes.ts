@@ -29,6 +29,7 @@ export function registerCatalogRoutes(
       config: { area: 'commerce', rateClass: 'writes' },
       schema: {
         tags: ['Commerce: catalog'],
+        operationId: 'notifyCatalogSetChanged',
         summary: 'Notify that a store’s CatalogSet changed',
         description:
           'The service downloads the CatalogSet from callbackUrl asynchronously. Poll the status ' +
@@ -60,6 +61,7 @@ export function registerCatalogRoutes(
       config: { area: 'commerce', rateClass: 'reads' },
       schema: {
         tags: ['Commerce: catalog'],
+        operationId: 'getCatalogIngestStatus',
         summary: 'Catalog ingest status',
         description:
           'Poll until succeeded or failed; while unfinished the response carries Retry-After.',
@@ -84,6 +86,7 @@ export function registerCatalogRoutes(
       config: { area: 'distribution', rateClass: 'reads' },
       schema: {
         tags: ['Marketfront: catalog'],
+        operationId: 'getCatalogSet',
         summary: 'The store’s active CatalogSet',
         description:
           'Carries an ETag; send it back in If-None-Match to get 304 when unchanged. ' +

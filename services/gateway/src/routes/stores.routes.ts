@@ -39,6 +39,7 @@ export function registerStoreRoutes(
       config: { ...commerce, rateClass: 'writes' },
       schema: {
         tags: tags.commerce,
+        operationId: 'upsertStore',
         summary: 'Create or replace a store profile',
         description:
           'The store id is the partner’s own. Computed fields (status, timestamps) are ignored. ' +
@@ -64,6 +65,7 @@ export function registerStoreRoutes(
       config: { ...commerce, rateClass: 'reads' },
       schema: {
         tags: tags.commerce,
+        operationId: 'getStore',
         summary: 'Read one of your stores',
         params: storeParams,
         response: { 200: commerceStore, ...problemResponses(400, 404) },
@@ -82,6 +84,7 @@ export function registerStoreRoutes(
       config: { ...commerce, rateClass: 'reads' },
       schema: {
         tags: tags.commerce,
+        operationId: 'listStores',
         summary: 'List your stores, oldest first',
         querystring: pageQuery,
         response: { 200: commerceStoreList, ...problemResponses(400) },
@@ -100,6 +103,7 @@ export function registerStoreRoutes(
       config: { ...commerce, rateClass: 'reads' },
       schema: {
         tags: tags.commerce,
+        operationId: 'getStoreStatus',
         summary: 'Get store status',
         params: storeParams,
         response: { 200: storeStatus, ...problemResponses(400, 404) },
@@ -118,6 +122,7 @@ export function registerStoreRoutes(
       config: { ...commerce, rateClass: 'writes' },
       schema: {
         tags: tags.commerce,
+        operationId: 'setStoreStatus',
         summary: 'Set store status',
         description:
           'Pause with a reason and an optional future resumeAt (the store is online again from ' +
@@ -142,6 +147,7 @@ export function registerStoreRoutes(
         config: { area: 'distribution', rateClass: 'discovery' },
         schema: {
           tags: tags.marketfront,
+          operationId: 'discoverStores',
           summary: 'Discover stores for a location',
           description:
             'Stores offering the fulfillment type, nearest first, with distanceMeters. Delivery keeps ' +
@@ -163,6 +169,7 @@ export function registerStoreRoutes(
       config: { area: 'distribution', rateClass: 'reads' },
       schema: {
         tags: tags.marketfront,
+        operationId: 'lookUpStore',
         summary: 'Look up a store by id',
         description:
           'An unknown store is 404 STORE_NOT_FOUND; an id that is not a GUID is a 404 with no body.',

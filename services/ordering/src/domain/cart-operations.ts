@@ -7,13 +7,18 @@ import {
   type RemoveCartItemInput,
   type UpdateCartItemInput,
 } from '@pcp/contracts';
-import type { LinePointer } from './pricing.js';
 
-/** The cart to price after an operation, and where its parts sit in the request body. */
+/** The cart to price after an operation, and what the operation touched. */
 export interface CartChange {
   readonly cart: CartInput;
-  readonly pointerOf: LinePointer;
-  readonly cartPointer: string;
+  /**
+   * The line the operation added or changed, by index in `cart`: its problems fail the
+   * call. Problems of the other lines are listed in the returned cart instead.
+   */
+  readonly touched: number | undefined;
+  /** Where line `index` of `cart` sits in the request body, for pointers. */
+  readonly requestPointerOf: (index: number) => string;
+  /** Where the cart's catalogSetId sits in the request body. */
   readonly catalogSetPointer: string;
 }
 
@@ -43,18 +48,26 @@ export function addItem(input: AddCartItemInput): CartOperationResult {
         '/item/lineItemId',
       );
     }
+    if (cart.lineItems.length >= cartLimits.maxLineItems) {
+      return refuse(
+        'CART_INVALID',
+        'CART_LIMIT_EXCEEDED',
+        `A cart holds at most ${cartLimits.maxLineItems} line items`,
+        '/item',
+      );
+    }
     const added = cart.lineItems.length;
     return {
       ok: true,
       cart: { ...cart, lineItems: [...cart.lineItems, input.item] },
-      pointerOf: (index) => (index === added ? '/item' : `/cart/lineItems/${index}`),
-      cartPointer: '/cart',
+      touched: added,
+      requestPointerOf: (index) => (index === added ? '/item' : `/cart/lineItems/${index}`),
       catalogSetPointer: '/cart/catalogSetId',
     };
   }
   if (!input.catalogSetId) {
     return refuse(
-      'CATALOGSET_REQUIRED',
+      'CART_INVALID',
       'CATALOGSET_REQUIRED',
       'A new cart needs the catalogSetId',
       '/catalogSetId',
@@ -66,8 +79,8 @@ export function addItem(input: AddCartItemInput): CartOperationResult {
   return {
     ok: true,
     cart: { catalogSetId: input.catalogSetId, storeId: input.storeId, lineItems: [input.item] },
-    pointerOf: () => '/item',
-    cartPointer: '',
+    touched: 0,
+    requestPointerOf: () => '/item',
     catalogSetPointer: '/catalogSetId',
   };
 }
@@ -93,8 +106,8 @@ export function removeItem(input: RemoveCartItemInput): CartOperationResult {
       ...input.cart,
       lineItems: input.cart.lineItems.filter((_, index) => index !== removed),
     },
-    pointerOf: (index) => `/cart/lineItems/${index < removed ? index : index + 1}`,
-    cartPointer: '/cart',
+    touched: undefined,
+    requestPointerOf: (index) => `/cart/lineItems/${index < removed ? index : index + 1}`,
     catalogSetPointer: '/cart/catalogSetId',
   };
 }
@@ -127,8 +140,8 @@ export function updateItem(input: UpdateCartItemInput): CartOperationResult {
         at === index ? { ...line, quantity: input.quantity } : line,
       ),
     },
-    pointerOf: (at) => `/cart/lineItems/${at}`,
-    cartPointer: '/cart',
+    touched: index,
+    requestPointerOf: (at) => `/cart/lineItems/${at}`,
     catalogSetPointer: '/cart/catalogSetId',
   };
 }

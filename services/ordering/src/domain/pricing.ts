@@ -1,8 +1,9 @@
 import {
   cartLimits,
-  type AvailabilityWindow,
   fromMinorUnits,
   isWithinWindows,
+  maxProblemErrors,
+  type AvailabilityWindow,
   type CartInput,
   type LineItemInput,
   type OrderError,
@@ -13,22 +14,31 @@ import type { CompiledCatalog, CompiledItem } from './compiled-catalog.js';
 
 export interface PricingContext {
   readonly catalog: CompiledCatalog;
-  /** The store's IANA time zone: catalog windows are read in it. */
-  readonly timezone: string;
-  /** When the order would be made (now for carts and ASAP, the scheduled time otherwise). */
-  readonly at: Date;
+  /**
+   * When the order would be made, in the store's time zone: catalog availability windows
+   * are checked only then (validate and place). A cart has no order time (contract §6).
+   */
+  readonly orderTime?: { readonly at: Date; readonly timezone: string };
 }
 
-export type PricingResult =
-  { ok: true; cart: PricedCart; subTotalMinor: number } | { ok: false; errors: OrderError[] };
+/** A priced cart: every line, the problems of each, and totals over the priceable ones. */
+export interface CartPricing {
+  /**
+   * The cart as returned: lines that cannot be priced have null prices, stay out of
+   * subTotal and itemCount, and are listed in `errors` (capped at 100).
+   */
+  readonly cart: PricedCart;
+  readonly subTotalMinor: number;
+  /** The problems of each top-level line, by index, with pointers from `linePointer`. */
+  readonly lineErrors: readonly (readonly OrderError[])[];
+  /** Problems of the cart as a whole (more lines than a cart may hold). */
+  readonly cartErrors: readonly OrderError[];
+}
 
-/** Where each line of the cart sits in the request, for pointers (default `/lineItems/i`). */
-export type LinePointer = (index: number) => string;
-
-interface LineOutcome {
-  unitMinor: number;
-  totalMinor: number;
-  priced: PricedLineItem;
+interface PricedTree {
+  readonly priced: PricedLineItem;
+  /** Unit price × quantity in minor units; null when the line (or an option) has problems. */
+  readonly totalMinor: number | null;
 }
 
 const error = (code: string, message: string, pointer: string): OrderError => ({
@@ -37,48 +47,63 @@ const error = (code: string, message: string, pointer: string): OrderError => ({
   pointer,
 });
 
+const validQuantity = (quantity: number) =>
+  quantity >= cartLimits.minQuantity && quantity <= cartLimits.maxQuantity;
+
 /**
- * Price a cart from a compiled catalog, with no I/O. Every problem becomes an OrderError
- * with an RFC 6901 pointer (all of them, not only the first); money is integer minor units
- * throughout and converted to major units only in the returned cart.
+ * Price a cart from a compiled catalog, with no I/O. Every line is priced on its own, so a
+ * caller can tell the lines an operation touched from those already in the cart; every
+ * problem becomes an OrderError with an RFC 6901 pointer (`linePointer(i)` for line i,
+ * `/lineItems/i` by default). Money is integer minor units throughout and converted to
+ * major units only in the returned cart.
  */
 export function priceCart(
   cart: CartInput,
   context: PricingContext,
-  pointerOf: LinePointer = (index) => `/lineItems/${index}`,
-  cartPointer = '',
-): PricingResult {
-  const errors: OrderError[] = [];
-  const { catalog } = context;
-  if (cart.lineItems.length > cartLimits.maxLineItems) {
-    errors.push(
-      error(
-        'CART_LIMIT_EXCEEDED',
-        `A cart holds at most ${cartLimits.maxLineItems} line items`,
-        `${cartPointer}/lineItems`,
-      ),
-    );
-  }
-  const seenLineIds = new Set<string>();
+  options: { linePointer?: (index: number) => string; cartPointer?: string } = {},
+): CartPricing {
+  const { catalog, orderTime } = context;
+  const linePointer = options.linePointer ?? ((index: number) => `/lineItems/${index}`);
   const money = (minor: number) => fromMinorUnits(minor, catalog.currency);
+  const seenLineIds = new Set<string>();
   // Catalogs share one windows list among all their items: decide each list once per cart.
   const openWindows = new Map<readonly AvailabilityWindow[], boolean>();
   const isOpen = (windows: readonly AvailabilityWindow[]) => {
+    if (!orderTime) return true;
     let open = openWindows.get(windows);
     if (open === undefined) {
-      open = isWithinWindows(windows, context.timezone, context.at);
+      open = isWithinWindows(windows, orderTime.timezone, orderTime.at);
       openWindows.set(windows, open);
     }
     return open;
   };
-  const validQuantity = (quantity: number) =>
-    quantity >= cartLimits.minQuantity && quantity <= cartLimits.maxQuantity;
+
+  function checkItem(item: CompiledItem, pointer: string, topLevel: boolean, errors: OrderError[]) {
+    if (!item.available) {
+      errors.push(error('ITEM_UNAVAILABLE', `${item.name} is not available`, pointer));
+      return;
+    }
+    // Options need only be available; an ordered item needs a catalog that lists it (open
+    // at the order time, when there is one).
+    if (!topLevel) return;
+    if (item.catalogWindows.length === 0) {
+      errors.push(
+        error('ITEM_UNAVAILABLE', `${item.name} can only be ordered as a modifier`, pointer),
+      );
+    } else if (!item.catalogWindows.some(isOpen)) {
+      errors.push(
+        error('OUTSIDE_AVAILABILITY_WINDOW', `${item.name} is not offered at this time`, pointer),
+      );
+    }
+  }
 
   function priceLine(
     line: LineItemInput,
     pointer: string,
     topLevel: boolean,
-  ): LineOutcome | undefined {
+    errors: OrderError[],
+  ): PricedTree {
+    const before = errors.length;
     if (seenLineIds.has(line.lineItemId)) {
       errors.push(
         error(
@@ -107,22 +132,22 @@ export function priceCart(
           `${pointer}/itemId`,
         ),
       );
-      return undefined;
+    } else {
+      checkItem(item, pointer, topLevel, errors);
     }
-    checkAvailability(item, pointer, topLevel);
 
     const groups: PricedLineItem['modifierGroups'] = [];
     // Options chosen per modifier group of the item (by its index in modifierGroupIds),
     // counted by quantity; a group may be sent in more than one selection.
-    const chosen = item.modifierGroupIds.map(() => 0);
+    const chosen = item?.modifierGroupIds.map(() => 0) ?? [];
     let modifiersMinor = 0;
     const selections = line.modifierGroups ?? [];
     for (let groupIndex = 0; groupIndex < selections.length; groupIndex++) {
       const selection = selections[groupIndex]!;
       const groupPointer = `${pointer}/modifierGroups/${groupIndex}`;
-      const slot = item.modifierGroupIds.indexOf(selection.modifierGroupId);
+      const slot = item ? item.modifierGroupIds.indexOf(selection.modifierGroupId) : -1;
       const group = slot < 0 ? undefined : catalog.modifierGroups.get(selection.modifierGroupId);
-      if (!group) {
+      if (item && !group) {
         errors.push(
           error(
             'MODIFIER_INVALID',
@@ -130,13 +155,13 @@ export function priceCart(
             `${groupPointer}/modifierGroupId`,
           ),
         );
-        continue;
       }
       const options: PricedLineItem[] = [];
       for (let optionIndex = 0; optionIndex < selection.lineItems.length; optionIndex++) {
         const option = selection.lineItems[optionIndex]!;
         const optionPointer = `${groupPointer}/lineItems/${optionIndex}`;
-        if (!group.optionIds.has(option.itemId)) {
+        const inGroup = group?.optionIds.has(option.itemId) ?? false;
+        if (group && !inGroup) {
           errors.push(
             error(
               'MODIFIER_INVALID',
@@ -144,16 +169,17 @@ export function priceCart(
               `${optionPointer}/itemId`,
             ),
           );
-          continue;
         }
-        const priced = priceLine(option, optionPointer, false);
-        if (!priced) continue;
+        const priced = priceLine(option, optionPointer, false, errors);
         options.push(priced.priced);
-        modifiersMinor += priced.totalMinor;
-        // An option with a bad quantity is already an error; it must not sway the group's count.
-        if (validQuantity(option.quantity)) chosen[slot] = chosen[slot]! + option.quantity;
+        if (priced.totalMinor !== null) modifiersMinor += priced.totalMinor;
+        // An option outside the group, or with a bad quantity, is already an error; it must
+        // not sway the group's count.
+        if (inGroup && validQuantity(option.quantity)) {
+          chosen[slot] = chosen[slot]! + option.quantity;
+        }
       }
-      if (chosen[slot]! > group.maximumAllowed) {
+      if (group && chosen[slot]! > group.maximumAllowed) {
         errors.push(
           error(
             'MODIFIER_INVALID',
@@ -164,12 +190,12 @@ export function priceCart(
       }
       groups.push({
         modifierGroupId: selection.modifierGroupId,
-        name: group.name,
+        name: group?.name ?? null,
         lineItems: options,
       });
     }
-    for (let slot = 0; slot < item.modifierGroupIds.length; slot++) {
-      const group = catalog.modifierGroups.get(item.modifierGroupIds[slot]!);
+    for (let slot = 0; slot < chosen.length; slot++) {
+      const group = catalog.modifierGroups.get(item!.modifierGroupIds[slot]!);
       if (group && chosen[slot]! < group.minimumAllowed) {
         errors.push(
           error(
@@ -181,73 +207,71 @@ export function priceCart(
       }
     }
 
-    const unitMinor = item.priceMinor + modifiersMinor;
-    const totalMinor = unitMinor * line.quantity;
-    if (!Number.isSafeInteger(totalMinor)) {
-      errors.push(error('QUANTITY_INVALID', 'The line total is too large', `${pointer}/quantity`));
+    let totalMinor: number | null = null;
+    let unitMinor: number | null = null;
+    if (item && errors.length === before) {
+      unitMinor = item.priceMinor + modifiersMinor;
+      totalMinor = unitMinor * line.quantity;
+      if (!Number.isSafeInteger(totalMinor)) {
+        errors.push(error('QUANTITY_INVALID', 'The line total is too large', `${pointer}/quantity`));
+        unitMinor = totalMinor = null;
+      }
     }
     return {
-      unitMinor,
       totalMinor,
       priced: {
         itemId: line.itemId,
         lineItemId: line.lineItemId,
         quantity: line.quantity,
-        name: item.name,
-        unitPrice: money(unitMinor),
-        totalPrice: money(totalMinor),
+        name: item?.name ?? null,
+        unitPrice: unitMinor === null ? null : money(unitMinor),
+        totalPrice: totalMinor === null ? null : money(totalMinor),
         modifierGroups: groups,
       },
     };
   }
 
-  function checkAvailability(item: CompiledItem, pointer: string, topLevel: boolean) {
-    if (!item.available) {
-      errors.push(error('ITEM_UNAVAILABLE', `${item.name} is not available`, pointer));
-      return;
-    }
-    // Options need only be available; an ordered item needs an open catalog that lists it.
-    if (!topLevel) return;
-    if (item.catalogWindows.length === 0) {
-      errors.push(
-        error('ITEM_UNAVAILABLE', `${item.name} can only be ordered as a modifier`, pointer),
-      );
-    } else if (!item.catalogWindows.some(isOpen)) {
-      errors.push(
-        error('OUTSIDE_AVAILABILITY_WINDOW', `${item.name} is not offered at this time`, pointer),
-      );
-    }
-  }
-
-  const lines: PricedLineItem[] = [];
+  const lineItems: PricedLineItem[] = [];
+  const lineErrors: OrderError[][] = [];
   let subTotalMinor = 0;
   let itemCount = 0;
   cart.lineItems.forEach((line, index) => {
-    const outcome = priceLine(line, pointerOf(index), true);
-    if (!outcome) return;
-    lines.push(outcome.priced);
-    subTotalMinor += outcome.totalMinor;
+    const errors: OrderError[] = [];
+    const pointer = linePointer(index);
+    const { priced, totalMinor } = priceLine(line, pointer, true, errors);
+    lineErrors.push(errors);
+    if (totalMinor !== null && !Number.isSafeInteger(subTotalMinor + totalMinor)) {
+      errors.push(error('QUANTITY_INVALID', 'The cart total is too large', `${pointer}/quantity`));
+      lineItems.push({ ...priced, unitPrice: null, totalPrice: null });
+      return;
+    }
+    lineItems.push(priced);
+    if (totalMinor === null) return;
+    subTotalMinor += totalMinor;
     itemCount += line.quantity;
   });
-  if (errors.length > 0) return { ok: false, errors };
-  if (!Number.isSafeInteger(subTotalMinor)) {
-    return {
-      ok: false,
-      errors: [
-        error('QUANTITY_INVALID', 'The cart total is too large', `${cartPointer}/lineItems`),
-      ],
-    };
-  }
+  const cartErrors =
+    cart.lineItems.length > cartLimits.maxLineItems
+      ? [
+          error(
+            'CART_LIMIT_EXCEEDED',
+            `A cart holds at most ${cartLimits.maxLineItems} line items`,
+            `${options.cartPointer ?? ''}/lineItems`,
+          ),
+        ]
+      : [];
   return {
-    ok: true,
     subTotalMinor,
+    lineErrors,
+    cartErrors,
     cart: {
       catalogSetId: cart.catalogSetId,
       storeId: cart.storeId,
       currency: catalog.currency,
-      lineItems: lines,
+      lineItems,
       subTotal: money(subTotalMinor),
       itemCount,
+      errors: [...cartErrors, ...lineErrors.flat()].slice(0, maxProblemErrors),
     },
   };
 }

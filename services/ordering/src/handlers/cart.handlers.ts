@@ -1,4 +1,4 @@
-import { subjects, type PricedCart } from '@pcp/contracts';
+import { subjects, type OrderError, type PricedCart } from '@pcp/contracts';
 import {
   AppError,
   handle,
@@ -6,7 +6,7 @@ import {
   type HandlerBinding,
   type RequestContext,
 } from '@pcp/service-kit';
-import type { CatalogCache } from '../catalog/catalog-cache.js';
+import type { CatalogCache, StorePricingData } from '../catalog/catalog-cache.js';
 import {
   addItem,
   removeItem,
@@ -15,40 +15,65 @@ import {
 } from '../domain/cart-operations.js';
 import { priceCart } from '../domain/pricing.js';
 
+/** The one 400 of the cart helpers (contract §6): every problem is an element of it. */
+function cartInvalid(errors: OrderError[]): AppError {
+  const detail =
+    errors.length === 1
+      ? (errors[0]?.message ?? 'The cart operation is invalid')
+      : `The cart operation has ${errors.length} problems`;
+  return new AppError('CART_INVALID', detail, { errors });
+}
+
 /**
  * The stateless cart helpers: (cart, operation) → the new cart priced from the store's
- * current CatalogSet. Nothing about the cart is stored.
+ * current CatalogSet. Nothing about the cart is stored. A call fails only for problems in
+ * what its operation touches; lines already in the cart that can no longer be priced are
+ * listed in the returned cart's `errors`, so a partner can always remove them. Carts have
+ * no order time: availability windows are for validate and place.
  */
-export function cartHandlers(catalogs: CatalogCache, clock: () => Date): HandlerBinding[] {
+export function cartHandlers(catalogs: CatalogCache): HandlerBinding[] {
   async function apply(operation: CartOperationResult, ctx: RequestContext): Promise<PricedCart> {
     requirePartner(ctx, 'distribution');
     if (!operation.ok) {
-      const first = operation.errors[0];
-      throw new AppError(operation.errorCode, first?.message ?? 'The cart operation is invalid', {
+      if (operation.errorCode === 'CART_INVALID') throw cartInvalid(operation.errors);
+      throw new AppError(operation.errorCode, operation.errors[0]?.message ?? 'Invalid request', {
         errors: operation.errors,
       });
     }
-    const { catalog, timezone } = await catalogs.get(operation.cart.storeId, ctx);
-    if (operation.cart.catalogSetId !== catalog.catalogSetId) {
-      const message = "This is not the store's current CatalogSet; fetch the catalog again";
-      throw new AppError('CATALOGSET_NOT_FOUND', message, {
-        errors: [{ code: 'CATALOGSET_NOT_FOUND', message, pointer: operation.catalogSetPointer }],
-      });
+    const catalogSetNotFound = cartInvalid([
+      {
+        code: 'CATALOGSET_NOT_FOUND',
+        message: "This is not the store's current CatalogSet; fetch the catalog again",
+        pointer: operation.catalogSetPointer,
+      },
+    ]);
+    let store: StorePricingData;
+    try {
+      store = await catalogs.get(operation.cart.storeId, ctx);
+    } catch (error) {
+      // A store without a catalog has no current CatalogSet; an unknown store stays a 404.
+      if (error instanceof AppError && error.code === 'CATALOGSET_NOT_FOUND') {
+        throw catalogSetNotFound;
+      }
+      throw error;
     }
-    const priced = priceCart(
-      operation.cart,
-      { catalog, timezone, at: clock() },
-      operation.pointerOf,
-      operation.cartPointer,
-    );
-    if (!priced.ok) {
-      const detail =
-        priced.errors.length === 1
-          ? (priced.errors[0]?.message ?? '')
-          : `The cart has ${priced.errors.length} problems`;
-      throw new AppError('CART_INVALID', detail, { errors: priced.errors });
+    if (operation.cart.catalogSetId !== store.catalog.catalogSetId) throw catalogSetNotFound;
+
+    const pricing = priceCart(operation.cart, { catalog: store.catalog });
+    const { touched } = operation;
+    const touchedErrors = touched === undefined ? [] : (pricing.lineErrors[touched] ?? []);
+    if (touchedErrors.length > 0) {
+      // Pointers into the request body, where the partner sent the line.
+      const pricedAt = `/lineItems/${touched}`;
+      const requestAt = operation.requestPointerOf(touched!);
+      throw cartInvalid(
+        touchedErrors.map((problem) => ({
+          ...problem,
+          pointer: problem.pointer && requestAt + problem.pointer.slice(pricedAt.length),
+        })),
+      );
     }
-    return priced.cart;
+    return pricing.cart;
   }
 
   return [

@@ -45,8 +45,8 @@ describe('addItem', () => {
       addItem({ cart: null, item, storeId: STORE, catalogSetId: CATALOG_SET }),
     );
     expect(result.cart).toEqual(cartWith(item));
-    expect(result.pointerOf(0)).toBe('/item');
-    expect(result.cartPointer).toBe('');
+    expect(result.requestPointerOf(0)).toBe('/item');
+    expect(result.touched).toBe(0);
     expect(result.catalogSetPointer).toBe('/catalogSetId');
   });
 
@@ -63,7 +63,7 @@ describe('addItem', () => {
     expect(
       refused(addItem({ cart: null, item: line(1), storeId: STORE, catalogSetId: value })),
     ).toEqual({
-      errorCode: 'CATALOGSET_REQUIRED',
+      errorCode: 'CART_INVALID',
       errors: [{ code: 'CATALOGSET_REQUIRED', pointer: '/catalogSetId' }],
     });
   });
@@ -82,12 +82,12 @@ describe('addItem', () => {
     const item = line(3, 2);
     const result = changed(addItem({ cart: existing, item }));
     expect(result.cart).toEqual(cartWith(line(1), line(2, 3, BURGER), item));
-    expect([0, 1, 2].map(result.pointerOf)).toEqual([
+    expect([0, 1, 2].map(result.requestPointerOf)).toEqual([
       '/cart/lineItems/0',
       '/cart/lineItems/1',
       '/item',
     ]);
-    expect(result.cartPointer).toBe('/cart');
+    expect(result.touched).toBe(2);
     expect(result.catalogSetPointer).toBe('/cart/catalogSetId');
     expect(existing.lineItems).toHaveLength(2); // the input is not mutated
   });
@@ -95,7 +95,7 @@ describe('addItem', () => {
   it('adds the first line to an existing empty cart at /item', () => {
     const result = changed(addItem({ cart: cartWith(), item: line(1) }));
     expect(result.cart.lineItems).toEqual([line(1)]);
-    expect(result.pointerOf(0)).toBe('/item');
+    expect(result.requestPointerOf(0)).toBe('/item');
   });
 
   it('keeps the existing cart ids even when other ids are passed', () => {
@@ -103,6 +103,16 @@ describe('addItem', () => {
       addItem({ cart: cartWith(), item: line(1), storeId: uuid(99), catalogSetId: uuid(98) }),
     );
     expect(result.cart).toMatchObject({ storeId: STORE, catalogSetId: CATALOG_SET });
+  });
+
+  it('CART_LIMIT_EXCEEDED at /item for a 101st line (the 100th is fine)', () => {
+    const ninetyNine = cartWith(...Array.from({ length: 99 }, (_, n) => line(n + 1)));
+    const hundred = changed(addItem({ cart: ninetyNine, item: line(100) }));
+    expect(hundred.cart.lineItems).toHaveLength(100);
+    expect(refused(addItem({ cart: hundred.cart, item: line(101) }))).toEqual({
+      errorCode: 'CART_INVALID',
+      errors: [{ code: 'CART_LIMIT_EXCEEDED', pointer: '/item' }],
+    });
   });
 
   it('LINE_ITEM_DUPLICATE at /item/lineItemId for a lineItemId already in the cart', () => {
@@ -125,12 +135,12 @@ describe('removeItem', () => {
   it('maps pointers of the remaining lines to their original indexes', () => {
     const cart = cartWith(line(1), line(2), line(3), line(4));
     const result = changed(removeItem({ cart, lineItemId: uuid(1002) }));
-    expect([0, 1, 2].map(result.pointerOf)).toEqual([
+    expect([0, 1, 2].map(result.requestPointerOf)).toEqual([
       '/cart/lineItems/0',
       '/cart/lineItems/2',
       '/cart/lineItems/3',
     ]);
-    expect(result.cartPointer).toBe('/cart');
+    expect(result.touched).toBeUndefined();
     expect(result.catalogSetPointer).toBe('/cart/catalogSetId');
   });
 
@@ -138,7 +148,7 @@ describe('removeItem', () => {
     const result = changed(
       removeItem({ cart: cartWith(line(1), line(2), line(3)), lineItemId: uuid(1001) }),
     );
-    expect([0, 1].map(result.pointerOf)).toEqual(['/cart/lineItems/1', '/cart/lineItems/2']);
+    expect([0, 1].map(result.requestPointerOf)).toEqual(['/cart/lineItems/1', '/cart/lineItems/2']);
   });
 
   it('removing the last line leaves an empty cart', () => {
@@ -160,8 +170,8 @@ describe('updateItem', () => {
       updateItem({ cart: cartWith(line(1), line(2)), lineItemId: uuid(1002), quantity: 7 }),
     );
     expect(result.cart).toEqual(cartWith(line(1), line(2, 7)));
-    expect([0, 1].map(result.pointerOf)).toEqual(['/cart/lineItems/0', '/cart/lineItems/1']);
-    expect(result.cartPointer).toBe('/cart');
+    expect([0, 1].map(result.requestPointerOf)).toEqual(['/cart/lineItems/0', '/cart/lineItems/1']);
+    expect(result.touched).toBe(1);
   });
 
   it.each([1, 999])('accepts quantity %d', (quantity) => {
@@ -175,7 +185,8 @@ describe('updateItem', () => {
     const cart = cartWith(line(1), line(2), line(3));
     const result = changed(updateItem({ cart, lineItemId: uuid(1001), quantity: 0 }));
     expect(result.cart).toEqual(cartWith(line(2), line(3)));
-    expect([0, 1].map(result.pointerOf)).toEqual(['/cart/lineItems/1', '/cart/lineItems/2']);
+    expect([0, 1].map(result.requestPointerOf)).toEqual(['/cart/lineItems/1', '/cart/lineItems/2']);
+    expect(result.touched).toBeUndefined();
   });
 
   it.each([-1, 1000, 2_147_483_647, -2_147_483_648])(

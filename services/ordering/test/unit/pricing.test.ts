@@ -14,7 +14,7 @@ import {
 import { cartTestCatalog } from '../../../../test-support/cart-catalog.js';
 import { addItem, removeItem } from '../../src/domain/cart-operations.js';
 import { compileCatalog, type CompiledCatalog } from '../../src/domain/compiled-catalog.js';
-import { priceCart, type PricingContext, type PricingResult } from '../../src/domain/pricing.js';
+import { priceCart, type CartPricing, type PricingContext } from '../../src/domain/pricing.js';
 
 const STORE = '5a1e0000-0000-4000-8000-0000000000a1';
 /** A Monday, noon UTC: cartTestCatalog's all-day menu is open. */
@@ -42,7 +42,10 @@ function compile(document: unknown): CompiledCatalog {
 function testCatalog(prices: { burger?: number; soda?: number } = {}) {
   const { document, ids } = cartTestCatalog(STORE, prices);
   const catalog = compile(document);
-  const context: PricingContext = { catalog, timezone: 'UTC', at: MONDAY_NOON_UTC };
+  const context: PricingContext = {
+    catalog,
+    orderTime: { timezone: 'UTC', at: MONDAY_NOON_UTC },
+  };
   return { document, ids, catalog, context };
 }
 
@@ -80,14 +83,21 @@ function cartOf(catalog: CompiledCatalog, lineItems: LineItemInput[]): CartInput
   return { catalogSetId: catalog.catalogSetId, storeId: STORE, lineItems };
 }
 
-function okResult(result: PricingResult) {
-  if (!result.ok) throw new Error(`expected a priced cart, got ${JSON.stringify(result.errors)}`);
+/** Every problem of a priced cart, the cart's own first. */
+function allErrors(result: CartPricing) {
+  return [...result.cartErrors, ...result.lineErrors.flat()];
+}
+
+function okResult(result: CartPricing) {
+  const errors = allErrors(result);
+  if (errors.length > 0) throw new Error(`expected a priced cart, got ${JSON.stringify(errors)}`);
   return result;
 }
 
-function errorsOf(result: PricingResult): { code: string; pointer: string | null }[] {
-  if (result.ok) throw new Error('expected pricing errors, got a priced cart');
-  return result.errors.map(({ code, pointer }) => ({ code, pointer }));
+function errorsOf(result: CartPricing): { code: string; pointer: string | null }[] {
+  const errors = allErrors(result);
+  if (errors.length === 0) throw new Error('expected pricing errors, got a priced cart');
+  return errors.map(({ code, pointer }) => ({ code, pointer }));
 }
 
 describe('priceCart: examples on the cart test catalog', () => {
@@ -166,7 +176,7 @@ describe('priceCart: examples on the cart test catalog', () => {
 
   it('sums 0.10 + 0.20 to exactly 0.30 (no float error)', () => {
     const { itemIds, catalog } = flatCatalog('USD', [0.1, 0.2]);
-    const context = { catalog, timezone: 'UTC', at: MONDAY_NOON_UTC };
+    const context = { catalog, orderTime: { timezone: 'UTC', at: MONDAY_NOON_UTC } };
     const sum = okResult(
       priceCart(
         cartOf(
@@ -185,7 +195,7 @@ describe('priceCart: examples on the cart test catalog', () => {
 
   it('prices JPY (no fraction digits) exactly', () => {
     const { itemIds, catalog } = flatCatalog('JPY', [500, 1200]);
-    const context = { catalog, timezone: 'UTC', at: MONDAY_NOON_UTC };
+    const context = { catalog, orderTime: { timezone: 'UTC', at: MONDAY_NOON_UTC } };
     const lines = [line(itemIds[0]!, 3), line(itemIds[1]!)];
     const result = okResult(priceCart(cartOf(catalog, lines), context));
     expect(result.subTotalMinor).toBe(2700);
@@ -195,13 +205,51 @@ describe('priceCart: examples on the cart test catalog', () => {
 
   it('prices KWD (three fraction digits) exactly', () => {
     const { itemIds, catalog } = flatCatalog('KWD', [1.234, 0.001]);
-    const context = { catalog, timezone: 'UTC', at: MONDAY_NOON_UTC };
+    const context = { catalog, orderTime: { timezone: 'UTC', at: MONDAY_NOON_UTC } };
     const lines = [line(itemIds[0]!, 3), line(itemIds[1]!, 7)];
     const result = okResult(priceCart(cartOf(catalog, lines), context));
     expect(result.subTotalMinor).toBe(3709);
     expect(result.cart).toMatchObject({ currency: 'KWD', subTotal: 3.709, itemCount: 10 });
     expect(result.cart.lineItems[0]).toMatchObject({ unitPrice: 1.234, totalPrice: 3.702 });
     expect(result.cart.lineItems[1]).toMatchObject({ unitPrice: 0.001, totalPrice: 0.007 });
+  });
+});
+
+describe('priceCart: a cart, as the cart helpers price it', () => {
+  it('checks no availability window without an order time (the breakfast menu never opens)', () => {
+    const { ids, catalog } = testCatalog();
+    const result = priceCart(cartOf(catalog, [line(ids.pancakes)]), { catalog });
+    expect(result.cart.errors).toEqual([]);
+    expect(result.cart.lineItems[0]).toMatchObject({ name: 'Pancakes', unitPrice: 6 });
+  });
+
+  it('prices each line on its own: one that cannot be priced is listed, priced null and not counted', () => {
+    const { ids, catalog } = testCatalog({ soda: 2 });
+    const unknown = randomUUID();
+    const result = priceCart(
+      cartOf(catalog, [line(ids.soda, 2), line(ids.soldOut), line(unknown, 3), line(ids.soda)]),
+      { catalog },
+    );
+    expect(result.lineErrors.map((errors) => errors.map((problem) => problem.code))).toEqual([
+      [],
+      ['ITEM_UNAVAILABLE'],
+      ['ITEM_UNAVAILABLE'],
+      [],
+    ]);
+    expect(result.cart).toMatchObject({
+      subTotal: 6,
+      itemCount: 3,
+      errors: [
+        { code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/1' },
+        { code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/2/itemId' },
+      ],
+    });
+    expect(result.cart.lineItems.map((priced) => [priced.name, priced.totalPrice])).toEqual([
+      ['Soda', 4],
+      ['Sold out special', null],
+      [null, null],
+      ['Soda', 2],
+    ]);
   });
 });
 
@@ -237,8 +285,7 @@ describe('priceCart: errors and their pointers', () => {
     const priceAt = (iso: string) =>
       priceCart(cartOf(catalog, [line(itemIds[0]!)]), {
         catalog,
-        timezone: 'America/Chicago',
-        at: new Date(iso),
+        orderTime: { timezone: 'America/Chicago', at: new Date(iso) },
       });
 
     it.each([
@@ -247,7 +294,7 @@ describe('priceCart: errors and their pointers', () => {
       ['Monday 09:00 Chicago (start inclusive)', '2024-01-08T15:00:00Z'],
       ['Monday 16:30 Chicago (already 22:30 UTC)', '2024-01-08T22:30:00Z'],
     ])('open at %s', (_, iso) => {
-      expect(priceAt(iso).ok).toBe(true);
+      expect(allErrors(priceAt(iso))).toEqual([]);
     });
 
     it.each([
@@ -456,12 +503,12 @@ describe('priceCart: errors and their pointers', () => {
   it('CART_LIMIT_EXCEEDED for 101 lines (100 are fine)', () => {
     const { ids, catalog, context } = testCatalog();
     const lines = Array.from({ length: 100 }, () => line(ids.soda));
-    expect(priceCart(cartOf(catalog, lines), context).ok).toBe(true);
+    expect(allErrors(priceCart(cartOf(catalog, lines), context))).toEqual([]);
     const tooMany = cartOf(catalog, [...lines, line(ids.soda)]);
     expect(errorsOf(priceCart(tooMany, context))).toEqual([
       { code: 'CART_LIMIT_EXCEEDED', pointer: '/lineItems' },
     ]);
-    expect(errorsOf(priceCart(tooMany, context, undefined, '/cart'))).toEqual([
+    expect(errorsOf(priceCart(tooMany, context, { cartPointer: '/cart' }))).toEqual([
       { code: 'CART_LIMIT_EXCEEDED', pointer: '/cart/lineItems' },
     ]);
   });
@@ -491,7 +538,9 @@ describe('priceCart: errors and their pointers', () => {
       { ...soda, quantity: 0, modifierGroups: [{ modifierGroupId: ids.side, lineItems: [] }] },
       ...Array.from({ length: 99 }, () => line(ids.soda)),
     ]);
-    expect(errorsOf(priceCart(cart, context, pointerOf, '/cart'))).toEqual([
+    expect(
+      errorsOf(priceCart(cart, context, { linePointer: pointerOf, cartPointer: '/cart' })),
+    ).toEqual([
       { code: 'CART_LIMIT_EXCEEDED', pointer: '/cart/lineItems' },
       { code: 'MODIFIER_REQUIRED', pointer: '/cart/lineItems/0' },
       { code: 'QUANTITY_INVALID', pointer: '/item/quantity' },
@@ -574,8 +623,10 @@ const scenarioArb: fc.Arbitrary<Scenario> = generatedArb.chain((options) => {
       orderable: menu.items,
       context: {
         catalog,
-        timezone: 'UTC',
-        at: new Date(SUNDAY_UTC + DAYS.indexOf(window.dayOfWeek) * 86_400_000 + second * 1000),
+        orderTime: {
+          timezone: 'UTC',
+          at: new Date(SUNDAY_UTC + DAYS.indexOf(window.dayOfWeek) * 86_400_000 + second * 1000),
+        },
       },
     }));
 });
@@ -725,9 +776,9 @@ function expectPricedLine(
     });
   });
   const totalCents = unitCents * input.quantity;
-  expect(cents(priced!.unitPrice)).toBe(unitCents);
+  expect(cents(priced!.unitPrice!)).toBe(unitCents);
   expect(priced!.unitPrice).toBe(unitCents / 100);
-  expect(cents(priced!.totalPrice)).toBe(totalCents);
+  expect(cents(priced!.totalPrice!)).toBe(totalCents);
   expect(priced!.totalPrice).toBe(totalCents / 100);
   return totalCents;
 }
@@ -847,15 +898,21 @@ describe('priceCart: properties over generated catalogs', () => {
     });
     fc.assert(
       fc.property(hostileArb, ({ catalog, lines, timezone, at }) => {
-        const result = priceCart(cartOf(catalog, lines), { catalog, timezone, at });
-        if (result.ok) {
-          expect(Number.isSafeInteger(result.subTotalMinor)).toBe(true);
-          return;
-        }
-        expect(result.errors.length).toBeGreaterThan(0);
-        for (const { pointer } of result.errors) {
+        const result = priceCart(cartOf(catalog, lines), { catalog, orderTime: { timezone, at } });
+        expect(Number.isSafeInteger(result.subTotalMinor)).toBe(true);
+        for (const { pointer } of allErrors(result)) {
           expect(pointer === '/lineItems' || pointer?.startsWith('/lineItems/')).toBe(true);
         }
+        // Lines with problems have no price and count for nothing; the others add up.
+        result.lineErrors.forEach((errors, index) => {
+          const priced = result.cart.lineItems[index]!;
+          expect(priced.totalPrice === null).toBe(errors.length > 0);
+        });
+        expect(result.cart.itemCount).toBe(
+          result.cart.lineItems
+            .filter((priced) => priced.totalPrice !== null)
+            .reduce((sum, priced) => sum + priced.quantity, 0),
+        );
       }),
       { numRuns: NUM_RUNS },
     );
@@ -872,8 +929,7 @@ describe('priceCart: properties over generated catalogs', () => {
           ),
         };
         const result = priceCart(corrupted, scenario.context);
-        if (result.ok) throw new Error('expected QUANTITY_INVALID');
-        expect(result.errors).toEqual([
+        expect(allErrors(result)).toEqual([
           {
             code: 'QUANTITY_INVALID',
             message: expect.any(String),
