@@ -1,5 +1,8 @@
 import { revokeKey, setRateLimits } from '@pcp/gateway/admin';
+import { loadConfig } from '@pcp/service-kit';
+import { gatewayEnvSchema } from '@pcp/gateway';
 import { createStoresService } from '@pcp/stores';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
@@ -13,8 +16,9 @@ let distribution: { partnerId: string; apiKey: string };
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  // The auth cache is on, as in production: revocation must still reach it.
-  platform = await startPlatform(env, { AUTH_CACHE_TTL_MS: '60000' });
+  // The auth cache is on, as in production: revocation must still reach it. Client
+  // addresses come from X-Forwarded-For, as behind the production ingress.
+  platform = await startPlatform(env, { AUTH_CACHE_TTL_MS: '60000', TRUST_PROXY: 'true' });
   commerce = await platform.newPartner('commerce');
   distribution = await platform.newPartner('distribution');
 });
@@ -255,6 +259,85 @@ describe('rate limits', () => {
     expect(
       (await call(platform.baseUrl, 'GET', storesPath, { apiKey: commerce.apiKey })).status,
     ).toBe(200);
+  });
+});
+
+describe('failed authentications, limited per client address', () => {
+  const { AUTH_FAILURES_PER_MIN_PER_IP: failuresPerMinute } = loadConfig(gatewayEnvSchema, {});
+  const madeUpKey = () =>
+    `pcp_${randomBytes(8).toString('hex')}_${randomBytes(32).toString('base64url')}`;
+  const listStores = (address: string, authorization?: string) =>
+    call(platform.baseUrl, 'GET', storesPath, {
+      headers: {
+        'x-forwarded-for': address,
+        ...(authorization ? { authorization } : {}),
+      },
+    });
+  /** Key lookups that reached the gateway's database, from its ops port. */
+  const keyLookups = async () => {
+    const metrics = await (await fetch(`${platform.gateway.opsUrl()}/metrics`)).text();
+    return metrics
+      .split('\n')
+      .filter((line) => line.startsWith('pcp_gateway_key_lookups_total{'))
+      .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
+  };
+  const expectRefused = (response: Awaited<ReturnType<typeof call>>) => {
+    expectProblem(response, 429, 'RATE_LIMITED');
+    expect(response.body.retryable).toBe(true);
+    const retryAfter = Number(response.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+  };
+
+  it('refuses an address flooding made-up keys before any lookup, and nobody else', async () => {
+    const partner = await platform.newPartner('commerce');
+    const partnerAddress = '198.51.100.7';
+    const attacker = '203.0.113.5';
+    const bearer = `Bearer ${partner.apiKey}`;
+    expect((await listStores(partnerAddress, bearer)).status).toBe(200);
+
+    const before = await keyLookups();
+    for (let n = 0; n < failuresPerMinute; n++) {
+      expectProblem(await listStores(attacker, `Bearer ${madeUpKey()}`), 401, 'UNAUTHORIZED');
+    }
+    expect(await keyLookups()).toBe(before + failuresPerMinute);
+    // Over the budget: refused before the key is looked up, whatever it sends.
+    expectRefused(await listStores(attacker, `Bearer ${madeUpKey()}`));
+    expectRefused(await listStores(attacker, 'Bearer not-a-key'));
+    expectRefused(await listStores(attacker));
+    expect(await keyLookups()).toBe(before + failuresPerMinute);
+
+    // The partner's key is still cached: it works from its own address and even from the
+    // flooded one, without a lookup; another address is not limited.
+    expect((await listStores(partnerAddress, bearer)).status).toBe(200);
+    expect((await listStores(attacker, bearer)).status).toBe(200);
+    expect(await keyLookups()).toBe(before + failuresPerMinute);
+    expectProblem(await listStores('198.51.100.8', `Bearer ${madeUpKey()}`), 401, 'UNAUTHORIZED');
+  });
+
+  it('counts missing and malformed keys too, which never reach the database', async () => {
+    const address = '203.0.113.6';
+    const before = await keyLookups();
+    const unusable = [undefined, 'Bearer not-a-key', 'Basic dXNlcjpwYXNz'];
+    for (let n = 0; n < failuresPerMinute; n++) {
+      const response = await listStores(address, unusable[n % unusable.length]);
+      expectProblem(response, 401, 'UNAUTHORIZED');
+    }
+    expectRefused(await listStores(address, `Bearer ${madeUpKey()}`));
+    expect(await keyLookups()).toBe(before);
+  });
+
+  it('counts failures only: successes from the same address neither count nor are refused', async () => {
+    const partner = await platform.newPartner('commerce');
+    const address = '203.0.113.7';
+    for (let n = 0; n < failuresPerMinute - 1; n++) {
+      expect((await listStores(address, `Bearer ${madeUpKey()}`)).status).toBe(401);
+    }
+    for (let n = 0; n < failuresPerMinute; n++) {
+      expect((await listStores(address, `Bearer ${partner.apiKey}`)).status).toBe(200);
+    }
+    expect((await listStores(address, `Bearer ${madeUpKey()}`)).status).toBe(401);
+    expectRefused(await listStores(address, `Bearer ${madeUpKey()}`));
   });
 });
 

@@ -1018,5 +1018,8 @@ describe('docker-compose.yml', () => {
       expect(service.environment.OPS_PORT).toBe(String(port));
       expect(service.healthcheck.test.join(' ')).toContain(`http://127.0.0.1:${port}/health/ready`);
     }
+    // Only the gateway's public port is published; readiness and metrics stay inside.
+    expect(SERVICES.filter((name) => services[name]!.ports)).toEqual(['gateway']);
+    expect(services.gateway!.ports).toEqual(['8080:8080']);
   });
 });

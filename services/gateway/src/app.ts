@@ -21,17 +21,15 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import type { Kysely } from 'kysely';
 import type { NatsConnection, Subscription } from 'nats';
 import { randomUUID } from 'node:crypto';
-import { Histogram } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import { bearerToken } from './auth/api-key.js';
 import { createAuthenticator, type Principal } from './auth/authenticator.js';
+import { createFailedAuthLimiter } from './auth/failed-auth-limiter.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
+import { findActiveKey } from './db/partner.repository.js';
 import type { GatewayDatabase } from './db/partner.table.js';
 import { installErrorHandling } from './http/problem.js';
-import {
-  createFailedAuthLimiter,
-  createRateLimiter,
-  type RateLimitDecision,
-} from './http/rate-limit.js';
+import { createRateLimiter, type RateLimitDecision } from './http/rate-limit.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { registerPublicRoutes } from './routes/public.routes.js';
 import './routes/route-config.js';
@@ -73,6 +71,8 @@ export interface GatewayDeps {
     | 'RATE_LIMIT_DISCOVERY_PER_MIN'
     | 'REDIS_KEY_PREFIX'
     | 'AUTH_CACHE_TTL_MS'
+    | 'AUTH_CACHE_MAX_KEYS'
+    | 'AUTH_CACHE_MAX_UNKNOWN_KEYS'
     | 'AUTH_FAILURES_PER_MIN_PER_IP'
     | 'OPS_PORT'
     | 'OPS_HOST'
@@ -103,7 +103,22 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     logger,
     metrics: deps.metrics,
   });
-  const authenticator = createAuthenticator(deps.db, config.AUTH_CACHE_TTL_MS);
+  const keyLookups = new Counter({
+    name: 'pcp_gateway_key_lookups_total',
+    help: 'API key lookups that reached the database, by whether the key id was found',
+    labelNames: ['found'],
+    registers: [deps.metrics.registry],
+  });
+  const authenticator = createAuthenticator({
+    findKey: async (keyId) => {
+      const key = await findActiveKey(deps.db, keyId);
+      keyLookups.labels(String(key !== undefined)).inc();
+      return key;
+    },
+    ttlMs: config.AUTH_CACHE_TTL_MS,
+    maxKeys: config.AUTH_CACHE_MAX_KEYS,
+    maxUnknownKeys: config.AUTH_CACHE_MAX_UNKNOWN_KEYS,
+  });
   const failedAuthentications = createFailedAuthLimiter({
     redis: deps.redis,
     keyPrefix: config.REDIS_KEY_PREFIX,
@@ -158,9 +173,10 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     if (!needsKey) return;
 
     const apiKey = bearerToken(request.headers.authorization);
-    // A key verified recently costs no I/O. Any other request is refused at once from an
-    // address that failed too often lately, before its key is looked up.
-    let principal = apiKey ? authenticator.cached(apiKey) : undefined;
+    // A key verified recently costs no I/O and passes even from an address over its failure
+    // budget. Anything else from such an address is refused before its key is looked up;
+    // every 401 (no key, a malformed one, an unknown or wrong one) counts against it.
+    let principal = apiKey ? authenticator.recentlyVerified(apiKey) : undefined;
     if (!principal) {
       await failedAuthentications.ensureAllowed(request.ip);
       try {
@@ -169,10 +185,10 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
         logger.error({ err: error }, 'key lookup failed');
         throw new AppError('SERVICE_UNAVAILABLE', 'Authentication is unavailable; retry later');
       }
-    }
-    if (!principal) {
-      await failedAuthentications.recordFailure(request.ip);
-      throw new AppError('UNAUTHORIZED', 'Send a valid API key as Authorization: Bearer <key>');
+      if (!principal) {
+        await failedAuthentications.recordFailure(request.ip);
+        throw new AppError('UNAUTHORIZED', 'Send a valid API key as Authorization: Bearer <key>');
+      }
     }
     request.principal = principal;
     if (area && principal.kind !== area) {

@@ -2,6 +2,7 @@ import { baseEnvSchema } from '@pcp/service-kit';
 import { z } from 'zod';
 
 const perMinute = z.coerce.number().int().min(1).max(1_000_000);
+const cacheEntries = z.coerce.number().int().min(1).max(1_000_000);
 
 export const gatewayEnvSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
@@ -23,11 +24,15 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   RATE_LIMIT_DISCOVERY_PER_MIN: perMinute.default(60),
   /** Redis keys of this deployment (rate-limit counters) start with this. */
   REDIS_KEY_PREFIX: z.string().max(64).default('pcp:'),
-  /** How long a verified API key is trusted without asking the database again. */
+  /** How long a verified API key (or an unknown key id) is remembered; 0 turns caching off. */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
+  /** Verified keys remembered per replica (least recently used go first). */
+  AUTH_CACHE_MAX_KEYS: cacheEntries.default(10_000),
+  /** Unknown key ids remembered per replica, apart from the verified keys they cannot evict. */
+  AUTH_CACHE_MAX_UNKNOWN_KEYS: cacheEntries.default(10_000),
   /** Failed authentications one client address may make per minute before it gets 429s. */
   AUTH_FAILURES_PER_MIN_PER_IP: perMinute.default(30),
-  /** Port of /health/ready and /metrics, off the public port. */
+  /** Port of /health/ready and /metrics, off the public port (host: OPS_HOST). */
   OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(9100),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),

@@ -9,7 +9,6 @@ import {
   migrateToLatest,
   startTracing,
 } from '@pcp/service-kit';
-import { createClient } from 'redis';
 import {
   createGatewayService,
   GATEWAY_SCHEMA,
@@ -17,6 +16,7 @@ import {
   gatewayMigrations,
   type GatewayDatabase,
 } from './app.js';
+import { createRedisClient } from './redis-client.js';
 
 const config = loadConfig(gatewayEnvSchema);
 const logger = createLogger('gateway', config.LOG_LEVEL);
@@ -39,9 +39,7 @@ try {
   if (process.argv.includes('migrate')) {
     await shutdown.run('migrations done');
   } else {
-    const redis = createClient({ url: config.REDIS_URL });
-    // Without a listener a Redis error would crash the process; the client reconnects itself.
-    redis.on('error', (error: unknown) => logger.warn({ err: error }, 'redis error'));
+    const redis = createRedisClient(config.REDIS_URL, logger);
     await redis.connect();
     shutdown.add('redis', () => Promise.resolve(redis.destroy()));
 

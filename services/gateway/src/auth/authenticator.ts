@@ -1,11 +1,9 @@
 import type { PartnerKind, PaymentType } from '@pcp/contracts';
-import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import { findActiveKey } from '../db/partner.repository.js';
-import type { GatewayDatabase, RateLimitOverrides } from '../db/partner.table.js';
+import type { ActiveKey } from '../db/partner.repository.js';
+import type { RateLimitOverrides } from '../db/partner.table.js';
 import { apiKeyMatches, parseApiKey } from './api-key.js';
 
-/** The authenticated caller of a request. */
 export interface Principal {
   readonly partnerId: string;
   readonly kind: PartnerKind;
@@ -14,35 +12,46 @@ export interface Principal {
   readonly rateLimits: RateLimitOverrides;
 }
 
-interface KnownKey {
+interface VerifiedKey {
   readonly principal: Principal;
   readonly keyHash: Buffer;
 }
 
-/** Keys (a few hundred bytes each) remembered in each cache: a few MB at most. */
-const MAX_CACHED_KEYS = 10_000;
+export interface AuthenticatorOptions {
+  /** The active key with that public id: the one database query of authentication. */
+  findKey(keyId: string): Promise<ActiveKey | undefined>;
+  /** How long a key id's lookup is remembered; 0 looks every key up. */
+  ttlMs: number;
+  /** Verified keys remembered, least recently used evicted first. */
+  maxKeys: number;
+  /** Key ids found unknown remembered, in a cache of their own. */
+  maxUnknownKeys: number;
+}
 
 /**
- * Verifies API keys against the gateway's table, caching each key id briefly so the hot
- * path does not hit Postgres. Keys found and key ids not found live in separate LRU caches,
- * so a flood of made-up keys can only evict other made-up keys, never a partner's.
- * Revocation takes effect at once on gateways that receive the invalidation message, and
- * within the TTL everywhere.
+ * Verifies API keys, remembering each key id's lookup briefly so the hot path does not hit
+ * Postgres. Verified keys and unknown key ids live in separate LRU caches, so a flood of
+ * made-up keys evicts only other made-up key ids, never a partner's key. Revocation takes
+ * effect at once on gateways that receive the invalidation message, and within the TTL
+ * everywhere.
  */
-export function createAuthenticator(db: Kysely<GatewayDatabase>, ttlMs: number) {
-  const caching = ttlMs > 0;
-  const known = new LRUCache<string, KnownKey>({ max: MAX_CACHED_KEYS, ttl: ttlMs || 1 });
-  const unknown = new LRUCache<string, true>({ max: MAX_CACHED_KEYS, ttl: ttlMs || 1 });
+export function createAuthenticator(options: AuthenticatorOptions) {
+  const remember = options.ttlMs > 0;
+  const verified = new LRUCache<string, VerifiedKey>({
+    max: options.maxKeys,
+    ttl: options.ttlMs,
+  });
+  const unknown = new LRUCache<string, true>({ max: options.maxUnknownKeys, ttl: options.ttlMs });
 
-  async function lookup(keyId: string): Promise<KnownKey | undefined> {
-    const cached = known.get(keyId);
+  async function lookup(keyId: string): Promise<VerifiedKey | undefined> {
+    const cached = verified.get(keyId);
     if (cached || unknown.has(keyId)) return cached;
-    const row = await findActiveKey(db, keyId);
+    const row = await options.findKey(keyId);
     if (!row) {
-      if (caching) unknown.set(keyId, true);
+      if (remember) unknown.set(keyId, true);
       return undefined;
     }
-    const found: KnownKey = {
+    const found: VerifiedKey = {
       keyHash: row.key_hash,
       principal: {
         partnerId: row.partner_id,
@@ -52,18 +61,18 @@ export function createAuthenticator(db: Kysely<GatewayDatabase>, ttlMs: number) 
         rateLimits: row.rate_limits,
       },
     };
-    if (caching) known.set(keyId, found);
+    if (remember) verified.set(keyId, found);
     return found;
   }
 
   return {
     /**
-     * The principal of a key verified recently (in memory, no I/O), or undefined when the
-     * key must be looked up (or is not shaped like a key).
+     * The principal of a key verified recently, from memory alone; undefined when the key
+     * would have to be looked up, or is wrong or malformed.
      */
-    cached(apiKey: string): Principal | undefined {
+    recentlyVerified(apiKey: string): Principal | undefined {
       const keyId = parseApiKey(apiKey);
-      const found = keyId ? known.get(keyId) : undefined;
+      const found = keyId === null ? undefined : verified.get(keyId);
       return found && apiKeyMatches(apiKey, found.keyHash) ? found.principal : undefined;
     },
     /** The principal for a presented key, or null when the key is unknown, revoked or wrong. */
@@ -76,14 +85,14 @@ export function createAuthenticator(db: Kysely<GatewayDatabase>, ttlMs: number) 
     /** Forget cached keys of a partner (or one key) after an admin change. */
     invalidate(target: { partnerId?: string; keyId?: string }): void {
       if (target.keyId) {
-        known.delete(target.keyId);
+        verified.delete(target.keyId);
         unknown.delete(target.keyId);
       }
       if (!target.partnerId) return;
-      for (const [keyId, entry] of known.entries()) {
-        if (entry.principal.partnerId === target.partnerId) known.delete(keyId);
-      }
+      const partnerKeys = [...verified.entries()]
+        .filter(([, entry]) => entry.principal.partnerId === target.partnerId)
+        .map(([keyId]) => keyId);
+      for (const keyId of partnerKeys) verified.delete(keyId);
     },
   };
 }
-export type Authenticator = ReturnType<typeof createAuthenticator>;

@@ -46,6 +46,8 @@ export function findActiveKey(db: Db, keyId: string) {
     .executeTakeFirst();
 }
 
+export type ActiveKey = NonNullable<Awaited<ReturnType<typeof findActiveKey>>>;
+
 export function revokeApiKey(db: Db, keyId: string) {
   return db
     .updateTable('api_keys')

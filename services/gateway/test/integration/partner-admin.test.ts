@@ -14,7 +14,6 @@ import {
   revokeKey,
   setRateLimits,
 } from '../../src/admin/partner-admin.js';
-import { createAuthenticator } from '../../src/auth/authenticator.js';
 import { GATEWAY_SCHEMA } from '../../src/db/migrations/index.js';
 import type { GatewayDatabase } from '../../src/db/partner.table.js';
 
@@ -194,67 +193,5 @@ describe('setRateLimits', () => {
     await expectAdminError(setRateLimits(db, 'nope', { reads: 10 }), /no partner/);
     const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
     expect(listed?.rateLimits).toEqual({ reads: 10 });
-  });
-});
-
-describe('createAuthenticator', () => {
-  it('authenticates a fresh key and refuses it once revoked (no cache)', async () => {
-    const authenticator = createAuthenticator(db, 0);
-    const partner = await createPartner(db, { kind: 'distribution', name: 'Auth' });
-    await setRateLimits(db, partner.partnerId, { reads: 77 });
-    expect(await authenticator.authenticate(partner.apiKey)).toEqual({
-      partnerId: partner.partnerId,
-      kind: 'distribution',
-      keyId: partner.keyId,
-      paymentTypes: ['CARD', 'PAY_AT_STORE'],
-      rateLimits: { reads: 77 },
-    });
-
-    // Right id, wrong secret; malformed keys; unknown ids.
-    const other = await createPartner(db, { kind: 'commerce', name: 'Other' });
-    expect(
-      await authenticator.authenticate(`pcp_${partner.keyId}_${other.apiKey.slice(-43)}`),
-    ).toBeNull();
-    expect(await authenticator.authenticate('not a key')).toBeNull();
-    expect(await authenticator.authenticate(`pcp_0000000000000000_${'A'.repeat(43)}`)).toBeNull();
-
-    await revokeKey(db, partner.keyId);
-    expect(await authenticator.authenticate(partner.apiKey)).toBeNull();
-    expect(await authenticator.authenticate(other.apiKey)).toMatchObject({
-      partnerId: other.partnerId,
-      kind: 'commerce',
-    });
-  });
-
-  it('keeps a revoked key cached within the TTL until the partner is invalidated', async () => {
-    const authenticator = createAuthenticator(db, 60_000);
-    const partner = await createPartner(db, { kind: 'commerce', name: 'Cached' });
-    const bystander = await createPartner(db, { kind: 'commerce', name: 'Bystander' });
-    expect(await authenticator.authenticate(partner.apiKey)).toMatchObject({
-      partnerId: partner.partnerId,
-    });
-    expect(await authenticator.authenticate(bystander.apiKey)).toMatchObject({
-      partnerId: bystander.partnerId,
-    });
-
-    await revokeKey(db, partner.keyId);
-    await revokeKey(db, bystander.keyId);
-    // Still cached: revocation reaches this gateway only through invalidation (or the TTL).
-    expect(await authenticator.authenticate(partner.apiKey)).toMatchObject({
-      partnerId: partner.partnerId,
-    });
-    // A wrong secret is refused even from the cache.
-    expect(
-      await authenticator.authenticate(`pcp_${partner.keyId}_${bystander.apiKey.slice(-43)}`),
-    ).toBeNull();
-
-    authenticator.invalidate({ partnerId: partner.partnerId });
-    expect(await authenticator.authenticate(partner.apiKey)).toBeNull();
-    // Only that partner was forgotten.
-    expect(await authenticator.authenticate(bystander.apiKey)).toMatchObject({
-      partnerId: bystander.partnerId,
-    });
-    authenticator.invalidate({ keyId: bystander.keyId });
-    expect(await authenticator.authenticate(bystander.apiKey)).toBeNull();
   });
 });
