@@ -888,6 +888,34 @@ describe('overlays', () => {
     expect(images(RENDERED.local!)).toEqual(new Set([`${IMAGE}:dev`]));
   });
 
+  it('catalog and ordering: memory limits cover the budgets their configuration sets', () => {
+    const MiB = 1024 ** 2;
+    /** A container's env value, or the service's default when the manifest leaves it out. */
+    const setting = (container: Doc, name: string, fallback: number) =>
+      Number(
+        (container.env as Doc[]).find((variable) => variable.name === name)?.value ?? fallback,
+      );
+    for (const rendered of [RENDERED.base!, RENDERED.production!]) {
+      const catalog = find(rendered, 'Deployment', 'catalog').spec.template.spec.containers[0];
+      // Baseline RSS 150 MiB (bench:ingest), the chunk cache, and per ingest in flight: its
+      // thread's heap cap plus ~30 MiB of thread, the downloaded bytes and the serialized
+      // document (50 MiB each at most).
+      const catalogNeeds =
+        160 * MiB +
+        setting(catalog, 'CATALOG_DOCUMENT_CACHE_BYTES', 64 * MiB) +
+        setting(catalog, 'CATALOG_INGEST_CONCURRENCY', 2) *
+          (setting(catalog, 'CATALOG_INGEST_THREAD_HEAP_MB', 384) * MiB + 130 * MiB);
+      expect(memoryBytes(catalog.resources.limits.memory)).toBeGreaterThanOrEqual(catalogNeeds);
+
+      const ordering = find(rendered, 'Deployment', 'ordering').spec.template.spec.containers[0];
+      // Baseline RSS 120 MiB, the compiled-catalog cache, and two compiles in flight (a
+      // 100k-item catalog took 250 MiB above the baseline in bench:ingest).
+      const orderingNeeds =
+        120 * MiB + setting(ordering, 'ORDERING_CATALOG_CACHE_BYTES', 256 * MiB) + 2 * 250 * MiB;
+      expect(memoryBytes(ordering.resources.limits.memory)).toBeGreaterThanOrEqual(orderingNeeds);
+    }
+  });
+
   it('production: gateway 3, every other service 2, a pinned image, larger resources', () => {
     expect(replicas(RENDERED.production!)).toEqual({
       gateway: 3,
