@@ -4,10 +4,10 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { subjects } from '@pcp/contracts';
+import { healthSubject, subjects } from '@pcp/contracts';
 import { createBusClient, streamName } from '@pcp/service-kit';
 import { sql } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { storeProfile } from '../test-support/fixtures.js';
@@ -196,13 +196,21 @@ describe('worker failure', () => {
 
     await platform.catalog.stop();
     const worker = startCatalogProcess();
+    onTestFinished(() => void worker.kill('SIGKILL'));
     // The child answers the catalog's health subject once it serves requests.
+    const bus = createBusClient(env.nc, {
+      prefix: env.prefix,
+      timeoutMs: 1_000,
+      logger: env.logger,
+    });
     await expect
       .poll(
-        async () => (await call(platform.baseUrl, 'GET', '/health/ready')).body.checks.catalog,
-        {
-          timeout: 20_000,
-        },
+        () =>
+          bus.request(healthSubject('catalog'), {}, { requestId: randomUUID() }).then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 20_000, interval: 200 },
       )
       .toBe(true);
     await notify(storeId, url);
