@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { healthSubject, subjects } from '@pcp/contracts';
+import { subjects } from '@pcp/contracts';
 import { createBusClient, streamName } from '@pcp/service-kit';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -12,6 +12,7 @@ import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { waitUntilServing } from '../test-support/service-process.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 
@@ -198,21 +199,7 @@ describe('worker failure', () => {
     const worker = startCatalogProcess();
     onTestFinished(() => void worker.kill('SIGKILL'));
     // The child answers the catalog's health subject once it serves requests.
-    const bus = createBusClient(env.nc, {
-      prefix: env.prefix,
-      timeoutMs: 1_000,
-      logger: env.logger,
-    });
-    await expect
-      .poll(
-        () =>
-          bus.request(healthSubject('catalog'), {}, { requestId: randomUUID() }).then(
-            () => true,
-            () => false,
-          ),
-        { timeout: 20_000, interval: 200 },
-      )
-      .toBe(true);
+    await waitUntilServing('catalog', env);
     await notify(storeId, url);
     await expect.poll(() => requests, { timeout: 15_000 }).toBe(1);
     const run = await platform.catalogDb

@@ -1,5 +1,3 @@
-import { healthSubject } from '@pcp/contracts';
-import { createBusClient } from '@pcp/service-kit';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +5,7 @@ import { cartTestCatalog } from '../test-support/cart-catalog.js';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { startServiceProcess } from '../test-support/service-process.js';
+import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 
@@ -78,21 +76,7 @@ describe('one small hostile body cannot take a service down', () => {
     // Ordering as its own process, so its survival is a process's, not this test runner's.
     await platform.ordering.stop();
     ordering = startServiceProcess('ordering', env);
-    const bus = createBusClient(env.nc, {
-      prefix: env.prefix,
-      timeoutMs: 1_000,
-      logger: env.logger,
-    });
-    await expect
-      .poll(
-        () =>
-          bus.request(healthSubject('ordering'), {}, { requestId: randomUUID() }).then(
-            () => true,
-            () => false,
-          ),
-        { timeout: 20_000, interval: 200 },
-      )
-      .toBe(true);
+    await waitUntilServing('ordering', env);
 
     const hostile = JSON.stringify({
       cart: null,

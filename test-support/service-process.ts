@@ -1,4 +1,7 @@
+import { healthSubject } from '@pcp/contracts';
+import { createBusClient } from '@pcp/service-kit';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { TestEnvironment } from './environment.js';
 
@@ -30,4 +33,23 @@ export function startServiceProcess(
       },
     },
   );
+}
+
+/** Resolves once some instance of `service` answers its health subject on NATS. */
+export async function waitUntilServing(
+  service: 'stores' | 'catalog' | 'ordering' | 'payments',
+  env: TestEnvironment,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const bus = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 1_000, logger: env.logger });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await bus.request(healthSubject(service), {}, { requestId: randomUUID() });
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
