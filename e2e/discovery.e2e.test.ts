@@ -567,6 +567,11 @@ describe('errors', () => {
       '/offset',
     ],
     [
+      'offset 10,001',
+      { location: { latitude: 1, longitude: 1 }, fulfillmentType: 'PICKUP', offset: 10_001 },
+      '/offset',
+    ],
+    [
       'a query of 101 characters',
       {
         location: { latitude: 1, longitude: 1 },

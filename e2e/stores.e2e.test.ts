@@ -75,6 +75,40 @@ describe('commerce store profile', () => {
     );
   });
 
+  it('takes a currency’s ISO 4217 digits, not the runtime’s locale data (HUF has 2)', async () => {
+    const forint = (fee: number) =>
+      put(
+        newStoreId(),
+        storeProfile({
+          currency: 'HUF',
+          delivery: { radiusMeters: 3000, fee, minimumOrder: 0, etaMinutes: 30 },
+        }),
+      );
+    const accepted = await forint(12.34);
+    expect(accepted.status, accepted.text).toBe(201);
+    expect(accepted.body.delivery.fee).toBe(12.34);
+    const refused = await forint(12.345);
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([
+      expect.objectContaining({ code: 'PRECISION_EXCEEDED', pointer: '/delivery/fee' }),
+    ]);
+  });
+
+  it('refuses a delivery radius over 50,000 m at its pointer', async () => {
+    const radius = (radiusMeters: number) =>
+      put(
+        newStoreId(),
+        storeProfile({ delivery: { radiusMeters, fee: 2.99, minimumOrder: 15, etaMinutes: 40 } }),
+      );
+    expect((await radius(50_000)).status).toBe(201);
+    const refused = await radius(50_001);
+    expect(refused.status).toBe(400);
+    expect(refused.body.errorCode).toBe('REQUEST_INVALID');
+    expect(refused.body.errors).toEqual([
+      expect.objectContaining({ pointer: '/delivery/radiusMeters' }),
+    ]);
+  });
+
   it('lists only the caller’s stores with limit/offset paging', async () => {
     const other = await platform.newPartner('commerce');
     const ids = [newStoreId(), newStoreId(), newStoreId()];

@@ -278,8 +278,8 @@ async function explainDiscovery(center) {
       discoverySql(center, 'DELIVERY_BY_MERCHANT', radius, PAGE_LIMIT),
     );
     await explain(
-      'PICKUP, the nearest 20,000 (scheduledTime path)',
-      discoverySql(center, 'PICKUP', 50_000, 20_000),
+      'PICKUP, the nearest 5,000 (the largest batch of the scheduledTime walk)',
+      discoverySql(center, 'PICKUP', 50_000, 5_000),
     );
   } finally {
     await client.end();

@@ -7,6 +7,8 @@ import currencyCodes from 'currency-codes';
 /**
  * ISO 4217 codes with no minor unit ("N.A." in the standard): precious metals, bond-market
  * units, SDR-like units, the testing code and "no currency". Nothing is priced in them.
+ * `currency-codes` gives them 0 digits, as it gives JPY, so they are named here (a test
+ * checks this list against the ISO file the package ships).
  */
 const withoutMinorUnit = new Set([
   'XAG',
@@ -42,7 +44,8 @@ export function isKnownCurrency(code: string): boolean {
 /**
  * Number of fraction digits of an ISO 4217 currency (USD 2, JPY 0, KWD 3, HUF 2, IQD 3),
  * from ISO's table, not the runtime's locale data (which says 0 for HUF, IDR, COP and
- * IQD). Validation refuses unknown codes before amounts are converted.
+ * IQD). Validation refuses unknown codes before amounts are converted; a code saved before
+ * it left ISO's table (SLL, HRK) reads with 2.
  */
 export function currencyExponent(currency: string): number {
   return minorUnitDigits.get(currency) ?? 2;

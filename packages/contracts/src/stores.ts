@@ -15,7 +15,10 @@ function isTimeZone(value: string): boolean {
   }
 }
 
-/** An ISO 4217 code this runtime knows, e.g. USD (one check, so one issue per bad code). */
+/**
+ * An ISO 4217 code with a minor unit in ISO's table, e.g. USD (one check, so one issue per
+ * bad code).
+ */
 export const currencyCode = z.string().refine(isKnownCurrency, 'Unknown ISO 4217 currency');
 
 export const storeAddress = z.object({

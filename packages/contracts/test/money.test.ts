@@ -7,7 +7,18 @@ import {
   toScaledInteger,
 } from '@pcp/contracts';
 import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+
+/** ISO's own list, as shipped in `currency-codes`: each code and its minor unit (N.A. for none). */
+function isoListOne(): Map<string, string> {
+  const packageJson = createRequire(import.meta.url).resolve('currency-codes/package.json');
+  const xml = readFileSync(join(dirname(packageJson), 'iso-4217-list-one.xml'), 'utf8');
+  const entries = xml.matchAll(/<Ccy>([A-Z]{3})<\/Ccy>[\s\S]*?<CcyMnrUnts>([^<]+)<\/CcyMnrUnts>/g);
+  return new Map([...entries].map(([, code, minorUnit]) => [code!, minorUnit!]));
+}
 
 describe('currencyExponent', () => {
   // HUF, IDR, COP and IQD are where the runtime's locale data disagrees with ISO 4217.
@@ -37,6 +48,15 @@ describe('isKnownCurrency', () => {
   it('refuses codes without a minor unit (gold, testing, no currency)', () => {
     for (const code of ['XAU', 'XAG', 'XTS', 'XXX', 'XDR']) {
       expect(isKnownCurrency(code)).toBe(false);
+    }
+  });
+
+  it("agrees with ISO's list: every code with a minor unit, none without", () => {
+    const list = isoListOne();
+    expect(list.size).toBeGreaterThan(170);
+    for (const [code, minorUnit] of list) {
+      expect(isKnownCurrency(code), code).toBe(minorUnit !== 'N.A.');
+      if (minorUnit !== 'N.A.') expect(currencyExponent(code), code).toBe(Number(minorUnit));
     }
   });
 });

@@ -9,6 +9,7 @@ import {
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { DeliverPolicy, nanos } from 'nats';
+import { storesEnvSchema, type StoresConfig } from './config.js';
 import type { StoresDatabase } from './db/store.table.js';
 import { catalogActivatedHandler } from './handlers/catalog-activated.consumer.js';
 import { discoveryHandlers } from './handlers/discovery.handlers.js';
@@ -16,12 +17,15 @@ import { statusHandlers } from './handlers/status.handlers.js';
 import { createGazetteerGeocoder, type Geocoder } from './geocoding/geocoder.js';
 import { storeHandlers } from './handlers/store.handlers.js';
 
+export { storesEnvSchema, type StoresConfig } from './config.js';
 export { storesMigrations, STORES_SCHEMA } from './db/migrations/index.js';
 export type { StoresDatabase } from './db/store.table.js';
 export type { Geocoder } from './geocoding/geocoder.js';
 
 export interface StoresServiceDeps extends ServiceDeps {
   readonly db: Kysely<StoresDatabase>;
+  /** Defaults to the environment schema's defaults. */
+  readonly config?: StoresConfig;
   /** Injected so tests can pin time (pauses, opening hours). */
   readonly clock?: () => Date;
   /** Defaults to the offline postal-code gazetteer. */
@@ -38,10 +42,13 @@ const EVENT_BACKOFF_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
 export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   const clock = deps.clock ?? (() => new Date());
   const geocoder = deps.geocoder ?? createGazetteerGeocoder();
+  const config = deps.config ?? storesEnvSchema.parse({});
   const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, [
     ...storeHandlers(deps.db, geocoder, clock),
     ...statusHandlers(deps.db, clock),
-    ...discoveryHandlers(deps.db, geocoder, clock),
+    ...discoveryHandlers(deps.db, geocoder, clock, {
+      scanCap: config.STORES_DISCOVERY_SCAN_CAP,
+    }),
   ]);
   let consumer: ConsumerLoop | undefined;
   return {

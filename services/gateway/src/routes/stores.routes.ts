@@ -153,7 +153,10 @@ export function registerStoreRoutes(
             'Stores offering the fulfillment type, nearest first, with distanceMeters. Delivery keeps ' +
             'stores whose delivery radius covers the location; pickup looks within 50 km. An address ' +
             'is geocoded (422 ADDRESS_INVALID when it cannot be); coordinates are used as given. ' +
-            'With scheduledTime only stores open then are returned.',
+            'With scheduledTime only stores open then are returned, searched among the nearest ' +
+            '20,000 matching stores (STORES_DISCOVERY_SCAN_CAP): hasMore is exact; totalCount ' +
+            'counts the open stores examined, exact when hasMore is false and a lower bound when ' +
+            'it is true. offset runs 0..10,000.',
           body: discoverStoresInput,
           response: { 200: discoverStoresResult, ...problemResponses(400, 422) },
         },

@@ -1,6 +1,7 @@
 import type { Coordinates, FulfillmentType } from '@pcp/contracts';
 import { sql, type Kysely } from 'kysely';
 import { boundingBox, EARTH_RADIUS_METERS } from '../domain/geo.js';
+import type { ScanPosition } from '../domain/open-store-scan.js';
 import type { StoreRow, StoresDatabase } from './store.table.js';
 
 type Db = Kysely<StoresDatabase>;
@@ -93,36 +94,47 @@ export type DiscoveryCandidate = Pick<
 > & { distance_meters: number };
 
 /**
- * The `limit` nearest matching stores with the columns their opening hours need, for the
- * caller to filter by opening hours (which live in each store's time zone).
+ * The next `limit` matching stores nearest first after `after` (keyset: distance, then id),
+ * with the columns their opening hours need, for the caller to filter by opening hours
+ * (which live in each store's time zone). Distances are recomputed by the same expression
+ * on every call, so the keyset compares equal values exactly.
  */
 export function nearestCandidates(
   db: Db,
   q: DiscoveryQuery,
-  limit: number,
+  batch: { after: ScanPosition | undefined; limit: number },
 ): Promise<DiscoveryCandidate[]> {
-  return nearbyStores(db, q)
-    .select(['store_id', 'status', 'resume_at', 'availability', 'timezone', 'distance_meters'])
-    .orderBy('distance_meters')
-    .orderBy('store_id')
-    .limit(limit)
-    .execute();
+  let candidates = nearbyStores(db, q).select([
+    'store_id',
+    'status',
+    'resume_at',
+    'availability',
+    'timezone',
+    'distance_meters',
+  ]);
+  const { after } = batch;
+  if (after) {
+    candidates = candidates.where(
+      sql<boolean>`(distance_meters, store_id) > (${after.distance_meters}::double precision, ${after.store_id}::uuid)`,
+    );
+  }
+  return candidates.orderBy('distance_meters').orderBy('store_id').limit(batch.limit).execute();
 }
 
-/** Whole rows of a page of matches (at most a page of ids), in the matches' order. */
+/**
+ * Whole rows of a page of matches, in the matches' order. The ids travel as one array
+ * parameter, so the statement's size does not grow with the page.
+ */
 export async function loadStores(
   db: Db,
-  matches: readonly { store_id: string; distance_meters: number }[],
+  matches: readonly ScanPosition[],
 ): Promise<DiscoveredRow[]> {
   if (matches.length === 0) return [];
+  const ids = matches.map((match) => match.store_id);
   const rows = await db
     .selectFrom('stores')
     .selectAll()
-    .where(
-      'store_id',
-      'in',
-      matches.map((match) => match.store_id),
-    )
+    .where(sql<boolean>`store_id = any(${ids}::uuid[])`)
     .execute();
   const byId = new Map(rows.map((row) => [row.store_id, row]));
   return matches.flatMap((match) => {

@@ -8,9 +8,11 @@ import {
   maxDeliveryRadius,
   nearestCandidates,
   type DiscoveredRow,
+  type DiscoveryCandidate,
 } from '../db/store-discovery.repository.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { distanceMeters } from '../domain/geo.js';
+import { scanOpenCandidates } from '../domain/open-store-scan.js';
 import { availabilityAt, isOpenAt } from '../domain/store-availability.js';
 import { toMarketfrontStore } from '../domain/store-profile.js';
 import { locate, type Geocoder } from '../geocoding/geocoder.js';
@@ -19,17 +21,17 @@ import { storeNotFound } from './store.handlers.js';
 /** How far pickup discovery looks (the contract names no radius for pickup). */
 export const PICKUP_SEARCH_RADIUS_METERS = 50_000;
 const DEFAULT_PAGE_SIZE = 50;
-/**
- * With a scheduledTime, the nearest candidates examined for opening hours: the search's
- * bound (one query of narrow rows, a few MB), and enough to serve the deepest page the
- * contract allows (offset 10,000) while at least half of them are open.
- */
-export const MAX_SCHEDULED_CANDIDATES = 20_000;
+
+export interface DiscoveryOptions {
+  /** With a scheduledTime, the nearest matching stores examined at most (STORES_DISCOVERY_SCAN_CAP). */
+  scanCap: number;
+}
 
 export function discoveryHandlers(
   db: Kysely<StoresDatabase>,
   geocoder: Geocoder,
   clock: () => Date,
+  options: DiscoveryOptions,
 ): HandlerBinding[] {
   return [
     handle(subjects.stores.discover, async (input) => {
@@ -56,17 +58,18 @@ export function discoveryHandlers(
         const { rows, totalCount } = await discoverStores(db, query, { limit, offset });
         return { stores: rows.map(view), totalCount, hasMore: offset + rows.length < totalCount };
       }
-      // Opening hours live in each store's time zone: the nearest candidates are filtered
-      // here, exactly, and counted among those examined.
+      // Opening hours live in each store's time zone and depend on pauses: candidates are
+      // filtered here, exactly, a batch at a time, until the page and one more open store.
       const at = new Date(input.scheduledTime);
-      const candidates = await nearestCandidates(db, query, MAX_SCHEDULED_CANDIDATES);
-      const open = candidates.filter((candidate) => isOpenAt(candidate, at));
-      const page = await loadStores(db, open.slice(offset, offset + limit));
-      return {
-        stores: page.map(view),
-        totalCount: open.length,
-        hasMore: offset + page.length < open.length,
-      };
+      const found = await scanOpenCandidates({
+        offset,
+        limit,
+        scanCap: options.scanCap,
+        isOpen: (candidate: DiscoveryCandidate) => isOpenAt(candidate, at),
+        nextBatch: (after, size) => nearestCandidates(db, query, { after, limit: size }),
+      });
+      const page = await loadStores(db, found.page);
+      return { stores: page.map(view), totalCount: found.openCount, hasMore: found.hasMore };
     }),
 
     handle(subjects.stores.availability, async ({ storeId, at }) => {

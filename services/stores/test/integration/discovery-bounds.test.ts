@@ -1,61 +1,111 @@
-import { subjects } from '@pcp/contracts';
+import { subjects, type DiscoverStoresInput } from '@pcp/contracts';
 import {
   createBusClient,
-  createDatabase,
   type BusClient,
+  type RequestContext,
   type ServiceInstance,
 } from '@pcp/service-kit';
-import { sql, type Kysely } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  sql,
+  type KyselyPlugin,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RawBuilder,
+  type UnknownRow,
+} from 'kysely';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createTestEnvironment,
   type TestEnvironment,
 } from '../../../../test-support/environment.js';
 import { expectAppError, storeProfile } from '../../../../test-support/fixtures.js';
 import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '../../src/app.js';
-import { MAX_SCHEDULED_CANDIDATES } from '../../src/handlers/discovery.handlers.js';
+import { SCAN_BATCH_MAX } from '../../src/domain/open-store-scan.js';
+
+/** The service's scan cap here (STORES_DISCOVERY_SCAN_CAP). */
+const SCAN_CAP = 20_000;
+/** Tuesday 2026-11-24, 18:00 UTC (noon in Chicago). */
+const tuesdayNoon = '2026-11-24T18:00:00.000Z';
+const crowded = { latitude: 41.88, longitude: -87.63 };
+const mostlyClosed = { latitude: 44.98, longitude: -93.27 };
+const closedNearest = { latitude: 39.1, longitude: -94.58 };
 
 let env: TestEnvironment;
 let db: Kysely<StoresDatabase>;
 let service: ServiceInstance;
 let client: BusClient;
 
-/** Tuesday 2026-11-24, 18:00 UTC (noon in Chicago). */
-const tuesdayNoon = '2026-11-24T18:00:00.000Z';
-const crowded = { latitude: 41.88, longitude: -87.63 };
-const sparse = { latitude: 44.98, longitude: -93.27 };
-const distribution = () => ({
+/** What each statement the service ran cost: its parameters and the rows it returned. */
+const statements = { parameters: [] as number[], rows: [] as number[] };
+const rowCounter: KyselyPlugin = {
+  transformQuery: (args) => args.node,
+  transformResult: (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> => {
+    statements.rows.push(args.result.rows.length);
+    return Promise.resolve(args.result);
+  },
+};
+
+const distribution = (): RequestContext => ({
   requestId: randomUUID(),
   partnerId: randomUUID(),
-  partnerKind: 'distribution' as const,
+  partnerKind: 'distribution',
 });
+const discover = (input: DiscoverStoresInput) =>
+  client.request(subjects.stores.discover, input, distribution());
+const scheduled = (location: typeof crowded, extra: Partial<DiscoverStoresInput> = {}) =>
+  discover({ location, fulfillmentType: 'PICKUP', scheduledTime: tuesdayNoon, ...extra });
+const seededNumbers = (stores: { name: string }[]) =>
+  stores.map((store) => Number(store.name.slice('Seeded '.length)));
 
 /**
- * `count` stores spread within about 3 km of `center`, inserted by one statement; the
- * `open` of them (the nearest, every `openEvery`-th) are open all Tuesday, the rest never.
+ * `count` pickup stores named `Seeded <n>` due north of `center`, `n` ascending with distance
+ * and `perPosition` of them at each position (ties, broken by id), inserted by one
+ * statement. Stores where `open` holds are open all Tuesday; where `paused` holds, open all
+ * Tuesday but paused without end; the rest open on Wednesdays only.
  */
-async function seed(center: typeof crowded, count: number, openEvery: number) {
-  const always = JSON.stringify([{ dayOfWeek: 'Tuesday', start: '00:00:00', end: '00:00:00' }]);
+async function seed(
+  center: typeof crowded,
+  count: number,
+  rules: { perPosition?: number; open: RawBuilder<boolean>; paused?: RawBuilder<boolean> },
+) {
+  const day = (dayOfWeek: string) =>
+    JSON.stringify([{ dayOfWeek, start: '00:00:00', end: '00:00:00' }]);
+  const paused = rules.paused ?? sql<boolean>`false`;
   await sql`
     insert into stores (store_id, partner_id, name, phone, timezone, currency, address1, city,
       state, postal_code, country, latitude, longitude, fulfillment_types, availability,
-      pickup_eta_minutes, tax_rate_ppm, minimum_order_minor, status)
+      pickup_eta_minutes, tax_rate_ppm, minimum_order_minor, status, pause_reason, paused_at)
     select gen_random_uuid(), gen_random_uuid(), 'Seeded ' || n, '+13125550100',
       'America/Chicago', 'USD', '1 Main St', 'Chicago', 'IL', '60601', 'US',
-      ${center.latitude} + n * 0.0000004, ${center.longitude}, array['PICKUP'],
-      case when n % ${openEvery} = 0 then ${always}::jsonb else '[]'::jsonb end,
-      15, 0, 0, 'online'
+      ${center.latitude} + ceil(n::double precision / ${rules.perPosition ?? 1}) * 0.0000004,
+      ${center.longitude}, array['PICKUP'],
+      case when ${rules.open} or ${paused} then ${day('Tuesday')}::jsonb
+        else ${day('Wednesday')}::jsonb end,
+      15, 0, 0,
+      case when ${paused} then 'paused' else 'online' end,
+      case when ${paused} then 'too_busy' end,
+      case when ${paused} then now() end
     from generate_series(1, ${count}) as n
   `.execute(db);
 }
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  db = createDatabase<StoresDatabase>({
-    url: env.databaseUrl,
-    schema: STORES_SCHEMA,
-    applicationName: 'test',
+  const pool = new pg.Pool({
+    connectionString: env.databaseUrl,
+    options: `-c search_path=${STORES_SCHEMA}`,
+    max: 4,
+  });
+  db = new Kysely<StoresDatabase>({
+    dialect: new PostgresDialect({ pool }),
+    plugins: [rowCounter],
+    log: (event) => {
+      if (event.level === 'query') statements.parameters.push(event.query.parameters.length);
+    },
   });
   service = createStoresService({
     nc: env.nc,
@@ -64,12 +114,19 @@ beforeAll(async () => {
     subjectPrefix: env.prefix,
     requestTimeoutMs: 20_000,
     db,
+    config: { STORES_DISCOVERY_SCAN_CAP: SCAN_CAP },
   });
   await service.start();
   client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 20_000, logger: env.logger });
-  // Every store open around the crowded point; one in ten open around the sparse one.
-  await seed(crowded, 70_000, 1);
-  await seed(sparse, 3_000, 10);
+  // 70,000 open stores within 1.5 km, seven at each position.
+  await seed(crowded, 70_000, { perPosition: 7, open: sql<boolean>`true` });
+  // The nearest 4,000 closed (by hours, or paused); then one in ten open, one in ten paused.
+  await seed(mostlyClosed, 6_000, {
+    open: sql<boolean>`n > 4000 and n % 10 = 0`,
+    paused: sql<boolean>`n % 10 = 5`,
+  });
+  // As many closed stores as the scan examines, then open ones beyond them.
+  await seed(closedNearest, SCAN_CAP + 50, { open: sql<boolean>`n > ${SCAN_CAP}` });
   await sql`analyze stores`.execute(db);
 }, 120_000);
 
@@ -79,78 +136,87 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-describe('discovery with a scheduledTime', () => {
-  it('examines a bounded number of the nearest stores, however many match (70,000 here)', async () => {
-    const result = await client.request(
-      subjects.stores.discover,
-      { location: crowded, fulfillmentType: 'PICKUP', scheduledTime: tuesdayNoon, limit: 100 },
-      distribution(),
+beforeEach(() => {
+  statements.parameters.length = 0;
+  statements.rows.length = 0;
+});
+
+describe('discovery with a scheduledTime among 70,000 matching stores', () => {
+  it('answers the first and the deepest page in the same order as without one', async () => {
+    for (const offset of [0, 10_000]) {
+      const page = { limit: 100, offset };
+      const open = await scheduled(crowded, page);
+      expect(open.stores).toHaveLength(100);
+      // Every store is open, so the order is discovery's own: distance, ties by id (seven
+      // stores share each distance, and batch boundaries fall inside such groups).
+      const all = await discover({ location: crowded, fulfillmentType: 'PICKUP', ...page });
+      expect(all.totalCount).toBe(70_000);
+      expect(open.stores.map((store) => store.storeId)).toEqual(
+        all.stores.map((store) => store.storeId),
+      );
+      // The scan stopped at the first open store after the page: more exist, and the count
+      // is a lower bound that says so.
+      expect(open.hasMore).toBe(true);
+      expect(open.totalCount).toBeGreaterThan(offset + 100);
+      expect(open.totalCount).toBeLessThanOrEqual(SCAN_CAP);
+    }
+  });
+
+  it('reads bounded batches with a fixed number of parameters', async () => {
+    await scheduled(crowded, { limit: 100, offset: 10_000 });
+    expect(Math.max(...statements.rows)).toBeLessThanOrEqual(SCAN_BATCH_MAX);
+    const rows = statements.rows.reduce((sum, count) => sum + count, 0);
+    // The candidates examined (within the cap) and the page's whole rows.
+    expect(rows).toBeLessThanOrEqual(SCAN_CAP + 100);
+    expect(Math.max(...statements.parameters)).toBeLessThanOrEqual(20);
+  });
+});
+
+describe('discovery with a scheduledTime where most stores are closed', () => {
+  it('finds the open ones, nearest first, past thousands of closed and paused ones', async () => {
+    const first = await scheduled(mostlyClosed, { limit: 100 });
+    expect(seededNumbers(first.stores)).toEqual(
+      Array.from({ length: 100 }, (_, index) => 4_010 + index * 10),
     );
-    expect(result.stores).toHaveLength(100);
-    expect(result.totalCount).toBe(MAX_SCHEDULED_CANDIDATES);
-    expect(result.hasMore).toBe(true);
-    const distances = result.stores.map((store) => store.distanceMeters);
+    const distances = first.stores.map((store) => store.distanceMeters);
     expect(distances).toEqual([...distances].sort((a, b) => a - b));
-
-    // The deepest page the contract allows is served too.
-    const deep = await client.request(
-      subjects.stores.discover,
-      {
-        location: crowded,
-        fulfillmentType: 'PICKUP',
-        scheduledTime: tuesdayNoon,
-        limit: 100,
-        offset: 10_000,
-      },
-      distribution(),
-    );
-    expect(deep.stores).toHaveLength(100);
-    expect(deep.stores[0]!.distanceMeters).toBeGreaterThanOrEqual(distances.at(-1)!);
+    expect(first.hasMore).toBe(true);
+    expect(first.totalCount).toBeGreaterThan(100);
   });
 
-  it('finds the open stores among mostly closed ones, nearest first, and counts them', async () => {
-    const result = await client.request(
-      subjects.stores.discover,
-      { location: sparse, fulfillmentType: 'PICKUP', scheduledTime: tuesdayNoon, limit: 100 },
-      distribution(),
+  it('counts exactly once the open stores run out: the last page, and past it', async () => {
+    const last = await scheduled(mostlyClosed, { limit: 100, offset: 150 });
+    expect(seededNumbers(last.stores)).toEqual(
+      Array.from({ length: 50 }, (_, index) => 5_510 + index * 10),
     );
-    expect(result.totalCount).toBe(300);
-    expect(result.hasMore).toBe(true);
-    expect(result.stores).toHaveLength(100);
-    expect(result.stores.every((store) => store.name.startsWith('Seeded '))).toBe(true);
-    expect(result.stores.map((store) => Number(store.name.slice(7)) % 10)).toEqual(
-      Array.from({ length: 100 }, () => 0),
-    );
-    const last = await client.request(
-      subjects.stores.discover,
-      {
-        location: sparse,
-        fulfillmentType: 'PICKUP',
-        scheduledTime: tuesdayNoon,
-        limit: 100,
-        offset: 200,
-      },
-      distribution(),
-    );
-    expect(last).toMatchObject({ totalCount: 300, hasMore: false });
-    expect(last.stores).toHaveLength(100);
+    expect(last).toMatchObject({ totalCount: 200, hasMore: false });
+    const exactlyFull = await scheduled(mostlyClosed, { limit: 100, offset: 100 });
+    expect(exactlyFull.stores).toHaveLength(100);
+    expect(exactlyFull).toMatchObject({ totalCount: 200, hasMore: false });
+    const past = await scheduled(mostlyClosed, { limit: 100, offset: 200 });
+    expect(past).toEqual({ stores: [], totalCount: 200, hasMore: false });
   });
 
+  it('examines at most the scan cap: open stores beyond it are outside the search', async () => {
+    const result = await scheduled(closedNearest, { limit: 10 });
+    expect(result).toEqual({ stores: [], totalCount: 0, hasMore: false });
+    expect(statements.rows.reduce((sum, count) => sum + count, 0)).toBeLessThanOrEqual(SCAN_CAP);
+    // Narrowed by name to fewer candidates than the cap, the open ones are found.
+    const named = await scheduled(closedNearest, { query: `Seeded ${SCAN_CAP + 1}` });
+    expect(seededNumbers(named.stores)).toEqual([SCAN_CAP + 1]);
+  });
+});
+
+describe('request bounds', () => {
   it('refuses an offset past 10,000 at its pointer', async () => {
     const error = await expectAppError(
-      client.request(
-        subjects.stores.discover,
-        { location: sparse, fulfillmentType: 'PICKUP', offset: 10_001 },
-        distribution(),
-      ),
+      discover({ location: mostlyClosed, fulfillmentType: 'PICKUP', offset: 10_001 }),
       'REQUEST_INVALID',
     );
     expect(error.errors?.[0]?.pointer).toBe('/offset');
   });
-});
 
-describe('delivery radius', () => {
-  it('is at most 50,000 m', async () => {
+  it('refuses a delivery radius over 50,000 m', async () => {
     const profile = storeProfile();
     const error = await expectAppError(
       client.request(

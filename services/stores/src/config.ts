@@ -1,0 +1,11 @@
+import { z } from 'zod';
+
+export const storesEnvSchema = z.object({
+  /**
+   * With a scheduledTime, discovery examines at most this many of the nearest matching
+   * stores for opening hours: the search's bound, as 50 km is pickup's. The default serves
+   * the deepest page the contract allows (offset 10,000) where half of them are open.
+   */
+  STORES_DISCOVERY_SCAN_CAP: z.coerce.number().int().min(1_000).max(200_000).default(20_000),
+});
+export type StoresConfig = z.output<typeof storesEnvSchema>;

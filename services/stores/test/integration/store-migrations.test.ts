@@ -1,0 +1,132 @@
+import { subjects } from '@pcp/contracts';
+import {
+  createBusClient,
+  createDatabase,
+  migrateToLatest,
+  type BusClient,
+  type ServiceInstance,
+} from '@pcp/service-kit';
+import { Migrator, sql, type Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTestEnvironment,
+  type TestEnvironment,
+} from '../../../../test-support/environment.js';
+import {
+  createStoresService,
+  STORES_SCHEMA,
+  storesMigrations,
+  type StoresDatabase,
+} from '../../src/app.js';
+
+let env: TestEnvironment;
+let db: Kysely<StoresDatabase>;
+let service: ServiceInstance;
+let client: BusClient;
+
+/** The last migration before the delivery radius cap and ISO 4217 digits. */
+const BEFORE_HARDENING = '2026-11-22T0400-store-delivery-radius-index';
+
+/** A store row as saved before those migrations: money scaled by the runtime's ICU digits. */
+async function insertOldStore(store: {
+  currency: string;
+  radiusMeters: number;
+  feeMinor: number;
+  minimumOrderMinor: number;
+}): Promise<string> {
+  const storeId = randomUUID();
+  await sql`
+    insert into stores (store_id, partner_id, name, phone, timezone, currency, address1, city,
+      state, postal_code, country, latitude, longitude, fulfillment_types, availability,
+      delivery_radius_meters, delivery_fee_minor, delivery_minimum_order_minor,
+      delivery_eta_minutes, tax_rate_ppm, minimum_order_minor, status)
+    values (${storeId}, ${randomUUID()}, 'Saved before', '+3612345678', 'Europe/Budapest',
+      ${store.currency}, 'Váci utca 1', 'Budapest', 'Budapest', '1052', 'HU', 47.49, 19.05,
+      array['DELIVERY_BY_MERCHANT'], '[]'::jsonb, ${store.radiusMeters}, ${store.feeMinor},
+      ${store.feeMinor}, 30, 0, ${store.minimumOrderMinor}, 'online')
+  `.execute(db);
+  return storeId;
+}
+
+const lookUp = (storeId: string) =>
+  client.request(
+    subjects.stores.lookup,
+    { storeId },
+    { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'distribution' },
+  );
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  db = createDatabase<StoresDatabase>({
+    url: env.databaseUrl,
+    schema: STORES_SCHEMA,
+    applicationName: 'test',
+  });
+  service = createStoresService({
+    nc: env.nc,
+    logger: env.logger,
+    metrics: env.newMetrics('stores'),
+    subjectPrefix: env.prefix,
+    requestTimeoutMs: 5_000,
+    db,
+  });
+  await service.start();
+  client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
+});
+
+afterAll(async () => {
+  await service?.stop();
+  await db?.destroy();
+  await env?.cleanup();
+});
+
+describe('stores migrations of issue 9', () => {
+  it('cap saved delivery radii at 50 km and keep saved amounts at their value in ISO digits', async () => {
+    const migrator = new Migrator({
+      db: db as Kysely<unknown>,
+      migrationTableSchema: STORES_SCHEMA,
+      provider: { getMigrations: () => Promise.resolve(storesMigrations) },
+    });
+    const { error } = await migrator.migrateTo(BEFORE_HARDENING);
+    expect(error).toBeUndefined();
+    // 500 HUF and 250 IQD as the runtime's locale data scaled them (0 digits); 2.99 USD.
+    const forint = await insertOldStore({
+      currency: 'HUF',
+      radiusMeters: 120_000,
+      feeMinor: 500,
+      minimumOrderMinor: 2_000,
+    });
+    const dinar = await insertOldStore({
+      currency: 'IQD',
+      radiusMeters: 50_000,
+      feeMinor: 250,
+      minimumOrderMinor: 0,
+    });
+    const dollar = await insertOldStore({
+      currency: 'USD',
+      radiusMeters: 5_000,
+      feeMinor: 299,
+      minimumOrderMinor: 1_500,
+    });
+
+    await migrateToLatest(db, STORES_SCHEMA, storesMigrations);
+
+    expect(await lookUp(forint)).toMatchObject({
+      currency: 'HUF',
+      delivery: { radiusMeters: 50_000, fee: 500, minimumOrder: 500 },
+      minimumOrder: 2_000,
+    });
+    expect(await lookUp(dinar)).toMatchObject({
+      delivery: { radiusMeters: 50_000, fee: 250, minimumOrder: 250 },
+    });
+    expect(await lookUp(dollar)).toMatchObject({
+      delivery: { radiusMeters: 5_000, fee: 2.99, minimumOrder: 2.99 },
+      minimumOrder: 15,
+    });
+    // The cap holds for rows written any other way too.
+    await expect(
+      sql`update stores set delivery_radius_meters = 50001 where store_id = ${dollar}`.execute(db),
+    ).rejects.toThrow(/stores_delivery_radius_cap/);
+  });
+});
