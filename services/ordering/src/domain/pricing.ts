@@ -213,7 +213,9 @@ export function priceCart(
       unitMinor = item.priceMinor + modifiersMinor;
       totalMinor = unitMinor * line.quantity;
       if (!Number.isSafeInteger(totalMinor)) {
-        errors.push(error('QUANTITY_INVALID', 'The line total is too large', `${pointer}/quantity`));
+        errors.push(
+          error('QUANTITY_INVALID', 'The line total is too large', `${pointer}/quantity`),
+        );
         unitMinor = totalMinor = null;
       }
     }
