@@ -306,7 +306,12 @@ describe('read-only computed fields on input', () => {
     expect(started.status, started.text).toBe(200);
     // The previous response, tampered with: every computed field is present and wrong.
     const tampered = structuredClone(started.body);
-    Object.assign(tampered, { currency: 'EUR', subTotal: 999, itemCount: 42 });
+    Object.assign(tampered, {
+      currency: 'EUR',
+      subTotal: 999,
+      itemCount: 42,
+      errors: [{ code: 'ITEM_UNAVAILABLE', message: 'stale', pointer: '/lineItems/0' }],
+    });
     Object.assign(tampered.lineItems[0], { name: 'Free burger', unitPrice: 0, totalPrice: 0 });
     Object.assign(tampered.lineItems[0].modifierGroups[0], { name: 'Nothing' });
     Object.assign(tampered.lineItems[0].modifierGroups[1].lineItems[0], {
@@ -323,6 +328,7 @@ describe('read-only computed fields on input', () => {
       currency: 'USD',
       subTotal: 27.89,
       itemCount: 3,
+      errors: [],
       lineItems: [
         {
           lineItemId: main.lineItemId,
@@ -352,7 +358,7 @@ describe('read-only computed fields on input', () => {
       lineItems: [{ name: 'Burger', unitPrice: 12.95, totalPrice: 12.95 }],
     });
     const removed = await cartCall('remove', {
-      cart: { ...added.body, subTotal: 999, itemCount: 0, currency: 'JPY' },
+      cart: { ...added.body, subTotal: 999, itemCount: 0, currency: 'JPY', errors: 'none' },
       lineItemId: main.lineItemId,
     });
     expect(removed.status, removed.text).toBe(200);
@@ -526,6 +532,17 @@ describe('cart errors', () => {
     expect(placesOf(nested.body.errors)).toEqual([
       { code: 'MODIFIER_REQUIRED', pointer: '/lineItems/1/modifierGroups/1/lineItems/0' },
     ]);
+  });
+
+  it('lists an existing line with a quantity outside 1..999 without failing the add', async () => {
+    const response = await cartCall('add', { item: soda(), cart: cartOf(soda(0), soda(1000)) });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body).toMatchObject({ subTotal: 1.99, itemCount: 1 });
+    expect(placesOf(response.body.errors)).toEqual([
+      { code: 'QUANTITY_INVALID', pointer: '/lineItems/0/quantity' },
+      { code: 'QUANTITY_INVALID', pointer: '/lineItems/1/quantity' },
+    ]);
+    expect(response.body.lineItems[0]).toMatchObject({ unitPrice: null, totalPrice: null });
   });
 
   it("points the returned cart's problems at its own lines, after a remove too", async () => {

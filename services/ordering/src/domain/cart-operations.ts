@@ -12,12 +12,10 @@ import {
 export interface CartChange {
   readonly cart: CartInput;
   /**
-   * The line the operation added or changed, by index in `cart`: its problems fail the
-   * call. Problems of the other lines are listed in the returned cart instead.
+   * The line the operation added or changed: its index in `cart` and where the request
+   * sent it. Its problems fail the call; those of other lines are listed in the priced cart.
    */
-  readonly touched: number | undefined;
-  /** Where line `index` of `cart` sits in the request body, for pointers. */
-  readonly requestPointerOf: (index: number) => string;
+  readonly touched: { readonly index: number; readonly pointer: string } | undefined;
   /** Where the cart's catalogSetId sits in the request body. */
   readonly catalogSetPointer: string;
 }
@@ -56,12 +54,10 @@ export function addItem(input: AddCartItemInput): CartOperationResult {
         '/item',
       );
     }
-    const added = cart.lineItems.length;
     return {
       ok: true,
       cart: { ...cart, lineItems: [...cart.lineItems, input.item] },
-      touched: added,
-      requestPointerOf: (index) => (index === added ? '/item' : `/cart/lineItems/${index}`),
+      touched: { index: cart.lineItems.length, pointer: '/item' },
       catalogSetPointer: '/cart/catalogSetId',
     };
   }
@@ -79,8 +75,7 @@ export function addItem(input: AddCartItemInput): CartOperationResult {
   return {
     ok: true,
     cart: { catalogSetId: input.catalogSetId, storeId: input.storeId, lineItems: [input.item] },
-    touched: 0,
-    requestPointerOf: () => '/item',
+    touched: { index: 0, pointer: '/item' },
     catalogSetPointer: '/catalogSetId',
   };
 }
@@ -107,7 +102,6 @@ export function removeItem(input: RemoveCartItemInput): CartOperationResult {
       lineItems: input.cart.lineItems.filter((_, index) => index !== removed),
     },
     touched: undefined,
-    requestPointerOf: (index) => `/cart/lineItems/${index < removed ? index : index + 1}`,
     catalogSetPointer: '/cart/catalogSetId',
   };
 }
@@ -140,8 +134,7 @@ export function updateItem(input: UpdateCartItemInput): CartOperationResult {
         at === index ? { ...line, quantity: input.quantity } : line,
       ),
     },
-    touched: index,
-    requestPointerOf: (at) => `/cart/lineItems/${at}`,
+    touched: { index, pointer: `/cart/lineItems/${index}` },
     catalogSetPointer: '/cart/catalogSetId',
   };
 }

@@ -40,36 +40,36 @@ export function cartHandlers(catalogs: CatalogCache): HandlerBinding[] {
         errors: operation.errors,
       });
     }
-    const catalogSetNotFound = cartInvalid([
-      {
-        code: 'CATALOGSET_NOT_FOUND',
-        message: "This is not the store's current CatalogSet; fetch the catalog again",
-        pointer: operation.catalogSetPointer,
-      },
-    ]);
+    const catalogSetNotFound = () =>
+      cartInvalid([
+        {
+          code: 'CATALOGSET_NOT_FOUND',
+          message: "This is not the store's current CatalogSet; fetch the catalog again",
+          pointer: operation.catalogSetPointer,
+        },
+      ]);
     let store: StorePricingData;
     try {
       store = await catalogs.get(operation.cart.storeId, ctx);
     } catch (error) {
       // A store without a catalog has no current CatalogSet; an unknown store stays a 404.
       if (error instanceof AppError && error.code === 'CATALOGSET_NOT_FOUND') {
-        throw catalogSetNotFound;
+        throw catalogSetNotFound();
       }
       throw error;
     }
-    if (operation.cart.catalogSetId !== store.catalog.catalogSetId) throw catalogSetNotFound;
+    if (operation.cart.catalogSetId !== store.catalog.catalogSetId) throw catalogSetNotFound();
 
     const pricing = priceCart(operation.cart, { catalog: store.catalog });
     const { touched } = operation;
-    const touchedErrors = touched === undefined ? [] : (pricing.lineErrors[touched] ?? []);
-    if (touchedErrors.length > 0) {
-      // Pointers into the request body, where the partner sent the line.
-      const pricedAt = `/lineItems/${touched}`;
-      const requestAt = operation.requestPointerOf(touched!);
+    const touchedErrors = touched ? (pricing.lineErrors[touched.index] ?? []) : [];
+    if (touched && touchedErrors.length > 0) {
+      // Pointers into the returned cart (/lineItems/i/…), moved to where the request sent the line.
+      const pricedAt = `/lineItems/${touched.index}`;
       throw cartInvalid(
         touchedErrors.map((problem) => ({
           ...problem,
-          pointer: problem.pointer && requestAt + problem.pointer.slice(pricedAt.length),
+          pointer: problem.pointer && touched.pointer + problem.pointer.slice(pricedAt.length),
         })),
       );
     }
