@@ -6,7 +6,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { subjects } from '@pcp/contracts';
 import { createBusClient, streamName } from '@pcp/service-kit';
-import { sql } from 'kysely';
+import type { CatalogDatabase } from '@pcp/catalog';
+import { sql, type InsertObject } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
@@ -230,19 +231,15 @@ describe('worker failure', () => {
     const document = generateCatalogSet({ storeId, items: 10 });
     const runId = randomUUID();
     // As if the process died between the insert and the publish, a minute ago.
-    await platform.catalogDb
-      .insertInto('ingest_runs')
-      .values({
-        run_id: runId,
-        store_id: storeId,
-        partner_id: commerce.partnerId,
-        callback_url: host.serveJson(`/${storeId}/orphan`, document),
-        currency: 'USD',
-        status: 'queued',
-        created_at: sql<Date>`now() - interval '1 minute'`,
-        updated_at: sql<Date>`now() - interval '1 minute'`,
-      })
-      .execute();
+    await insertRun({
+      run_id: runId,
+      store_id: storeId,
+      partner_id: commerce.partnerId,
+      callback_url: host.serveJson(`/${storeId}/orphan`, document),
+      status: 'queued',
+      created_at: sql<Date>`now() - interval '1 minute'`,
+      updated_at: sql<Date>`now() - interval '1 minute'`,
+    });
     expect(await platform.catalog.reconcile()).toBeGreaterThanOrEqual(1);
     const statusUrl = `/v1/commerce/stores/${storeId}/catalog-ingest/${runId}/status`;
     expect((await waitFor(statusUrl, /succeeded|failed/)).status).toBe('succeeded');
@@ -252,23 +249,16 @@ describe('worker failure', () => {
   it('fails a run that keeps crashing instead of retrying it forever', async () => {
     const storeId = await newStore();
     const runId = randomUUID();
-    await platform.catalogDb
-      .insertInto('ingest_runs')
-      .values({
-        run_id: runId,
-        store_id: storeId,
-        partner_id: commerce.partnerId,
-        callback_url: host.serveJson(
-          `/${storeId}/crashy`,
-          generateCatalogSet({ storeId, items: 5 }),
-        ),
-        currency: 'USD',
-        status: 'processing',
-        // Three earlier claims ended without an outcome (their workers died).
-        attempts: 3,
-        updated_at: sql<Date>`now() - interval '1 minute'`,
-      })
-      .execute();
+    await insertRun({
+      run_id: runId,
+      store_id: storeId,
+      partner_id: commerce.partnerId,
+      callback_url: host.serveJson(`/${storeId}/crashy`, generateCatalogSet({ storeId, items: 5 })),
+      status: 'processing',
+      // Three earlier claims ended without an outcome (their workers died).
+      attempts: 3,
+      updated_at: sql<Date>`now() - interval '1 minute'`,
+    });
     await platform.catalog.reconcile();
     const statusUrl = `/v1/commerce/stores/${storeId}/catalog-ingest/${runId}/status`;
     const failed = await waitFor(statusUrl, /succeeded|failed/);
@@ -453,19 +443,15 @@ describe('per-partner cap on runs in progress', () => {
     );
     const waitingRunId = randomUUID();
     // Parked a moment ago, and the slot it waited for is free (its release is not due yet).
-    await platform.catalogDb
-      .insertInto('ingest_runs')
-      .values({
-        run_id: waitingRunId,
-        store_id: waitingStore,
-        partner_id: partner.partnerId,
-        callback_url: waiting.url,
-        currency: 'USD',
-        status: 'queued',
-        parked_at: sql<Date>`now()`,
-        published_at: sql<Date>`now()`,
-      })
-      .execute();
+    await insertRun({
+      run_id: waitingRunId,
+      store_id: waitingStore,
+      partner_id: partner.partnerId,
+      callback_url: waiting.url,
+      status: 'queued',
+      parked_at: sql<Date>`now()`,
+      published_at: sql<Date>`now()`,
+    });
     const freshStore = await newStore(partner);
     const fresh = heldRoute(
       `/${freshStore}/fresh`,
@@ -495,21 +481,17 @@ describe('per-partner cap on runs in progress', () => {
     const storeId = await newStore();
     const document = generateCatalogSet({ storeId, items: 10 });
     const runId = randomUUID();
-    await platform.catalogDb
-      .insertInto('ingest_runs')
-      .values({
-        run_id: runId,
-        store_id: storeId,
-        partner_id: commerce.partnerId,
-        callback_url: host.serveJson(`/${storeId}/forgotten`, document),
-        currency: 'USD',
-        status: 'queued',
-        parked_at: sql<Date>`now() - interval '1 minute'`,
-        published_at: sql<Date>`now() - interval '1 minute'`,
-        created_at: sql<Date>`now() - interval '1 minute'`,
-        updated_at: sql<Date>`now() - interval '1 minute'`,
-      })
-      .execute();
+    await insertRun({
+      run_id: runId,
+      store_id: storeId,
+      partner_id: commerce.partnerId,
+      callback_url: host.serveJson(`/${storeId}/forgotten`, document),
+      status: 'queued',
+      parked_at: sql<Date>`now() - interval '1 minute'`,
+      published_at: sql<Date>`now() - interval '1 minute'`,
+      created_at: sql<Date>`now() - interval '1 minute'`,
+      updated_at: sql<Date>`now() - interval '1 minute'`,
+    });
     expect(await platform.catalog.reconcile()).toBeGreaterThanOrEqual(1);
     const statusUrl = `/v1/commerce/stores/${storeId}/catalog-ingest/${runId}/status`;
     expect((await waitFor(statusUrl, /succeeded|failed/)).status).toBe('succeeded');
@@ -524,24 +506,20 @@ describe('the status a partner sees', () => {
     const retry = heldRoute(`/${storeId}/retry`, document);
     const runId = randomUUID();
     // The first attempt's worker died while processing, a minute ago.
-    await platform.catalogDb
-      .insertInto('ingest_runs')
-      .values({
-        run_id: runId,
-        store_id: storeId,
-        partner_id: commerce.partnerId,
-        callback_url: retry.url,
-        currency: 'USD',
-        status: 'processing',
-        attempts: 1,
-        lease_owner: 'a-worker-that-died',
-        lease_expires_at: sql<Date>`now() - interval '50 seconds'`,
-        published_at: sql<Date>`now() - interval '1 minute'`,
-        processing_at: sql<Date>`now() - interval '1 minute'`,
-        created_at: sql<Date>`now() - interval '61 seconds'`,
-        updated_at: sql<Date>`now() - interval '1 minute'`,
-      })
-      .execute();
+    await insertRun({
+      run_id: runId,
+      store_id: storeId,
+      partner_id: commerce.partnerId,
+      callback_url: retry.url,
+      status: 'processing',
+      attempts: 1,
+      lease_owner: 'a-worker-that-died',
+      lease_expires_at: sql<Date>`now() - interval '50 seconds'`,
+      published_at: sql<Date>`now() - interval '1 minute'`,
+      processing_at: sql<Date>`now() - interval '1 minute'`,
+      created_at: sql<Date>`now() - interval '61 seconds'`,
+      updated_at: sql<Date>`now() - interval '1 minute'`,
+    });
     const statusUrl = `/v1/commerce/stores/${storeId}/catalog-ingest/${runId}/status`;
     const before = await status(statusUrl);
     expect(before.status).toBe('processing');
@@ -577,29 +555,25 @@ describe('the status a partner sees', () => {
         payload: JSON.stringify({ id: eventId }),
       })
       .execute();
-    await platform.catalogDb
-      .insertInto('ingest_runs')
-      .values({
-        run_id: runId,
-        store_id: storeId,
-        partner_id: commerce.partnerId,
-        callback_url: `${host.base}/unused`,
-        currency: 'USD',
-        status: 'succeeded',
-        attempts: 1,
-        summary: JSON.stringify({
-          items: 1,
-          sections: 1,
-          modifierGroups: 0,
-          added: 1,
-          removed: 0,
-          priceChanged: 0,
-        }),
-        processing_at: processingAt,
-        created_at: new Date(Date.now() - 3_000),
-        updated_at: activatedAt,
-      })
-      .execute();
+    await insertRun({
+      run_id: runId,
+      store_id: storeId,
+      partner_id: commerce.partnerId,
+      callback_url: `${host.base}/unused`,
+      status: 'succeeded',
+      attempts: 1,
+      summary: JSON.stringify({
+        items: 1,
+        sections: 1,
+        modifierGroups: 0,
+        added: 1,
+        removed: 0,
+        priceChanged: 0,
+      }),
+      processing_at: processingAt,
+      created_at: new Date(Date.now() - 3_000),
+      updated_at: activatedAt,
+    });
     // Set by activation only (the insert type forbids it).
     await platform.catalogDb
       .updateTable('ingest_runs')
@@ -718,6 +692,14 @@ describe('ingest work off the request loop', () => {
 });
 
 /** The catalog service as its own process, on this file's database and prefix. */
+/** A run as the database holds it, written directly (a state some process left behind). */
+function insertRun(run: Omit<InsertObject<CatalogDatabase, 'ingest_runs'>, 'currency'>) {
+  return platform.catalogDb
+    .insertInto('ingest_runs')
+    .values({ currency: 'USD', ...run })
+    .execute();
+}
+
 function startCatalogProcess(): ChildProcess {
   const root = join(import.meta.dirname, '..');
   return spawn(
