@@ -6,6 +6,7 @@ import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
+import { ingestCatalog } from './ingest.js';
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -17,26 +18,14 @@ let ids: ReturnType<typeof cartTestCatalog>['ids'];
 /** The document first ingested for `storeId`; freshness tests re-ingest edited copies. */
 let firstDocument: ReturnType<typeof cartTestCatalog>['document'];
 
-async function ingest(document: unknown) {
-  const accepted = await call(
-    platform.baseUrl,
-    'POST',
-    `/v1/commerce/catalogset-notification?storeId=${storeId}`,
-    {
-      apiKey: commerce.apiKey,
-      body: { callbackUrl: host.serveJson(`/${randomUUID()}.json`, document) },
-    },
-  );
-  // Plain polling: this also runs in beforeAll, where expect.poll is not available.
-  for (let attempt = 0; attempt < 300; attempt++) {
-    const status = await call(platform.baseUrl, 'GET', accepted.body.statusUrl, {
-      apiKey: commerce.apiKey,
-    });
-    if (status.body.status === 'succeeded') return;
-    if (status.body.status === 'failed') throw new Error(JSON.stringify(status.body.errors));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('ingest did not finish');
+function ingest(document: unknown) {
+  return ingestCatalog({
+    baseUrl: platform.baseUrl,
+    apiKey: commerce.apiKey,
+    storeId,
+    host,
+    document,
+  });
 }
 
 beforeAll(async () => {

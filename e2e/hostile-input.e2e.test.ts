@@ -8,6 +8,7 @@ import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
+import { ingestCatalog } from './ingest.js';
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -33,24 +34,13 @@ beforeAll(async () => {
   const catalog = cartTestCatalog(storeId);
   ids = catalog.ids;
   catalogSetId = catalog.document.catalogSetId;
-  const accepted = await call(
-    platform.baseUrl,
-    'POST',
-    `/v1/commerce/catalogset-notification?storeId=${storeId}`,
-    {
-      apiKey: commerce.apiKey,
-      body: { callbackUrl: host.serveJson(`/${storeId}.json`, catalog.document) },
-    },
-  );
-  // Plain polling: expect.poll is not available in beforeAll.
-  for (let attempt = 0; attempt < 300; attempt++) {
-    const status = await call(platform.baseUrl, 'GET', accepted.body.statusUrl, {
-      apiKey: commerce.apiKey,
-    });
-    if (status.body.status === 'succeeded') return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('the catalog ingest did not succeed');
+  await ingestCatalog({
+    baseUrl: platform.baseUrl,
+    apiKey: commerce.apiKey,
+    storeId,
+    host,
+    document: catalog.document,
+  });
 });
 
 afterAll(async () => {
