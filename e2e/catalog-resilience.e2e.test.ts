@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { subjects } from '@pcp/contracts';
@@ -13,7 +12,7 @@ import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { waitUntilServing } from '../test-support/service-process.js';
+import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 
@@ -224,6 +223,95 @@ describe('worker failure', () => {
       .executeTakeFirstOrThrow();
     expect(after).toEqual({ attempts: 2, lease_owner: null });
     expect((await served(storeId)).body).toEqual(document);
+  });
+
+  /** A catalog process mid-download of `storeId`'s document, and how to stop it. */
+  async function workerMidDownload(storeId: string, shutdownTimeoutMs: string, hold: boolean) {
+    const document = generateCatalogSet({ storeId, items: 25 });
+    let requests = 0;
+    const url = host.route(`/${storeId}/sigterm`, (_request, response) => {
+      requests += 1;
+      // The worker's download takes a second; held, it outlasts the worker's deadline.
+      if (hold && requests === 1) return;
+      setTimeout(() => {
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(document));
+      }, 1_000);
+    });
+    await platform.catalog.stop();
+    const worker = startCatalogProcess({
+      SHUTDOWN_TIMEOUT_MS: shutdownTimeoutMs,
+      // Longer than the test: a redelivery would have to come from the hand-back.
+      CATALOG_INGEST_LEASE_MS: '60000',
+    });
+    onTestFinished(() => void worker.kill('SIGKILL'));
+    await waitUntilServing('catalog', env);
+    const statusUrl = await notify(storeId, url);
+    await expect.poll(() => requests, { timeout: 15_000 }).toBe(1);
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+    const stoppedAt = Date.now();
+    worker.kill('SIGTERM');
+    const code = await exited;
+    return { document, statusUrl, code, stoppedInMs: Date.now() - stoppedAt };
+  }
+
+  async function activations(storeId: string) {
+    return platform.catalogDb
+      .selectFrom('catalog_versions')
+      .select('version_id')
+      .where('store_id', '=', storeId)
+      .execute();
+  }
+
+  it('finishes the download in flight when SIGTERM comes, and acks it once', async () => {
+    const storeId = await newStore();
+    const { document, statusUrl, code } = await workerMidDownload(storeId, '10000', false);
+    expect(code).toBe(0);
+    const run = await platform.catalogDb
+      .selectFrom('ingest_runs')
+      .select(['status', 'attempts'])
+      .where('store_id', '=', storeId)
+      .executeTakeFirstOrThrow();
+    expect(run).toEqual({ status: 'succeeded', attempts: 1 });
+    expect(await activations(storeId)).toHaveLength(1);
+    const consumer = await ingestConsumer();
+    expect(consumer.num_ack_pending).toBe(0);
+    expect(consumer.num_pending).toBe(0);
+
+    // Nothing comes back to the next worker: the run stays activated once.
+    platform.catalog = platform.newCatalogService();
+    await platform.catalog.start();
+    expect((await status(statusUrl)).status).toBe('succeeded');
+    await sleep(500);
+    expect(await activations(storeId)).toHaveLength(1);
+    expect((await served(storeId)).body).toEqual(document);
+  });
+
+  it('hands back a download past its shutdown deadline; the next worker finishes it once', async () => {
+    const storeId = await newStore();
+    const { document, statusUrl, code, stoppedInMs } = await workerMidDownload(
+      storeId,
+      '2000',
+      true,
+    );
+    expect(code).toBe(0);
+    expect(stoppedInMs).toBeLessThan(4_000);
+    expect(await activations(storeId)).toHaveLength(0);
+
+    // Handed back with its lease released: taken at once, not after the 60 s lease.
+    platform.catalog = platform.newCatalogService();
+    await platform.catalog.start();
+    const finished = await waitFor(statusUrl, /succeeded|failed/, 10_000);
+    expect(finished.status).toBe('succeeded');
+    expect(await activations(storeId)).toHaveLength(1);
+    expect((await served(storeId)).body).toEqual(document);
+    const run = await platform.catalogDb
+      .selectFrom('ingest_runs')
+      .select(['attempts', 'lease_owner'])
+      .where('store_id', '=', storeId)
+      .executeTakeFirstOrThrow();
+    expect(run).toEqual({ attempts: 2, lease_owner: null });
   });
 
   it('re-publishes a run whose work message was never published', async () => {
@@ -550,8 +638,11 @@ describe('the status a partner sees', () => {
       .insertInto('outbox')
       .values({
         event_id: eventId,
-        // No stream takes this subject: the relay cannot publish it, so it stays pending.
+        // No stream takes this subject: the relay parks it, so it stays pending.
         subject: `${env.prefix}.nowhere.ingest-status`,
+        aggregate_type: 'test',
+        aggregate_id: eventId,
+        aggregate_version: 1,
         payload: JSON.stringify({ id: eventId }),
       })
       .execute();
@@ -700,25 +791,11 @@ function insertRun(run: Omit<InsertObject<CatalogDatabase, 'ingest_runs'>, 'curr
     .execute();
 }
 
-function startCatalogProcess(): ChildProcess {
-  const root = join(import.meta.dirname, '..');
-  return spawn(
-    process.execPath,
-    ['--conditions=@pcp/source', '--import', 'tsx', join(root, 'services/catalog/src/main.ts')],
-    {
-      cwd: root,
-      stdio: 'ignore',
-      env: {
-        ...process.env,
-        DATABASE_URL: env.databaseUrl,
-        NATS_SUBJECT_PREFIX: env.prefix,
-        CATALOG_FETCH_ALLOW_HTTP: 'true',
-        CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
-        CATALOG_INGEST_LEASE_MS: LEASE_MS,
-        MIGRATE_ON_START: 'false',
-        OPS_PORT: '0',
-        LOG_LEVEL: 'silent',
-      },
-    },
-  );
+function startCatalogProcess(overrides: Record<string, string> = {}): ChildProcess {
+  return startServiceProcess('catalog', env, {
+    CATALOG_FETCH_ALLOW_HTTP: 'true',
+    CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
+    CATALOG_INGEST_LEASE_MS: LEASE_MS,
+    ...overrides,
+  });
 }

@@ -62,6 +62,9 @@ export const replyStatusHeader = 'Pcp-Reply';
  */
 export const replyPartsHeader = 'Pcp-Parts';
 
+/** On a reply's first part: the length in bytes of the whole reply, checked by the caller. */
+export const replyLengthHeader = 'Pcp-Length';
+
 /** The reply schema of a subject answered with bytes rather than JSON (`handleBytes`). */
 export const bytesReply = z.instanceof(Uint8Array);
 

@@ -2,6 +2,7 @@ import {
   healthSubject,
   isErrorCode,
   parseContract,
+  replyLengthHeader,
   replyPartsHeader,
   replyStatusHeader,
   serviceError,
@@ -17,6 +18,7 @@ import {
   SpanKind,
   SpanStatusCode,
   trace,
+  type Span,
   type TextMapGetter,
   type TextMapSetter,
 } from '@opentelemetry/api';
@@ -139,6 +141,9 @@ interface PendingReply {
   readonly timer: NodeJS.Timeout;
   status: string | undefined;
   expectedParts: number;
+  /** Of the whole reply, when it comes in parts. */
+  expectedBytes: number | undefined;
+  receivedBytes: number;
   parts: Uint8Array[];
 }
 
@@ -172,18 +177,50 @@ function createReplyInbox(nc: NatsConnection, maxReplyBytes: number, logger: Log
     // parts already sent when the responder could not send the rest.
     if (status !== undefined) {
       const parts = Number(msg.headers?.get(replyPartsHeader) || 1);
-      const maxParts = Math.ceil(maxReplyBytes / Math.max(1, msg.data.length));
-      if (!Number.isSafeInteger(parts) || parts < 1 || parts > maxParts) {
-        logger.error({ subject: msg.subject, parts }, 'reply is larger than this caller accepts');
+      const bytes = parts > 1 ? Number(msg.headers?.get(replyLengthHeader)) : msg.data.length;
+      if (
+        !Number.isSafeInteger(parts) ||
+        !Number.isSafeInteger(bytes) ||
+        parts < 1 ||
+        bytes < 0 ||
+        parts > Math.max(1, Math.ceil(bytes / MIN_PART_BYTES))
+      ) {
+        logger.error({ subject: msg.subject, parts, bytes }, 'reply announces no usable size');
+        settle(token, entry).reject(new AppError('INTERNAL', 'Internal error'));
+        return;
+      }
+      if (bytes > maxReplyBytes) {
+        logger.error({ subject: msg.subject, bytes }, 'reply is larger than this caller accepts');
         settle(token, entry).reject(new AppError('INTERNAL', 'Internal error'));
         return;
       }
       entry.status = status;
       entry.expectedParts = parts;
+      entry.expectedBytes = bytes;
+      entry.receivedBytes = 0;
       entry.parts = [];
     }
     entry.parts.push(msg.data);
-    if (entry.parts.length < entry.expectedParts) return;
+    entry.receivedBytes += msg.data.length;
+    const complete = entry.parts.length === entry.expectedParts;
+    if (
+      entry.expectedBytes !== undefined &&
+      (entry.receivedBytes > entry.expectedBytes ||
+        (complete && entry.receivedBytes !== entry.expectedBytes))
+    ) {
+      // A part lost or out of place: fail rather than hand back a wrong body.
+      logger.error(
+        { subject: msg.subject, expected: entry.expectedBytes, received: entry.receivedBytes },
+        'reply parts do not add up to the announced length',
+      );
+      settle(token, entry).reject(new AppError('INTERNAL', 'Internal error'));
+      return;
+    }
+    if (!complete) {
+      // The wait is for the next part now: a long reply that keeps arriving is not cut off.
+      entry.timer.refresh();
+      return;
+    }
     const data = entry.parts.length === 1 ? toBuffer(entry.parts[0]!) : Buffer.concat(entry.parts);
     settle(token, entry).resolve({ status: entry.status, data });
   }
@@ -209,6 +246,8 @@ function createReplyInbox(nc: NatsConnection, maxReplyBytes: number, logger: Log
           timer,
           status: undefined,
           expectedParts: 1,
+          expectedBytes: undefined,
+          receivedBytes: 0,
           parts: [],
         });
         try {
@@ -362,6 +401,8 @@ export function handleBytes<Req extends z.ZodType>(
 export interface ServedService {
   /** Stop taking requests, then wait (up to `timeoutMs`) for those in flight to answer. */
   stop(timeoutMs?: number): Promise<void>;
+  /** False once the NATS service stopped for another reason than `stop()` (readiness). */
+  serving(): boolean;
 }
 
 /**
@@ -383,6 +424,16 @@ export async function serveSubjects(
     metadata: { prefix: options.prefix },
   });
   const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+  // nats.js stops the whole service when one endpoint's subscription closes or errors.
+  void service.stopped.then((reason) => {
+    if (!stopping) {
+      options.logger.error(
+        { err: reason, service: options.service },
+        'NATS service stopped; no longer serving its subjects',
+      );
+    }
+  });
   const health = handle(healthSubject(options.service), () =>
     Promise.resolve({ service: options.service, status: 'ok' as const }),
   );
@@ -405,7 +456,9 @@ export async function serveSubjects(
     });
   }
   return {
+    serving: () => !service.isStopped,
     async stop(timeoutMs = 5_000) {
+      stopping = true;
       await service.stop();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -431,18 +484,23 @@ async function dispatch(
   options: BusOptions,
 ): Promise<void> {
   const started = performance.now();
-  const ctx = readContextHeaders(msg.headers);
-  const parent = propagation.extract(ROOT_CONTEXT, msg.headers, headerGetter);
-  const span = tracer.startSpan(subject, { kind: SpanKind.SERVER }, parent);
+  let ctx: RequestContext | undefined;
+  let span: Span | undefined;
   let status: 'ok' | 'error' = 'ok';
   let errorCode = 'ok';
   let reply: Uint8Array;
   try {
+    // Inside the try: nats.js decodes headers when first read, and throws on a bad block.
+    ctx = readContextHeaders(msg.headers);
+    const parent = propagation.extract(ROOT_CONTEXT, msg.headers, headerGetter);
+    span = tracer.startSpan(subject, { kind: SpanKind.SERVER }, parent);
     const input = parseContract(binding.definition.request, parseJsonBytes(msg.data));
     if (!input.success) throw requestInvalid(input.error.issues, input);
+    const context = ctx;
     const result = await otelContext.with(trace.setSpan(parent, span), () =>
-      binding.handler(input.data, ctx),
+      binding.handler(input.data, context),
     );
+    if (result === undefined) throw new Error('the handler returned nothing');
     reply = binding.repliesBytes ? (result as Uint8Array) : encoder.encode(JSON.stringify(result));
   } catch (error) {
     status = 'error';
@@ -450,23 +508,25 @@ async function dispatch(
       errorCode = error.code;
       reply = encoder.encode(JSON.stringify(error.toServiceError()));
     } else {
+      // A header block nats.js cannot decode lands here too: our peers sent it, not a
+      // partner, so it is an internal fault (INTERNAL), not the partner's REQUEST_INVALID.
       errorCode = 'INTERNAL';
-      options.logger.error({ err: error, subject, requestId: ctx.requestId }, 'handler failed');
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      options.logger.error({ err: error, subject, requestId: ctx?.requestId }, 'handler failed');
+      span?.setStatus({ code: SpanStatusCode.ERROR });
       reply = internalReply;
     }
   }
-  span.end();
+  span?.end();
   const partBytes = maxPartBytes(nc.info?.max_payload);
   try {
     // nats.js drops a reply to a closed connection without a word; say so in the logs.
     if (nc.isClosed()) throw NatsError.errorForCode(ErrorCode.ConnectionClosed);
     if (!respondInParts(msg, status, reply, partBytes)) {
-      options.logger.warn({ subject, requestId: ctx.requestId }, 'request had no reply subject');
+      options.logger.warn({ subject, requestId: ctx?.requestId }, 'request had no reply subject');
     }
   } catch (error) {
     options.logger.error(
-      { err: error, subject, requestId: ctx.requestId, bytes: reply.length },
+      { err: error, subject, requestId: ctx?.requestId, bytes: reply.length },
       'reply could not be sent',
     );
     errorCode = 'INTERNAL';
@@ -484,8 +544,11 @@ async function dispatch(
 /** Room for headers and protocol overhead below the server's max payload. */
 const PART_HEADROOM_BYTES = 4_096;
 
+/** Every part but the last is at least this long, whatever the server's max payload. */
+const MIN_PART_BYTES = 16_384;
+
 function maxPartBytes(maxPayload: number | undefined): number {
-  return Math.max(16_384, (maxPayload ?? 1024 * 1024) - PART_HEADROOM_BYTES);
+  return Math.max(MIN_PART_BYTES, (maxPayload ?? 1024 * 1024) - PART_HEADROOM_BYTES);
 }
 
 /** Send a reply in one message, or in parts when it is larger than a message may be. */
@@ -493,7 +556,10 @@ function respondInParts(msg: Msg, status: 'ok' | 'error', data: Uint8Array, part
   const headers = createHeaders();
   headers.set(replyStatusHeader, status);
   const parts = Math.max(1, Math.ceil(data.length / partBytes));
-  if (parts > 1) headers.set(replyPartsHeader, String(parts));
+  if (parts > 1) {
+    headers.set(replyPartsHeader, String(parts));
+    headers.set(replyLengthHeader, String(data.length));
+  }
   if (!msg.respond(data.subarray(0, partBytes), { headers })) return false;
   for (let offset = partBytes; offset < data.length; offset += partBytes) {
     msg.respond(data.subarray(offset, offset + partBytes));
@@ -515,7 +581,7 @@ export function createSubjectService(
   },
   service: { name: ServiceName; version: string },
   bindings: readonly HandlerBinding[],
-): { start(): Promise<void>; stop(): Promise<void> } {
+): { start(): Promise<void>; stop(timeoutMs?: number): Promise<void>; serving(): boolean } {
   let served: ServedService | undefined;
   return {
     async start() {
@@ -532,9 +598,10 @@ export function createSubjectService(
         bindings,
       );
     },
-    async stop() {
-      await served?.stop();
+    async stop(timeoutMs?: number) {
+      await served?.stop(timeoutMs);
       served = undefined;
     },
+    serving: () => served?.serving() ?? false,
   };
 }

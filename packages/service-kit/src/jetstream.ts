@@ -1,5 +1,6 @@
 import {
   AckPolicy,
+  headers as createHeaders,
   nanos,
   RetentionPolicy,
   StorageType,
@@ -9,7 +10,9 @@ import {
   type JsMsg,
   type StreamConfig,
 } from 'nats';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from './logger.js';
+import type { ServiceMetrics } from './metrics.js';
 
 /** Stream names cannot hold dots; they carry the deployment prefix like subjects do. */
 export const streamName = (prefix: string, name: string) => `${prefix}_${name}`;
@@ -41,46 +44,270 @@ export async function ensureEventsStream(jsm: JetStreamManager, prefix: string):
   return name;
 }
 
+/** Where every consumer of a deployment records the messages it gave up on. */
+export const deadLetterStream = (prefix: string) => streamName(prefix, 'dead_letters');
+export const deadLetterSubject = (prefix: string, durable: string) =>
+  `${prefix}.dead-letters.${durable}`;
+
+/** Dead letters wait for an operator: a month, within a bounded size (oldest go first). */
+async function ensureDeadLetterStream(jsm: JetStreamManager, prefix: string): Promise<string> {
+  const name = deadLetterStream(prefix);
+  await ensureStream(jsm, {
+    name,
+    subjects: [`${prefix}.dead-letters.>`],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    max_age: nanos(30 * 24 * 3_600_000),
+    max_bytes: 1024 * 1024 * 1024,
+    duplicate_window: nanos(120_000),
+  });
+  return name;
+}
+
+/** Headers of a dead letter, besides the original message's data. */
+export const deadLetterHeaders = {
+  stream: 'Pcp-Dead-Letter-Stream',
+  sequence: 'Pcp-Dead-Letter-Sequence',
+  subject: 'Pcp-Dead-Letter-Subject',
+  deliveries: 'Pcp-Dead-Letter-Deliveries',
+  reason: 'Pcp-Dead-Letter-Reason',
+} as const;
+
+/** What a handler gets besides the message. */
+export interface ConsumerWork {
+  /** Which delivery of the message this is (1 for the first). */
+  readonly attempt: number;
+  /**
+   * Aborted when the handler ran past its timeout or the consumer hands the message back at
+   * shutdown: stop, and commit nothing more (the message will be delivered again).
+   */
+  readonly signal: AbortSignal;
+  /** For long work: the message is in hand; restarts both JetStream's ack wait and the timeout. */
+  working(): void;
+}
+
+/**
+ * What became of a message. Nothing (the usual return) acks it; `retryInMs` has it delivered
+ * again after that delay; `deadLetter` records it with the reason and never delivers it
+ * again (a message that can never be handled). A handler that throws or times out is retried
+ * after its backoff step.
+ */
+export type HandlerOutcome = void | { retryInMs: number } | { deadLetter: string };
+
+export interface ConsumerOptions {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  /** Deployment prefix: names the dead-letter stream. */
+  prefix: string;
+  stream: string;
+  durable: string;
+  /** Server-side settings besides those this loop owns (filter, deliver policy, ack pending). */
+  config?: Omit<
+    Partial<ConsumerConfig>,
+    'durable_name' | 'ack_policy' | 'ack_wait' | 'backoff' | 'max_deliver'
+  >;
+  /** Messages handled at once by this process. */
+  concurrency: number;
+  /** How long JetStream waits for an ack before delivering the message again. */
+  ackWaitMs: number;
+  /** How long a handler may run without calling `working()`; less than `ackWaitMs`. */
+  timeoutMs: number;
+  /** Delay before the nth retry; the last step repeats. */
+  backoffMs: readonly number[];
+  /** Deliveries a message gets before it is dead-lettered. */
+  maxDeliveries: number;
+  logger: Logger;
+  metrics?: ServiceMetrics;
+  handle(msg: JsMsg, work: ConsumerWork): Promise<HandlerOutcome>;
+}
+
 export interface ConsumerLoop {
-  /** Stop pulling, then wait (up to `timeoutMs`) for messages being handled. */
+  /**
+   * Stop pulling and wait up to `timeoutMs` for the messages being handled; those still
+   * running then are aborted and handed back (delivered again at once, here or elsewhere).
+   * Nothing is acked or naked after it returns.
+   */
   stop(timeoutMs?: number): Promise<void>;
 }
 
 /**
- * A durable pull consumer with bounded concurrency. It fetches only as many messages as it
- * has free slots, so no message waits in a local buffer while its ack deadline runs. The
- * handler acks, naks (with a delay) or terms; one that throws gets a delayed nak.
+ * Deliveries past `maxDeliveries` the server still makes: one that finds the message over its
+ * count only records the dead letter, so a process that died during the last attempt (or
+ * could not record it) leaves it to the next delivery instead of the server dropping it.
  */
-export async function startConsumer(options: {
-  js: JetStreamClient;
-  jsm: JetStreamManager;
-  stream: string;
-  durable: string;
-  config: Partial<ConsumerConfig>;
-  concurrency: number;
-  logger: Logger;
-  handle: (msg: JsMsg) => Promise<void>;
-}): Promise<ConsumerLoop> {
-  const config = {
+const DEAD_LETTER_DELIVERIES = 3;
+
+/**
+ * A durable pull consumer with bounded concurrency whose redelivery follows its own
+ * configuration:
+ * - It fetches only as many messages as it has free slots, so none waits in a local buffer
+ *   while its ack deadline runs.
+ * - A failed or timed-out handler is naked with its backoff step. The backoff is applied by
+ *   this loop, not given to the server: nats-server 2.9 replaces AckWait with the first
+ *   BackOff step, which would redeliver slow handlers while they still run.
+ * - A handler past its timeout is aborted and frees its slot, so hung calls cannot take all
+ *   of them; a late result of it is ignored.
+ * - After `maxDeliveries` a message is published to the dead-letter stream with why (a
+ *   metric counts it) and terminated; it is never dropped silently.
+ *
+ * Order: none is guaranteed. With concurrency above one, messages run side by side; a
+ * retried message comes back after later ones. Only with concurrency one and no retries are
+ * messages handled in stream order. Consumers that need an order (per order, per partner)
+ * build it on top, for instance from the events' aggregate versions.
+ */
+export async function startConsumer(options: ConsumerOptions): Promise<ConsumerLoop> {
+  const { logger, durable, timeoutMs } = options;
+  if (timeoutMs >= options.ackWaitMs) {
+    throw new Error(`consumer ${durable}: timeoutMs must be shorter than ackWaitMs`);
+  }
+  if (options.backoffMs.length === 0 || options.maxDeliveries < 1) {
+    throw new Error(`consumer ${durable}: needs a backoff step and at least one delivery`);
+  }
+  const config: Partial<ConsumerConfig> = {
     ...options.config,
-    durable_name: options.durable,
+    durable_name: durable,
     ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(options.ackWaitMs),
+    max_deliver: options.maxDeliveries + DEAD_LETTER_DELIVERIES,
+    // Cleared explicitly: an update merges into the consumer's old config.
+    backoff: undefined,
   };
+  await ensureDeadLetterStream(options.jsm, options.prefix);
   try {
     await options.jsm.consumers.add(options.stream, config);
   } catch (error) {
     if (!/already in use|exists/i.test(String(error))) throw error;
-    await options.jsm.consumers.update(options.stream, options.durable, config);
+    await options.jsm.consumers.update(options.stream, durable, config);
   }
-  const consumer = await options.js.consumers.get(options.stream, options.durable);
-  const inFlight = new Set<Promise<void>>();
-  let stopped = false;
+  const consumer = await options.js.consumers.get(options.stream, durable);
+  const count = (outcome: string) =>
+    options.metrics?.consumerMessages.inc({ consumer: durable, outcome });
+
+  /** Messages taken and not yet settled (acked, naked or terminated). */
+  const inHand = new Map<JsMsg, { settled: Promise<void>; handBack(): void }>();
+  let stopping = false;
+  let closed = false;
   let wakeUp: (() => void) | undefined;
   let pending: { stop(): void } | undefined;
 
+  function backoff(attempt: number): number {
+    return options.backoffMs[Math.min(attempt, options.backoffMs.length) - 1]!;
+  }
+
+  async function deadLetter(msg: JsMsg, reason: string): Promise<void> {
+    const headers = createHeaders();
+    headers.set(deadLetterHeaders.stream, options.stream);
+    headers.set(deadLetterHeaders.sequence, String(msg.seq));
+    headers.set(deadLetterHeaders.subject, msg.subject);
+    headers.set(deadLetterHeaders.deliveries, String(msg.info.deliveryCount));
+    headers.set(deadLetterHeaders.reason, reason.slice(0, 1_000));
+    await options.js.publish(deadLetterSubject(options.prefix, durable), msg.data, {
+      headers,
+      msgID: `${options.stream}:${msg.seq}`,
+    });
+    logger.error(
+      { durable, seq: msg.seq, subject: msg.subject, deliveries: msg.info.deliveryCount, reason },
+      'message dead-lettered',
+    );
+  }
+
+  function take(msg: JsMsg): void {
+    const attempt = msg.info.deliveryCount;
+    const controller = new AbortController();
+    // Set once the handler runs (early paths settle without one).
+    let timer: NodeJS.Timeout | undefined = undefined;
+    let markSettled!: () => void;
+    const settled = new Promise<void>((resolve) => (markSettled = resolve));
+    let done = false;
+
+    /** Settle once; never after the loop closed (the connection may be gone). */
+    const settle = (outcome: string, act: () => void) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      inHand.delete(msg);
+      markSettled();
+      wakeUp?.();
+      if (closed) return;
+      try {
+        act();
+        count(outcome);
+      } catch (error) {
+        // The connection closed under us: the server delivers the message again.
+        logger.warn({ err: error, durable, seq: msg.seq, outcome }, 'message could not be settled');
+      }
+    };
+    const retry = (reason: string, outcome: 'retried' | 'timed_out', delayMs: number) => {
+      if (attempt >= options.maxDeliveries) {
+        void recordDeadLetter(`${reason} (after ${attempt} deliveries)`);
+      } else {
+        settle(outcome, () => msg.nak(delayMs));
+      }
+    };
+    const recordDeadLetter = async (reason: string) => {
+      try {
+        await deadLetter(msg, reason);
+        settle('dead_lettered', () => msg.term());
+      } catch (error) {
+        logger.error({ err: error, durable, seq: msg.seq }, 'dead letter not recorded; will retry');
+        settle('retried', () => msg.nak(backoff(attempt)));
+      }
+    };
+
+    inHand.set(msg, {
+      settled,
+      handBack() {
+        controller.abort(new Error('consumer stopping'));
+        settle('handed_back', () => msg.nak());
+      },
+    });
+    if (stopping) {
+      inHand.get(msg)!.handBack();
+      return;
+    }
+    if (attempt > options.maxDeliveries) {
+      void recordDeadLetter(`not handled in ${options.maxDeliveries} deliveries`);
+      return;
+    }
+    timer = setTimeout(() => {
+      controller.abort(new Error('handler timed out'));
+      logger.warn({ durable, seq: msg.seq, attempt, timeoutMs }, 'message handler timed out');
+      retry('handler timed out', 'timed_out', backoff(attempt));
+    }, timeoutMs);
+    const work: ConsumerWork = {
+      attempt,
+      signal: controller.signal,
+      working() {
+        if (done || closed) return;
+        msg.working();
+        timer?.refresh();
+      },
+    };
+    // A handler that throws before its first await is a failure like any other.
+    Promise.resolve(work)
+      .then((w) => options.handle(msg, w))
+      .then(
+        (outcome) => {
+          if (controller.signal.aborted) return; // timed out or handed back already
+          if (!outcome) settle('acked', () => msg.ack());
+          else if ('deadLetter' in outcome) void recordDeadLetter(outcome.deadLetter);
+          else retry('handler asked for a retry', 'retried', outcome.retryInMs);
+        },
+        (error: unknown) => {
+          if (controller.signal.aborted) return;
+          logger.error({ err: error, durable, seq: msg.seq, attempt }, 'message handler failed');
+          retry(
+            error instanceof Error ? error.message : String(error),
+            'retried',
+            backoff(attempt),
+          );
+        },
+      );
+  }
+
   const loop = (async () => {
-    while (!stopped) {
-      const free = options.concurrency - inFlight.size;
+    while (!stopping) {
+      const free = options.concurrency - inHand.size;
       if (free <= 0) {
         await new Promise<void>((resolve) => (wakeUp = resolve));
         continue;
@@ -88,41 +315,28 @@ export async function startConsumer(options: {
       try {
         const batch = await consumer.fetch({ max_messages: free, expires: 2_000 });
         pending = batch;
-        for await (const msg of batch) {
-          const work = options
-            .handle(msg)
-            .catch((error: unknown) => {
-              options.logger.error({ err: error, subject: msg.subject }, 'message handler failed');
-              msg.nak(5_000);
-            })
-            .finally(() => {
-              inFlight.delete(work);
-              wakeUp?.();
-            });
-          inFlight.add(work);
-        }
+        for await (const msg of batch) take(msg);
       } catch (error) {
-        if (stopped) break;
-        options.logger.warn({ err: error, durable: options.durable }, 'fetch failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        if (stopping) break;
+        logger.warn({ err: error, durable }, 'fetch failed; retrying');
+        await sleep(1_000);
       }
     }
   })();
 
   return {
     async stop(timeoutMs = 10_000) {
-      stopped = true;
+      stopping = true;
       wakeUp?.();
       // End the open pull instead of waiting for it to expire.
       pending?.stop();
-      let timer: NodeJS.Timeout | undefined;
+      const deadline = sleep(timeoutMs, 'deadline', { ref: false });
       await Promise.race([
-        Promise.allSettled([loop, ...inFlight]),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, timeoutMs);
-        }),
+        Promise.allSettled([loop, ...[...inHand.values()].map((entry) => entry.settled)]),
+        deadline,
       ]);
-      clearTimeout(timer);
+      for (const entry of [...inHand.values()]) entry.handBack();
+      closed = true;
     },
   };
 }

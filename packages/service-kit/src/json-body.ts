@@ -32,3 +32,12 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
 export function isForbiddenKeyError(error: unknown): boolean {
   return error instanceof Error && /forbidden prototype property/i.test(error.message);
 }
+
+/** JSON bytes from a peer inside the platform (a reply, an event), or undefined if not JSON. */
+export function tryParseJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(bytes));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 export interface ServiceMetrics {
   readonly registry: Registry;
@@ -6,6 +6,13 @@ export interface ServiceMetrics {
   readonly natsHandlerDuration: Histogram<'subject' | 'outcome'>;
   /** Round trip of a request this process sends, by outcome. */
   readonly natsRequestDuration: Histogram<'subject' | 'outcome'>;
+  /** Outbox rows the relay settled: `published`, or `parked` (can never be published). */
+  readonly outboxEvents: Counter<'outcome'>;
+  /**
+   * Deliveries a JetStream consumer settled, by durable and outcome: `acked`, `retried`
+   * (failed, redelivered after its backoff), `timed_out` (also retried) or `dead_lettered`.
+   */
+  readonly consumerMessages: Counter<'consumer' | 'outcome'>;
 }
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -35,6 +42,18 @@ export function createMetrics(
       help: 'Round trip of an outgoing NATS request, by subject and outcome',
       labelNames: ['subject', 'outcome'],
       buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    outboxEvents: new Counter({
+      name: 'pcp_outbox_events_total',
+      help: 'Outbox events the relay settled, by outcome (published, parked)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    consumerMessages: new Counter({
+      name: 'pcp_consumer_messages_total',
+      help: 'JetStream deliveries settled, by consumer and outcome (acked, retried, timed_out, dead_lettered)',
+      labelNames: ['consumer', 'outcome'],
       registers: [registry],
     }),
   };

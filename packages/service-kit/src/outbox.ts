@@ -1,115 +1,287 @@
 import { sql, type ColumnType, type Generated, type Kysely } from 'kysely';
-import type { JetStreamClient } from 'nats';
-import { randomUUID } from 'node:crypto';
+import { ErrorCode, NatsError, type JetStreamClient, type PubAck } from 'nats';
+import { v5 as uuidV5 } from 'uuid';
 import type { Logger } from './logger.js';
+import type { ServiceMetrics } from './metrics.js';
 
-/** Events written in the same transaction as the change they announce (STYLE §7). */
+/**
+ * Events written in the same transaction as the change they announce (STYLE §7), one per
+ * version of an aggregate, published in `sequence` order.
+ */
 export interface OutboxTable {
+  /**
+   * Publish order. Taken when the row is inserted, which the writer does after locking its
+   * aggregate, so of two events of one aggregate the one committed first has the lower.
+   */
+  sequence: Generated<number>;
   event_id: string;
   /** Full subject, deployment prefix included. */
   subject: string;
+  aggregate_type: string;
+  aggregate_id: string;
+  aggregate_version: number;
   payload: ColumnType<unknown, string, never>;
   created_at: Generated<Date>;
   published_at: Date | null;
+  /** Set when the row can never be published (see `park_reason`); the relay skips it. */
+  parked_at: Date | null;
+  park_reason: string | null;
 }
 
 export interface OutboxDatabase {
   outbox: OutboxTable;
 }
 
-/** For a service's migration: the `outbox` table in its own schema. */
+/**
+ * For the migration that creates a service's `outbox` table in its own schema. Later
+ * changes to the table ship as migrations of their own in each service that has one.
+ */
 export async function createOutboxTable(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('outbox')
-    .addColumn('event_id', 'uuid', (col) => col.primaryKey())
+    .addColumn('sequence', 'bigint', (col) => col.primaryKey().generatedAlwaysAsIdentity())
+    .addColumn('event_id', 'uuid', (col) => col.notNull().unique())
     .addColumn('subject', 'text', (col) => col.notNull())
+    .addColumn('aggregate_type', 'text', (col) => col.notNull())
+    .addColumn('aggregate_id', 'text', (col) => col.notNull())
+    .addColumn('aggregate_version', 'bigint', (col) => col.notNull())
     .addColumn('payload', 'jsonb', (col) => col.notNull())
     .addColumn('created_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .addColumn('published_at', 'timestamptz')
+    .addColumn('parked_at', 'timestamptz')
+    .addColumn('park_reason', 'text')
+    .addUniqueConstraint('outbox_aggregate_version_key', [
+      'aggregate_type',
+      'aggregate_id',
+      'aggregate_version',
+    ])
     .execute();
+  await createOutboxPendingIndex(db);
+}
+
+/** The relay's scan: unpublished, unparked rows in sequence order. */
+export async function createOutboxPendingIndex(db: Kysely<unknown>): Promise<void> {
   await db.schema
-    .createIndex('outbox_unpublished_idx')
+    .createIndex('outbox_pending_idx')
     .on('outbox')
-    .column('created_at')
+    .column('sequence')
     .where(sql.ref('published_at'), 'is', null)
+    .where(sql.ref('parked_at'), 'is', null)
     .execute();
 }
 
-/** The envelope of a new event (STYLE §6); its id is also the JetStream message id. */
-export function newEvent<T extends string, D>(type: T, data: D) {
-  return {
-    id: randomUUID(),
-    type,
-    occurredAt: new Date().toISOString(),
-    version: 1 as const,
-    data,
-  };
+/** The thing an event is about, at the version the change gave it. */
+export interface AggregateVersion {
+  /** A name unique across the platform, such as `order` or `store-catalog`. */
+  readonly type: string;
+  readonly id: string;
+  /** 1 for the aggregate's first event, then one more for each change. */
+  readonly version: number;
 }
 
-/** Record an event inside the caller's transaction. */
-export async function insertOutboxEvent<DB extends OutboxDatabase>(
+/** The envelope every event travels in (STYLE §6); `version` is its aggregate's. */
+export interface EventEnvelope<T extends string = string, D = unknown> {
+  readonly id: string;
+  readonly type: T;
+  readonly occurredAt: string;
+  readonly version: number;
+  readonly data: D;
+}
+
+/** Namespace of the platform's event ids (UUID v5), fixed forever. */
+const EVENT_ID_NAMESPACE = '2b0f7c1e-8d57-4c8e-9a43-5f3cf6d1a0b9';
+
+/**
+ * The id of an aggregate's event at one version: the same on every publish of it, so
+ * JetStream's dedupe and consumers' idempotency keys see one event, however often sent.
+ */
+export function eventIdOf(aggregate: AggregateVersion): string {
+  return uuidV5(`${aggregate.type}\n${aggregate.id}\n${aggregate.version}`, EVENT_ID_NAMESPACE);
+}
+
+/**
+ * Record an event inside the caller's transaction and return its envelope. Call it after
+ * the change has locked the aggregate's row (the update that sets its new version does):
+ * that is what makes the outbox's order that of the commits. One event per version; a
+ * second for the same version fails the transaction.
+ */
+export async function insertOutboxEvent<DB extends OutboxDatabase, T extends string, D>(
   trx: Kysely<DB>,
-  subject: string,
-  event: { id: string },
-): Promise<void> {
+  event: { subject: string; type: T; aggregate: AggregateVersion; data: D; occurredAt?: Date },
+): Promise<EventEnvelope<T, D>> {
+  const { aggregate } = event;
+  const envelope: EventEnvelope<T, D> = {
+    id: eventIdOf(aggregate),
+    type: event.type,
+    occurredAt: (event.occurredAt ?? new Date()).toISOString(),
+    version: aggregate.version,
+    data: event.data,
+  };
   // Kysely's types are invariant in DB; any database with an outbox table will do.
   await (trx as unknown as Kysely<OutboxDatabase>)
     .insertInto('outbox')
-    .values({ event_id: event.id, subject, payload: JSON.stringify(event) })
+    .values({
+      event_id: envelope.id,
+      subject: event.subject,
+      aggregate_type: aggregate.type,
+      aggregate_id: aggregate.id,
+      aggregate_version: aggregate.version,
+      payload: JSON.stringify(envelope),
+    })
     .execute();
+  return envelope;
 }
 
 const BATCH = 100;
 const RETENTION_DAYS = 7;
 const PRUNE_INTERVAL_MS = 3_600_000;
 
+interface PendingRow {
+  sequence: number;
+  event_id: string;
+  subject: string;
+  aggregate_type: string;
+  aggregate_id: string;
+  payload: unknown;
+}
+
+type PublishOutcome =
+  { kind: 'published'; sequence: number } | { kind: 'parked'; sequence: number; reason: string };
+
 /**
- * Publishes outbox rows to JetStream in order, at least once (the message id lets JetStream
- * drop a re-publish), then marks them. Replicas share the work with SKIP LOCKED. `nudge()`
- * publishes right after a commit instead of waiting for the next tick.
+ * Publishes outbox rows to JetStream in sequence order, at least once (the event id is the
+ * message id, so JetStream drops a re-publish within its window and consumers dedupe after
+ * it), and marks them.
+ *
+ * - One relay publishes at a time across replicas: each batch runs under a transaction-level
+ *   advisory lock of the schema's outbox, so batches never interleave; the others stand by.
+ * - Events of one aggregate go out one after another; different aggregates in a batch go out
+ *   concurrently. A transient failure stops that aggregate for this batch, so no later event
+ *   of it is published before an earlier one.
+ * - A row that can never be published (no stream takes its subject, larger than a message
+ *   may be) is parked with its reason, counted, and skipped; rows behind it go on.
+ *   Consumers see the gap in that aggregate's versions.
+ *
+ * `nudge()` publishes right after a commit instead of waiting for the next tick; after
+ * `stop()` the relay publishes nothing more.
  */
 export function createOutboxRelay<DB extends OutboxDatabase>(options: {
   db: Kysely<DB>;
   js: JetStreamClient;
   logger: Logger;
+  metrics?: ServiceMetrics;
   intervalMs?: number;
 }) {
   const db = options.db as unknown as Kysely<OutboxDatabase>;
+  const { logger } = options;
   const encoder = new TextEncoder();
   let timer: NodeJS.Timeout | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
+  let stopped = false;
 
-  async function publishPending(): Promise<number> {
-    return db.transaction().execute(async (trx) => {
-      const rows = await trx
+  /** Publishes one batch; the number of rows it settled, or undefined on standby. */
+  async function publishBatch(): Promise<number | undefined> {
+    const outcomes = await db.transaction().execute(async (trx) => {
+      const { rows: lock } = await sql<{ held: boolean }>`
+        select pg_try_advisory_xact_lock(hashtextextended(current_schema() || '.outbox', 0)) as held
+      `.execute(trx);
+      if (!lock[0]?.held) return undefined;
+      const rows: PendingRow[] = await trx
         .selectFrom('outbox')
-        .select(['event_id', 'subject', 'payload'])
+        .select(['sequence', 'event_id', 'subject', 'aggregate_type', 'aggregate_id', 'payload'])
         .where('published_at', 'is', null)
-        .orderBy('created_at')
+        .where('parked_at', 'is', null)
+        .orderBy('sequence')
         .limit(BATCH)
-        .forUpdate()
-        .skipLocked()
         .execute();
+      const byAggregate = new Map<string, PendingRow[]>();
       for (const row of rows) {
-        await options.js.publish(row.subject, encoder.encode(JSON.stringify(row.payload)), {
-          msgID: row.event_id,
-        });
+        const key = `${row.aggregate_type}\n${row.aggregate_id}`;
+        const list = byAggregate.get(key);
+        if (list) list.push(row);
+        else byAggregate.set(key, [row]);
       }
-      if (rows.length > 0) {
+      const outcomes = (
+        await Promise.all([...byAggregate.values()].map((list) => publishInOrder(list)))
+      ).flat();
+      const published = outcomes.flatMap((o) => (o.kind === 'published' ? [o.sequence] : []));
+      if (published.length > 0) {
         await trx
           .updateTable('outbox')
-          .set({ published_at: new Date() })
-          .where(
-            'event_id',
-            'in',
-            rows.map((row) => row.event_id),
-          )
+          .set({ published_at: sql<Date>`now()` })
+          .where('sequence', 'in', published)
           .execute();
       }
-      return rows.length;
+      for (const outcome of outcomes) {
+        if (outcome.kind !== 'parked') continue;
+        await trx
+          .updateTable('outbox')
+          .set({ parked_at: sql<Date>`now()`, park_reason: outcome.reason })
+          .where('sequence', '=', outcome.sequence)
+          .execute();
+      }
+      return outcomes;
     });
+    if (!outcomes) return undefined;
+    for (const outcome of outcomes) options.metrics?.outboxEvents.inc({ outcome: outcome.kind });
+    return outcomes.length;
+  }
+
+  /** One aggregate's rows, in order, until one fails for a reason that may pass. */
+  async function publishInOrder(rows: PendingRow[]): Promise<PublishOutcome[]> {
+    const outcomes: PublishOutcome[] = [];
+    for (const row of rows) {
+      try {
+        await publish(row);
+        outcomes.push({ kind: 'published', sequence: row.sequence });
+      } catch (error) {
+        const reason = await permanentFailure(row.subject, error);
+        if (reason === undefined) {
+          logger.warn(
+            { err: error, eventId: row.event_id, subject: row.subject },
+            'outbox publish failed; will retry',
+          );
+          break;
+        }
+        logger.error(
+          { err: error, eventId: row.event_id, subject: row.subject, reason },
+          'outbox event can never be published; parked',
+        );
+        outcomes.push({ kind: 'parked', sequence: row.sequence, reason });
+      }
+    }
+    return outcomes;
+  }
+
+  function publish(row: PendingRow): Promise<PubAck> {
+    return options.js.publish(row.subject, encoder.encode(JSON.stringify(row.payload)), {
+      msgID: row.event_id,
+    });
+  }
+
+  /** Why this failure will repeat forever, or undefined if a later try may succeed. */
+  async function permanentFailure(subject: string, error: unknown): Promise<string | undefined> {
+    if (!(error instanceof NatsError)) return undefined;
+    if (error.code === (ErrorCode.MaxPayloadExceeded as string)) {
+      return 'larger than the NATS max payload';
+    }
+    if (error.api_error?.err_code === MESSAGE_EXCEEDS_MAXIMUM) {
+      return `larger than its stream's max message size`;
+    }
+    if (error.code === (ErrorCode.NoResponders as string)) {
+      // No responders also means JetStream is restarting: park only on the server's word.
+      try {
+        const jsm = await options.js.jetstreamManager(false);
+        await jsm.streams.find(subject);
+      } catch (lookup) {
+        if (lookup instanceof Error && /no stream matches subject/i.test(lookup.message)) {
+          return 'no stream takes its subject';
+        }
+      }
+    }
+    return undefined;
   }
 
   /** Published rows older than the retention are no longer needed. */
@@ -124,14 +296,17 @@ export function createOutboxRelay<DB extends OutboxDatabase>(options: {
     do {
       again = false;
       try {
-        while ((await publishPending()) === BATCH);
+        let settled: number | undefined;
+        do settled = await publishBatch();
+        while (settled === BATCH && !stopped);
       } catch (error) {
-        options.logger.warn({ err: error }, 'outbox publish failed; will retry');
+        logger.warn({ err: error }, 'outbox relay failed; will retry');
       }
-    } while (again);
+    } while (again && !stopped);
   }
 
   function run(): Promise<void> {
+    if (stopped) return Promise.resolve();
     if (running) {
       again = true;
       return running;
@@ -142,19 +317,20 @@ export function createOutboxRelay<DB extends OutboxDatabase>(options: {
 
   return {
     start() {
+      stopped = false;
       timer = setInterval(() => void run(), options.intervalMs ?? 1_000);
       pruneTimer = setInterval(() => {
-        prune().catch((error: unknown) =>
-          options.logger.warn({ err: error }, 'outbox prune failed'),
-        );
+        prune().catch((error: unknown) => logger.warn({ err: error }, 'outbox prune failed'));
       }, PRUNE_INTERVAL_MS);
       void run();
     },
-    /** Publish now (after a commit that wrote events). */
+    /** Publish now (after a commit that wrote events). Does nothing once stopped. */
     nudge(): Promise<void> {
       return run();
     },
+    /** Stop the timers and wait for the batch being published; later nudges do nothing. */
     async stop() {
+      stopped = true;
       clearInterval(timer);
       clearInterval(pruneTimer);
       await running;
@@ -162,3 +338,6 @@ export function createOutboxRelay<DB extends OutboxDatabase>(options: {
   };
 }
 export type OutboxRelay = ReturnType<typeof createOutboxRelay>;
+
+/** JetStream's "message size exceeds maximum allowed" (the stream's max_msg_size). */
+const MESSAGE_EXCEEDS_MAXIMUM = 10054;

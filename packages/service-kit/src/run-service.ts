@@ -20,11 +20,24 @@ export interface ServiceDeps {
   readonly requestTimeoutMs: number;
 }
 
-/** The `{start, stop}` pair a `createXService(deps)` factory returns. */
+/** What a `createXService(deps)` factory returns. */
 export interface ServiceInstance {
   start(): Promise<void>;
-  stop(): Promise<void>;
+  /**
+   * Stop taking work, then finish (or hand back) what is in flight within `timeoutMs`, so
+   * the NATS drain and the pool close that follow find nothing running.
+   */
+  stop(timeoutMs?: number): Promise<void>;
+  /** False once the service stopped answering its subjects (readiness). */
+  serving(): boolean;
 }
+
+/**
+ * Marks of the shutdown deadline by which each step is done: the service's in-flight work
+ * gets most of it, then NATS drains (flushing the acks, naks and replies of that work), then
+ * the pool closes.
+ */
+const SHUTDOWN_MARKS = { opsServer: 0.05, service: 0.6, nats: 0.85, database: 0.95 } as const;
 
 interface ServiceSpec {
   readonly name: ServiceName;
@@ -72,14 +85,14 @@ export async function runService(
     if (tracing) shutdown.add('tracing', () => tracing.shutdown());
 
     const db = spec.database ? await openDatabase(spec.database, config, spec.name) : undefined;
-    if (db) shutdown.add('database', () => db.destroy());
+    if (db) shutdown.add('database', () => db.destroy(), SHUTDOWN_MARKS.database);
     if (process.argv.includes('migrate')) {
       await shutdown.run('migrations done');
       return;
     }
 
     const nc = await connectNats({ url: config.NATS_URL, name: spec.name, logger });
-    shutdown.add('nats', () => drainNats(nc, config.SHUTDOWN_TIMEOUT_MS / 2));
+    shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
     const metrics = createMetrics(spec.name, { processMetrics: true });
     const service = spec.create({
       nc,
@@ -90,7 +103,7 @@ export async function runService(
       ...(db ? { db } : {}),
     });
     await service.start();
-    shutdown.add(spec.name, () => service.stop());
+    shutdown.add(spec.name, (timeLeftMs) => service.stop(timeLeftMs), SHUTDOWN_MARKS.service);
 
     const ops = await startOpsServer({
       port: config.OPS_PORT ?? spec.defaultOpsPort,
@@ -99,10 +112,11 @@ export async function runService(
       logger,
       readiness: async () => ({
         nats: !nc.isClosed() && !nc.isDraining(),
+        subjects: service.serving(),
         ...(db ? { database: await pingDatabase(db) } : {}),
       }),
     });
-    shutdown.add('ops server', () => ops.close());
+    shutdown.add('ops server', () => ops.close(), SHUTDOWN_MARKS.opsServer);
     shutdown.trapSignals();
     logger.info({ opsPort: ops.port, prefix: config.NATS_SUBJECT_PREFIX }, `${spec.name} started`);
   } catch (error) {

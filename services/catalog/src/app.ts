@@ -34,6 +34,8 @@ export interface CatalogServiceDeps extends ServiceDeps {
 }
 
 const INGEST_DURABLE = 'catalog-ingest';
+/** Retry delays of an ingest message whose attempt failed (the run counts its attempts). */
+const INGEST_BACKOFF_MS = [5_000, 15_000, 60_000];
 
 /**
  * The catalog service: accepts notifications, runs ingests from a JetStream work queue
@@ -52,7 +54,7 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     logger,
     metrics: deps.metrics,
   });
-  const relay = createOutboxRelay({ db, js, logger });
+  const relay = createOutboxRelay({ db, js, logger, metrics: deps.metrics });
   const reconciler = createReconciler({
     db,
     js,
@@ -92,19 +94,22 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
       consumer = await startConsumer({
         js,
         jsm,
+        prefix,
         stream,
         durable: INGEST_DURABLE,
         concurrency: config.CATALOG_INGEST_CONCURRENCY,
+        config: { max_ack_pending: 1_000 },
+        ackWaitMs: config.CATALOG_INGEST_LEASE_MS,
+        // The heartbeat signals working() every third of the lease; a stalled process misses it.
+        timeoutMs: Math.floor(config.CATALOG_INGEST_LEASE_MS * 0.8),
+        backoffMs: INGEST_BACKOFF_MS,
+        // Attempts are counted per run in the database, and a run over its partner's cap
+        // waits parked in Postgres (its message acked), so a message is redelivered only
+        // after a crash or a transient failure; this stops a runaway one (the reconciler
+        // publishes its run again).
+        maxDeliveries: 50,
         logger,
-        config: {
-          ack_wait: nanos(config.CATALOG_INGEST_LEASE_MS),
-          // Attempts are counted per run in the database, and a run over its partner's cap
-          // waits parked in Postgres (its message acked), so a message is redelivered only
-          // after a crash or a transient failure; this stops a runaway one (the reconciler
-          // publishes its run again).
-          max_deliver: 50,
-          max_ack_pending: 1_000,
-        },
+        metrics: deps.metrics,
         handle: createIngestHandler({
           db,
           js,
@@ -127,14 +132,14 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
       relay.start();
       reconciler.start();
     },
-    async stop() {
-      await subjects.stop();
-      await consumer?.stop();
+    async stop(timeoutMs) {
+      await Promise.all([subjects.stop(timeoutMs), consumer?.stop(timeoutMs)]);
       // After the consumer: runs still preparing past its deadline are cut off (their
       // leases lapse and another replica resumes them).
       await preparation.close();
       await reconciler.stop();
       await relay.stop();
     },
+    serving: () => subjects.serving(),
   };
 }

@@ -8,7 +8,6 @@ import {
   startOpsServer,
   type Logger,
   type RequestContext,
-  type ServiceInstance,
   type ServiceMetrics,
 } from '@pcp/service-kit';
 import Fastify, {
@@ -84,7 +83,10 @@ export interface GatewayDeps {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const END_USER_ID = /^[\x20-\x7e]{1,128}$/;
 
-export interface GatewayService extends ServiceInstance {
+export interface GatewayService {
+  start(): Promise<void>;
+  /** Stop taking requests and answer those in flight. */
+  stop(): Promise<void>;
   readonly app: FastifyInstance;
   /** The base URL of its ops port (readiness and metrics), once started. */
   opsUrl(): string;

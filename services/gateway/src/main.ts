@@ -18,6 +18,9 @@ import {
 } from './app.js';
 import { createRedisClient } from './redis-client.js';
 
+/** Marks of the shutdown deadline by which each step is done (see createShutdown). */
+const SHUTDOWN_MARKS = { http: 0.6, nats: 0.8, redis: 0.9, database: 0.95 } as const;
+
 const config = loadConfig(gatewayEnvSchema);
 const logger = createLogger('gateway', config.LOG_LEVEL);
 const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
@@ -32,7 +35,7 @@ try {
     maxConnections: config.DB_POOL_MAX,
     applicationName: 'gateway',
   });
-  shutdown.add('database', () => db.destroy());
+  shutdown.add('database', () => db.destroy(), SHUTDOWN_MARKS.database);
   if (config.MIGRATE_ON_START === 'true' || process.argv.includes('migrate')) {
     await migrateToLatest(db, GATEWAY_SCHEMA, gatewayMigrations);
   }
@@ -41,10 +44,10 @@ try {
   } else {
     const redis = createRedisClient(config.REDIS_URL, logger);
     await redis.connect();
-    shutdown.add('redis', () => Promise.resolve(redis.destroy()));
+    shutdown.add('redis', () => Promise.resolve(redis.destroy()), SHUTDOWN_MARKS.redis);
 
     const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', logger });
-    shutdown.add('nats', () => drainNats(nc, config.SHUTDOWN_TIMEOUT_MS / 2));
+    shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
 
     const gateway = createGatewayService({
       nc,
@@ -55,7 +58,7 @@ try {
       config,
     });
     await gateway.start();
-    shutdown.add('http', () => gateway.stop());
+    shutdown.add('http', () => gateway.stop(), SHUTDOWN_MARKS.http);
     shutdown.trapSignals();
   }
 } catch (error) {

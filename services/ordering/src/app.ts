@@ -52,9 +52,10 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         },
       });
     },
-    async stop() {
+    async stop(timeoutMs) {
       activations?.unsubscribe();
-      await subjects.stop();
+      await subjects.stop(timeoutMs);
     },
+    serving: () => subjects.serving(),
   };
 }

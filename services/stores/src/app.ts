@@ -8,7 +8,7 @@ import {
   type ServiceInstance,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { DeliverPolicy, nanos } from 'nats';
+import { DeliverPolicy } from 'nats';
 import { storesEnvSchema, type StoresConfig } from './config.js';
 import type { StoresDatabase } from './db/store.table.js';
 import { catalogActivatedHandler } from './handlers/catalog-activated.consumer.js';
@@ -58,23 +58,26 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
       consumer = await startConsumer({
         js: deps.nc.jetstream(),
         jsm,
+        prefix: deps.subjectPrefix,
         stream: await ensureEventsStream(jsm, deps.subjectPrefix),
         durable: 'stores-catalog-activated',
         concurrency: 4,
-        logger: deps.logger,
         config: {
           filter_subject: `${deps.subjectPrefix}.${events.catalogActivated.subject}`,
           deliver_policy: DeliverPolicy.All,
-          ack_wait: nanos(30_000),
-          backoff: EVENT_BACKOFF_MS.map(nanos),
-          max_deliver: 20,
         },
-        handle: catalogActivatedHandler(deps.db, deps.logger),
+        ackWaitMs: 30_000,
+        timeoutMs: 10_000,
+        backoffMs: EVENT_BACKOFF_MS,
+        maxDeliveries: 20,
+        logger: deps.logger,
+        metrics: deps.metrics,
+        handle: catalogActivatedHandler(deps.db),
       });
     },
-    async stop() {
-      await subjects.stop();
-      await consumer?.stop();
+    async stop(timeoutMs) {
+      await Promise.all([subjects.stop(timeoutMs), consumer?.stop(timeoutMs)]);
     },
+    serving: () => subjects.serving(),
   };
 }

@@ -1,10 +1,13 @@
-import { events, type CatalogIngestSummary } from '@pcp/contracts';
-import { insertOutboxEvent, newEvent } from '@pcp/service-kit';
+import { events, type CatalogActivatedData, type CatalogIngestSummary } from '@pcp/contracts';
+import { insertOutboxEvent } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { CatalogDatabase, IngestRunRow } from './catalog.table.js';
 
 type Db = Kysely<CatalogDatabase>;
+
+/** Aggregate of the activation events: a store's catalog, versioned by activation. */
+const CATALOG_AGGREGATE = 'store-catalog';
 
 /** Versions kept per store besides the active one (documents are large). */
 const KEEP_PREVIOUS_VERSIONS = 2;
@@ -63,7 +66,7 @@ export function activateCatalog(
 
     const active = await trx
       .selectFrom('active_catalogs')
-      .select(['sequence', 'version_id'])
+      .select(['sequence', 'version_id', 'version'])
       .where('store_id', '=', run.store_id)
       .executeTakeFirst();
     if (active && active.sequence > run.sequence) return { outcome: 'superseded' };
@@ -87,6 +90,7 @@ export function activateCatalog(
       })
       .execute();
     await insertChunks(trx, versionId, catalog.document);
+    const version = (active?.version ?? 0) + 1;
     const summary: CatalogIngestSummary = {
       items: catalog.counts.items,
       sections: catalog.counts.sections,
@@ -99,22 +103,31 @@ export function activateCatalog(
         store_id: run.store_id,
         version_id: versionId,
         sequence: run.sequence,
+        version,
         activated_at: activatedAt,
       })
       .onConflict((oc) =>
         oc.column('store_id').doUpdateSet({
           version_id: versionId,
           sequence: run.sequence,
+          version,
           activated_at: activatedAt,
         }),
       )
       .execute();
-    const event = newEvent(events.catalogActivated.schema.shape.type.value, {
-      storeId: run.store_id,
-      catalogSetId: catalog.catalogSetId,
-      versionId,
-      etag: catalog.etag,
-      activatedAt: activatedAt.toISOString(),
+    // Inserted under the store's activation lock: the outbox keeps activations in order.
+    const event = await insertOutboxEvent<CatalogDatabase, string, CatalogActivatedData>(trx, {
+      subject: input.eventSubject,
+      type: events.catalogActivated.schema.shape.type.value,
+      aggregate: { type: CATALOG_AGGREGATE, id: run.store_id, version },
+      occurredAt: activatedAt,
+      data: {
+        storeId: run.store_id,
+        catalogSetId: catalog.catalogSetId,
+        versionId,
+        etag: catalog.etag,
+        activatedAt: activatedAt.toISOString(),
+      },
     });
     await trx
       .updateTable('ingest_runs')
@@ -130,7 +143,6 @@ export function activateCatalog(
       })
       .where('run_id', '=', run.run_id)
       .execute();
-    await insertOutboxEvent<CatalogDatabase>(trx, input.eventSubject, event);
     await pruneVersions(trx, run.store_id, versionId);
     return { outcome: 'activated', summary, versionId };
   });

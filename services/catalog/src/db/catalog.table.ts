@@ -64,6 +64,8 @@ export interface ActiveCatalogTable {
   store_id: string;
   version_id: string;
   sequence: number;
+  /** The store catalog's aggregate version: 1 at its first activation, one more each time. */
+  version: number;
   activated_at: Date;
 }
 

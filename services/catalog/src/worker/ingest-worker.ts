@@ -1,5 +1,12 @@
 import { catalogLimits, events, type CatalogIngestError } from '@pcp/contracts';
-import type { AddressAllowlist, Logger, OutboxRelay } from '@pcp/service-kit';
+import {
+  tryParseJson,
+  type AddressAllowlist,
+  type ConsumerWork,
+  type HandlerOutcome,
+  type Logger,
+  type OutboxRelay,
+} from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { JetStreamClient, JsMsg } from 'nats';
 import { activateCatalog } from '../db/catalog.repository.js';
@@ -47,13 +54,9 @@ const contactSupport = (runId: string) =>
 export function createIngestHandler(deps: IngestWorkerDeps) {
   const { db, workerId, leaseMs, logger } = deps;
 
-  return async function handleIngest(msg: JsMsg): Promise<void> {
-    const parsed = ingestMessage.safeParse(safeJson(msg.data));
-    if (!parsed.success) {
-      logger.error({ subject: msg.subject }, 'malformed ingest message');
-      msg.term();
-      return;
-    }
+  return async function handleIngest(msg: JsMsg, work: ConsumerWork): Promise<HandlerOutcome> {
+    const parsed = ingestMessage.safeParse(tryParseJson(msg.data));
+    if (!parsed.success) return { deadLetter: 'not an ingest message' };
     const { runId } = parsed.data;
     const claim = await claimRun(db, {
       runId,
@@ -63,32 +66,29 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     });
     switch (claim.outcome) {
       case 'missing':
-        msg.term();
-        return;
+        return { deadLetter: 'no such ingest run' };
       case 'finished':
-        msg.ack();
         return;
       case 'parked':
         // The run waits in Postgres until its partner has a free slot. Kept in JetStream
         // (nak with a delay) it would hold one of the consumer's max_ack_pending slots and
         // spend deliveries: a partner with many queued runs would stall every partner.
         logger.debug({ runId }, 'partner at its cap of runs in progress; run parked');
-        msg.ack();
         // It may have been parked behind earlier runs while a slot is free: start those.
         await releaseParked(claim.partnerId);
         return;
       case 'held': {
         // Another worker holds it; look again after its lease would lapse.
-        const wait = Math.max(1_000, claim.leaseExpiresAt.getTime() - Date.now() + 1_000);
-        msg.nak(wait);
-        return;
+        return {
+          retryInMs: Math.max(1_000, claim.leaseExpiresAt.getTime() - Date.now() + 1_000),
+        };
       }
       case 'claimed':
         break;
     }
     const { run } = claim;
     try {
-      await carryOut(run, msg);
+      await carryOut(run, work);
     } finally {
       // This run no longer holds a slot (finished, released or taken over): the partner's
       // next parked run may start.
@@ -103,20 +103,20 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     );
   }
 
-  async function carryOut(run: IngestRunRow, msg: JsMsg): Promise<void> {
+  /** Settles the run, or throws to have the message retried after its backoff. */
+  async function carryOut(run: IngestRunRow, work: ConsumerWork): Promise<void> {
     const runId = run.run_id;
     const log = logger.child({ runId, storeId: run.store_id, attempt: run.attempts });
     if (run.attempts > deps.maxAttempts) {
       await transitionRun(db, runId, workerId, 'failed', contactSupport(runId));
       log.error('ingest failed after the maximum number of attempts');
-      msg.ack();
       return;
     }
 
     let leaseLost = false;
     const heartbeat = setInterval(
       () => {
-        msg.working();
+        work.working();
         extendLease(db, runId, workerId, leaseMs).then(
           (held) => (leaseLost ||= !held),
           (error: unknown) => log.warn({ err: error }, 'lease renewal failed'),
@@ -126,19 +126,19 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     );
     const ensureLease = () => {
       if (leaseLost) throw new LeaseLost();
+      // Timed out or handed back at shutdown: stop here and free the run at once.
+      work.signal.throwIfAborted();
     };
     try {
-      await ingest(run, log, ensureLease, () => msg.working());
-      msg.ack();
+      await ingest(run, log, ensureLease, work);
     } catch (error) {
       if (error instanceof LeaseLost) {
         log.warn('lost the lease; another worker carries the run');
-        msg.ack();
         return;
       }
-      log.error({ err: error }, 'ingest attempt failed; will retry');
+      log.warn({ err: error }, 'ingest attempt failed; will retry');
       await releaseLease(db, runId, workerId).catch(() => undefined);
-      msg.nak(5_000);
+      throw error;
     } finally {
       clearInterval(heartbeat);
     }
@@ -156,7 +156,7 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     run: IngestRunRow,
     log: Logger,
     ensureLease: () => void,
-    progress: () => void,
+    work: ConsumerWork,
   ): Promise<void> {
     let lastProgress = 0;
     const download = await safeFetch(run.callback_url, {
@@ -166,11 +166,12 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
       maxRedirects: 3,
       connectTimeoutMs: deps.fetch.connectTimeoutMs,
       totalTimeoutMs: deps.fetch.timeoutMs,
+      signal: work.signal,
       onProgress: () => {
         // Long downloads tell JetStream they are alive, at most once a second.
         if (Date.now() - lastProgress > 1_000) {
           lastProgress = Date.now();
-          progress();
+          work.working();
         }
       },
     });
@@ -237,13 +238,5 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
         void deps.relay.nudge();
         return;
     }
-  }
-}
-
-function safeJson(data: Uint8Array): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(data));
-  } catch {
-    return undefined;
   }
 }

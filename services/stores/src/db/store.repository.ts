@@ -73,17 +73,18 @@ export async function listPartnerStores(
  */
 export async function recordActiveCatalog(
   db: Db,
-  event: { storeId: string; catalogSetId: string; activatedAt: Date },
+  event: { storeId: string; catalogSetId: string; activatedAt: Date; version: number },
 ): Promise<void> {
   await db
     .updateTable('stores')
-    .set({ catalog_set_id: event.catalogSetId, catalog_activated_at: event.activatedAt })
+    .set({
+      catalog_set_id: event.catalogSetId,
+      catalog_activated_at: event.activatedAt,
+      catalog_version: event.version,
+    })
     .where('store_id', '=', event.storeId)
     .where((eb) =>
-      eb.or([
-        eb('catalog_activated_at', 'is', null),
-        eb('catalog_activated_at', '<', event.activatedAt),
-      ]),
+      eb.or([eb('catalog_version', 'is', null), eb('catalog_version', '<', event.version)]),
     )
     .execute();
 }

@@ -33,6 +33,8 @@ export interface StoreTable {
   resume_at: Date | null;
   catalog_set_id: ColumnType<string | null, never, string | null>;
   catalog_activated_at: ColumnType<Date | null, never, Date | null>;
+  /** Aggregate version of the catalog activation applied last. */
+  catalog_version: ColumnType<number | null, never, number | null>;
   created_at: ColumnType<Date, never, never>;
   updated_at: Generated<Date>;
 }

@@ -1,7 +1,11 @@
-import { subjects } from '@pcp/contracts';
+import { events, subjects } from '@pcp/contracts';
 import {
   createBusClient,
   createDatabase,
+  deadLetterHeaders,
+  deadLetterStream,
+  deadLetterSubject,
+  eventIdOf,
   type BusClient,
   type RequestContext,
   type ServiceInstance,
@@ -383,5 +387,68 @@ describe('store status', () => {
       client.request(subjects.stores.getStatus, { storeId }, commerce(randomUUID())),
       'STORE_NOT_FOUND',
     );
+  });
+});
+
+describe('catalog.v1.activated consumer', () => {
+  /** Publish an activation event as the catalog's outbox does (its id is its message id). */
+  async function activated(storeId: string, version: number, catalogSetId: string) {
+    const event = {
+      id: eventIdOf({ type: 'store-catalog', id: storeId, version }),
+      type: 'catalog.v1.activated',
+      occurredAt: new Date().toISOString(),
+      version,
+      data: {
+        storeId,
+        catalogSetId,
+        versionId: randomUUID(),
+        etag: '"x"',
+        activatedAt: new Date().toISOString(),
+      },
+    };
+    await env.nc
+      .jetstream()
+      .publish(`${env.prefix}.${events.catalogActivated.subject}`, JSON.stringify(event), {
+        msgID: event.id,
+      });
+  }
+
+  const catalogOf = (storeId: string) =>
+    db
+      .selectFrom('stores')
+      .select(['catalog_set_id', 'catalog_version'])
+      .where('store_id', '=', storeId)
+      .executeTakeFirstOrThrow();
+
+  it('applies an activation only over an older version of the store’s catalog', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile() },
+      commerce(partnerId),
+    );
+    const [v1, v2, v3] = [randomUUID(), randomUUID(), randomUUID()];
+    await activated(storeId, 2, v2);
+    await expect.poll(() => catalogOf(storeId)).toEqual({ catalog_set_id: v2, catalog_version: 2 });
+    // A late, older event changes nothing; a newer one applies.
+    await activated(storeId, 1, v1);
+    await activated(storeId, 3, v3);
+    await expect.poll(() => catalogOf(storeId)).toEqual({ catalog_set_id: v3, catalog_version: 3 });
+  });
+
+  it('dead-letters an event that is not a catalog.v1.activated event', async () => {
+    const jsm = await env.nc.jetstreamManager();
+    await env.nc
+      .jetstream()
+      .publish(`${env.prefix}.${events.catalogActivated.subject}`, JSON.stringify({ id: 'x' }));
+    const letters = deadLetterStream(env.prefix);
+    await expect
+      .poll(async () => (await jsm.streams.info(letters).catch(() => undefined))?.state.messages)
+      .toBe(1);
+    const letter = await jsm.streams.getMessage(letters, {
+      last_by_subj: deadLetterSubject(env.prefix, 'stores-catalog-activated'),
+    });
+    expect(letter.header.get(deadLetterHeaders.reason)).toBe('not a catalog.v1.activated event');
   });
 });

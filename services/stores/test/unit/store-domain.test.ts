@@ -42,6 +42,7 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
     resume_at: row.resume_at ?? null,
     catalog_set_id: null,
     catalog_activated_at: null,
+    catalog_version: null,
     created_at: createdAt,
     updated_at: updatedAt,
     ...extra,

@@ -1,4 +1,3 @@
-import { createOutboxTable } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -62,7 +61,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('activated_at', 'timestamptz', (col) => col.notNull())
     .execute();
 
-  await createOutboxTable(db);
+  // The outbox as it was first made (a migration never changes); 2026-11-25 reshapes it.
+  await db.schema
+    .createTable('outbox')
+    .addColumn('event_id', 'uuid', (col) => col.primaryKey())
+    .addColumn('subject', 'text', (col) => col.notNull())
+    .addColumn('payload', 'jsonb', (col) => col.notNull())
+    .addColumn('created_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
+    .addColumn('published_at', 'timestamptz')
+    .execute();
+  await db.schema
+    .createIndex('outbox_unpublished_idx')
+    .on('outbox')
+    .column('created_at')
+    .where(sql.ref('published_at'), 'is', null)
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

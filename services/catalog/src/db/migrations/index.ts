@@ -3,6 +3,7 @@ import * as createCatalog from './2026-11-22T0100-create-catalog.js';
 import * as runActivationEvent from './2026-11-22T0200-run-activation-event.js';
 import * as documentChunks from './2026-11-23T0100-document-chunks.js';
 import * as ingestRunFairness from './2026-11-24T0100-ingest-run-fairness.js';
+import * as orderedOutbox from './2026-11-25T0100-ordered-outbox.js';
 
 /** Migrations of the `catalog` schema. */
 export const catalogMigrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ export const catalogMigrations: Record<string, Migration> = {
   '2026-11-22T0200-run-activation-event': runActivationEvent,
   '2026-11-23T0100-document-chunks': documentChunks,
   '2026-11-24T0100-ingest-run-fairness': ingestRunFairness,
+  '2026-11-25T0100-ordered-outbox': orderedOutbox,
 };
 
 export const CATALOG_SCHEMA = 'catalog';

@@ -5,6 +5,7 @@ import * as storeLocationIndex from './2026-11-22T0300-store-location-index.js';
 import * as storeDeliveryRadiusIndex from './2026-11-22T0400-store-delivery-radius-index.js';
 import * as deliveryRadiusCap from './2026-11-23T0100-delivery-radius-cap.js';
 import * as isoCurrencyDigits from './2026-11-23T0200-iso-currency-digits.js';
+import * as storeCatalogVersion from './2026-11-25T0100-store-catalog-version.js';
 
 /** Migrations of the `stores` schema, by name in the order they apply. */
 export const storesMigrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ export const storesMigrations: Record<string, Migration> = {
   '2026-11-22T0400-store-delivery-radius-index': storeDeliveryRadiusIndex,
   '2026-11-23T0100-delivery-radius-cap': deliveryRadiusCap,
   '2026-11-23T0200-iso-currency-digits': isoCurrencyDigits,
+  '2026-11-25T0100-store-catalog-version': storeCatalogVersion,
 };
 
 export const STORES_SCHEMA = 'stores';
