@@ -1,0 +1,73 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createShutdown } from '../src/shutdown.js';
+
+function capturingLogger() {
+  const lines: { msg: string; step?: string }[] = [];
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
+        done();
+      },
+    }),
+  );
+  return { logger, lines };
+}
+
+describe('shutdown', () => {
+  it('closes steps in reverse order, each told the time to its own mark of the deadline', async () => {
+    const { logger } = capturingLogger();
+    const shutdown = createShutdown(logger, 1_000);
+    const given: [string, number][] = [];
+    const step = (name: string) => (timeLeftMs: number) => {
+      given.push([name, timeLeftMs]);
+      return Promise.resolve();
+    };
+    shutdown.add('database', step('database'), 0.95);
+    shutdown.add('nats', step('nats'), 0.85);
+    shutdown.add('service', step('service'), 0.6);
+    await shutdown.run('test');
+    expect(given.map(([name]) => name)).toEqual(['service', 'nats', 'database']);
+    const [service, nats, database] = given.map(([, ms]) => ms);
+    expect(service).toBeGreaterThan(550);
+    expect(service).toBeLessThanOrEqual(600);
+    expect(nats).toBeGreaterThan(800);
+    expect(database).toBeGreaterThan(900);
+  });
+
+  it('stops waiting for a step at its mark, so the steps after it still get their time', async () => {
+    const { logger, lines } = capturingLogger();
+    const shutdown = createShutdown(logger, 1_000);
+    const closed: string[] = [];
+    shutdown.add('database', () => {
+      closed.push('database');
+      return Promise.resolve();
+    });
+    // Never finishes (a handler that ignores its deadline).
+    shutdown.add('service', () => new Promise(() => undefined), 0.3);
+    const started = Date.now();
+    await shutdown.run('test');
+    const took = Date.now() - started;
+    expect(closed).toEqual(['database']);
+    expect(took).toBeGreaterThanOrEqual(290);
+    expect(took).toBeLessThan(600);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'shutdown step ran out of time', step: 'service' }),
+    );
+  });
+
+  it('runs once: a second signal waits for the same shutdown', async () => {
+    const { logger } = capturingLogger();
+    const shutdown = createShutdown(logger, 1_000);
+    let closes = 0;
+    shutdown.add('service', () => {
+      closes += 1;
+      return new Promise((resolve) => setTimeout(resolve, 50));
+    });
+    await Promise.all([shutdown.run('SIGTERM'), shutdown.run('SIGINT')]);
+    expect(closes).toBe(1);
+  });
+});
