@@ -9,8 +9,6 @@ import {
 import { connect, headers as natsHeaders, type NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { Socket } from 'node:net';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
@@ -24,21 +22,7 @@ import {
   type BusClient,
 } from '../src/bus.js';
 import type { RequestContext } from '../src/context.js';
-
-/** Everything a service logged, one parsed line each. */
-function capturingLogger() {
-  const lines: { msg: string; [field: string]: unknown }[] = [];
-  const logger = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
-        done();
-      },
-    }),
-  );
-  return { logger, lines };
-}
+import { capturingLogger } from '../../../test-support/capturing-logger.js';
 
 const contextEcho = defineSubject(
   'ordering',

@@ -1,29 +1,13 @@
 import { addCartItemInput, bytesReply, defineSubject, guid } from '@pcp/contracts';
 import { connect, type NatsConnection } from 'nats';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
 import { expectAppError } from '../../../test-support/fixtures.js';
 import { AppError } from '../src/app-error.js';
 import { createBusClient, handle, handleBytes, serveSubjects, type BusClient } from '../src/bus.js';
-
-/** Everything a service logged, one parsed line each. */
-function capturingLogger() {
-  const lines: { msg: string; [field: string]: unknown }[] = [];
-  const logger = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
-        done();
-      },
-    }),
-  );
-  return { logger, lines };
-}
+import { capturingLogger } from '../../../test-support/capturing-logger.js';
 
 const lineSelection = z.object({
   lines: z.array(z.object({ itemId: guid, quantity: z.number().int() })).max(1_000),

@@ -1,21 +1,6 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createShutdown } from '../src/shutdown.js';
-
-function capturingLogger() {
-  const lines: { msg: string; step?: string }[] = [];
-  const logger = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
-        done();
-      },
-    }),
-  );
-  return { logger, lines };
-}
+import { capturingLogger } from '../../../test-support/capturing-logger.js';
 
 describe('shutdown', () => {
   it('closes steps in reverse order, each told the time to its own mark of the deadline', async () => {
