@@ -245,6 +245,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
       }
     };
     const recordDeadLetter = async (reason: string) => {
+      clearTimeout(timer); // the handler is done with it; only the recording remains
       try {
         await deadLetter(msg, reason);
         settle('dead_lettered', () => msg.term());
