@@ -168,6 +168,18 @@ function createReplyInbox(nc: NatsConnection, maxReplyBytes: number, logger: Log
     const token = msg.subject.slice(prefix.length);
     const entry = pending.get(token);
     if (!entry) return; // late: its caller timed out already
+    try {
+      take(token, entry, msg);
+    } catch (error) {
+      // Reading a header block nats.js cannot decode throws, and a throw from here would end
+      // nats.js's reader and so every exchange on the connection: fail this one instead.
+      logger.error({ err: error, subject: msg.subject }, 'reply could not be read');
+      settle(token, entry).reject(new AppError('INTERNAL', 'Internal error'));
+    }
+  }
+
+  /** One message of the reply `entry` waits for: its first part, a later one, or all of it. */
+  function take(token: string, entry: PendingReply, msg: Msg) {
     const status = msg.headers?.get(replyStatusHeader) || undefined;
     if (msg.data.length === 0 && msg.headers?.code === 503) {
       settle(token, entry).reject(NatsError.errorForCode(ErrorCode.NoResponders));
@@ -500,8 +512,7 @@ async function dispatch(
     const result = await otelContext.with(trace.setSpan(parent, span), () =>
       binding.handler(input.data, context),
     );
-    if (result === undefined) throw new Error('the handler returned nothing');
-    reply = binding.repliesBytes ? (result as Uint8Array) : encoder.encode(JSON.stringify(result));
+    reply = replyBody(binding, result);
   } catch (error) {
     status = 'error';
     if (error instanceof AppError) {
@@ -539,6 +550,19 @@ async function dispatch(
   options.metrics?.natsHandlerDuration
     .labels(binding.definition.name, errorCode)
     .observe((performance.now() - started) / 1000);
+}
+
+/** The bytes a handler's result is sent as; a result that cannot be sent is the handler's bug. */
+function replyBody(binding: HandlerBinding, result: unknown): Uint8Array {
+  if (result === undefined) throw new Error('the handler returned nothing');
+  if (binding.repliesBytes) {
+    if (result instanceof Uint8Array) return result;
+    throw new Error('the handler returned no bytes');
+  }
+  // undefined for a function or a symbol: nothing to send either.
+  const json = JSON.stringify(result) as string | undefined;
+  if (json === undefined) throw new Error('the handler returned nothing JSON can carry');
+  return encoder.encode(json);
 }
 
 /** Room for headers and protocol overhead below the server's max payload. */

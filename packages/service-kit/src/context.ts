@@ -28,6 +28,9 @@ export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext
     partnerId: get(contextHeaders.partnerId),
     partnerKind: kind.success ? kind.data : undefined,
     endUserId: get(contextHeaders.endUserId),
+    // Kept for the handler's own requests, which forward them when no tracer is active.
+    traceparent: get(contextHeaders.traceparent),
+    tracestate: get(contextHeaders.tracestate),
   };
 }
 

@@ -73,31 +73,6 @@ afterAll(async () => {
 });
 
 describe('a reply in parts', () => {
-  it('still carries the caller’s context headers to the handler', async () => {
-    const context = ctx({
-      partnerId: randomUUID(),
-      partnerKind: 'distribution',
-      endUserId: 'user-7',
-      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
-    });
-    // A plain subscriber beside the service sees the request as it went on the wire.
-    const wire: (string | undefined)[] = [];
-    const tap = env.nc.subscribe(`${env.prefix}.${contextEcho.name}`, {
-      callback: (_error, msg) => wire.push(msg.headers?.get('traceparent')),
-    });
-    await env.nc.flush();
-    const reply = await client.request(contextEcho, { bytes: 2_500_000 }, context);
-    tap.unsubscribe();
-    expect(reply.padding.length).toBe(2_500_000);
-    expect(reply.context).toMatchObject({
-      requestId: context.requestId,
-      partnerId: context.partnerId,
-      partnerKind: 'distribution',
-      endUserId: 'user-7',
-    });
-    expect(wire).toEqual([context.traceparent]);
-  });
-
   /** A responder speaking the parts protocol by hand, to break it on purpose. */
   async function rawResponder(prefix: string, send: (reply: string, nc: NatsConnection) => void) {
     const subject = `${prefix}.${parted.name}`;

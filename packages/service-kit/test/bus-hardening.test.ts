@@ -1,12 +1,20 @@
-import { addCartItemInput, bytesReply, defineSubject, guid } from '@pcp/contracts';
+import {
+  addCartItemInput,
+  bytesReply,
+  defineSubject,
+  guid,
+  type SubjectDefinition,
+} from '@pcp/contracts';
 import { connect, type NatsConnection } from 'nats';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
 import { expectAppError } from '../../../test-support/fixtures.js';
 import { AppError } from '../src/app-error.js';
 import { createBusClient, handle, handleBytes, serveSubjects, type BusClient } from '../src/bus.js';
+import type { RequestContext } from '../src/context.js';
 import { capturingLogger } from '../../../test-support/capturing-logger.js';
 
 const lineSelection = z.object({
@@ -44,11 +52,26 @@ const echoText = defineSubject(
 );
 const cartAdd = defineSubject('ordering', 'v1.test-cart-add', addCartItemInput, z.object({}));
 const held = defineSubject('ordering', 'v1.test-held', z.object({}), z.object({ ok: z.boolean() }));
+const largeContext = defineSubject(
+  'ordering',
+  'v1.test-large-context',
+  z.object({ bytes: z.number().int().min(0) }),
+  z.object({ text: z.string() }),
+);
+const notBytes = defineSubject(
+  'ordering',
+  'v1.test-not-bytes',
+  z.object({ kind: z.enum(['null', 'string']) }),
+  bytesReply,
+);
+const notJson = defineSubject('ordering', 'v1.test-not-json', z.object({}), z.object({}));
+const garbled = defineSubject('ordering', 'v1.test-garbled', z.object({}), bytesReply);
 
 let env: TestEnvironment;
 let client: BusClient;
 const served = capturingLogger();
 const blobs = new Map<number, Buffer>();
+const contexts = new Map<string, RequestContext>();
 let releaseHeld: () => void = () => undefined;
 
 const ctx = () => ({ requestId: randomUUID() });
@@ -100,6 +123,15 @@ beforeAll(async () => {
       }),
       handle(echoText, async ({ id, note }) => ({ id, note })),
       handle(cartAdd, async () => ({})),
+      handle(largeContext, async ({ bytes }, context) => {
+        contexts.set(context.requestId, context);
+        return { text: 'x'.repeat(bytes) };
+      }),
+      // Results that cannot be sent, typed away as a bug would be.
+      handleBytes(notBytes, async ({ kind }) =>
+        kind === 'null' ? (null as unknown as Uint8Array) : (kind as unknown as Uint8Array),
+      ),
+      handle(notJson, async () => (() => 'a function') as unknown as Record<string, never>),
     ],
   );
   client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
@@ -234,6 +266,79 @@ describe('no request can make a service fail', () => {
       .poll(() => logged.lines.map((line) => line.msg))
       .toContain('reply could not be sent');
   });
+
+  it('logs a reply whose handler finishes after its connection drained, and rejects nothing', async () => {
+    const draining = await connect({
+      servers: inject('servers').natsUrl,
+      name: 'bus-test-drained',
+    });
+    const prefix = `${env.prefix}_drained`;
+    const logged = capturingLogger();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    let handlerStarted!: () => void;
+    const started = new Promise<void>((resolve) => (handlerStarted = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await serveSubjects(
+        draining,
+        { service: 'ordering', version: '0.0.1', prefix, timeoutMs: 5_000, logger: logged.logger },
+        [
+          handle(held, async () => {
+            handlerStarted();
+            await released;
+            return { ok: true };
+          }),
+        ],
+      );
+      await draining.flush();
+      const heldClient = createBusClient(env.nc, { prefix, timeoutMs: 1_000, logger: env.logger });
+      const request = heldClient.request(held, {}, ctx());
+      await started;
+      // SIGTERM's drain ends before the handler does: its reply has no connection left.
+      await draining.drain();
+      release();
+      await expectAppError(request, 'UPSTREAM_TIMEOUT');
+      await expect
+        .poll(() => logged.lines.map((line) => line.msg))
+        .toContain('reply could not be sent');
+      expect(unhandled).toEqual([]);
+    } finally {
+      release();
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it.each([
+    ['a bytes handler returns null', notBytes, { kind: 'null' }, 'the handler returned no bytes'],
+    [
+      'a bytes handler returns a string',
+      notBytes,
+      { kind: 'string' },
+      'the handler returned no bytes',
+    ],
+    [
+      'a JSON handler returns a function',
+      notJson,
+      {},
+      'the handler returned nothing JSON can carry',
+    ],
+  ] as const)(
+    'answers INTERNAL when %s, and logs the subject',
+    async (_case, subject, input, message) => {
+      const definition = subject as SubjectDefinition<z.ZodType, z.ZodType>;
+      await expectAppError(client.requestRaw(definition, input, ctx()), 'INTERNAL');
+      expect(served.lines).toContainEqual(
+        expect.objectContaining({
+          msg: 'handler failed',
+          subject: `${env.prefix}.${subject.name}`,
+          err: expect.objectContaining({ message }),
+        }),
+      );
+    },
+  );
 });
 
 describe('replies larger than one NATS message', () => {
@@ -253,6 +358,65 @@ describe('replies larger than one NATS message', () => {
   it('refuse a request larger than the NATS max payload with PAYLOAD_TOO_LARGE', async () => {
     const oversized = { bytes: 1, padding: 'x'.repeat(1_100_000) } as { bytes: number };
     await expectAppError(client.requestRaw(large, oversized, ctx()), 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('carry the caller’s whole context to the handler, trace headers included', async () => {
+    const context: RequestContext = {
+      requestId: randomUUID(),
+      partnerId: randomUUID(),
+      partnerKind: 'commerce',
+      endUserId: 'user-9',
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      tracestate: 'pcp=1',
+    };
+    const reply = await client.request(largeContext, { bytes: 2_500_000 }, context);
+    expect(reply.text.length).toBe(2_500_000);
+    expect(contexts.get(context.requestId)).toEqual(context);
+  });
+
+  it('fail a reply whose header block cannot be decoded as INTERNAL, and keep reading', async () => {
+    const prefix = `${env.prefix}_garbled`;
+    const url = new URL(inject('servers').natsUrl.replace(/^nats:/, 'http:'));
+    const socket = new Socket();
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.connect(Number(url.port), url.hostname, resolve);
+    });
+    socket.write('CONNECT {"verbose":false,"headers":true}\r\n');
+    // A space is not allowed in a header name: nats.js throws when the headers are read.
+    const headerBlock = 'NATS/1.0\r\nBad Key: value\r\n\r\n';
+    const responder = env.nc.subscribe(`${prefix}.${garbled.name}`, {
+      callback: (_error, msg) =>
+        socket.write(
+          `HPUB ${msg.reply} ${headerBlock.length} ${headerBlock.length}\r\n${headerBlock}\r\n`,
+        ),
+    });
+    await env.nc.flush();
+    // A connection of its own: were its reader to stop, only this test would lose it.
+    const own = await connect({ servers: inject('servers').natsUrl, name: 'bus-test-garbled' });
+    try {
+      const logged = capturingLogger();
+      const garbledClient = createBusClient(own, {
+        prefix,
+        timeoutMs: 2_000,
+        logger: logged.logger,
+      });
+      // INTERNAL at once, not UPSTREAM_TIMEOUT: the reply came, it was unreadable.
+      await expectAppError(garbledClient.requestRaw(garbled, {}, ctx()), 'INTERNAL');
+      expect(logged.lines.map((line) => line.msg)).toContain('reply could not be read');
+      const next = createBusClient(own, {
+        prefix: env.prefix,
+        timeoutMs: 2_000,
+        logger: env.logger,
+      });
+      await expect(next.request(large, { bytes: 10 }, ctx())).resolves.toEqual({
+        text: 'x'.repeat(10),
+      });
+    } finally {
+      responder.unsubscribe();
+      socket.destroy();
+      await own.close();
+    }
   });
 
   it('refuse a reply larger than the caller accepts as INTERNAL', async () => {
