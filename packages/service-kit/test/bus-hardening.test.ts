@@ -233,18 +233,22 @@ describe('no request can make a service fail', () => {
     }
   });
 
-  it('survives its connection closing while a handler runs', async () => {
-    const closing: NatsConnection = await connect({
+  /**
+   * A request held in its handler on a service with a connection of its own, so the test can
+   * drain or close that connection while the handler runs.
+   */
+  async function heldOnOwnConnection(name: string, timeoutMs: number) {
+    const connection: NatsConnection = await connect({
       servers: inject('servers').natsUrl,
-      name: 'bus-test-closing',
+      name: `bus-test-${name}`,
     });
-    const prefix = `${env.prefix}_closing`;
+    const prefix = `${env.prefix}_${name}`;
     const logged = capturingLogger();
     let handlerStarted!: () => void;
     const started = new Promise<void>((resolve) => (handlerStarted = resolve));
     const released = new Promise<void>((resolve) => (releaseHeld = resolve));
     await serveSubjects(
-      closing,
+      connection,
       { service: 'ordering', version: '0.0.1', prefix, timeoutMs: 5_000, logger: logged.logger },
       [
         handle(held, async () => {
@@ -254,12 +258,17 @@ describe('no request can make a service fail', () => {
         }),
       ],
     );
-    await closing.flush();
-    const heldClient = createBusClient(env.nc, { prefix, timeoutMs: 1_000, logger: env.logger });
+    await connection.flush();
+    const heldClient = createBusClient(env.nc, { prefix, timeoutMs, logger: env.logger });
     const request = heldClient.request(held, {}, ctx());
     await started;
-    await closing.close();
-    releaseHeld();
+    return { connection, logged, request, release: () => releaseHeld() };
+  }
+
+  it('survives its connection closing while a handler runs', async () => {
+    const { connection, logged, request, release } = await heldOnOwnConnection('closing', 1_000);
+    await connection.close();
+    release();
     await expectAppError(request, 'UPSTREAM_TIMEOUT');
     // The failed send was caught and logged; an unhandled rejection would fail this file.
     await expect
@@ -267,38 +276,25 @@ describe('no request can make a service fail', () => {
       .toContain('reply could not be sent');
   });
 
+  it('still answers a request whose handler finishes while its connection drains', async () => {
+    const { connection, logged, request, release } = await heldOnOwnConnection('draining', 2_000);
+    // SIGTERM's drain: subscriptions end first, replies still go out until the close.
+    const drained = connection.drain();
+    expect(connection.isDraining()).toBe(true);
+    release();
+    await expect(request).resolves.toEqual({ ok: true });
+    await drained;
+    expect(logged.lines.map((line) => line.msg)).not.toContain('reply could not be sent');
+  });
+
   it('logs a reply whose handler finishes after its connection drained, and rejects nothing', async () => {
-    const draining = await connect({
-      servers: inject('servers').natsUrl,
-      name: 'bus-test-drained',
-    });
-    const prefix = `${env.prefix}_drained`;
-    const logged = capturingLogger();
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
-    let handlerStarted!: () => void;
-    const started = new Promise<void>((resolve) => (handlerStarted = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
     try {
-      await serveSubjects(
-        draining,
-        { service: 'ordering', version: '0.0.1', prefix, timeoutMs: 5_000, logger: logged.logger },
-        [
-          handle(held, async () => {
-            handlerStarted();
-            await released;
-            return { ok: true };
-          }),
-        ],
-      );
-      await draining.flush();
-      const heldClient = createBusClient(env.nc, { prefix, timeoutMs: 1_000, logger: env.logger });
-      const request = heldClient.request(held, {}, ctx());
-      await started;
+      const { connection, logged, request, release } = await heldOnOwnConnection('drained', 1_000);
       // SIGTERM's drain ends before the handler does: its reply has no connection left.
-      await draining.drain();
+      await connection.drain();
       release();
       await expectAppError(request, 'UPSTREAM_TIMEOUT');
       await expect
@@ -306,7 +302,7 @@ describe('no request can make a service fail', () => {
         .toContain('reply could not be sent');
       expect(unhandled).toEqual([]);
     } finally {
-      release();
+      releaseHeld();
       process.off('unhandledRejection', onUnhandled);
     }
   });
