@@ -38,11 +38,10 @@ beforeAll(async () => {
   env = await createTestEnvironment();
   // This file makes well over 100 writes (store PUTs, notifications) a minute; raise the
   // per-partner limits so rate limiting never decides an outcome here.
-  platform = await startPlatform(
-    env,
-    { RATE_LIMIT_WRITES_PER_MIN: '100000', RATE_LIMIT_READS_PER_MIN: '100000' },
-    { CATALOG_FETCH_TIMEOUT_MS: String(FETCH_TIMEOUT_MS) },
-  );
+  platform = await startPlatform(env, {
+    gatewayEnv: { RATE_LIMIT_WRITES_PER_MIN: '100000', RATE_LIMIT_READS_PER_MIN: '100000' },
+    catalogEnv: { CATALOG_FETCH_TIMEOUT_MS: String(FETCH_TIMEOUT_MS) },
+  });
   host = await startCatalogHost();
   commerce = await platform.newPartner('commerce');
   otherCommerce = await platform.newPartner('commerce');

@@ -27,7 +27,7 @@ const LEASE_MS = '1500';
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  platform = await startPlatform(env, {}, { CATALOG_INGEST_LEASE_MS: LEASE_MS });
+  platform = await startPlatform(env, { catalogEnv: { CATALOG_INGEST_LEASE_MS: LEASE_MS } });
   host = await startCatalogHost();
   commerce = await platform.newPartner('commerce');
   distribution = await platform.newPartner('distribution');

@@ -18,7 +18,9 @@ beforeAll(async () => {
   env = await createTestEnvironment();
   // The auth cache is on, as in production: revocation must still reach it. Client
   // addresses come from X-Forwarded-For, as behind the production ingress.
-  platform = await startPlatform(env, { AUTH_CACHE_TTL_MS: '60000', TRUST_PROXY: 'true' });
+  platform = await startPlatform(env, {
+    gatewayEnv: { AUTH_CACHE_TTL_MS: '60000', TRUST_PROXY: 'true' },
+  });
   commerce = await platform.newPartner('commerce');
   distribution = await platform.newPartner('distribution');
 });

@@ -15,7 +15,16 @@ import {
 
 const port = Number(process.env.PORT ?? 8080);
 // Each serves /health/ready and /metrics on its own ops port, off the gateway's public port.
+// The card processor simulator stands in for the real processor (PAYMENT_PROCESSOR_URL).
+const processorPort = Number(process.env.PROCESSOR_SIMULATOR_PORT ?? 4010);
 const services = [
+  {
+    name: 'processor-simulator',
+    label: 'processor',
+    color: 90,
+    readyUrl: `http://127.0.0.1:${processorPort}/health`,
+    env: { PORT: String(processorPort) },
+  },
   { name: 'stores', color: 36, opsPort: 9101 },
   { name: 'catalog', color: 35, opsPort: 9102 },
   { name: 'ordering', color: 33, opsPort: 9103 },
@@ -46,7 +55,7 @@ function format(service, line) {
   try {
     entry = JSON.parse(line);
   } catch {
-    return `${color(service.color, service.name.padEnd(8))} ${line}`;
+    return `${color(service.color, (service.label ?? service.name).padEnd(9))} ${line}`;
   }
   const { time, level, msg, service: _s, pid: _p, hostname: _h, err, ...rest } = entry;
   const clock = typeof time === 'string' ? time.slice(11, 23) : '';
@@ -55,7 +64,7 @@ function format(service, line) {
     .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
     .join(' ');
   const error = err ? `\n${err.stack ?? err.message}` : '';
-  return `${clock} ${color(service.color, service.name.padEnd(8))} ${level >= 50 ? color(31, label) : label} ${msg ?? ''} ${color(90, extra)}${error}`;
+  return `${clock} ${color(service.color, (service.label ?? service.name).padEnd(9))} ${level >= 50 ? color(31, label) : label} ${msg ?? ''} ${color(90, extra)}${error}`;
 }
 
 function launch(service, attempt = 0) {
@@ -68,9 +77,11 @@ function launch(service, attempt = 0) {
       // A developer hosts test CatalogSets on this machine; production keeps https and public hosts only.
       CATALOG_FETCH_ALLOW_HTTP: 'true',
       CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
+      PAYMENT_PROCESSOR_URL: `http://127.0.0.1:${processorPort}`,
       ...process.env,
       PORT: String(port),
-      OPS_PORT: String(service.opsPort),
+      ...(service.opsPort ? { OPS_PORT: String(service.opsPort) } : {}),
+      ...service.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -95,7 +106,7 @@ function launch(service, attempt = 0) {
 /** Every process ready (its ops port's /health/ready), or false after a minute. */
 async function waitForPlatform() {
   const ready = (service) =>
-    fetch(`http://127.0.0.1:${service.opsPort}/health/ready`).then(
+    fetch(service.readyUrl ?? `http://127.0.0.1:${service.opsPort}/health/ready`).then(
       (response) => response.ok,
       () => false,
     );
@@ -137,6 +148,7 @@ if (await waitForPlatform()) {
     OpenAPI    ${base}/openapi.json
     Health     ${base}/health/live
     Ops        readiness and metrics on 127.0.0.1:9100 (gateway) to 9104, /health/ready and /metrics
+    Processor  the card processor simulator on http://127.0.0.1:${processorPort} (test cards in the README)
 
   Create partners and their API keys (the key is shown once):
     npm run admin -- create-partner --kind commerce --name "My Restaurant"

@@ -12,10 +12,17 @@ import {
 } from '@pcp/gateway';
 import { createPartner } from '@pcp/gateway/admin';
 import { createOrderingService, orderingEnvSchema } from '@pcp/ordering';
-import { createPaymentsService } from '@pcp/payments';
+import {
+  createPaymentsService,
+  PAYMENTS_SCHEMA,
+  paymentsEnvSchema,
+  type PaymentsDatabase,
+} from '@pcp/payments';
+import { createProcessorSimulator, type ProcessorSimulator } from '@pcp/processor-simulator';
 import {
   createDatabase,
   loadConfig,
+  type Logger,
   type ServiceDeps,
   type ServiceInstance,
 } from '@pcp/service-kit';
@@ -30,6 +37,10 @@ export interface TestPlatform {
   readonly gatewayDb: Kysely<GatewayDatabase>;
   readonly storesDb: Kysely<StoresDatabase>;
   readonly catalogDb: Kysely<CatalogDatabase>;
+  readonly paymentsDb: Kysely<PaymentsDatabase>;
+  /** The card processor simulator the payments service talks to (faults, charges). */
+  readonly processor: ProcessorSimulator;
+  readonly payments: ReturnType<typeof createPaymentsService>;
   /** The running catalog service; tests stop and replace it (worker crash, scale-out). */
   catalog: ReturnType<typeof createCatalogService>;
   newCatalogService(env?: Record<string, string>): ReturnType<typeof createCatalogService>;
@@ -38,9 +49,10 @@ export interface TestPlatform {
   /** The in-process ordering service; tests stop it to run ordering as its own process. */
   readonly ordering: ServiceInstance;
   serviceDeps(service: string): ServiceDeps;
-  /** A new partner with a working API key. */
+  /** A new partner with a working API key (distribution partners take both payment types). */
   newPartner(
     kind: 'commerce' | 'distribution',
+    options?: { paymentTypes?: string[] },
   ): Promise<{ partnerId: string; apiKey: string; keyId: string }>;
   stop(): Promise<void>;
 }
@@ -51,12 +63,19 @@ export interface TestPlatform {
  */
 export async function startPlatform(
   env: TestEnvironment,
-  gatewayEnv: Record<string, string> = {},
-  catalogEnv: Record<string, string> = {},
+  options: {
+    gatewayEnv?: Record<string, string>;
+    catalogEnv?: Record<string, string>;
+    paymentsEnv?: Record<string, string>;
+    /** Every service's and the gateway's logger (default: the environment's). */
+    logger?: Logger;
+  } = {},
 ): Promise<TestPlatform> {
+  const { gatewayEnv = {}, catalogEnv = {}, paymentsEnv = {} } = options;
+  const logger = options.logger ?? env.logger;
   const serviceDeps = (service: string): ServiceDeps => ({
     nc: env.nc,
-    logger: env.logger,
+    logger,
     metrics: env.newMetrics(service),
     subjectPrefix: env.prefix,
     requestTimeoutMs: 2_000,
@@ -76,6 +95,13 @@ export async function startPlatform(
     schema: CATALOG_SCHEMA,
     applicationName: 'test-catalog',
   });
+  const paymentsDb = createDatabase<PaymentsDatabase>({
+    url: env.databaseUrl,
+    schema: PAYMENTS_SCHEMA,
+    applicationName: 'test-payments',
+  });
+  const processor = createProcessorSimulator();
+  const processorUrl = await processor.listen();
   // Tests host CatalogSets on local HTTP servers: plain http to loopback is admitted.
   const newCatalogService = (overrides: Record<string, string> = {}) =>
     createCatalogService({
@@ -94,7 +120,14 @@ export async function startPlatform(
       ...serviceDeps('ordering'),
       config: loadConfig(orderingEnvSchema, {}),
     }),
-    payments: createPaymentsService(serviceDeps('payments')),
+    payments: createPaymentsService({
+      ...serviceDeps('payments'),
+      db: paymentsDb,
+      config: loadConfig(paymentsEnvSchema, {
+        PAYMENT_PROCESSOR_URL: processorUrl,
+        ...paymentsEnv,
+      }),
+    }),
   };
   let stores = createStoresService({ ...serviceDeps('stores'), db: storesDb });
   for (const worker of [...Object.values(workers), stores, catalog]) await worker.start();
@@ -113,7 +146,7 @@ export async function startPlatform(
     nc: env.nc,
     db: gatewayDb,
     redis: env.redis,
-    logger: env.logger,
+    logger,
     metrics: env.newMetrics('gateway'),
     config,
   });
@@ -131,6 +164,9 @@ export async function startPlatform(
       stores = replacement;
     },
     catalogDb,
+    paymentsDb,
+    processor,
+    payments: workers.payments,
     ordering: workers.ordering,
     get catalog() {
       return catalog;
@@ -140,11 +176,18 @@ export async function startPlatform(
     },
     newCatalogService,
     serviceDeps,
-    newPartner: (kind) => createPartner(gatewayDb, { kind, name: `test ${kind} partner` }),
+    newPartner: (kind, partner) =>
+      createPartner(gatewayDb, { kind, name: `test ${kind} partner`, ...partner }),
     async stop() {
       await gateway.stop();
       for (const worker of [...Object.values(workers), stores, catalog]) await worker.stop();
-      await Promise.all([storesDb.destroy(), gatewayDb.destroy(), catalogDb.destroy()]);
+      await processor.close();
+      await Promise.all([
+        storesDb.destroy(),
+        gatewayDb.destroy(),
+        catalogDb.destroy(),
+        paymentsDb.destroy(),
+      ]);
     },
   };
 }

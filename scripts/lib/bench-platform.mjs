@@ -74,11 +74,12 @@ export class BenchPlatform {
   #documentServer;
   #documentBase;
   #stopping;
+  #processorLatencyMs;
 
   /**
    * Installs dependencies, starts the local servers and builds, exiting on failure; the
    * platform itself starts only in `run`.
-   * @param {{ port: number, serveDocuments?: boolean, keepDatabase?: boolean }} options
+   * @param {{ port: number, serveDocuments?: boolean, keepDatabase?: boolean, processorLatencyMs?: number }} options
    */
   static async create(options) {
     try {
@@ -97,8 +98,14 @@ export class BenchPlatform {
     return new BenchPlatform(options, { pg, createClient, connectNats: connect });
   }
 
-  constructor({ port, serveDocuments = false, keepDatabase = false }, modules) {
+  constructor(
+    { port, serveDocuments = false, keepDatabase = false, processorLatencyMs = 0 },
+    modules,
+  ) {
     this.port = port;
+    // The card processor simulator listens after the services' ops ports.
+    this.processorUrl = `http://127.0.0.1:${port + 1 + SERVICES.length}`;
+    this.#processorLatencyMs = processorLatencyMs;
     this.#modules = modules;
     this.#serveDocuments = serveDocuments;
     this.#keepDatabase = keepDatabase;
@@ -117,6 +124,7 @@ export class BenchPlatform {
       HOST: '127.0.0.1',
       OPS_HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
+      PAYMENT_PROCESSOR_URL: this.processorUrl,
     };
     process.once('SIGINT', () => {
       process.stderr.write('\n[bench] interrupted; cleaning up\n');
@@ -143,6 +151,16 @@ export class BenchPlatform {
 
   url(path) {
     return `http://127.0.0.1:${this.port}${path}`;
+  }
+
+  /** The NATS subject prefix of this platform's services. */
+  get subjectPrefix() {
+    return this.#subjectPrefix;
+  }
+
+  /** A service's ops port (readiness, metrics). */
+  opsUrl(service, path) {
+    return `http://127.0.0.1:${this.port + 1 + SERVICES.indexOf(service)}${path}`;
   }
 
   documentUrl(path) {
@@ -191,6 +209,18 @@ export class BenchPlatform {
     const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
     // Each service's ops port (readiness): the ports after the gateway's.
     const opsPorts = SERVICES.map((_service, index) => this.port + 1 + index);
+    this.startChild(
+      'processor-simulator',
+      [join(root, 'services', 'processor-simulator', 'dist', 'main.js')],
+      {
+        env: {
+          ...this.#env,
+          PORT: new URL(this.processorUrl).port,
+          PROCESSOR_LATENCY_MS: String(this.#processorLatencyMs),
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     SERVICES.forEach((service, index) => {
       const main = join(root, 'services', service, 'dist', 'main.js');
       this.startChild(service, [...nodeArgs, main], {
@@ -201,15 +231,19 @@ export class BenchPlatform {
         stdio: ['ignore', 'inherit', 'inherit'],
       });
     });
-    const readyAt = (opsPort) =>
-      fetch(`http://127.0.0.1:${opsPort}/health/ready`).then(
+    const readyAt = (url) =>
+      fetch(url).then(
         (r) => r.ok,
         () => false,
       );
+    const readiness = [
+      ...opsPorts.map((opsPort) => `http://127.0.0.1:${opsPort}/health/ready`),
+      `${this.processorUrl}/health`,
+    ];
     let ready = false;
     for (let i = 0; i < 60 && !ready; i++) {
       await sleep(500);
-      ready = (await Promise.all(opsPorts.map(readyAt))).every(Boolean);
+      ready = (await Promise.all(readiness.map(readyAt))).every(Boolean);
     }
     if (!ready) throw new Error('platform did not become ready');
   }

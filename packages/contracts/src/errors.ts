@@ -56,6 +56,12 @@ export const errorCodes = {
   ORDER_NOT_FOUND: entry(404, 'not_found', false, 'Order not found'),
   // Not named by the contract: the spec's 404 for an unknown ingest id needs a code.
   CATALOG_INGEST_NOT_FOUND: entry(404, 'not_found', false, 'Catalog ingest not found'),
+  // Not named by the contract: an end user's cards are capped (every list built from input is).
+  CARD_LIMIT_REACHED: entry(409, 'conflict', false, 'Card limit reached'),
+  // Not named by the contract: ordering's charge operations (capture, void, refund) on a
+  // charge that does not exist or is not in a state that allows them.
+  CHARGE_NOT_FOUND: entry(404, 'not_found', false, 'Charge not found'),
+  CHARGE_STATE_INVALID: entry(409, 'conflict', false, 'Charge state invalid'),
   ORDER_STATUS_TRANSITION_INVALID: entry(409, 'conflict', false, 'Order status transition invalid'),
   ADDRESS_INVALID: entry(422, 'validation', false, 'Address invalid'),
   RATE_LIMITED: entry(429, 'rate_limit', true, 'Too many requests'),

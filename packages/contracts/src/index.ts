@@ -8,3 +8,4 @@ export * from './stores.js';
 export * from './subjects.js';
 export * from './catalog.js';
 export * from './cart.js';
+export * from './payments.js';

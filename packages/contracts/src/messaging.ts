@@ -33,6 +33,8 @@ export const contextHeaders = {
   partnerId: 'Pcp-Partner-Id',
   partnerKind: 'Pcp-Partner-Kind',
   endUserId: 'Pcp-End-User-Id',
+  /** The partner's allowed payment types, comma-separated (set by the admin command). */
+  paymentTypes: 'Pcp-Payment-Types',
   deadline: 'Pcp-Deadline',
   traceparent: 'traceparent',
   tracestate: 'tracestate',

@@ -4,6 +4,16 @@ import { catalogIngestStatus, catalogSetNotification } from './catalog.js';
 import { dateTime, guid, pageQuery } from './common.js';
 import { bytesReply, defineSubject } from './messaging.js';
 import {
+  authorizeInput,
+  captureInput,
+  charge,
+  refundInput,
+  vaultCardInput,
+  vaultedCard,
+  vaultedCardList,
+  voidInput,
+} from './payments.js';
+import {
   commerceStore,
   commerceStoreList,
   customerLocation,
@@ -117,5 +127,32 @@ export const subjects = {
     cartAdd: defineSubject('ordering', 'v1.cart.add', addCartItemInput, pricedCart),
     cartRemove: defineSubject('ordering', 'v1.cart.remove', removeCartItemInput, pricedCart),
     cartUpdate: defineSubject('ordering', 'v1.cart.update', updateCartItemInput, pricedCart),
+  },
+  payments: {
+    /**
+     * Marketfront: vault a card for the calling end user; `created` is false when the end
+     * user had vaulted the same card before (its paymentId is kept). The only message that
+     * carries a card number and CVC.
+     */
+    vaultCard: defineSubject(
+      'payments',
+      'v1.cards.vault',
+      vaultCardInput,
+      z.object({ card: vaultedCard, created: z.boolean() }),
+    ),
+    /** Marketfront: the calling end user's cards, newest first. */
+    listCards: defineSubject('payments', 'v1.cards.list', z.object({}), vaultedCardList),
+    /** Marketfront: remove one of the calling end user's cards. */
+    deleteCard: defineSubject(
+      'payments',
+      'v1.cards.delete',
+      z.object({ paymentId: guid }),
+      z.object({ deleted: z.literal(true) }),
+    ),
+    /** Ordering: hold an amount on the end user's card (place). */
+    authorize: defineSubject('payments', 'v1.charges.authorize', authorizeInput, charge),
+    capture: defineSubject('payments', 'v1.charges.capture', captureInput, charge),
+    void: defineSubject('payments', 'v1.charges.void', voidInput, charge),
+    refund: defineSubject('payments', 'v1.charges.refund', refundInput, charge),
   },
 } as const;

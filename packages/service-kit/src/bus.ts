@@ -110,7 +110,8 @@ export function subjectName(prefix: string, definition: { name: string }): strin
 export interface BusClient {
   request<Req extends z.ZodType, Rep extends z.ZodType>(
     definition: SubjectDefinition<Req, Rep>,
-    payload: z.input<Req>,
+    /** JSON bytes (an HTTP body passed on unparsed) are validated by the service. */
+    payload: z.input<Req> | Uint8Array,
     ctx: RequestContext,
     options?: { timeoutMs?: number },
   ): Promise<z.output<Rep>>;

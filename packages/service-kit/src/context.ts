@@ -1,4 +1,10 @@
-import { contextHeaders, partnerKind, type PartnerKind } from '@pcp/contracts';
+import {
+  contextHeaders,
+  partnerKind,
+  paymentType,
+  type PartnerKind,
+  type PaymentType,
+} from '@pcp/contracts';
 import type { MsgHdrs } from 'nats';
 import { AppError } from './app-error.js';
 
@@ -8,6 +14,8 @@ export interface RequestContext {
   readonly partnerId?: string;
   readonly partnerKind?: PartnerKind;
   readonly endUserId?: string;
+  /** The partner's allowed payment types; absent when the caller is not a partner. */
+  readonly paymentTypes?: readonly PaymentType[];
   /** W3C trace context of the incoming request, forwarded when no tracer is active. */
   readonly traceparent?: string;
   readonly tracestate?: string;
@@ -18,6 +26,7 @@ export function writeContextHeaders(headers: MsgHdrs, ctx: RequestContext): void
   if (ctx.partnerId) headers.set(contextHeaders.partnerId, ctx.partnerId);
   if (ctx.partnerKind) headers.set(contextHeaders.partnerKind, ctx.partnerKind);
   if (ctx.endUserId) headers.set(contextHeaders.endUserId, ctx.endUserId);
+  if (ctx.paymentTypes) headers.set(contextHeaders.paymentTypes, ctx.paymentTypes.join(','));
 }
 
 export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext {
@@ -28,6 +37,7 @@ export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext
     partnerId: get(contextHeaders.partnerId),
     partnerKind: kind.success ? kind.data : undefined,
     endUserId: get(contextHeaders.endUserId),
+    paymentTypes: readPaymentTypes(headers?.get(contextHeaders.paymentTypes)),
     // Kept for the handler's own requests, which forward them when no tracer is active.
     traceparent: get(contextHeaders.traceparent),
     tracestate: get(contextHeaders.tracestate),
@@ -40,4 +50,28 @@ export function requirePartner(ctx: RequestContext, kind: PartnerKind): string {
     throw new AppError('FORBIDDEN', `This operation needs a ${kind} partner`);
   }
   return ctx.partnerId;
+}
+
+/** `CARD,PAY_AT_STORE` → the known types in it; a header that is absent stays absent. */
+function readPaymentTypes(value: string | undefined): PaymentType[] | undefined {
+  if (value === undefined) return undefined;
+  return value.split(',').flatMap((part) => {
+    const parsed = paymentType.safeParse(part);
+    return parsed.success ? [parsed.data] : [];
+  });
+}
+
+/** The end user a marketfront request acts for, or SESSION_USER_REQUIRED (contract §1). */
+export function requireEndUser(ctx: RequestContext): string {
+  if (!ctx.endUserId) {
+    throw new AppError('SESSION_USER_REQUIRED', 'Send the end user as X-End-User-Id');
+  }
+  return ctx.endUserId;
+}
+
+/** PAYMENT_TYPE_NOT_ALLOWED unless the partner may take `type` (set by the admin command). */
+export function requirePaymentType(ctx: RequestContext, type: PaymentType): void {
+  if (!ctx.paymentTypes?.includes(type)) {
+    throw new AppError('PAYMENT_TYPE_NOT_ALLOWED', `This partner may not take ${type} payments`);
+  }
 }

@@ -34,6 +34,7 @@ import { registerPublicRoutes } from './routes/public.routes.js';
 import './routes/route-config.js';
 import { registerCartRoutes } from './routes/carts.routes.js';
 import { registerCatalogRoutes } from './routes/catalog.routes.js';
+import { registerPaymentRoutes } from './routes/payments.routes.js';
 import { registerStoreRoutes } from './routes/stores.routes.js';
 
 export { gatewayMigrations, GATEWAY_SCHEMA } from './db/migrations/index.js';
@@ -77,6 +78,7 @@ export interface GatewayDeps {
     | 'OPS_HOST'
     | 'NATS_SUBJECT_PREFIX'
     | 'NATS_REQUEST_TIMEOUT_MS'
+    | 'PAYMENTS_REQUEST_TIMEOUT_MS'
   >;
 }
 
@@ -206,6 +208,8 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
         );
       }
       request.endUserId = endUser;
+    } else if (request.routeOptions.config.endUser === 'required') {
+      throw new AppError('SESSION_USER_REQUIRED', 'Send the end user as X-End-User-Id');
     }
 
     const rateClass = request.routeOptions.config.rateClass;
@@ -237,7 +241,11 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   const contextOf = (request: FastifyRequest): RequestContext => ({
     requestId: request.id,
     ...(request.principal
-      ? { partnerId: request.principal.partnerId, partnerKind: request.principal.kind }
+      ? {
+          partnerId: request.principal.partnerId,
+          partnerKind: request.principal.kind,
+          paymentTypes: request.principal.paymentTypes,
+        }
       : {}),
     ...(request.endUserId ? { endUserId: request.endUserId } : {}),
     ...(typeof request.headers.traceparent === 'string'
@@ -278,6 +286,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     registerStoreRoutes(api, bus, contextOf);
     registerCatalogRoutes(api, bus, contextOf);
     registerCartRoutes(api, bus, contextOf);
+    registerPaymentRoutes(api, bus, contextOf, config.PAYMENTS_REQUEST_TIMEOUT_MS);
     done();
   });
 

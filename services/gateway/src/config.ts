@@ -33,6 +33,11 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   /** Failed authentications one client address may make per minute before it gets 429s. */
   AUTH_FAILURES_PER_MIN_PER_IP: perMinute.default(30),
   /** Port of /health/ready and /metrics, off the public port (host: OPS_HOST). */
+  /**
+   * How long a payments request (vaulting a card) may take: longer than the payments
+   * service's PAYMENT_PROCESSOR_TIMEOUT_MS (10 s), so its 503 arrives rather than a 504.
+   */
+  PAYMENTS_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(12_000),
   OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(9100),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),

@@ -1,9 +1,18 @@
-import { runService } from '@pcp/service-kit';
-import { createPaymentsService } from './app.js';
+import { loadConfig, runService } from '@pcp/service-kit';
+import {
+  createPaymentsService,
+  paymentsEnvSchema,
+  PAYMENTS_SCHEMA,
+  paymentsMigrations,
+  type PaymentsDatabase,
+} from './app.js';
 
-await runService({
+const config = loadConfig(paymentsEnvSchema);
+
+await runService<PaymentsDatabase>({
   name: 'payments',
   version: '0.1.0',
   defaultOpsPort: 9104,
-  create: (deps) => createPaymentsService(deps),
+  database: { schema: PAYMENTS_SCHEMA, migrations: paymentsMigrations },
+  create: (deps) => createPaymentsService({ ...deps, config }),
 });

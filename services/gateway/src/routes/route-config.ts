@@ -9,6 +9,8 @@ declare module 'fastify' {
     /** Which kind of partner may call the route; absent for public routes (health, docs). */
     area?: 'commerce' | 'distribution';
     rateClass?: RateClass;
+    /** The route acts for an end user: without X-End-User-Id it is 401 SESSION_USER_REQUIRED. */
+    endUser?: 'required';
   }
 }
 
@@ -41,6 +43,8 @@ export function registerForwardingRoutes(
 ): void {
   void app.register((scope, _options, done) => {
     scope.removeContentTypeParser('application/json');
+    // The service reads JSON only: another type is refused here (415), not forwarded empty.
+    scope.removeContentTypeParser('text/plain');
     scope.addContentTypeParser(
       'application/json',
       { parseAs: 'buffer' },

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { dateTime, guid } from './common.js';
+
+/**
+ * A card to vault (contract §9). Only the shape is checked here; the card rules (Luhn,
+ * network, expiry, CVC length) are the payments service's, answered as CARD_INVALID with
+ * pointers. The number and CVC are strings: leading zeros matter, and neither is a number.
+ */
+export const vaultCardInput = z.object({
+  cardNumber: z.string().max(64),
+  expMonth: z.number().int(),
+  expYear: z.number().int(),
+  cvc: z.string().max(8),
+  cardholderName: z.string().trim().min(1).max(100),
+  billingPostalCode: z.string().trim().min(1).max(16).optional(),
+});
+export type VaultCardInput = z.infer<typeof vaultCardInput>;
+
+/** A vaulted card as partners see it: never its number or CVC. */
+export const vaultedCard = z.object({
+  paymentId: guid,
+  /** The card network, e.g. VISA, MASTERCARD, AMERICAN_EXPRESS. */
+  brand: z.string(),
+  last4: z.string().regex(/^\d{4}$/),
+  expMonth: z.number().int().min(1).max(12),
+  expYear: z.number().int(),
+  createdAt: dateTime,
+});
+export type VaultedCard = z.infer<typeof vaultedCard>;
+
+/** An end user holds at most this many cards at once. */
+export const maxCardsPerEndUser = 25;
+
+export const vaultedCardList = z.object({
+  cards: z.array(vaultedCard).max(maxCardsPerEndUser),
+});
+
+/** The lifecycle of one charge: an authorization hold, then capture or void, then refunds. */
+export const chargeStatus = z.enum([
+  'authorizing',
+  'authorized',
+  'declined',
+  'captured',
+  'voided',
+  'partially_refunded',
+  'refunded',
+]);
+export type ChargeStatus = z.infer<typeof chargeStatus>;
+
+/** Money inside the platform: integer minor units of an ISO 4217 currency. */
+const minorUnits = z.number().int().min(1).max(1_000_000_000_000);
+const currencyCode = z.string().regex(/^[A-Z]{3}$/);
+
+/**
+ * Hold `amount` on a vaulted card of the calling end user. `idempotencyKey` is the caller's
+ * (place's Idempotency-Key): the same key with the same partner and end user never charges
+ * twice, and resumes an attempt whose outcome was unknown.
+ */
+export const authorizeInput = z.object({
+  paymentId: guid,
+  amount: minorUnits,
+  currency: currencyCode,
+  idempotencyKey: z.string().min(1).max(255),
+});
+
+export const charge = z.object({
+  chargeId: guid,
+  paymentId: guid,
+  status: chargeStatus,
+  amount: z.number().int(),
+  currency: currencyCode,
+  capturedAmount: z.number().int().nonnegative(),
+  refundedAmount: z.number().int().nonnegative(),
+  brand: z.string(),
+  last4: z.string(),
+});
+export type Charge = z.infer<typeof charge>;
+
+/** Capture an authorized charge, in full or in part (default: the authorized amount). */
+export const captureInput = z.object({ chargeId: guid, amount: minorUnits.optional() });
+
+/** Release an authorization that will not be captured (the store rejected the order). */
+export const voidInput = z.object({ chargeId: guid });
+
+/** Return captured money; the same `idempotencyKey` for a charge refunds once. */
+export const refundInput = z.object({
+  chargeId: guid,
+  amount: minorUnits,
+  idempotencyKey: z.string().min(1).max(255),
+});

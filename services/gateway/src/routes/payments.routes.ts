@@ -1,0 +1,93 @@
+import { guid, subjects, vaultCardInput, vaultedCard, vaultedCardList } from '@pcp/contracts';
+import type { BusClient, RequestContext } from '@pcp/service-kit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { forwardJson, problemResponses, registerForwardingRoutes } from './route-config.js';
+
+const tags = ['Marketfront: payment cards'];
+const cardRoute = { area: 'distribution' as const, endUser: 'required' as const };
+
+export function registerPaymentRoutes(
+  gateway: FastifyInstance,
+  bus: BusClient,
+  contextOf: (request: FastifyRequest) => RequestContext,
+  timeoutMs: number,
+): void {
+  const app = gateway.withTypeProvider<ZodTypeProvider>();
+
+  // The card travels to the payments service as the bytes that arrived: the gateway never
+  // holds the number or CVC as values (nor logs, validates or echoes them).
+  registerForwardingRoutes(gateway, (scope) =>
+    scope.withTypeProvider<ZodTypeProvider>().post(
+      '/v1/marketfront/payments/cards',
+      {
+        config: { ...cardRoute, rateClass: 'writes' },
+        schema: {
+          tags,
+          operationId: 'vaultCard',
+          summary: 'Vault a payment card for an end user',
+          description:
+            'Needs X-End-User-Id (401 SESSION_USER_REQUIRED) and a partner allowed to take CARD ' +
+            '(403 PAYMENT_TYPE_NOT_ALLOWED). The processor keeps the card; the number and CVC are ' +
+            'never stored, logged or returned. Luhn, network, expiry and CVC length are checked ' +
+            '(400 CARD_INVALID with pointers). The same card vaulted again by the same end user ' +
+            'answers 200 with its existing paymentId; an end user holds at most 25 cards (409 ' +
+            'CARD_LIMIT_REACHED). 503 PAYMENT_PROCESSOR_UNAVAILABLE is retryable.',
+          body: vaultCardInput,
+          response: {
+            200: vaultedCard,
+            201: vaultedCard,
+            ...problemResponses(400, 409, 413, 415),
+          },
+        },
+      },
+      async (request, reply) => {
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const { card, created } = await bus.request(
+          subjects.payments.vaultCard,
+          body,
+          contextOf(request),
+          { timeoutMs },
+        );
+        return reply.code(created ? 201 : 200).send(card);
+      },
+    ),
+  );
+
+  app.get(
+    '/v1/marketfront/payments/cards',
+    {
+      config: { ...cardRoute, rateClass: 'reads' },
+      schema: {
+        tags,
+        operationId: 'listCards',
+        summary: 'List the end user’s vaulted cards, newest first',
+        response: { 200: vaultedCardList, ...problemResponses() },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(reply, await bus.requestRaw(subjects.payments.listCards, {}, contextOf(request))),
+  );
+
+  app.delete(
+    '/v1/marketfront/payments/cards/:paymentId',
+    {
+      config: { ...cardRoute, rateClass: 'writes' },
+      schema: {
+        tags,
+        operationId: 'deleteCard',
+        summary: 'Delete one of the end user’s cards',
+        description:
+          'Deleting a deleted card again is 204; a paymentId that is not the end user’s is 400 ' +
+          'PAYMENT_TOKEN_INVALID.',
+        params: z.object({ paymentId: guid }),
+        response: { 204: z.null().describe('Deleted'), ...problemResponses(400) },
+      },
+    },
+    async (request, reply) => {
+      await bus.request(subjects.payments.deleteCard, request.params, contextOf(request));
+      return reply.code(204).send(null);
+    },
+  );
+}

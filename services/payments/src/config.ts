@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+export const paymentsEnvSchema = z.object({
+  /** The card processor's API (local runs and tests: the processor simulator). */
+  PAYMENT_PROCESSOR_URL: z.url().default('http://127.0.0.1:4010'),
+  PAYMENT_PROCESSOR_API_KEY: z.string().min(1).default('sk_test_simulator'),
+  /**
+   * A processor call not answered by then fails as PAYMENT_PROCESSOR_UNAVAILABLE (contract
+   * §9: 10 s). The gateway's PAYMENTS_REQUEST_TIMEOUT_MS must be longer.
+   */
+  PAYMENT_PROCESSOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /** Processor calls in flight per replica at most (and connections kept to it). */
+  PAYMENT_PROCESSOR_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
+  /** The breaker opens when more than this share of calls in its window failed… */
+  PAYMENT_BREAKER_ERROR_PERCENT: z.coerce.number().min(1).max(100).default(50),
+  /** …and the window held at least this many calls. */
+  PAYMENT_BREAKER_VOLUME_THRESHOLD: z.coerce.number().int().min(1).max(10_000).default(10),
+  PAYMENT_BREAKER_WINDOW_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
+  /** Open this long, then one probe call decides (half-open). */
+  PAYMENT_BREAKER_RESET_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+});
+export type PaymentsConfig = z.output<typeof paymentsEnvSchema>;

@@ -1,0 +1,139 @@
+import { sql, type Kysely, type Updateable } from 'kysely';
+import type { ChargeRow, ChargeTable, PaymentsDatabase, RefundRow } from './payments.table.js';
+
+type Db = Kysely<PaymentsDatabase>;
+
+export function findChargeByKey(
+  db: Db,
+  partnerId: string,
+  endUserId: string,
+  idempotencyKey: string,
+): Promise<ChargeRow | undefined> {
+  return db
+    .selectFrom('charges')
+    .selectAll()
+    .where('partner_id', '=', partnerId)
+    .where('end_user_id', '=', endUserId)
+    .where('idempotency_key', '=', idempotencyKey)
+    .executeTakeFirst();
+}
+
+/** Record an attempt before the processor hears of it; an existing one with the key wins. */
+export async function insertCharge(
+  db: Db,
+  charge: Pick<
+    ChargeRow,
+    | 'charge_id'
+    | 'partner_id'
+    | 'end_user_id'
+    | 'payment_id'
+    | 'idempotency_key'
+    | 'amount'
+    | 'currency'
+  >,
+): Promise<ChargeRow> {
+  const inserted = await db
+    .insertInto('charges')
+    .values({ ...charge, status: 'authorizing' })
+    .onConflict((oc) => oc.constraint('charges_idempotency_key').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  return (
+    inserted ??
+    (await findChargeByKey(db, charge.partner_id, charge.end_user_id, charge.idempotency_key))!
+  );
+}
+
+export function findPartnerCharge(
+  db: Db,
+  partnerId: string,
+  chargeId: string,
+): Promise<ChargeRow | undefined> {
+  return db
+    .selectFrom('charges')
+    .selectAll()
+    .where('charge_id', '=', chargeId)
+    .where('partner_id', '=', partnerId)
+    .executeTakeFirst();
+}
+
+/**
+ * Move a charge on from the state it was read in; undefined when another request moved it
+ * first (the caller reads it again).
+ */
+export function updateCharge(
+  db: Db,
+  from: Pick<ChargeRow, 'charge_id' | 'status' | 'processor_attempt'>,
+  change: Updateable<ChargeTable>,
+): Promise<ChargeRow | undefined> {
+  return db
+    .updateTable('charges')
+    .set({ ...change, updated_at: sql`now()` })
+    .where('charge_id', '=', from.charge_id)
+    .where('status', '=', from.status)
+    .where('processor_attempt', '=', from.processor_attempt)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function findRefund(
+  db: Db,
+  chargeId: string,
+  idempotencyKey: string,
+): Promise<RefundRow | undefined> {
+  return db
+    .selectFrom('refunds')
+    .selectAll()
+    .where('charge_id', '=', chargeId)
+    .where('idempotency_key', '=', idempotencyKey)
+    .executeTakeFirst();
+}
+
+/** The refund recorded under this key for the charge, recorded as pending if new. */
+export async function claimRefund(
+  db: Db,
+  refund: Pick<RefundRow, 'refund_id' | 'charge_id' | 'idempotency_key' | 'amount'>,
+): Promise<RefundRow> {
+  const inserted = await db
+    .insertInto('refunds')
+    .values({ ...refund, status: 'pending', processor_refund_id: null })
+    .onConflict((oc) => oc.constraint('refunds_idempotency_key').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  return inserted ?? (await findRefund(db, refund.charge_id, refund.idempotency_key))!;
+}
+
+/** A refund the processor made: the refund settles and the charge's refunded amount grows. */
+export function settleRefund(
+  db: Db,
+  refund: RefundRow,
+  processorRefundId: string,
+): Promise<ChargeRow> {
+  return db.transaction().execute(async (trx) => {
+    const settled = await trx
+      .updateTable('refunds')
+      .set({ status: 'succeeded', processor_refund_id: processorRefundId })
+      .where('refund_id', '=', refund.refund_id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (settled.numUpdatedRows === 0n) {
+      return trx
+        .selectFrom('charges')
+        .selectAll()
+        .where('charge_id', '=', refund.charge_id)
+        .executeTakeFirstOrThrow();
+    }
+    return trx
+      .updateTable('charges')
+      .set((eb) => ({
+        refunded_amount: eb('refunded_amount', '+', refund.amount),
+        status: sql<
+          ChargeRow['status']
+        >`case when refunded_amount + ${refund.amount} >= captured_amount then 'refunded' else 'partially_refunded' end`,
+        updated_at: sql`now()`,
+      }))
+      .where('charge_id', '=', refund.charge_id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  });
+}

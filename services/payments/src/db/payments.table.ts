@@ -1,0 +1,57 @@
+import type { ChargeStatus } from '@pcp/contracts';
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+export interface CardTable {
+  payment_id: string;
+  partner_id: string;
+  end_user_id: string;
+  processor_token: string | null;
+  /** The processor's hash of the card number: the same card vaulted twice matches. */
+  fingerprint: string;
+  brand: string;
+  last4: string;
+  exp_month: number;
+  exp_year: number;
+  created_at: ColumnType<Date, never, never>;
+  updated_at: Generated<Date>;
+  deleted_at: Date | null;
+}
+
+/** Amounts are integer minor units of `currency`. */
+export interface ChargeTable {
+  charge_id: string;
+  partner_id: string;
+  end_user_id: string;
+  payment_id: string;
+  idempotency_key: string;
+  amount: number;
+  currency: string;
+  status: ChargeStatus;
+  processor_attempt: Generated<number>;
+  processor_authorization_id: string | null;
+  decline_code: string | null;
+  captured_amount: Generated<number>;
+  refunded_amount: Generated<number>;
+  created_at: ColumnType<Date, never, never>;
+  updated_at: Generated<Date>;
+}
+
+export interface RefundTable {
+  refund_id: string;
+  charge_id: string;
+  idempotency_key: string;
+  amount: number;
+  status: 'pending' | 'succeeded';
+  processor_refund_id: string | null;
+  created_at: ColumnType<Date, never, never>;
+}
+
+export interface PaymentsDatabase {
+  cards: CardTable;
+  charges: ChargeTable;
+  refunds: RefundTable;
+}
+
+export type CardRow = Selectable<CardTable>;
+export type ChargeRow = Selectable<ChargeTable>;
+export type RefundRow = Selectable<RefundTable>;

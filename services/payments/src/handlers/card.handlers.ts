@@ -1,0 +1,117 @@
+import { subjects, type VaultedCard } from '@pcp/contracts';
+import {
+  AppError,
+  handle,
+  requireEndUser,
+  requirePartner,
+  requirePaymentType,
+  type HandlerBinding,
+  type RequestContext,
+} from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { deleteOwnedCard, listLiveCards, saveCard } from '../db/card.repository.js';
+import type { CardRow, PaymentsDatabase } from '../db/payments.table.js';
+import { checkCard } from '../domain/card-rules.js';
+import { ProcessorRejectedError, type PaymentProcessor } from '../processor/payment-processor.js';
+import { processorFailure } from './processor-errors.js';
+
+export interface CardHandlerDeps {
+  readonly db: Kysely<PaymentsDatabase>;
+  readonly processor: PaymentProcessor;
+  readonly clock: () => Date;
+  readonly retryAfterSeconds: () => number;
+}
+
+/** Who owns the cards of a request: a distribution partner's end user who may pay by card. */
+function cardOwner(ctx: RequestContext): { partnerId: string; endUserId: string } {
+  const partnerId = requirePartner(ctx, 'distribution');
+  const endUserId = requireEndUser(ctx);
+  requirePaymentType(ctx, 'CARD');
+  return { partnerId, endUserId };
+}
+
+export function paymentTokenInvalid(): AppError {
+  const message = 'No card with this paymentId belongs to the end user';
+  return new AppError('PAYMENT_TOKEN_INVALID', message, {
+    errors: [{ code: 'PAYMENT_TOKEN_INVALID', message, pointer: '/paymentId' }],
+  });
+}
+
+export function toVaultedCard(row: CardRow): VaultedCard {
+  return {
+    paymentId: row.payment_id,
+    brand: row.brand,
+    last4: row.last4,
+    expMonth: row.exp_month,
+    expYear: row.exp_year,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
+  const { db, processor } = deps;
+  return [
+    handle(subjects.payments.vaultCard, async (input, ctx) => {
+      const owner = cardOwner(ctx);
+      const checked = checkCard(input, deps.clock());
+      if (!checked.ok) {
+        throw new AppError('CARD_INVALID', 'The card is not valid', { errors: checked.errors });
+      }
+      let token;
+      try {
+        // Each vault is its own attempt: a retry tokenizes again and lands on the same row.
+        token = await processor.tokenize(
+          {
+            number: checked.card.number,
+            expMonth: input.expMonth,
+            expYear: input.expYear,
+            cvc: input.cvc,
+            name: input.cardholderName,
+            ...(input.billingPostalCode ? { postalCode: input.billingPostalCode } : {}),
+          },
+          { idempotencyKey: `pcp-tokenize-${randomUUID()}` },
+        );
+      } catch (error) {
+        if (error instanceof ProcessorRejectedError) {
+          const message = 'The processor refused the card';
+          throw new AppError('CARD_INVALID', message, {
+            errors: [{ code: 'CARD_INVALID', message, pointer: '/cardNumber' }],
+          });
+        }
+        throw processorFailure(error, deps.retryAfterSeconds());
+      }
+      const saved = await saveCard(db, {
+        paymentId: randomUUID(),
+        ...owner,
+        processorToken: token.token,
+        fingerprint: token.fingerprint,
+        brand: checked.card.brand,
+        last4: token.last4,
+        expMonth: input.expMonth,
+        expYear: input.expYear,
+      });
+      if ('limitReached' in saved) {
+        throw new AppError(
+          'CARD_LIMIT_REACHED',
+          'The end user holds the most cards allowed; delete one first',
+        );
+      }
+      return { card: toVaultedCard(saved.row), created: saved.created };
+    }),
+
+    handle(subjects.payments.listCards, async (_input, ctx) => {
+      const { partnerId, endUserId } = cardOwner(ctx);
+      const rows = await listLiveCards(db, partnerId, endUserId);
+      return { cards: rows.map(toVaultedCard) };
+    }),
+
+    handle(subjects.payments.deleteCard, async ({ paymentId }, ctx) => {
+      const { partnerId, endUserId } = cardOwner(ctx);
+      if (!(await deleteOwnedCard(db, partnerId, endUserId, paymentId))) {
+        throw paymentTokenInvalid();
+      }
+      return { deleted: true as const };
+    }),
+  ];
+}

@@ -1,0 +1,173 @@
+import type { Logger } from '@pcp/service-kit';
+import type { EventEmitter } from 'node:events';
+import CircuitBreaker from 'opossum';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import {
+  ProcessorRejectedError,
+  ProcessorUnavailableError,
+  type PaymentProcessor,
+  type ProcessorCall,
+} from './payment-processor.js';
+
+export interface BreakerOptions {
+  /** A call not answered by then fails (and its HTTP request is aborted). */
+  readonly timeoutMs: number;
+  /** The breaker opens when more than this share of calls in the window failed… */
+  readonly errorThresholdPercent: number;
+  /** …and the window holds at least this many calls. */
+  readonly volumeThreshold: number;
+  readonly windowMs: number;
+  /** How long it stays open before one probe call may go through (half-open). */
+  readonly resetMs: number;
+  /** Calls in flight at most; more fail at once (a hanging processor holds no more). */
+  readonly capacity: number;
+}
+
+export type BreakerState = 'closed' | 'open' | 'halfOpen';
+
+const stateValues: Record<BreakerState, number> = { closed: 0, halfOpen: 1, open: 2 };
+
+type Operation = keyof PaymentProcessor;
+type Action = (
+  controller: AbortController,
+  run: (signal: AbortSignal) => Promise<unknown>,
+) => Promise<unknown>;
+
+/**
+ * The processor behind an opossum circuit breaker. Processor faults (network, 5xx,
+ * timeouts, calls over capacity) count against it; answers (authorizations, declines,
+ * rejections, a key still running) do not, so a run of declines never opens it. While
+ * open, calls fail at once with ProcessorUnavailableError; after `resetMs` one probe
+ * goes through and its outcome closes or reopens the breaker. Its state is a metric and
+ * every change is logged.
+ */
+export function guardPaymentProcessor(
+  processor: PaymentProcessor,
+  options: BreakerOptions & { logger: Logger; registry: Registry },
+): PaymentProcessor & { state(): BreakerState; shutdown(): void } {
+  const metrics = {
+    state: new Gauge({
+      name: 'pcp_payment_processor_breaker_state',
+      help: 'Circuit breaker around the payment processor: 0 closed, 1 half-open, 2 open',
+      registers: [options.registry],
+    }),
+    calls: new Counter({
+      name: 'pcp_payment_processor_calls_total',
+      help: 'Calls to the payment processor, by operation and outcome (ok, declined, rejected, busy, failed, timed_out, short_circuited, over_capacity)',
+      labelNames: ['operation', 'outcome'],
+      registers: [options.registry],
+    }),
+    duration: new Histogram({
+      name: 'pcp_payment_processor_duration_seconds',
+      help: 'Time the payment processor took to answer, by operation',
+      labelNames: ['operation'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [options.registry],
+    }),
+  };
+
+  const action: Action = (controller, run) => run(controller.signal);
+  const breaker = new CircuitBreaker<Parameters<Action>, unknown>(action, {
+    timeout: options.timeoutMs,
+    errorThresholdPercentage: options.errorThresholdPercent,
+    volumeThreshold: options.volumeThreshold,
+    rollingCountTimeout: options.windowMs,
+    rollingCountBuckets: 10,
+    resetTimeout: options.resetMs,
+    capacity: options.capacity,
+    // The processor answered: it is healthy, whatever it said.
+    errorFilter: (error: unknown) =>
+      error instanceof ProcessorRejectedError ||
+      (error instanceof ProcessorUnavailableError && !error.fault),
+  });
+  // opossum's timeout settles the call; aborting its request frees the connection too.
+  // (opossum passes the call's arguments; its typings leave them out.)
+  (breaker as EventEmitter).on(
+    'timeout',
+    (_error: unknown, _latency: unknown, args: Parameters<Action>) => args[0].abort(),
+  );
+
+  const state = (): BreakerState =>
+    breaker.opened ? 'open' : breaker.halfOpen ? 'halfOpen' : 'closed';
+  metrics.state.set(stateValues.closed);
+  const changed = () => {
+    const now = state();
+    metrics.state.set(stateValues[now]);
+    const { fires, failures, timeouts, rejects } = breaker.stats;
+    const log = { breaker: 'payment-processor', state: now, fires, failures, timeouts, rejects };
+    if (now === 'open') options.logger.warn(log, 'payment processor breaker opened');
+    else options.logger.info(log, `payment processor breaker ${now}`);
+  };
+  breaker.on('open', changed).on('halfOpen', changed).on('close', changed);
+
+  async function guarded<T>(
+    operation: Operation,
+    call: ProcessorCall,
+    run: (call: ProcessorCall) => Promise<T>,
+  ): Promise<T> {
+    const controller = new AbortController();
+    const stopTimer = metrics.duration.startTimer({ operation });
+    try {
+      const result = (await breaker.fire(controller, (signal) =>
+        run({ ...call, signal: call.signal ? AbortSignal.any([call.signal, signal]) : signal }),
+      )) as T;
+      stopTimer();
+      metrics.calls.inc({
+        operation,
+        outcome:
+          (result as { outcome?: string } | undefined)?.outcome === 'declined' ? 'declined' : 'ok',
+      });
+      return result;
+    } catch (error) {
+      throw settleFailure(operation, error, stopTimer);
+    }
+  }
+
+  function settleFailure(operation: Operation, error: unknown, stopTimer: () => void): Error {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (error instanceof ProcessorRejectedError) {
+      stopTimer();
+      metrics.calls.inc({ operation, outcome: 'rejected' });
+      return error;
+    }
+    if (error instanceof ProcessorUnavailableError) {
+      stopTimer();
+      metrics.calls.inc({ operation, outcome: error.fault ? 'failed' : 'busy' });
+      return error;
+    }
+    if (code === 'EOPENBREAKER') {
+      metrics.calls.inc({ operation, outcome: 'short_circuited' });
+      return new ProcessorUnavailableError('The payment processor breaker is open', {
+        cause: error,
+      });
+    }
+    if (code === 'ETIMEDOUT') {
+      stopTimer();
+      metrics.calls.inc({ operation, outcome: 'timed_out' });
+      return new ProcessorUnavailableError(
+        `The payment processor did not answer within ${options.timeoutMs} ms`,
+        { cause: error },
+      );
+    }
+    if (code === 'ESEMLOCKED') {
+      metrics.calls.inc({ operation, outcome: 'over_capacity' });
+      return new ProcessorUnavailableError('Too many payment processor calls in flight', {
+        cause: error,
+      });
+    }
+    stopTimer();
+    metrics.calls.inc({ operation, outcome: 'failed' });
+    return new ProcessorUnavailableError('The payment processor call failed', { cause: error });
+  }
+
+  return {
+    tokenize: (card, call) => guarded('tokenize', call, (c) => processor.tokenize(card, c)),
+    authorize: (request, call) =>
+      guarded('authorize', call, (c) => processor.authorize(request, c)),
+    capture: (request, call) => guarded('capture', call, (c) => processor.capture(request, c)),
+    void: (request, call) => guarded('void', call, (c) => processor.void(request, c)),
+    refund: (request, call) => guarded('refund', call, (c) => processor.refund(request, c)),
+    state,
+    shutdown: () => breaker.shutdown(),
+  };
+}

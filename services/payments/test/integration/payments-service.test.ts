@@ -1,0 +1,377 @@
+import { subjects, type VaultCardInput } from '@pcp/contracts';
+import { createProcessorSimulator, type ProcessorSimulator } from '@pcp/processor-simulator';
+import {
+  createBusClient,
+  createDatabase,
+  loadConfig,
+  type BusClient,
+  type RequestContext,
+  type ServiceMetrics,
+} from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTestEnvironment,
+  type TestEnvironment,
+} from '../../../../test-support/environment.js';
+import { expectAppError } from '../../../../test-support/fixtures.js';
+import {
+  createPaymentsService,
+  PAYMENTS_SCHEMA,
+  paymentsEnvSchema,
+  type PaymentsDatabase,
+} from '../../src/app.js';
+
+const TIMEOUT_MS = 400;
+const RESET_MS = 600;
+const VOLUME = 5;
+
+let env: TestEnvironment;
+let db: Kysely<PaymentsDatabase>;
+let processor: ProcessorSimulator;
+let service: ReturnType<typeof createPaymentsService>;
+let registry: ServiceMetrics['registry'];
+let bus: BusClient;
+let now = new Date('2026-11-23T10:00:00Z');
+
+const partnerId = randomUUID();
+const customer = (endUserId = `user-${randomUUID()}`): RequestContext => ({
+  requestId: randomUUID(),
+  partnerId,
+  partnerKind: 'distribution',
+  endUserId,
+  paymentTypes: ['CARD', 'PAY_AT_STORE'],
+});
+
+const card = (cardNumber: string): VaultCardInput => ({
+  cardNumber,
+  expMonth: 12,
+  expYear: 2030,
+  cvc: '123',
+  cardholderName: 'Ada Lovelace',
+});
+
+async function vault(ctx: RequestContext, cardNumber = '4242424242424242') {
+  const { card: vaulted } = await bus.request(subjects.payments.vaultCard, card(cardNumber), ctx);
+  return vaulted.paymentId;
+}
+
+const authorize = (ctx: RequestContext, paymentId: string, key = randomUUID(), amount = 2_565) =>
+  bus.request(
+    subjects.payments.authorize,
+    { paymentId, amount, currency: 'USD', idempotencyKey: key },
+    ctx,
+  );
+
+/** What the simulator recorded for one of our charges (our processor keys name the charge). */
+const chargesOf = (chargeId: string) =>
+  processor.charges().filter((charge) => charge.idempotencyKey.includes(chargeId));
+
+async function metric(name: string, labels: Record<string, string>): Promise<number> {
+  const metrics = await registry.getMetricsAsJSON();
+  const values = metrics.find((entry) => entry.name === name)?.values ?? [];
+  return values
+    .filter((value) => Object.entries(labels).every(([key, label]) => value.labels[key] === label))
+    .reduce((sum, value) => sum + value.value, 0);
+}
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  db = createDatabase<PaymentsDatabase>({
+    url: env.databaseUrl,
+    schema: PAYMENTS_SCHEMA,
+    applicationName: 'test-payments',
+  });
+  processor = createProcessorSimulator();
+  const url = await processor.listen();
+  const metrics = env.newMetrics('payments');
+  registry = metrics.registry;
+  service = createPaymentsService({
+    nc: env.nc,
+    logger: env.logger,
+    metrics,
+    subjectPrefix: env.prefix,
+    requestTimeoutMs: 5_000,
+    db,
+    clock: () => now,
+    config: loadConfig(paymentsEnvSchema, {
+      PAYMENT_PROCESSOR_URL: url,
+      PAYMENT_PROCESSOR_TIMEOUT_MS: String(TIMEOUT_MS),
+      PAYMENT_BREAKER_VOLUME_THRESHOLD: String(VOLUME),
+      PAYMENT_BREAKER_RESET_MS: String(RESET_MS),
+    }),
+  });
+  await service.start();
+  bus = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
+});
+
+afterEach(async () => {
+  processor.setFaults({ latencyMs: 0, errorRate: 0, hangRate: 0, slowRate: 0, slowMs: 0 });
+  now = new Date('2026-11-23T10:00:00Z');
+  // Let a breaker a test opened close again before the next test.
+  for (let i = 0; i < 50 && service.breakerState() !== 'closed'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, RESET_MS / 4));
+    if (service.breakerState() === 'halfOpen') {
+      await authorize(customer(), await vault(customer())).catch(() => undefined);
+    }
+  }
+});
+
+afterAll(async () => {
+  await service.stop();
+  await processor.close();
+  await db.destroy();
+  await env.cleanup();
+});
+
+describe('authorizations', () => {
+  it('holds the amount once per key, and a retry with the key replays the charge', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx);
+    const key = randomUUID();
+    const first = await authorize(ctx, paymentId, key);
+    expect(first).toMatchObject({
+      status: 'authorized',
+      amount: 2_565,
+      currency: 'USD',
+      last4: '4242',
+    });
+    expect(await authorize(ctx, paymentId, key)).toEqual(first);
+    expect(chargesOf(first.chargeId)).toMatchObject([{ status: 'authorized', amount: 2_565 }]);
+  });
+
+  it('refuses a key reused for another amount or card', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx);
+    const key = randomUUID();
+    await authorize(ctx, paymentId, key);
+    await expectAppError(authorize(ctx, paymentId, key, 100), 'IDEMPOTENCY_KEY_CONFLICT');
+    const other = await vault(ctx, '5555555555554444');
+    await expectAppError(authorize(ctx, other, key), 'IDEMPOTENCY_KEY_CONFLICT');
+  });
+
+  it('answers PAYMENT_TOKEN_INVALID for another end user’s, another partner’s or a deleted card', async () => {
+    const owner = customer();
+    const paymentId = await vault(owner);
+    await expectAppError(authorize(customer(), paymentId), 'PAYMENT_TOKEN_INVALID');
+    await expectAppError(
+      authorize({ ...owner, partnerId: randomUUID() }, paymentId),
+      'PAYMENT_TOKEN_INVALID',
+    );
+    await bus.request(subjects.payments.deleteCard, { paymentId }, owner);
+    const error = await expectAppError(authorize(owner, paymentId), 'PAYMENT_TOKEN_INVALID');
+    expect(error.errors?.[0]?.pointer).toBe('/paymentId');
+  });
+
+  it('refuses partners not allowed to take cards, and requests without an end user', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx);
+    await expectAppError(
+      authorize({ ...ctx, paymentTypes: ['PAY_AT_STORE'] }, paymentId),
+      'PAYMENT_TYPE_NOT_ALLOWED',
+    );
+    await expectAppError(
+      authorize({ ...ctx, endUserId: undefined }, paymentId),
+      'SESSION_USER_REQUIRED',
+    );
+  });
+
+  it('declines a card that expired while stored without asking the processor', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx);
+    const before = processor.charges().length;
+    now = new Date('2031-01-02T00:00:00Z');
+    const error = await expectAppError(authorize(ctx, paymentId), 'PAYMENT_DECLINED');
+    expect(error.errors?.[0]?.code).toBe('CARD_EXPIRED');
+    expect(processor.charges()).toHaveLength(before);
+  });
+
+  it('replays a final decline for its key, and retries a processing error with a new processor key', async () => {
+    const ctx = customer();
+    const declined = await vault(ctx, '4000000000009995');
+    const key = randomUUID();
+    await expectAppError(authorize(ctx, declined, key), 'PAYMENT_DECLINED');
+    const attempts = processor.charges().length;
+    const replay = await expectAppError(authorize(ctx, declined, key), 'PAYMENT_DECLINED');
+    expect(replay.errors?.[0]?.code).toBe('INSUFFICIENT_FUNDS');
+    expect(processor.charges()).toHaveLength(attempts);
+
+    const flaky = await vault(ctx, '4000000000000119');
+    const flakyKey = randomUUID();
+    await expectAppError(authorize(ctx, flaky, flakyKey), 'PAYMENT_FAILED');
+    await expectAppError(authorize(ctx, flaky, flakyKey), 'PAYMENT_FAILED');
+    // Each try reached the processor under its own key: the key stayed usable.
+    expect(processor.charges()).toHaveLength(attempts + 2);
+  });
+});
+
+describe('capture, void and refund', () => {
+  it('captures, then refunds in parts up to the captured amount, once per refund key', async () => {
+    const ctx = customer();
+    const charge = await authorize(ctx, await vault(ctx), randomUUID(), 5_000);
+    const captured = await bus.request(
+      subjects.payments.capture,
+      { chargeId: charge.chargeId, amount: 4_000 },
+      ctx,
+    );
+    expect(captured).toMatchObject({ status: 'captured', capturedAmount: 4_000 });
+    const refundKey = randomUUID();
+    const refund = (amount: number, idempotencyKey = refundKey) =>
+      bus.request(
+        subjects.payments.refund,
+        { chargeId: charge.chargeId, amount, idempotencyKey },
+        ctx,
+      );
+    expect(await refund(1_500)).toMatchObject({
+      status: 'partially_refunded',
+      refundedAmount: 1_500,
+    });
+    expect(await refund(1_500)).toMatchObject({ refundedAmount: 1_500 });
+    await expectAppError(refund(3_000, randomUUID()), 'REQUEST_INVALID');
+    expect(await refund(2_500, randomUUID())).toMatchObject({
+      status: 'refunded',
+      refundedAmount: 4_000,
+    });
+    const atProcessor = processor
+      .charges()
+      .find((entry) => entry.status === 'refunded' && entry.amount === 5_000);
+    expect(atProcessor).toMatchObject({ capturedAmount: 4_000, refundedAmount: 4_000 });
+  });
+
+  it('voids an authorization (the store rejected the order); it can no longer be captured', async () => {
+    const ctx = customer();
+    const charge = await authorize(ctx, await vault(ctx));
+    expect(
+      await bus.request(subjects.payments.void, { chargeId: charge.chargeId }, ctx),
+    ).toMatchObject({
+      status: 'voided',
+    });
+    expect(
+      await bus.request(subjects.payments.void, { chargeId: charge.chargeId }, ctx),
+    ).toMatchObject({
+      status: 'voided',
+    });
+    await expectAppError(
+      bus.request(subjects.payments.capture, { chargeId: charge.chargeId }, ctx),
+      'CHARGE_STATE_INVALID',
+    );
+    await expectAppError(
+      bus.request(
+        subjects.payments.capture,
+        { chargeId: charge.chargeId },
+        { ...ctx, partnerId: randomUUID() },
+      ),
+      'CHARGE_NOT_FOUND',
+    );
+  });
+});
+
+/**
+ * Fail calls until the breaker opens: its window also holds the successful calls of earlier
+ * tests, so how many failures that takes varies; each must be a 503.
+ */
+async function failUntilOpen(ctx: RequestContext, paymentId: string, batch: number) {
+  for (let round = 0; round < 20 && service.breakerState() !== 'open'; round++) {
+    await Promise.all(
+      Array.from({ length: batch }, () =>
+        expectAppError(authorize(ctx, paymentId), 'PAYMENT_PROCESSOR_UNAVAILABLE'),
+      ),
+    );
+  }
+  expect(service.breakerState()).toBe('open');
+}
+
+const waitForHalfOpen = async () => {
+  for (let i = 0; i < 40 && service.breakerState() !== 'halfOpen'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, RESET_MS / 8));
+  }
+  expect(service.breakerState()).toBe('halfOpen');
+};
+
+describe('the processor behind a circuit breaker', () => {
+  it('never charges twice for one key across 50 retries while the processor times out', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx);
+    const key = randomUUID();
+    const timedOutBefore = await metric('pcp_payment_processor_calls_total', {
+      outcome: 'timed_out',
+    });
+    // The processor makes the charge, then answers after our timeout: the answer is lost…
+    processor.setFaults({ slowRate: 1, slowMs: TIMEOUT_MS * 2 });
+    await expectAppError(authorize(ctx, paymentId, key), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    // …and then stops answering at all while the caller retries the key.
+    processor.setFaults({ slowRate: 0, hangRate: 1 });
+    for (let attempt = 1; attempt < 50; attempt++) {
+      await expectAppError(authorize(ctx, paymentId, key), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    }
+    // Until the breaker opened, the retries reached the processor and timed out there.
+    const timedOut =
+      (await metric('pcp_payment_processor_calls_total', { outcome: 'timed_out' })) -
+      timedOutBefore;
+    expect(timedOut).toBeGreaterThanOrEqual(VOLUME);
+
+    processor.setFaults({ hangRate: 0 });
+    if (service.breakerState() === 'open') await waitForHalfOpen();
+    const healed = await authorize(ctx, paymentId, key);
+    expect(healed.status).toBe('authorized');
+    expect(chargesOf(healed.chargeId)).toHaveLength(1);
+  }, 30_000);
+
+  it('opens under processor faults, answers 503 at once while open, and closes after the processor heals', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx);
+    processor.setFaults({ errorRate: 1 });
+    await failUntilOpen(ctx, paymentId, VOLUME);
+
+    processor.setFaults({ errorRate: 0 });
+    const shortCircuitedBefore = await metric('pcp_payment_processor_calls_total', {
+      outcome: 'short_circuited',
+    });
+    const started = performance.now();
+    const error = await expectAppError(authorize(ctx, paymentId), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    expect(performance.now() - started).toBeLessThan(TIMEOUT_MS);
+    expect(error.retryAfterSeconds).toBe(Math.ceil(RESET_MS / 1000));
+    expect(await metric('pcp_payment_processor_calls_total', { outcome: 'short_circuited' })).toBe(
+      shortCircuitedBefore + 1,
+    );
+    expect(await metric('pcp_payment_processor_breaker_state', {})).toBe(2);
+
+    await waitForHalfOpen();
+    expect(await metric('pcp_payment_processor_breaker_state', {})).toBe(1);
+    expect((await authorize(ctx, paymentId)).status).toBe('authorized');
+    expect(service.breakerState()).toBe('closed');
+    expect(await metric('pcp_payment_processor_breaker_state', {})).toBe(0);
+  });
+
+  it('answers a hanging processor with 503 within its timeout, and opens when it keeps hanging', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx);
+    processor.setFaults({ hangRate: 1 });
+    const started = performance.now();
+    await expectAppError(authorize(ctx, paymentId), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    const took = performance.now() - started;
+    expect(took).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+    expect(took).toBeLessThan(TIMEOUT_MS + 1_000);
+    await failUntilOpen(ctx, paymentId, 10);
+  }, 30_000);
+
+  it('charges nothing for the card whose authorization never answers, and leaves the key usable', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx, '4000000000007775');
+    const key = randomUUID();
+    const before = processor.charges().length;
+    await expectAppError(authorize(ctx, paymentId, key), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    await expectAppError(authorize(ctx, paymentId, key), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    expect(processor.charges()).toHaveLength(before);
+  });
+
+  it('never opens on declines, however many', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx, '4000000000000002');
+    for (let i = 0; i < VOLUME * 4; i++) {
+      await expectAppError(authorize(ctx, paymentId), 'PAYMENT_DECLINED');
+    }
+    expect(service.breakerState()).toBe('closed');
+  });
+});

@@ -1,0 +1,180 @@
+import { LRUCache } from 'lru-cache';
+import { createHmac, randomBytes } from 'node:crypto';
+import { ApiError, invalidRequest } from './api-error.js';
+import type { AuthorizationBody, RefundBody, TokenBody, chargeStatuses } from './schemas.js';
+import { cardBehaviour, passesLuhn } from './test-cards.js';
+
+/** The state of a charge (an authorization and what followed it). */
+export type ChargeStatus = (typeof chargeStatuses)[number];
+
+/** One authorization attempt as the processor keeps it; declines count too. */
+export interface Charge {
+  readonly id: string;
+  readonly token: string;
+  readonly last4: string;
+  readonly amount: number;
+  readonly currency: string;
+  status: ChargeStatus;
+  readonly declineCode?: string;
+  capturedAmount: number;
+  refundedAmount: number;
+  readonly idempotencyKey: string;
+  readonly createdAt: string;
+}
+
+/** What executing a call produced: an answer to store, or a call that never answers. */
+export type Execution = { readonly status: number; readonly body: unknown } | 'hang';
+
+interface Card {
+  readonly number: string;
+  readonly cvc: string;
+  readonly expMonth: number;
+  readonly expYear: number;
+}
+
+const randomId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+const captured = new Set<ChargeStatus>(['captured', 'partially_refunded', 'refunded']);
+
+/** Tokens and charges in memory, each bounded by `maxRecords` (oldest dropped first). */
+export function createLedger(maxRecords: number) {
+  // Per simulator, so fingerprints link cards within one run and mean nothing outside it.
+  const fingerprintSecret = randomBytes(32);
+  const cards = new LRUCache<string, Card>({ max: maxRecords });
+  // A Map keeps insertion order: the listing is oldest first and eviction drops the oldest.
+  const charges = new Map<string, Charge>();
+
+  function findCharge(id: string): Charge {
+    const charge = charges.get(id);
+    if (!charge) {
+      throw invalidRequest(404, 'authorization_not_found', 'No such authorization');
+    }
+    return charge;
+  }
+
+  function record(charge: Charge): void {
+    charges.set(charge.id, charge);
+    if (charges.size > maxRecords) {
+      const oldest = charges.keys().next();
+      if (!oldest.done) charges.delete(oldest.value);
+    }
+  }
+
+  const captureView = (charge: Charge) => ({
+    id: charge.id,
+    status: charge.status,
+    amount: charge.amount,
+    capturedAmount: charge.capturedAmount,
+    currency: charge.currency,
+  });
+
+  return {
+    tokenize(input: TokenBody): Execution {
+      if (!passesLuhn(input.number)) {
+        throw new ApiError(400, 'card_error', 'invalid_number', 'The card number is not valid');
+      }
+      const token = randomId('tok');
+      const { number, cvc, expMonth, expYear } = input;
+      cards.set(token, { number, cvc, expMonth, expYear });
+      const fingerprint = createHmac('sha256', fingerprintSecret)
+        .update(number)
+        .digest('hex')
+        .slice(0, 32);
+      return {
+        status: 201,
+        body: { token, last4: number.slice(-4), expMonth, expYear, fingerprint },
+      };
+    },
+
+    authorize(input: AuthorizationBody, idempotencyKey: string): Execution {
+      const card = cards.get(input.token);
+      if (!card) {
+        throw invalidRequest(404, 'token_not_found', 'No such token');
+      }
+      const behaviour = cardBehaviour(card.number);
+      if (behaviour.kind === 'hang') return 'hang';
+      const charge: Charge = {
+        id: randomId('auth'),
+        token: input.token,
+        last4: card.number.slice(-4),
+        amount: input.amount,
+        currency: input.currency,
+        status: behaviour.kind === 'decline' ? 'declined' : 'authorized',
+        ...(behaviour.kind === 'decline' ? { declineCode: behaviour.code } : {}),
+        capturedAmount: 0,
+        refundedAmount: 0,
+        idempotencyKey,
+        createdAt: new Date().toISOString(),
+      };
+      record(charge);
+      if (behaviour.kind === 'decline') {
+        const error = new ApiError(402, 'card_error', behaviour.code, 'The card was declined', {
+          authorization: { id: charge.id, status: 'declined' },
+        });
+        return { status: 402, body: error.body() };
+      }
+      const { id, status, amount, currency, token, createdAt } = charge;
+      return { status: 201, body: { id, status, amount, currency, token, createdAt } };
+    },
+
+    capture(id: string, amount: number | undefined): Execution {
+      const charge = findCharge(id);
+      if (captured.has(charge.status)) return { status: 200, body: captureView(charge) };
+      if (charge.status !== 'authorized') {
+        throw invalidRequest(409, 'authorization_not_capturable', `It is ${charge.status}`);
+      }
+      if (amount !== undefined && amount > charge.amount) {
+        throw invalidRequest(400, 'amount_too_large', 'More than authorized');
+      }
+      charge.status = 'captured';
+      charge.capturedAmount = amount ?? charge.amount;
+      return { status: 200, body: captureView(charge) };
+    },
+
+    void(id: string): Execution {
+      const charge = findCharge(id);
+      if (captured.has(charge.status)) {
+        throw invalidRequest(409, 'authorization_captured', 'It is captured; refund it');
+      }
+      if (charge.status === 'declined') {
+        throw invalidRequest(409, 'authorization_not_voidable', 'It was declined');
+      }
+      charge.status = 'voided';
+      const { status, amount, currency } = charge;
+      return { status: 200, body: { id, status, amount, currency } };
+    },
+
+    refund(input: RefundBody): Execution {
+      const charge = findCharge(input.authorization);
+      if (!captured.has(charge.status)) {
+        throw invalidRequest(409, 'authorization_not_captured', `It is ${charge.status}`);
+      }
+      if (input.amount > charge.capturedAmount - charge.refundedAmount) {
+        throw invalidRequest(400, 'amount_too_large', 'More than is left to refund');
+      }
+      charge.refundedAmount += input.amount;
+      charge.status =
+        charge.refundedAmount === charge.capturedAmount ? 'refunded' : 'partially_refunded';
+      return {
+        status: 201,
+        body: {
+          id: randomId('re'),
+          authorization: charge.id,
+          amount: input.amount,
+          status: 'succeeded',
+          createdAt: new Date().toISOString(),
+        },
+      };
+    },
+
+    /** Copies of the charges, oldest first, optionally only those in `statuses`. */
+    list(statuses?: readonly ChargeStatus[]): Charge[] {
+      const all = [...charges.values()];
+      const kept = statuses ? all.filter((charge) => statuses.includes(charge.status)) : all;
+      return kept.map((charge) => ({ ...charge }));
+    },
+
+    clear: () => charges.clear(),
+  };
+}
+
+export type Ledger = ReturnType<typeof createLedger>;

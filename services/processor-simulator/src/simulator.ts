@@ -1,0 +1,86 @@
+import { faultChangeSchema, noFaults, type Faults } from './faults.js';
+import { createIdempotencyStore } from './idempotency.js';
+import { createLedger, type Charge } from './ledger.js';
+import { parse, buildApp } from './routes.js';
+
+export type { Faults } from './faults.js';
+export type { Charge, ChargeStatus } from './ledger.js';
+export { testCards } from './test-cards.js';
+
+/** Options of {@link createProcessorSimulator}. */
+export interface ProcessorSimulatorOptions {
+  /** The Bearer key `/v1` calls must send; default `sk_test_simulator`. */
+  readonly apiKey?: string;
+  /** Faults from the start (each defaults to 0). */
+  readonly faults?: Partial<Faults>;
+  /** Most charges, tokens and idempotency records kept; default 200 000. */
+  readonly maxRecords?: number;
+}
+
+/** A running (or ready to run) card-processor simulator. */
+export interface ProcessorSimulator {
+  /** Listen (port 0 and 127.0.0.1 by default); resolves to the base URL. */
+  listen(options?: { port?: number; host?: string }): Promise<string>;
+  /** Stop listening and end every request still open, hanging ones included. */
+  close(): Promise<void>;
+  faults(): Faults;
+  /** Merge a (validated) change into the faults; returns the result. */
+  setFaults(change: Partial<Faults>): Faults;
+  /** Forget charges and idempotency records; faults back to zero. */
+  reset(): void;
+  /** The charges, oldest first. */
+  charges(): Charge[];
+}
+
+/**
+ * An in-memory, Stripe-like card processor over HTTP: tokens, authorizations, captures,
+ * voids, refunds, idempotency keys, scripted test cards and injectable faults.
+ */
+export function createProcessorSimulator(
+  options: ProcessorSimulatorOptions = {},
+): ProcessorSimulator {
+  const maxRecords = options.maxRecords ?? 200_000;
+  const ledger = createLedger(maxRecords);
+  const idempotency = createIdempotencyStore(maxRecords);
+  const closing = new AbortController();
+  let faults: Faults = noFaults;
+
+  const setFaults = (change: Partial<Faults>): Faults => {
+    faults = Object.freeze({ ...faults, ...parse(faultChangeSchema, change) });
+    return faults;
+  };
+  const reset = () => {
+    ledger.clear();
+    idempotency.clear();
+    faults = noFaults;
+  };
+  setFaults(options.faults ?? {});
+
+  const app = buildApp({
+    apiKey: options.apiKey ?? 'sk_test_simulator',
+    ledger,
+    idempotency,
+    faults: () => faults,
+    setFaults,
+    reset,
+    closing: closing.signal,
+  });
+
+  return {
+    listen: ({ port = 0, host = '127.0.0.1' } = {}) =>
+      app.listen({ port, host }).then(() => {
+        const address = app.server.address();
+        if (address === null || typeof address === 'string') return String(address);
+        const hostname = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+        return `http://${hostname}:${address.port}`;
+      }),
+    close: async () => {
+      closing.abort();
+      await app.close();
+    },
+    faults: () => faults,
+    setFaults,
+    reset,
+    charges: () => ledger.list(),
+  };
+}
