@@ -2,6 +2,7 @@
 # One image for every service; the command picks the service, e.g.
 #   node services/stores/dist/main.js          (worker)
 #   node services/gateway/dist/main.js migrate (migrations, then exit)
+#   node services/processor-simulator/dist/main.js (card-processor simulator, local only)
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
@@ -14,6 +15,7 @@ COPY services/stores/package.json services/stores/
 COPY services/catalog/package.json services/catalog/
 COPY services/ordering/package.json services/ordering/
 COPY services/payments/package.json services/payments/
+COPY services/processor-simulator/package.json services/processor-simulator/
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages/ packages/
@@ -43,6 +45,9 @@ COPY --from=build /app/services/ordering/package.json services/ordering/
 COPY --from=build /app/services/ordering/dist/ services/ordering/dist/
 COPY --from=build /app/services/payments/package.json services/payments/
 COPY --from=build /app/services/payments/dist/ services/payments/dist/
+# The card-processor simulator (local stacks and tests; production calls the real processor).
+COPY --from=build /app/services/processor-simulator/package.json services/processor-simulator/
+COPY --from=build /app/services/processor-simulator/dist/ services/processor-simulator/dist/
 USER 10001:10001
 EXPOSE 8080
 CMD ["node", "services/gateway/dist/main.js"]

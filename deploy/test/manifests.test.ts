@@ -39,6 +39,15 @@ const OPS_PORTS: Record<string, number> = {
   ordering: 9103,
   payments: 9104,
 };
+/** Deployments an overlay adds to the services: the local card-processor simulator. */
+const EXTRA: Record<string, readonly string[]> = {
+  base: [],
+  local: ['processor-simulator'],
+  production: [],
+};
+const SIMULATOR_PORT = 4010;
+/** Only payments may read the card processor's endpoint and key. */
+const PROCESSOR_SECRET = 'pcp-payment-processor';
 const IMAGE = 'ghcr.io/example/pcp';
 const WORKLOAD_KINDS = new Set(['Deployment', 'Job']);
 
@@ -672,18 +681,28 @@ describe('kustomizations', () => {
     expect(unused).toEqual(['base/secret.example.yaml']);
   });
 
-  it('the Secret example names the Secret and keys the workloads read', () => {
-    const [secret] = loadDocs(join(BASE, 'secret.example.yaml'));
-    expect(secret).toMatchObject({
-      kind: 'Secret',
-      metadata: { name: 'pcp-connections', namespace: 'pcp' },
+  it('the Secret example names the Secrets and keys the workloads read', () => {
+    const secrets = loadDocs(join(BASE, 'secret.example.yaml'));
+    const keys = Object.fromEntries(
+      secrets.map((secret) => {
+        expect(secret).toMatchObject({ kind: 'Secret', metadata: { namespace: 'pcp' } });
+        expect(() => new Secret(secret).validate()).not.toThrow();
+        return [secret.metadata.name, Object.keys(secret.stringData).sort()];
+      }),
+    );
+    expect(keys).toEqual({
+      'pcp-connections': ['DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+      [PROCESSOR_SECRET]: ['PAYMENT_PROCESSOR_API_KEY', 'PAYMENT_PROCESSOR_URL'],
     });
-    expect(Object.keys(secret!.stringData).sort()).toEqual([
-      'DATABASE_URL',
-      'NATS_URL',
-      'REDIS_URL',
-    ]);
-    expect(() => new Secret(secret).validate()).not.toThrow();
+    // Every Secret a rendered workload reads is described by the example.
+    const referenced = new Set(
+      Object.values(RENDERED)
+        .flat()
+        .flatMap(containersOf)
+        .flatMap((c) => (c.envFrom as Doc[] | undefined) ?? [])
+        .flatMap((source) => (source.secretRef ? [source.secretRef.name as string] : [])),
+    );
+    expect([...referenced].sort()).toEqual(Object.keys(keys).sort());
   });
 });
 
@@ -691,10 +710,13 @@ describe.each(Object.keys(RENDERED))('rendered %s', (name) => {
   const docs = RENDERED[name]!;
   const deployments = docs.filter((d) => d.kind === 'Deployment');
   const workloads = docs.filter((d) => WORKLOAD_KINDS.has(d.kind));
+  const extra = EXTRA[name]!;
+  const isService = (doc: Doc) => (SERVICES as readonly string[]).includes(doc.metadata.name);
+  const serviceDeployments = deployments.filter(isService);
 
   it('has one Deployment, Service and ServiceAccount per service, the Job, ConfigMap and Namespace', () => {
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([...SERVICES].sort());
-    for (const service of SERVICES) {
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([...SERVICES, ...extra].sort());
+    for (const service of [...SERVICES, ...extra]) {
       find(docs, 'Service', service);
       find(docs, 'ServiceAccount', service);
     }
@@ -748,16 +770,34 @@ describe.each(Object.keys(RENDERED))('rendered %s', (name) => {
           capabilities: { drop: ['ALL'] },
           seccompProfile: { type: 'RuntimeDefault' },
         });
+        if (extra.includes(doc.metadata.name)) {
+          // The simulator needs neither the shared configuration nor any credential.
+          expect(container.envFrom, where).toBeUndefined();
+          continue;
+        }
         expect(container.envFrom, where).toEqual([
           { configMapRef: { name: 'pcp-config' } },
           { secretRef: { name: 'pcp-connections' } },
+          ...(doc.kind === 'Deployment' && doc.metadata.name === 'payments'
+            ? [{ secretRef: { name: PROCESSOR_SECRET } }]
+            : []),
         ]);
       }
     }
   });
 
+  it('only the payments Deployment references the card processor Secret', () => {
+    const references = (doc: Doc) => JSON.stringify(doc).includes(PROCESSOR_SECRET);
+    expect(docs.filter(references).map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      'Deployment/payments',
+    ]);
+    const [payments] = find(docs, 'Deployment', 'payments').spec.template.spec.containers;
+    expect(payments.envFrom).toContainEqual({ secretRef: { name: PROCESSOR_SECRET } });
+  });
+
   it('every Deployment runs its service with probes, MIGRATE_ON_START=false and a grace period', () => {
-    for (const doc of deployments) {
+    expect(serviceDeployments).toHaveLength(SERVICES.length);
+    for (const doc of serviceDeployments) {
       const service = doc.metadata.name as string;
       const pod = podSpecOf(doc)!;
       expect(pod.initContainers).toBeUndefined();
@@ -850,7 +890,7 @@ describe.each(Object.keys(RENDERED))('rendered %s', (name) => {
     }
   });
 
-  it('the migration Job runs the gateway, stores and catalog migrations once, in order', () => {
+  it('the migration Job runs the gateway, stores, catalog and payments migrations once, in order', () => {
     const job = find(docs, 'Job', 'pcp-migrate');
     const pod = podSpecOf(job)!;
     expect(pod.restartPolicy).toBe('Never');
@@ -858,7 +898,10 @@ describe.each(Object.keys(RENDERED))('rendered %s', (name) => {
       ['node', 'services/gateway/dist/main.js', 'migrate'],
       ['node', 'services/stores/dist/main.js', 'migrate'],
       ['node', 'services/catalog/dist/main.js', 'migrate'],
+      ['node', 'services/payments/dist/main.js', 'migrate'],
     ]);
+    // Init containers run one at a time; the last one is the Job's container.
+    expect((pod.containers as Doc[]).map((c) => c.name)).toEqual(['migrate-payments']);
     expect(job.spec.backoffLimit).toBeGreaterThanOrEqual(0);
     expect(job.spec.activeDeadlineSeconds).toBeGreaterThan(0);
   });
@@ -883,9 +926,57 @@ describe('overlays', () => {
       catalog: 1,
       ordering: 1,
       payments: 1,
+      'processor-simulator': 1,
     });
     expect(find(RENDERED.local!, 'ConfigMap', 'pcp-config').data.LOG_LEVEL).toBe('debug');
     expect(images(RENDERED.local!)).toEqual(new Set([`${IMAGE}:dev`]));
+  });
+
+  it('local: the processor simulator listens on all interfaces, with probes on its /health', () => {
+    const docs = RENDERED.local!;
+    const doc = find(docs, 'Deployment', 'processor-simulator');
+    const pod = podSpecOf(doc)!;
+    expect(doc.spec.replicas).toBe(1);
+    expect(pod.initContainers).toBeUndefined();
+    expect(pod.containers).toHaveLength(1);
+    const [container] = pod.containers as Doc[];
+    expect(container!.command).toEqual(['node', 'services/processor-simulator/dist/main.js']);
+    const env = Object.fromEntries((container!.env as Doc[]).map((e) => [e.name, e.value]));
+    // No database, no MIGRATE_ON_START, no ops port: only its own settings.
+    expect(env).toEqual({
+      HOST: '0.0.0.0',
+      PORT: String(SIMULATOR_PORT),
+      PROCESSOR_API_KEY: 'sk_test_simulator',
+    });
+    expect(container!.ports).toEqual([
+      { name: 'http', containerPort: SIMULATOR_PORT, protocol: 'TCP' },
+    ]);
+    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+      expect(container![probe]?.httpGet, probe).toEqual({ path: '/health', port: 'http' });
+    }
+    expect(pod.terminationGracePeriodSeconds).toBe(30);
+    expect(pod.serviceAccountName).toBe('processor-simulator');
+    expect(find(docs, 'ServiceAccount', 'processor-simulator').automountServiceAccountToken).toBe(
+      false,
+    );
+    // payments reaches it as http://processor-simulator:4010 (deploy/k8s/README.md).
+    const service = find(docs, 'Service', 'processor-simulator');
+    expect(service.spec.type).toBe('ClusterIP');
+    expect(service.spec.ports).toEqual([
+      { name: 'http', port: SIMULATOR_PORT, targetPort: 'http', protocol: 'TCP' },
+    ]);
+  });
+
+  it('base and production have no processor simulator (production calls the real processor)', () => {
+    for (const name of ['base', 'production']) {
+      const mentions = RENDERED[name]!.filter((doc) =>
+        JSON.stringify(doc).includes('processor-simulator'),
+      );
+      expect(
+        mentions.map((d) => `${d.kind}/${d.metadata.name}`),
+        name,
+      ).toEqual([]);
+    }
   });
 
   it('catalog and ordering: memory limits cover the budgets their configuration sets', () => {
@@ -1032,8 +1123,34 @@ describe('docker-compose.yml', () => {
       });
     }
     expect(services.migrate!.command.join(' ')).toMatch(
-      /services\/gateway\/dist\/main\.js migrate.*services\/stores\/dist\/main\.js migrate.*services\/catalog\/dist\/main\.js migrate/,
+      /services\/gateway\/dist\/main\.js migrate.*services\/stores\/dist\/main\.js migrate.*services\/catalog\/dist\/main\.js migrate.*services\/payments\/dist\/main\.js migrate/,
     );
+  });
+
+  it('runs the processor simulator for payments, and gives only payments its key', () => {
+    const simulator = services['processor-simulator']!;
+    expect(simulator.image).toBe(services.migrate!.image);
+    expect(simulator.command).toEqual(['node', 'services/processor-simulator/dist/main.js']);
+    expect(simulator.environment).toEqual({
+      HOST: '0.0.0.0',
+      PORT: String(SIMULATOR_PORT),
+      PROCESSOR_API_KEY: 'sk_test_simulator',
+    });
+    expect(simulator.healthcheck.test.join(' ')).toContain(
+      `http://127.0.0.1:${SIMULATOR_PORT}/health`,
+    );
+    expect(simulator.ports).toBeUndefined();
+    expect(services.payments!.environment).toMatchObject({
+      PAYMENT_PROCESSOR_URL: `http://processor-simulator:${SIMULATOR_PORT}`,
+      PAYMENT_PROCESSOR_API_KEY: simulator.environment.PROCESSOR_API_KEY,
+    });
+    expect(services.payments!.depends_on['processor-simulator']).toEqual({
+      condition: 'service_healthy',
+    });
+    const withKey = Object.entries(services)
+      .filter(([, service]) => service.environment?.PAYMENT_PROCESSOR_API_KEY !== undefined)
+      .map(([name]) => name);
+    expect(withKey).toEqual(['payments']);
   });
 
   it('runs every service from the one image with a health check on its own port', () => {
