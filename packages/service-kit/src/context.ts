@@ -14,7 +14,7 @@ export interface RequestContext {
   readonly partnerId?: string;
   readonly partnerKind?: PartnerKind;
   readonly endUserId?: string;
-  /** The partner's allowed payment types; absent when the caller is not a partner. */
+  /** The partner's allowed payment types; absent when it may take none (or is no partner). */
   readonly paymentTypes?: readonly PaymentType[];
   /** W3C trace context of the incoming request, forwarded when no tracer is active. */
   readonly traceparent?: string;
@@ -37,7 +37,7 @@ export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext
     partnerId: get(contextHeaders.partnerId),
     partnerKind: kind.success ? kind.data : undefined,
     endUserId: get(contextHeaders.endUserId),
-    paymentTypes: readPaymentTypes(headers?.get(contextHeaders.paymentTypes)),
+    paymentTypes: readPaymentTypes(get(contextHeaders.paymentTypes)),
     // Kept for the handler's own requests, which forward them when no tracer is active.
     traceparent: get(contextHeaders.traceparent),
     tracestate: get(contextHeaders.tracestate),
@@ -52,7 +52,7 @@ export function requirePartner(ctx: RequestContext, kind: PartnerKind): string {
   return ctx.partnerId;
 }
 
-/** `CARD,PAY_AT_STORE` → the known types in it; a header that is absent stays absent. */
+/** `CARD,PAY_AT_STORE` → the known types in it; an absent or empty header stays absent. */
 function readPaymentTypes(value: string | undefined): PaymentType[] | undefined {
   if (value === undefined) return undefined;
   return value.split(',').flatMap((part) => {

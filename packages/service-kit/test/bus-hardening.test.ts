@@ -362,6 +362,7 @@ describe('replies larger than one NATS message', () => {
       partnerId: randomUUID(),
       partnerKind: 'commerce',
       endUserId: 'user-9',
+      paymentTypes: ['CARD', 'PAY_AT_STORE'],
       traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       tracestate: 'pcp=1',
     };

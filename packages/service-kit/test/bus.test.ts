@@ -122,6 +122,18 @@ describe('request/reply over NATS', () => {
     const handlerContext = seen.find((entry) => entry.requestId === context.requestId);
     expect(handlerContext?.partnerId).toBeUndefined();
     expect(handlerContext?.partnerKind).toBeUndefined();
+    expect(handlerContext?.paymentTypes).toBeUndefined();
+  });
+
+  it('carries the partner’s payment types (none arrives as absent) and drops unknown ones', async () => {
+    const types = async (paymentTypes: string[]) => {
+      const context = ctx({ paymentTypes: paymentTypes as RequestContext['paymentTypes'] });
+      await client.request(echo, { n: 2 }, context);
+      return seen.find((entry) => entry.requestId === context.requestId)?.paymentTypes;
+    };
+    expect(await types(['CARD', 'PAY_AT_STORE'])).toEqual(['CARD', 'PAY_AT_STORE']);
+    expect(await types([])).toBeUndefined();
+    expect(await types(['CARD', 'BITCOIN'])).toEqual(['CARD']);
   });
 
   it('answers the service health subject', async () => {

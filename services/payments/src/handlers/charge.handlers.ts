@@ -23,17 +23,14 @@ import {
 import type { CardRow, ChargeRow, PaymentsDatabase } from '../db/payments.table.js';
 import { isExpired } from '../domain/card-rules.js';
 import { declineError, isFinalDecline } from '../domain/declines.js';
-import {
-  ProcessorRejectedError,
-  type DeclineReason,
-  type PaymentProcessor,
-} from '../processor/payment-processor.js';
+import type { GuardedPaymentProcessor } from '../processor/guarded-payment-processor.js';
+import { ProcessorRejectedError, type DeclineReason } from '../processor/payment-processor.js';
 import { paymentTokenInvalid } from './card.handlers.js';
 import { processorFailure } from './processor-errors.js';
 
 export interface ChargeHandlerDeps {
   readonly db: Kysely<PaymentsDatabase>;
-  readonly processor: PaymentProcessor;
+  readonly processor: GuardedPaymentProcessor;
   readonly clock: () => Date;
   readonly logger: Logger;
   readonly retryAfterSeconds: () => number;
@@ -160,6 +157,9 @@ export function chargeHandlers(deps: ChargeHandlerDeps): HandlerBinding[] {
       if (row?.status === 'declined') throw declinedError(row);
       if (row && row.status !== 'authorizing') return toCharge(row, card);
       if (card.deleted_at) throw paymentTokenInvalid();
+      // Shed load before recording an attempt the processor cannot take now.
+      const open = processor.refuseWhileOpen('authorize');
+      if (open) throw unavailable(open);
       row ??= await insertCharge(db, {
         charge_id: randomUUID(),
         partner_id: partnerId,

@@ -25,6 +25,16 @@ export interface BreakerOptions {
 
 export type BreakerState = 'closed' | 'open' | 'halfOpen';
 
+export interface GuardedPaymentProcessor extends PaymentProcessor {
+  state(): BreakerState;
+  /**
+   * While the breaker is open: the error a call would fail with (counted as short-circuited),
+   * so a caller can refuse before doing work of its own (recording an attempt) for nothing.
+   */
+  refuseWhileOpen(operation: Operation): ProcessorUnavailableError | undefined;
+  shutdown(): void;
+}
+
 const stateValues: Record<BreakerState, number> = { closed: 0, halfOpen: 1, open: 2 };
 
 type Operation = keyof PaymentProcessor;
@@ -44,7 +54,7 @@ type Action = (
 export function guardPaymentProcessor(
   processor: PaymentProcessor,
   options: BreakerOptions & { logger: Logger; registry: Registry },
-): PaymentProcessor & { state(): BreakerState; shutdown(): void } {
+): GuardedPaymentProcessor {
   const metrics = {
     state: new Gauge({
       name: 'pcp_payment_processor_breaker_state',
@@ -123,6 +133,11 @@ export function guardPaymentProcessor(
     }
   }
 
+  function shortCircuited(operation: Operation, cause?: unknown): ProcessorUnavailableError {
+    metrics.calls.inc({ operation, outcome: 'short_circuited' });
+    return new ProcessorUnavailableError('The payment processor breaker is open', { cause });
+  }
+
   function settleFailure(operation: Operation, error: unknown, stopTimer: () => void): Error {
     const code = (error as { code?: unknown } | null)?.code;
     if (error instanceof ProcessorRejectedError) {
@@ -135,12 +150,7 @@ export function guardPaymentProcessor(
       metrics.calls.inc({ operation, outcome: error.fault ? 'failed' : 'busy' });
       return error;
     }
-    if (code === 'EOPENBREAKER') {
-      metrics.calls.inc({ operation, outcome: 'short_circuited' });
-      return new ProcessorUnavailableError('The payment processor breaker is open', {
-        cause: error,
-      });
-    }
+    if (code === 'EOPENBREAKER') return shortCircuited(operation, error);
     if (code === 'ETIMEDOUT') {
       stopTimer();
       metrics.calls.inc({ operation, outcome: 'timed_out' });
@@ -168,6 +178,7 @@ export function guardPaymentProcessor(
     void: (request, call) => guarded('void', call, (c) => processor.void(request, c)),
     refund: (request, call) => guarded('refund', call, (c) => processor.refund(request, c)),
     state,
+    refuseWhileOpen: (operation) => (breaker.opened ? shortCircuited(operation) : undefined),
     shutdown: () => breaker.shutdown(),
   };
 }
