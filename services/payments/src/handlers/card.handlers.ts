@@ -23,12 +23,9 @@ export interface CardHandlerDeps {
   readonly retryAfterSeconds: () => number;
 }
 
-/** Who owns the cards of a request: a distribution partner's end user who may pay by card. */
+/** Who owns the cards of a request: a distribution partner's end user. */
 function cardOwner(ctx: RequestContext): { partnerId: string; endUserId: string } {
-  const partnerId = requirePartner(ctx, 'distribution');
-  const endUserId = requireEndUser(ctx);
-  requirePaymentType(ctx, 'CARD');
-  return { partnerId, endUserId };
+  return { partnerId: requirePartner(ctx, 'distribution'), endUserId: requireEndUser(ctx) };
 }
 
 export function paymentTokenInvalid(): AppError {
@@ -54,6 +51,9 @@ export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
   return [
     handle(subjects.payments.vaultCard, async (input, ctx) => {
       const owner = cardOwner(ctx);
+      // Listing and deleting stay open to a partner that lost CARD: end users can still
+      // see and remove what was stored for them.
+      requirePaymentType(ctx, 'CARD');
       const checked = checkCard(input, deps.clock());
       if (!checked.ok) {
         throw new AppError('CARD_INVALID', 'The card is not valid', { errors: checked.errors });

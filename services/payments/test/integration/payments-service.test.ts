@@ -15,6 +15,7 @@ import {
   createTestEnvironment,
   type TestEnvironment,
 } from '../../../../test-support/environment.js';
+import { capturingLogger } from '../../../../test-support/capturing-logger.js';
 import { expectAppError } from '../../../../test-support/fixtures.js';
 import {
   createPaymentsService,
@@ -32,6 +33,9 @@ let db: Kysely<PaymentsDatabase>;
 let processor: ProcessorSimulator;
 let service: ReturnType<typeof createPaymentsService>;
 let registry: ServiceMetrics['registry'];
+const logged = capturingLogger();
+const breakerLog = () =>
+  logged.lines.filter((line) => line.breaker === 'payment-processor').map((line) => line.state);
 let bus: BusClient;
 let now = new Date('2026-11-23T10:00:00Z');
 
@@ -89,7 +93,7 @@ beforeAll(async () => {
   registry = metrics.registry;
   service = createPaymentsService({
     nc: env.nc,
-    logger: env.logger,
+    logger: logged.logger,
     metrics,
     subjectPrefix: env.prefix,
     requestTimeoutMs: 5_000,
@@ -321,6 +325,7 @@ describe('the processor behind a circuit breaker', () => {
   it('opens under processor faults, answers 503 at once while open, and closes after the processor heals', async () => {
     const ctx = customer();
     const paymentId = await vault(ctx);
+    const logsBefore = breakerLog().length;
     processor.setFaults({ errorRate: 1 });
     await failUntilOpen(ctx, paymentId, VOLUME);
 
@@ -342,6 +347,9 @@ describe('the processor behind a circuit breaker', () => {
     expect((await authorize(ctx, paymentId)).status).toBe('authorized');
     expect(service.breakerState()).toBe('closed');
     expect(await metric('pcp_payment_processor_breaker_state', {})).toBe(0);
+    // Every change was logged, the opening as a warning.
+    expect(breakerLog().slice(logsBefore)).toEqual(['open', 'halfOpen', 'closed']);
+    expect(logged.lines.find((line) => line.state === 'open')?.level).toBe(40);
   });
 
   it('answers a hanging processor with 503 within its timeout, and opens when it keeps hanging', async () => {
