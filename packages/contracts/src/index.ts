@@ -9,3 +9,4 @@ export * from './subjects.js';
 export * from './catalog.js';
 export * from './cart.js';
 export * from './payments.js';
+export * from './orders.js';

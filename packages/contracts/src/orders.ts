@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { cartInput } from './cart.js';
+import { dateTime, guid, moneyAmount, paymentType } from './common.js';
+import { postalAddress } from './stores.js';
+
+/** Free-text limits of the spec's Limits table. */
+export const orderLimits = { userAgentMaxLength: 512, instructionsMaxLength: 500 } as const;
+
+/**
+ * The end customer's context. Only the shape is checked here: its rules (present, not
+ * blank, a public address, a user agent of at most 512 characters) answer the spec's
+ * CLIENT_* codes, not REQUEST_INVALID, so they are the ordering service's.
+ */
+export const orderClient = z.object({
+  ip: z.string().max(100).optional(),
+  userAgent: z.string().max(10_000).optional(),
+});
+export type OrderClient = z.infer<typeof orderClient>;
+
+const scheduling = {
+  scheduleType: z.enum(['ASAP', 'SCHEDULED']),
+  /** Required when SCHEDULED (and in the future); null or absent when ASAP. */
+  scheduledTime: dateTime.nullable().optional(),
+};
+
+/** A delivery address: a saved one of the end user (contract §7), or inline fields. */
+export const orderAddressInput = z.union([
+  z.object({ addressId: guid }),
+  postalAddress.extend({ country: postalAddress.shape.country.default('US') }),
+]);
+
+export const fulfillmentInput = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('PICKUP'), ...scheduling }),
+  z.object({
+    mode: z.literal('DELIVERY_BY_MERCHANT'),
+    ...scheduling,
+    address: orderAddressInput,
+    deliveryType: z.enum(['DOOR_TO_DOOR', 'LEAVE_AT_DOOR']),
+    /** At most 500 characters: longer is a business problem at its pointer, not a 400. */
+    instructions: z.string().max(10_000).nullable().optional(),
+  }),
+]);
+export type FulfillmentInput = z.infer<typeof fulfillmentInput>;
+
+export const orderCustomer = z.object({
+  firstName: z.string().trim().min(1).max(100),
+  lastName: z.string().trim().min(1).max(100),
+  phone: z.string().regex(/^\+[1-9]\d{6,14}$/, 'Expected an E.164 phone number'),
+  email: z.email().max(254),
+});
+
+/** The body of validate and place (contract §7). */
+export const orderRequest = z.object({
+  cart: cartInput,
+  fulfillment: fulfillmentInput,
+  /** Absent is CLIENT_CONTEXT_REQUIRED (a 400 of its own), so not required here. */
+  client: orderClient.nullable().optional(),
+  customer: orderCustomer.optional(),
+  paymentId: guid.optional(),
+  paymentType: paymentType.default('CARD'),
+  tip: moneyAmount.default(0),
+  specialInstructions: z.string().max(10_000).nullable().optional(),
+  /** The total the customer saw: required on place, compared with the recomputed one. */
+  amounts: z.object({ total: moneyAmount }).optional(),
+});
+export type OrderRequest = z.infer<typeof orderRequest>;
+
+/** The computed price breakdown, in major units of `currency` (contract §7). */
+export const orderAmounts = z.object({
+  currency: z.string(),
+  subTotal: z.number(),
+  fees: z.number(),
+  feesBreakdown: z.array(z.object({ type: z.literal('DELIVERY'), amount: z.number() })),
+  promotions: z.number(),
+  taxes: z.number(),
+  taxesBreakdown: z.array(
+    z.object({ type: z.literal('SALES_TAX'), rate: z.number(), amount: z.number() }),
+  ),
+  adjustments: z.number(),
+  tip: z.number(),
+  total: z.number(),
+});
+export type OrderAmounts = z.infer<typeof orderAmounts>;
