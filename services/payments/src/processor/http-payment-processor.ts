@@ -193,7 +193,9 @@ export function createHttpPaymentProcessor(
       return { refundId: field(body, 'id') };
     },
 
-    close: () => agent.close(),
+    // Called once the service stopped taking requests and gave those in flight their time:
+    // a call still waiting on the processor is aborted rather than holding shutdown up.
+    close: () => agent.destroy(),
   };
 }
 

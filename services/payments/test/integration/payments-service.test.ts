@@ -31,6 +31,7 @@ const VOLUME = 5;
 let env: TestEnvironment;
 let db: Kysely<PaymentsDatabase>;
 let processor: ProcessorSimulator;
+let processorUrl: string;
 let service: ReturnType<typeof createPaymentsService>;
 let registry: ServiceMetrics['registry'];
 const logged = capturingLogger();
@@ -89,6 +90,7 @@ beforeAll(async () => {
   });
   processor = createProcessorSimulator();
   const url = await processor.listen();
+  processorUrl = url;
   const metrics = env.newMetrics('payments');
   registry = metrics.registry;
   service = createPaymentsService({
@@ -381,5 +383,44 @@ describe('the processor behind a circuit breaker', () => {
       await expectAppError(authorize(ctx, paymentId), 'PAYMENT_DECLINED');
     }
     expect(service.breakerState()).toBe('closed');
+  });
+});
+
+describe('shutdown', () => {
+  it('does not wait out a processor that hangs: the call in flight is aborted and answered', async () => {
+    const other = createPaymentsService({
+      nc: env.nc,
+      logger: env.logger,
+      metrics: env.newMetrics('payments'),
+      subjectPrefix: `${env.prefix}_stopping`,
+      requestTimeoutMs: 5_000,
+      db,
+      config: loadConfig(paymentsEnvSchema, {
+        PAYMENT_PROCESSOR_URL: processorUrl,
+        PAYMENT_PROCESSOR_TIMEOUT_MS: '30000',
+      }),
+    });
+    await other.start();
+    const otherBus = createBusClient(env.nc, {
+      prefix: `${env.prefix}_stopping`,
+      timeoutMs: 5_000,
+      logger: env.logger,
+    });
+    const ctx = customer();
+    const { card: vaulted } = await otherBus.request(
+      subjects.payments.vaultCard,
+      card('4000000000007775'),
+      ctx,
+    );
+    const pending = otherBus.request(
+      subjects.payments.authorize,
+      { paymentId: vaulted.paymentId, amount: 100, currency: 'USD', idempotencyKey: randomUUID() },
+      ctx,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = performance.now();
+    await other.stop(300);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    await expectAppError(pending, 'PAYMENT_PROCESSOR_UNAVAILABLE');
   });
 });
