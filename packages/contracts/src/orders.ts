@@ -1,7 +1,14 @@
 import { z } from 'zod';
-import { cartInput } from './cart.js';
-import { dateTime, guid, moneyAmount, paymentType } from './common.js';
-import { postalAddress } from './stores.js';
+import { cartInput, pricedCart } from './cart.js';
+import {
+  dateTime,
+  guid,
+  maxProblemErrors,
+  moneyAmount,
+  orderError,
+  paymentType,
+} from './common.js';
+import { postalAddress, resolvedLocation } from './stores.js';
 
 /** Free-text limits of the spec's Limits table. */
 export const orderLimits = { userAgentMaxLength: 512, instructionsMaxLength: 500 } as const;
@@ -28,6 +35,7 @@ export const orderAddressInput = z.union([
   z.object({ addressId: guid }),
   postalAddress.extend({ country: postalAddress.shape.country.default('US') }),
 ]);
+export type OrderAddressInput = z.infer<typeof orderAddressInput>;
 
 export const fulfillmentInput = z.discriminatedUnion('mode', [
   z.object({ mode: z.literal('PICKUP'), ...scheduling }),
@@ -81,3 +89,32 @@ export const orderAmounts = z.object({
   total: z.number(),
 });
 export type OrderAmounts = z.infer<typeof orderAmounts>;
+
+/** The fulfillment as the order carries it: a delivery address resolved and geocoded. */
+export const orderFulfillment = z.object({
+  mode: z.enum(['PICKUP', 'DELIVERY_BY_MERCHANT']),
+  scheduleType: z.enum(['ASAP', 'SCHEDULED']),
+  scheduledTime: dateTime.nullable(),
+  address: resolvedLocation.nullable(),
+  deliveryType: z.enum(['DOOR_TO_DOOR', 'LEAVE_AT_DOOR']).nullable(),
+  instructions: z.string().nullable(),
+});
+
+/**
+ * Validate's answer (contract §7): every business problem is an element of `errors` with a
+ * pointer, and `amounts` is null unless the order is valid (never a zeroed block).
+ */
+export const validatedOrder = z
+  .object({
+    isValid: z.boolean(),
+    errors: z.array(orderError).max(maxProblemErrors),
+    amounts: orderAmounts.nullable(),
+    cart: pricedCart.nullable(),
+    fulfillment: orderFulfillment,
+    client: z.object({ ip: z.string(), userAgent: z.string() }),
+    customer: orderCustomer.nullable(),
+    paymentType: paymentType,
+    specialInstructions: z.string().nullable(),
+  })
+  .meta({ id: 'ValidatedOrder' });
+export type ValidatedOrder = z.infer<typeof validatedOrder>;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { catalogIngestStatus, catalogSetNotification } from './catalog.js';
 import { dateTime, guid, pageQuery } from './common.js';
 import { bytesReply, defineSubject } from './messaging.js';
+import { orderRequest, validatedOrder } from './orders.js';
 import {
   authorizeInput,
   captureInput,
@@ -127,6 +128,8 @@ export const subjects = {
     cartAdd: defineSubject('ordering', 'v1.cart.add', addCartItemInput, pricedCart),
     cartRemove: defineSubject('ordering', 'v1.cart.remove', removeCartItemInput, pricedCart),
     cartUpdate: defineSubject('ordering', 'v1.cart.update', updateCartItemInput, pricedCart),
+    /** Marketfront: price and check an order, writing nothing. */
+    validate: defineSubject('ordering', 'v1.orders.validate', orderRequest, validatedOrder),
   },
   payments: {
     /**

@@ -34,6 +34,7 @@ import { registerPublicRoutes } from './routes/public.routes.js';
 import './routes/route-config.js';
 import { registerCartRoutes } from './routes/carts.routes.js';
 import { registerCatalogRoutes } from './routes/catalog.routes.js';
+import { registerOrderRoutes } from './routes/orders.routes.js';
 import { registerPaymentRoutes } from './routes/payments.routes.js';
 import { registerStoreRoutes } from './routes/stores.routes.js';
 
@@ -286,6 +287,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     registerStoreRoutes(api, bus, contextOf);
     registerCatalogRoutes(api, bus, contextOf);
     registerCartRoutes(api, bus, contextOf);
+    registerOrderRoutes(api, bus, contextOf);
     registerPaymentRoutes(api, bus, contextOf, config.PAYMENTS_REQUEST_TIMEOUT_MS);
     done();
   });

@@ -9,16 +9,19 @@ import type { Subscription } from 'nats';
 import { createCatalogCache } from './catalog/catalog-cache.js';
 import type { OrderingConfig } from './config.js';
 import { cartHandlers } from './handlers/cart.handlers.js';
+import { orderHandlers } from './handlers/order.handlers.js';
 
 export { orderingEnvSchema, type OrderingConfig } from './config.js';
 
 export interface OrderingServiceDeps extends ServiceDeps {
   readonly config: OrderingConfig;
+  /** Injected so tests can pin time (opening hours, scheduled times). */
+  readonly clock?: () => Date;
 }
 
 /**
- * The ordering service: the stateless cart helpers and the pricing engine that validate
- * and place will share.
+ * The ordering service: the stateless cart helpers and order validation, on the pricing
+ * engine that place will share.
  */
 export function createOrderingService(deps: OrderingServiceDeps): ServiceInstance {
   const bus = createBusClient(deps.nc, {
@@ -34,6 +37,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
     ...cartHandlers(catalogs),
+    ...orderHandlers({ bus, catalogs, clock: deps.clock ?? (() => new Date()) }),
   ]);
   let activations: Subscription | undefined;
   return {

@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cartTestCatalog } from '../test-support/cart-catalog.js';
+import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
+import { storeProfile } from '../test-support/fixtures.js';
+import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { startCatalogHost } from './catalog-host.js';
+import { call, type HttpResult } from './http.js';
+import { ingestCatalog } from './ingest.js';
+
+const VALIDATE = '/v1/marketfront/orders/validate';
+const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
+  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
+);
+
+let env: TestEnvironment;
+let platform: TestPlatform;
+let host: Awaited<ReturnType<typeof startCatalogHost>>;
+let commerce: { apiKey: string };
+let distribution: { apiKey: string };
+let storeId: string;
+let ids: ReturnType<typeof cartTestCatalog>['ids'];
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  platform = await startPlatform(env, { gatewayEnv: { RATE_LIMIT_READS_PER_MIN: '100000' } });
+  host = await startCatalogHost();
+  commerce = await platform.newPartner('commerce');
+  distribution = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
+  storeId = randomUUID();
+  // Open all week, pickup minimum 5.00, delivery within 5 km for 2.99 from 15.00, tax 8.75%.
+  await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
+    apiKey: commerce.apiKey,
+    body: storeProfile({ availability: everyDay, minimumOrder: 5 }),
+  });
+  const catalog = cartTestCatalog(storeId);
+  ids = catalog.ids;
+  await ingestCatalog({
+    baseUrl: platform.baseUrl,
+    apiKey: commerce.apiKey,
+    storeId,
+    host,
+    document: catalog.document,
+  });
+});
+
+afterAll(async () => {
+  await host?.close();
+  await platform?.stop();
+  await env?.cleanup();
+});
+
+const line = (itemId: string, quantity = 1, modifierGroups?: unknown[]) => ({
+  itemId,
+  lineItemId: randomUUID(),
+  quantity,
+  ...(modifierGroups ? { modifierGroups } : {}),
+});
+
+/** Ten sodas (19.90), picked up as soon as possible, with a 2.00 tip. */
+const order = (overrides: Record<string, unknown> = {}) => ({
+  cart: { catalogSetId: ids.catalogSetId, storeId, lineItems: [line(ids.soda, 10)] },
+  fulfillment: { mode: 'PICKUP', scheduleType: 'ASAP' },
+  client: { ip: '8.8.4.4', userAgent: 'Mozilla/5.0 (test)' },
+  paymentType: 'CARD',
+  tip: 2,
+  ...overrides,
+});
+
+const delivery = (address: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  mode: 'DELIVERY_BY_MERCHANT',
+  scheduleType: 'ASAP',
+  address,
+  deliveryType: 'DOOR_TO_DOOR',
+  ...extra,
+});
+const nearby = { address1: '100 S Wacker Dr', city: 'Chicago', state: 'IL', postalCode: '60606' };
+
+const validate = (body: unknown, apiKey = distribution.apiKey): Promise<HttpResult> =>
+  call(platform.baseUrl, 'POST', VALIDATE, { apiKey, body });
+
+/** The (code, pointer) pairs of a validate answer, which must be a 200 refusing to price. */
+async function problemsOf(body: unknown): Promise<[string, string | null][]> {
+  const result = await validate(body);
+  expect(result.status).toBe(200);
+  expect(result.body.isValid).toBe(false);
+  expect(result.body.amounts).toBeNull();
+  return result.body.errors.map((error: { code: string; pointer: string | null }) => [
+    error.code,
+    error.pointer,
+  ]);
+}
+
+describe('a valid order', () => {
+  it('is priced: tax half up once on the subTotal, the tip, no fee for pickup', async () => {
+    const result = await validate(order());
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({
+      isValid: true,
+      errors: [],
+      amounts: {
+        currency: 'USD',
+        subTotal: 19.9,
+        fees: 0,
+        feesBreakdown: [],
+        promotions: 0,
+        taxes: 1.74, // 8.75% of 19.90 = 1.74125
+        taxesBreakdown: [{ type: 'SALES_TAX', rate: 0.0875, amount: 1.74 }],
+        adjustments: 0,
+        tip: 2,
+        total: 23.64,
+      },
+      cart: { subTotal: 19.9, itemCount: 10 },
+      fulfillment: { mode: 'PICKUP', scheduleType: 'ASAP', scheduledTime: null, address: null },
+      client: { ip: '8.8.4.4' },
+      paymentType: 'CARD',
+    });
+  });
+
+  it('is delivered: the delivery fee, and the address resolved and geocoded', async () => {
+    const result = await validate(
+      order({
+        fulfillment: delivery(nearby, { instructions: 'Ring twice' }),
+        amounts: { total: 26.63 },
+      }),
+    );
+    expect(result.body).toMatchObject({
+      isValid: true,
+      amounts: { fees: 2.99, feesBreakdown: [{ type: 'DELIVERY', amount: 2.99 }], total: 26.63 },
+      fulfillment: {
+        mode: 'DELIVERY_BY_MERCHANT',
+        deliveryType: 'DOOR_TO_DOOR',
+        instructions: 'Ring twice',
+        address: { latitude: expect.any(Number), longitude: expect.any(Number) },
+      },
+    });
+  });
+});
+
+describe('business problems: 200, isValid false, amounts null, each at its pointer', () => {
+  it('fulfillment rules', async () => {
+    expect(
+      await problemsOf(order({ fulfillment: { mode: 'PICKUP', scheduleType: 'SCHEDULED' } })),
+    ).toEqual([['SCHEDULED_TIME_REQUIRED', '/fulfillment/scheduledTime']]);
+    expect(
+      await problemsOf(
+        order({
+          fulfillment: {
+            mode: 'PICKUP',
+            scheduleType: 'SCHEDULED',
+            scheduledTime: '2020-01-01T10:00:00Z',
+          },
+        }),
+      ),
+    ).toEqual([['SCHEDULED_TIME_IN_PAST', '/fulfillment/scheduledTime']]);
+    expect(
+      await problemsOf(
+        order({
+          fulfillment: {
+            mode: 'PICKUP',
+            scheduleType: 'ASAP',
+            scheduledTime: '2030-01-01T10:00:00Z',
+          },
+        }),
+      ),
+    ).toEqual([['SCHEDULED_TIME_NOT_ALLOWED', '/fulfillment/scheduledTime']]);
+    expect(
+      await problemsOf(
+        order({
+          fulfillment: delivery(nearby, { instructions: 'x'.repeat(501) }),
+          specialInstructions: 'y'.repeat(501),
+        }),
+      ),
+    ).toEqual([
+      ['INSTRUCTIONS_TOO_LONG', '/fulfillment/instructions'],
+      ['INSTRUCTIONS_TOO_LONG', '/specialInstructions'],
+    ]);
+  });
+
+  it('items: unavailable, outside their window, a required modifier missing', async () => {
+    const cart = {
+      catalogSetId: ids.catalogSetId,
+      storeId,
+      lineItems: [line(ids.soda, 10), line(ids.soldOut), line(ids.pancakes), line(ids.burger)],
+    };
+    expect(await problemsOf(order({ cart }))).toEqual([
+      ['ITEM_UNAVAILABLE', '/cart/lineItems/1'],
+      ['OUTSIDE_AVAILABILITY_WINDOW', '/cart/lineItems/2'],
+      ['MODIFIER_REQUIRED', '/cart/lineItems/3'],
+    ]);
+  });
+
+  it('delivery: out of range, an address that cannot be resolved, an unknown saved address', async () => {
+    const far = { address1: '350 5th Ave', city: 'New York', state: 'NY', postalCode: '10118' };
+    expect(await problemsOf(order({ fulfillment: delivery(far) }))).toEqual([
+      ['DELIVERY_UNAVAILABLE', '/fulfillment/address'],
+    ]);
+    const nowhere = { ...nearby, postalCode: '00000' };
+    expect(await problemsOf(order({ fulfillment: delivery(nowhere) }))).toEqual([
+      ['ADDRESS_INVALID', '/fulfillment/address'],
+    ]);
+    expect(await problemsOf(order({ fulfillment: delivery({ addressId: randomUUID() }) }))).toEqual(
+      [['ADDRESS_INVALID', '/fulfillment/address/addressId']],
+    );
+  });
+
+  it('money: the minimum, precision, a total that changed', async () => {
+    const oneSoda = { catalogSetId: ids.catalogSetId, storeId, lineItems: [line(ids.soda)] };
+    expect(await problemsOf(order({ cart: oneSoda }))).toEqual([['MINIMUM_NOT_MET', '/cart']]);
+    // Delivery has its own minimum (15.00): ten sodas pass it, one does not.
+    expect(await problemsOf(order({ cart: oneSoda, fulfillment: delivery(nearby) }))).toEqual([
+      ['MINIMUM_NOT_MET', '/cart'],
+    ]);
+    expect(await problemsOf(order({ tip: 2.005 }))).toEqual([['PRECISION_EXCEEDED', '/tip']]);
+    expect(await problemsOf(order({ amounts: { total: 23.645 } }))).toEqual([
+      ['PRECISION_EXCEEDED', '/amounts/total'],
+    ]);
+    expect(await problemsOf(order({ amounts: { total: 23.63 } }))).toEqual([
+      ['ORDER_TOTAL_DIFFERENT', '/amounts/total'],
+    ]);
+  });
+
+  it('the store: a stale CatalogSet, a payment type the partner may not take, a paused store', async () => {
+    expect(
+      await problemsOf(
+        order({ cart: { catalogSetId: randomUUID(), storeId, lineItems: [line(ids.soda, 10)] } }),
+      ),
+    ).toEqual([['CATALOGSET_NOT_FOUND', '/cart/catalogSetId']]);
+    expect(await problemsOf(order({ paymentType: 'PAY_AT_STORE' }))).toEqual([
+      ['PAYMENT_TYPE_NOT_ALLOWED', '/paymentType'],
+    ]);
+    const status = (body: unknown) =>
+      call(platform.baseUrl, 'POST', `/v1/commerce/stores/${storeId}/status`, {
+        apiKey: commerce.apiKey,
+        body,
+      });
+    expect((await status({ status: 'paused', reason: 'too_busy' })).status).toBe(200);
+    try {
+      expect(await problemsOf(order())).toEqual([['STORE_CLOSED', null]]);
+    } finally {
+      await status({ status: 'online' });
+    }
+    expect((await validate(order())).body.isValid).toBe(true);
+  });
+});
+
+describe('4xx only where the contract gives one', () => {
+  it.each([
+    [{ client: undefined }, 400, 'CLIENT_CONTEXT_REQUIRED'],
+    [{ client: { ip: '8.8.4.4', userAgent: '  ' } }, 400, 'CLIENT_CONTEXT_REQUIRED'],
+    [{ client: { ip: '192.168.0.10', userAgent: 'ua' } }, 400, 'CLIENT_IP_INVALID'],
+    [{ client: { ip: '::ffff:127.0.0.1', userAgent: 'ua' } }, 400, 'CLIENT_IP_INVALID'],
+    [{ client: { ip: '8.8.4.4', userAgent: 'u'.repeat(513) } }, 400, 'CLIENT_USER_AGENT_INVALID'],
+    [{ fulfillment: { mode: 'DRONE', scheduleType: 'ASAP' } }, 400, 'REQUEST_INVALID'],
+    [{ tip: -1 }, 400, 'REQUEST_INVALID'],
+    [
+      { cart: { catalogSetId: randomUUID(), storeId: randomUUID(), lineItems: [] } },
+      404,
+      'STORE_NOT_FOUND',
+    ],
+  ])('%j → %i %s', async (overrides, status, errorCode) => {
+    const result = await validate(order(overrides));
+    expect(result.status).toBe(status);
+    expect(result.body.errorCode).toBe(errorCode);
+    expect(result.headers.get('content-type')).toContain('application/problem+json');
+  });
+
+  it('answers malformed JSON, a missing key and a commerce key with a ProblemDetail', async () => {
+    const malformed = await call(platform.baseUrl, 'POST', VALIDATE, {
+      apiKey: distribution.apiKey,
+      rawBody: '{"cart": ',
+    });
+    expect(malformed.body.errorCode).toBe('REQUEST_INVALID');
+    const anonymous = await call(platform.baseUrl, 'POST', VALIDATE, { body: order() });
+    expect(anonymous.status).toBe(401);
+    expect((await validate(order(), commerce.apiKey)).status).toBe(403);
+  });
+});

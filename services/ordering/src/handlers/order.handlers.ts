@@ -1,0 +1,260 @@
+import {
+  maxProblemErrors,
+  subjects,
+  orderLimits,
+  TAX_RATE_DIGITS,
+  toMinorUnits,
+  toScaledInteger,
+  type DeliveryCheck,
+  type MarketfrontStore,
+  type OrderAddressInput,
+  type OrderError,
+  type OrderRequest,
+  type ValidatedOrder,
+} from '@pcp/contracts';
+import {
+  AppError,
+  handle,
+  requirePartner,
+  type BusClient,
+  type HandlerBinding,
+  type RequestContext,
+} from '@pcp/service-kit';
+import type { CatalogCache, StorePricingData } from '../catalog/catalog-cache.js';
+import { computeAmounts } from '../domain/order-amounts.js';
+import { amountInCurrency, checkClient, checkFulfillment } from '../domain/order-checks.js';
+import { priceCart } from '../domain/pricing.js';
+
+export interface OrderHandlerDeps {
+  readonly bus: BusClient;
+  readonly catalogs: CatalogCache;
+  readonly clock: () => Date;
+}
+
+const problem = (code: string, message: string, pointer: string | null): OrderError => ({
+  code,
+  message,
+  pointer,
+});
+
+/** A store's lookup failing with `code` becomes that business problem instead of a 4xx. */
+async function asProblem<T>(
+  lookup: Promise<T>,
+  codes: readonly string[],
+  toProblem: (error: AppError) => OrderError,
+): Promise<T | OrderError> {
+  try {
+    return await lookup;
+  } catch (error) {
+    if (error instanceof AppError && codes.includes(error.code)) return toProblem(error);
+    throw error;
+  }
+}
+
+const isProblem = (value: unknown): value is OrderError =>
+  typeof value === 'object' && value !== null && 'code' in value && 'pointer' in value;
+
+/**
+ * Validate (contract §7): a dry run that writes nothing. The request's shape, its client
+ * context and an unknown store are 4xx; every other problem is an element of `errors` at its
+ * pointer, and `amounts` is computed only for a valid order.
+ */
+export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
+  const { bus, catalogs } = deps;
+
+  async function validate(input: OrderRequest, ctx: RequestContext): Promise<ValidatedOrder> {
+    requirePartner(ctx, 'distribution');
+    const client = checkClient(input.client);
+    if (client) throw new AppError(client.code, client.message, { errors: [client] });
+    const now = deps.clock();
+    const { storeId } = input.cart;
+    // An unknown store is the one 404 (it stops here); everything else is a finding.
+    const store: MarketfrontStore = await bus.request(subjects.stores.lookup, { storeId }, ctx);
+
+    const errors: OrderError[] = [];
+    const { fulfillment } = input;
+    const schedule = checkFulfillment(fulfillment, now);
+    errors.push(...schedule.errors);
+    const { orderTime } = schedule;
+
+    if (!ctx.paymentTypes?.includes(input.paymentType)) {
+      errors.push(
+        problem(
+          'PAYMENT_TYPE_NOT_ALLOWED',
+          `This partner may not take ${input.paymentType} payments`,
+          '/paymentType',
+        ),
+      );
+    }
+    if ((input.specialInstructions?.length ?? 0) > orderLimits.instructionsMaxLength) {
+      errors.push(
+        problem(
+          'INSTRUCTIONS_TOO_LONG',
+          `Special instructions must be at most ${orderLimits.instructionsMaxLength} characters`,
+          '/specialInstructions',
+        ),
+      );
+    }
+    const delivering = fulfillment.mode === 'DELIVERY_BY_MERCHANT';
+    if (!store.fulfillmentTypes.includes(fulfillment.mode)) {
+      errors.push(
+        problem(
+          delivering ? 'DELIVERY_UNAVAILABLE' : 'PICKUP_UNAVAILABLE',
+          `The store does not offer ${delivering ? 'delivery' : 'pickup'}`,
+          '/fulfillment/mode',
+        ),
+      );
+    }
+
+    const [availability, delivery, pricingData] = await Promise.all([
+      orderTime
+        ? bus.request(subjects.stores.availability, { storeId, at: orderTime.toISOString() }, ctx)
+        : undefined,
+      fulfillment.mode === 'DELIVERY_BY_MERCHANT'
+        ? checkDelivery(storeId, fulfillment.address, ctx)
+        : undefined,
+      asProblem(catalogs.get(storeId, ctx), ['CATALOGSET_NOT_FOUND'], () => catalogSetNotFound()),
+    ]);
+    if (availability && !availability.open) {
+      errors.push(
+        problem(
+          'STORE_CLOSED',
+          availability.closedReason === 'paused'
+            ? 'The store is not taking orders now'
+            : 'The store is closed at the order time',
+          fulfillment.scheduleType === 'SCHEDULED' ? '/fulfillment/scheduledTime' : null,
+        ),
+      );
+    }
+    let resolvedAddress: DeliveryCheck['location'] | null = null;
+    if (isProblem(delivery)) errors.push(delivery);
+    else if (delivery) {
+      resolvedAddress = delivery.location;
+      if (!delivery.deliverable) {
+        errors.push(
+          problem(
+            'DELIVERY_UNAVAILABLE',
+            'The store does not deliver there',
+            '/fulfillment/address',
+          ),
+        );
+      }
+    }
+
+    let cart: ValidatedOrder['cart'] = null;
+    let amounts: ValidatedOrder['amounts'] = null;
+    if (isProblem(pricingData)) errors.push(pricingData);
+    else if (input.cart.catalogSetId !== pricingData.catalog.catalogSetId) {
+      errors.push(catalogSetNotFound());
+    } else {
+      const priced = priceOrder(input, pricingData, store, orderTime ?? now, errors);
+      cart = priced.cart;
+      if (errors.length === 0) amounts = priced.amounts;
+    }
+
+    return {
+      isValid: errors.length === 0,
+      errors: errors.slice(0, maxProblemErrors),
+      amounts,
+      cart,
+      fulfillment: {
+        mode: fulfillment.mode,
+        scheduleType: fulfillment.scheduleType,
+        scheduledTime: fulfillment.scheduledTime ?? null,
+        address: resolvedAddress,
+        deliveryType: delivering ? fulfillment.deliveryType : null,
+        instructions: (delivering && fulfillment.instructions) || null,
+      },
+      client: { ip: input.client?.ip ?? '', userAgent: input.client?.userAgent ?? '' },
+      customer: input.customer ?? null,
+      paymentType: input.paymentType,
+      specialInstructions: input.specialInstructions ?? null,
+    };
+  }
+
+  /** The delivery address resolved, or the problem with it. */
+  function checkDelivery(
+    storeId: string,
+    address: OrderAddressInput,
+    ctx: RequestContext,
+  ): Promise<DeliveryCheck | OrderError> {
+    if ('addressId' in address) {
+      // Saved addresses (contract §7) arrive with their endpoints; until then none is known.
+      return Promise.resolve(
+        problem(
+          'ADDRESS_INVALID',
+          'No saved address with this addressId belongs to the end user',
+          '/fulfillment/address/addressId',
+        ),
+      );
+    }
+    return asProblem(
+      bus.request(subjects.stores.deliveryCheck, { storeId, location: address }, ctx),
+      ['ADDRESS_INVALID'],
+      (error) => problem('ADDRESS_INVALID', error.message, '/fulfillment/address'),
+    );
+  }
+
+  return [handle(subjects.ordering.validate, validate)];
+}
+
+function catalogSetNotFound(): OrderError {
+  return problem(
+    'CATALOGSET_NOT_FOUND',
+    "This is not the store's current CatalogSet; fetch the catalog again",
+    '/cart/catalogSetId',
+  );
+}
+
+/**
+ * Price the cart at the order time, then the order's money: precision of the tip and the
+ * total the customer saw, the minimum, fees, tax and total. Problems go into `errors`.
+ */
+function priceOrder(
+  input: OrderRequest,
+  { catalog, timezone }: StorePricingData,
+  store: MarketfrontStore,
+  at: Date,
+  errors: OrderError[],
+) {
+  const pricing = priceCart(
+    input.cart,
+    { catalog, orderTime: { at, timezone } },
+    { linePointer: (index) => `/cart/lineItems/${index}` },
+  );
+  errors.push(...pricing.cartErrors, ...pricing.lineErrors.flat());
+  const { currency } = catalog;
+  const tip = amountInCurrency(input.tip, currency, '/tip');
+  if ('error' in tip) errors.push(tip.error);
+  const seenTotal =
+    input.amounts === undefined
+      ? undefined
+      : amountInCurrency(input.amounts.total, currency, '/amounts/total');
+  if (seenTotal && 'error' in seenTotal) errors.push(seenTotal.error);
+
+  const delivering = input.fulfillment.mode === 'DELIVERY_BY_MERCHANT';
+  const minimum = delivering ? store.delivery?.minimumOrder : store.minimumOrder;
+  const minimumMinor = minimum === undefined ? 0 : (toMinorUnits(minimum, currency) ?? 0);
+  if (pricing.subTotalMinor < minimumMinor) {
+    errors.push(
+      problem('MINIMUM_NOT_MET', `The order is below the store minimum of ${minimum}`, '/cart'),
+    );
+  }
+  const computed = computeAmounts({
+    currency,
+    subTotalMinor: pricing.subTotalMinor,
+    deliveryFeeMinor: delivering ? (toMinorUnits(store.delivery?.fee ?? 0, currency) ?? 0) : null,
+    taxRatePpm: toScaledInteger(store.taxRate, TAX_RATE_DIGITS) ?? 0,
+    tipMinor: 'minor' in tip ? tip.minor : 0,
+  });
+  if (seenTotal && 'minor' in seenTotal && seenTotal.minor !== computed.totalMinor) {
+    errors.push(
+      problem(
+        'ORDER_TOTAL_DIFFERENT',
+        `The total is now ${computed.amounts.total}; validate again`,
+        '/amounts/total',
+      ),
+    );
+  }
+  return { cart: pricing.cart, amounts: computed.amounts };
+}
