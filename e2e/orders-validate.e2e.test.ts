@@ -23,7 +23,9 @@ let ids: ReturnType<typeof cartTestCatalog>['ids'];
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  platform = await startPlatform(env, { gatewayEnv: { RATE_LIMIT_READS_PER_MIN: '100000' } });
+  platform = await startPlatform(env, {
+    gatewayEnv: { RATE_LIMIT_READS_PER_MIN: '100000', RATE_LIMIT_WRITES_PER_MIN: '100000' },
+  });
   host = await startCatalogHost();
   commerce = await platform.newPartner('commerce');
   distribution = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
@@ -76,8 +78,19 @@ const delivery = (address: Record<string, unknown>, extra: Record<string, unknow
 });
 const nearby = { address1: '100 S Wacker Dr', city: 'Chicago', state: 'IL', postalCode: '60606' };
 
-const validate = (body: unknown, apiKey = distribution.apiKey): Promise<HttpResult> =>
-  call(platform.baseUrl, 'POST', VALIDATE, { apiKey, body });
+const validate = (
+  body: unknown,
+  apiKey = distribution.apiKey,
+  headers: Record<string, string> = { 'x-end-user-id': 'shopper-1' },
+): Promise<HttpResult> => call(platform.baseUrl, 'POST', VALIDATE, { apiKey, body, headers });
+
+const ADDRESSES = '/v1/marketfront/addresses';
+const addresses = (method: string, path: string, endUser: string | null, body?: unknown) =>
+  call(platform.baseUrl, method, path, {
+    apiKey: distribution.apiKey,
+    ...(body === undefined ? {} : { body }),
+    headers: endUser === null ? {} : { 'x-end-user-id': endUser },
+  });
 
 /** The (code, pointer) pairs of a validate answer, which must be a 200 refusing to price. */
 async function problemsOf(body: unknown): Promise<[string, string | null][]> {
@@ -274,5 +287,90 @@ describe('4xx only where the contract gives one', () => {
     const anonymous = await call(platform.baseUrl, 'POST', VALIDATE, { body: order() });
     expect(anonymous.status).toBe(401);
     expect((await validate(order(), commerce.apiKey)).status).toBe(403);
+  });
+});
+
+describe('saved addresses', () => {
+  it('saves, lists, resolves in validate, scopes to the end user and deletes', async () => {
+    const saved = await addresses('POST', ADDRESSES, 'saver', nearby);
+    expect(saved.status).toBe(201);
+    expect(saved.body).toMatchObject({
+      addressId: expect.any(String),
+      address1: '100 S Wacker Dr',
+      postalCode: '60606',
+      country: 'US',
+      latitude: expect.any(Number),
+      longitude: expect.any(Number),
+    });
+    const { addressId } = saved.body;
+    // The same address, spelled differently, keeps its addressId.
+    const again = await addresses('POST', ADDRESSES, 'saver', {
+      ...nearby,
+      address1: '  100 s  WACKER dr ',
+    });
+    expect(again).toMatchObject({ status: 200, body: { addressId } });
+    const listed = await addresses('GET', ADDRESSES, 'saver');
+    expect(listed.body.addresses.map((entry: { addressId: string }) => entry.addressId)).toEqual([
+      addressId,
+    ]);
+
+    const byId = order({ fulfillment: delivery({ addressId }) });
+    const valid = await validate(byId, distribution.apiKey, { 'x-end-user-id': 'saver' });
+    expect(valid.body).toMatchObject({
+      isValid: true,
+      amounts: { fees: 2.99 },
+      fulfillment: {
+        address: {
+          latitude: saved.body.latitude,
+          longitude: saved.body.longitude,
+          address: { address1: '100 S Wacker Dr', postalCode: '60606' },
+        },
+      },
+    });
+    expect(await problemsOf(byId)).toEqual([['ADDRESS_INVALID', '/fulfillment/address/addressId']]);
+    const anonymous = await validate(byId, distribution.apiKey, {});
+    expect(anonymous).toMatchObject({ status: 401, body: { errorCode: 'SESSION_USER_REQUIRED' } });
+
+    const foreign = await addresses('DELETE', `${ADDRESSES}/${addressId}`, 'someone-else');
+    expect(foreign).toMatchObject({ status: 422, body: { errorCode: 'ADDRESS_INVALID' } });
+    expect((await addresses('DELETE', `${ADDRESSES}/${addressId}`, 'saver')).status).toBe(204);
+    expect((await addresses('DELETE', `${ADDRESSES}/${addressId}`, 'saver')).status).toBe(204);
+    expect((await addresses('GET', ADDRESSES, 'saver')).body.addresses).toEqual([]);
+    const stale = await validate(byId, distribution.apiKey, { 'x-end-user-id': 'saver' });
+    expect(stale.body.errors).toMatchObject([
+      { code: 'ADDRESS_INVALID', pointer: '/fulfillment/address/addressId' },
+    ]);
+  });
+
+  it('refuses what cannot be saved with a ProblemDetail', async () => {
+    const unresolvable = await addresses('POST', ADDRESSES, 'saver', {
+      ...nearby,
+      postalCode: '00000',
+    });
+    expect(unresolvable).toMatchObject({ status: 422, body: { errorCode: 'ADDRESS_INVALID' } });
+    expect(unresolvable.body.errors[0].pointer).toBe('/address/postalCode');
+    const noUser = await addresses('POST', ADDRESSES, null, nearby);
+    expect(noUser).toMatchObject({ status: 401, body: { errorCode: 'SESSION_USER_REQUIRED' } });
+    const shape = await addresses('POST', ADDRESSES, 'saver', { address1: 7 });
+    expect(shape).toMatchObject({ status: 400, body: { errorCode: 'REQUEST_INVALID' } });
+    const nul = await addresses('POST', ADDRESSES, 'saver', { ...nearby, city: 'Chi\u0000cago' });
+    expect(nul.body.errorCode).toBe('REQUEST_INVALID');
+    const badId = await addresses('DELETE', `${ADDRESSES}/not-a-uuid`, 'saver');
+    expect(badId.body.errorCode).toBe('REQUEST_INVALID');
+  });
+
+  it('caps an end user at 50 addresses with 409 ADDRESS_LIMIT_REACHED', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 52 }, (_, index) =>
+        addresses('POST', ADDRESSES, 'collector', {
+          ...nearby,
+          address1: `${index + 1} S Wacker Dr`,
+        }),
+      ),
+    );
+    expect(results.filter((result) => result.status === 201)).toHaveLength(50);
+    const refused = results.filter((result) => result.status === 409);
+    expect(refused).toHaveLength(2);
+    expect(refused[0]!.body.errorCode).toBe('ADDRESS_LIMIT_REACHED');
   });
 });

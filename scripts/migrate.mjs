@@ -11,7 +11,7 @@ import {
 import { join } from 'node:path';
 
 /** Services that own a database schema, in the order they migrate. */
-export const migratingServices = ['gateway', 'stores', 'catalog', 'payments'];
+export const migratingServices = ['gateway', 'stores', 'catalog', 'ordering', 'payments'];
 
 try {
   ensureDependencies();

@@ -1,6 +1,7 @@
 import { CATALOG_SCHEMA, catalogMigrations } from '@pcp/catalog';
 import { GATEWAY_SCHEMA, gatewayMigrations } from '@pcp/gateway';
 import { createDatabase, migrateToLatest } from '@pcp/service-kit';
+import { ORDERING_SCHEMA, orderingMigrations } from '@pcp/ordering';
 import { PAYMENTS_SCHEMA, paymentsMigrations } from '@pcp/payments';
 import { STORES_SCHEMA, storesMigrations } from '@pcp/stores';
 import { randomBytes } from 'node:crypto';
@@ -39,6 +40,7 @@ export default async function setup(project: TestProject) {
     [GATEWAY_SCHEMA, gatewayMigrations],
     [STORES_SCHEMA, storesMigrations],
     [CATALOG_SCHEMA, catalogMigrations],
+    [ORDERING_SCHEMA, orderingMigrations],
     [PAYMENTS_SCHEMA, paymentsMigrations],
   ] as const) {
     const db = createDatabase({

@@ -11,7 +11,12 @@ import {
   type GatewayService,
 } from '@pcp/gateway';
 import { createPartner } from '@pcp/gateway/admin';
-import { createOrderingService, orderingEnvSchema } from '@pcp/ordering';
+import {
+  createOrderingService,
+  ORDERING_SCHEMA,
+  orderingEnvSchema,
+  type OrderingDatabase,
+} from '@pcp/ordering';
 import {
   createPaymentsService,
   PAYMENTS_SCHEMA,
@@ -95,6 +100,11 @@ export async function startPlatform(
     schema: CATALOG_SCHEMA,
     applicationName: 'test-catalog',
   });
+  const orderingDb = createDatabase<OrderingDatabase>({
+    url: env.databaseUrl,
+    schema: ORDERING_SCHEMA,
+    applicationName: 'test-ordering',
+  });
   const paymentsDb = createDatabase<PaymentsDatabase>({
     url: env.databaseUrl,
     schema: PAYMENTS_SCHEMA,
@@ -118,6 +128,7 @@ export async function startPlatform(
   const workers = {
     ordering: createOrderingService({
       ...serviceDeps('ordering'),
+      db: orderingDb,
       config: loadConfig(orderingEnvSchema, {}),
     }),
     payments: createPaymentsService({
@@ -187,6 +198,7 @@ export async function startPlatform(
         gatewayDb.destroy(),
         catalogDb.destroy(),
         paymentsDb.destroy(),
+        orderingDb.destroy(),
       ]);
     },
   };

@@ -890,7 +890,7 @@ describe.each(Object.keys(RENDERED))('rendered %s', (name) => {
     }
   });
 
-  it('the migration Job runs the gateway, stores, catalog and payments migrations once, in order', () => {
+  it('the migration Job runs the gateway, stores, catalog, ordering and payments migrations once, in order', () => {
     const job = find(docs, 'Job', 'pcp-migrate');
     const pod = podSpecOf(job)!;
     expect(pod.restartPolicy).toBe('Never');
@@ -898,6 +898,7 @@ describe.each(Object.keys(RENDERED))('rendered %s', (name) => {
       ['node', 'services/gateway/dist/main.js', 'migrate'],
       ['node', 'services/stores/dist/main.js', 'migrate'],
       ['node', 'services/catalog/dist/main.js', 'migrate'],
+      ['node', 'services/ordering/dist/main.js', 'migrate'],
       ['node', 'services/payments/dist/main.js', 'migrate'],
     ]);
     // Init containers run one at a time; the last one is the Job's container.
@@ -1123,7 +1124,7 @@ describe('docker-compose.yml', () => {
       });
     }
     expect(services.migrate!.command.join(' ')).toMatch(
-      /services\/gateway\/dist\/main\.js migrate.*services\/stores\/dist\/main\.js migrate.*services\/catalog\/dist\/main\.js migrate.*services\/payments\/dist\/main\.js migrate/,
+      /services\/gateway\/dist\/main\.js migrate.*services\/stores\/dist\/main\.js migrate.*services\/catalog\/dist\/main\.js migrate.*services\/ordering\/dist\/main\.js migrate.*services\/payments\/dist\/main\.js migrate/,
     );
   });
 

@@ -56,8 +56,10 @@ export const errorCodes = {
   ORDER_NOT_FOUND: entry(404, 'not_found', false, 'Order not found'),
   // Not named by the contract: the spec's 404 for an unknown ingest id needs a code.
   CATALOG_INGEST_NOT_FOUND: entry(404, 'not_found', false, 'Catalog ingest not found'),
-  // Not named by the contract: an end user's cards are capped (every list built from input is).
+  // Not named by the contract: an end user's cards and saved addresses are capped (every
+  // list built from input is).
   CARD_LIMIT_REACHED: entry(409, 'conflict', false, 'Card limit reached'),
+  ADDRESS_LIMIT_REACHED: entry(409, 'conflict', false, 'Address limit reached'),
   // Not named by the contract: ordering's charge operations (capture, void, refund) on a
   // charge that does not exist or is not in a state that allows them.
   CHARGE_NOT_FOUND: entry(404, 'not_found', false, 'Charge not found'),

@@ -30,11 +30,14 @@ const scheduling = {
   scheduledTime: dateTime.nullable().optional(),
 };
 
+/** An address as partners send it inline: the spec's fields, the country US unless given. */
+export const addressInput = postalAddress.extend({
+  country: postalAddress.shape.country.default('US'),
+});
+export type AddressInput = z.infer<typeof addressInput>;
+
 /** A delivery address: a saved one of the end user (contract §7), or inline fields. */
-export const orderAddressInput = z.union([
-  z.object({ addressId: guid }),
-  postalAddress.extend({ country: postalAddress.shape.country.default('US') }),
-]);
+export const orderAddressInput = z.union([z.object({ addressId: guid }), addressInput]);
 export type OrderAddressInput = z.infer<typeof orderAddressInput>;
 
 export const fulfillmentInput = z.discriminatedUnion('mode', [
@@ -118,3 +121,23 @@ export const validatedOrder = z
   })
   .meta({ id: 'ValidatedOrder' });
 export type ValidatedOrder = z.infer<typeof validatedOrder>;
+
+/** An end user holds at most this many saved addresses. */
+export const maxAddressesPerEndUser = 50;
+
+/** A saved address of an end user, resolved and geocoded (contract §7). */
+export const savedAddress = z
+  .object({
+    addressId: guid,
+    ...postalAddress.shape,
+    address2: z.string().nullable(),
+    latitude: z.number(),
+    longitude: z.number(),
+    createdAt: dateTime,
+  })
+  .meta({ id: 'SavedAddress' });
+export type SavedAddress = z.infer<typeof savedAddress>;
+
+export const savedAddressList = z.object({
+  addresses: z.array(savedAddress).max(maxAddressesPerEndUser),
+});

@@ -3,7 +3,13 @@ import { z } from 'zod';
 import { catalogIngestStatus, catalogSetNotification } from './catalog.js';
 import { dateTime, guid, pageQuery } from './common.js';
 import { bytesReply, defineSubject } from './messaging.js';
-import { orderRequest, validatedOrder } from './orders.js';
+import {
+  addressInput,
+  orderRequest,
+  savedAddress,
+  savedAddressList,
+  validatedOrder,
+} from './orders.js';
 import {
   authorizeInput,
   captureInput,
@@ -22,6 +28,8 @@ import {
   discoverStoresInput,
   discoverStoresResult,
   marketfrontStore,
+  postalAddress,
+  resolvedLocation,
   storeAvailability,
   setStoreStatusInput,
   storeProfileInput,
@@ -70,6 +78,13 @@ export const subjects = {
       'v1.availability',
       z.object({ storeId: guid, at: dateTime.optional() }),
       storeAvailability,
+    ),
+    /** Resolve and geocode an address (ADDRESS_INVALID when it cannot be). */
+    geocode: defineSubject(
+      'stores',
+      'v1.geocode',
+      z.object({ address: postalAddress }),
+      resolvedLocation.extend({ address: resolvedLocation.shape.address.unwrap() }),
     ),
     /** Does the store deliver to this location? Resolves and geocodes it. */
     deliveryCheck: defineSubject(
@@ -128,6 +143,24 @@ export const subjects = {
     cartAdd: defineSubject('ordering', 'v1.cart.add', addCartItemInput, pricedCart),
     cartRemove: defineSubject('ordering', 'v1.cart.remove', removeCartItemInput, pricedCart),
     cartUpdate: defineSubject('ordering', 'v1.cart.update', updateCartItemInput, pricedCart),
+    /**
+     * Marketfront: save an address for the calling end user, geocoded; `created` is false
+     * when the end user had saved the same address (its addressId is kept).
+     */
+    saveAddress: defineSubject(
+      'ordering',
+      'v1.addresses.save',
+      addressInput,
+      z.object({ address: savedAddress, created: z.boolean() }),
+    ),
+    /** Marketfront: the calling end user's saved addresses, newest first. */
+    listAddresses: defineSubject('ordering', 'v1.addresses.list', z.object({}), savedAddressList),
+    deleteAddress: defineSubject(
+      'ordering',
+      'v1.addresses.delete',
+      z.object({ addressId: guid }),
+      z.object({ deleted: z.literal(true) }),
+    ),
     /** Marketfront: price and check an order, writing nothing. */
     validate: defineSubject('ordering', 'v1.orders.validate', orderRequest, validatedOrder),
   },

@@ -5,15 +5,21 @@ import {
   type ServiceDeps,
   type ServiceInstance,
 } from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
 import type { Subscription } from 'nats';
 import { createCatalogCache } from './catalog/catalog-cache.js';
 import type { OrderingConfig } from './config.js';
+import type { OrderingDatabase } from './db/ordering.table.js';
+import { addressHandlers } from './handlers/address.handlers.js';
 import { cartHandlers } from './handlers/cart.handlers.js';
 import { orderHandlers } from './handlers/order.handlers.js';
 
 export { orderingEnvSchema, type OrderingConfig } from './config.js';
+export { ORDERING_SCHEMA, orderingMigrations } from './db/migrations/index.js';
+export type { OrderingDatabase } from './db/ordering.table.js';
 
 export interface OrderingServiceDeps extends ServiceDeps {
+  readonly db: Kysely<OrderingDatabase>;
   readonly config: OrderingConfig;
   /** Injected so tests can pin time (opening hours, scheduled times). */
   readonly clock?: () => Date;
@@ -37,7 +43,8 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
     ...cartHandlers(catalogs),
-    ...orderHandlers({ bus, catalogs, clock: deps.clock ?? (() => new Date()) }),
+    ...addressHandlers(deps.db, bus),
+    ...orderHandlers({ db: deps.db, bus, catalogs, clock: deps.clock ?? (() => new Date()) }),
   ]);
   let activations: Subscription | undefined;
   return {

@@ -1,12 +1,18 @@
 import { loadConfig, runService } from '@pcp/service-kit';
-import { createOrderingService } from './app.js';
+import {
+  createOrderingService,
+  ORDERING_SCHEMA,
+  orderingMigrations,
+  type OrderingDatabase,
+} from './app.js';
 import { orderingEnvSchema } from './config.js';
 
 const config = loadConfig(orderingEnvSchema);
 
-await runService({
+await runService<OrderingDatabase>({
   name: 'ordering',
   version: '0.1.0',
   defaultOpsPort: 9103,
+  database: { schema: ORDERING_SCHEMA, migrations: orderingMigrations },
   create: (deps) => createOrderingService({ ...deps, config }),
 });

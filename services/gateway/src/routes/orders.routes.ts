@@ -1,10 +1,26 @@
-import { orderRequest, subjects, validatedOrder } from '@pcp/contracts';
+import {
+  addressInput,
+  guid,
+  orderRequest,
+  savedAddress,
+  savedAddressList,
+  subjects,
+  validatedOrder,
+} from '@pcp/contracts';
 import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { forwardBody, problemResponses, registerForwardingRoutes } from './route-config.js';
+import { z } from 'zod';
+import {
+  forwardBody,
+  forwardJson,
+  problemResponses,
+  registerForwardingRoutes,
+} from './route-config.js';
 
 const tags = ['Marketfront: orders'];
+const addressTags = ['Marketfront: saved addresses'];
+const addressRoute = { area: 'distribution' as const, endUser: 'required' as const };
 
 export function registerOrderRoutes(
   gateway: FastifyInstance,
@@ -34,5 +50,71 @@ export function registerOrderRoutes(
       },
       forwardBody(bus, subjects.ordering.validate, contextOf),
     ),
+  );
+
+  const app = gateway.withTypeProvider<ZodTypeProvider>();
+  app.post(
+    '/v1/marketfront/addresses',
+    {
+      config: { ...addressRoute, rateClass: 'writes' },
+      schema: {
+        tags: addressTags,
+        operationId: 'saveAddress',
+        summary: 'Save a delivery address for an end user',
+        description:
+          'Needs X-End-User-Id. Answers the resolved, geocoded address: 201, or 200 with the ' +
+          'existing addressId when the end user saved the same address before (case and ' +
+          'spacing aside). 422 ADDRESS_INVALID when it cannot be resolved; an end user holds at ' +
+          'most 50 (409 ADDRESS_LIMIT_REACHED). Use it as fulfillment.address.addressId.',
+        body: addressInput,
+        response: { 200: savedAddress, 201: savedAddress, ...problemResponses(400, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      const { address, created } = await bus.request(
+        subjects.ordering.saveAddress,
+        request.body,
+        contextOf(request),
+      );
+      return reply.code(created ? 201 : 200).send(address);
+    },
+  );
+
+  app.get(
+    '/v1/marketfront/addresses',
+    {
+      config: { ...addressRoute, rateClass: 'reads' },
+      schema: {
+        tags: addressTags,
+        operationId: 'listAddresses',
+        summary: 'List the end user’s saved addresses, newest first',
+        response: { 200: savedAddressList, ...problemResponses() },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.ordering.listAddresses, {}, contextOf(request)),
+      ),
+  );
+
+  app.delete(
+    '/v1/marketfront/addresses/:addressId',
+    {
+      config: { ...addressRoute, rateClass: 'writes' },
+      schema: {
+        tags: addressTags,
+        operationId: 'deleteAddress',
+        summary: 'Delete one of the end user’s saved addresses',
+        description:
+          'Deleting it again is 204; an addressId that is not the end user’s is 422 ADDRESS_INVALID.',
+        params: z.object({ addressId: guid }),
+        response: { 204: z.null().describe('Deleted'), ...problemResponses(400, 422) },
+      },
+    },
+    async (request, reply) => {
+      await bus.request(subjects.ordering.deleteAddress, request.params, contextOf(request));
+      return reply.code(204).send(null);
+    },
   );
 }

@@ -15,17 +15,22 @@ import {
 import {
   AppError,
   handle,
+  requireEndUser,
   requirePartner,
   type BusClient,
   type HandlerBinding,
   type RequestContext,
 } from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
 import type { CatalogCache, StorePricingData } from '../catalog/catalog-cache.js';
+import { findAddress } from '../db/address.repository.js';
+import type { AddressRow, OrderingDatabase } from '../db/ordering.table.js';
 import { computeAmounts } from '../domain/order-amounts.js';
 import { amountInCurrency, checkClient, checkFulfillment } from '../domain/order-checks.js';
 import { priceCart } from '../domain/pricing.js';
 
 export interface OrderHandlerDeps {
+  readonly db: Kysely<OrderingDatabase>;
   readonly bus: BusClient;
   readonly catalogs: CatalogCache;
   readonly clock: () => Date;
@@ -60,7 +65,7 @@ const isProblem = (value: unknown): value is OrderError =>
  * pointer, and `amounts` is computed only for a valid order.
  */
 export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
-  const { bus, catalogs } = deps;
+  const { db, bus, catalogs } = deps;
 
   async function validate(input: OrderRequest, ctx: RequestContext): Promise<ValidatedOrder> {
     requirePartner(ctx, 'distribution');
@@ -173,20 +178,33 @@ export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
   }
 
   /** The delivery address resolved, or the problem with it. */
-  function checkDelivery(
+  async function checkDelivery(
     storeId: string,
     address: OrderAddressInput,
     ctx: RequestContext,
   ): Promise<DeliveryCheck | OrderError> {
     if ('addressId' in address) {
-      // Saved addresses (contract §7) arrive with their endpoints; until then none is known.
-      return Promise.resolve(
-        problem(
+      // Contract §1: a saved address is the end user's, so it needs one.
+      const saved = await findAddress(
+        db,
+        requirePartner(ctx, 'distribution'),
+        requireEndUser(ctx),
+        address.addressId,
+      );
+      if (!saved) {
+        return problem(
           'ADDRESS_INVALID',
           'No saved address with this addressId belongs to the end user',
           '/fulfillment/address/addressId',
-        ),
+        );
+      }
+      const { address: resolved } = toSavedAddressLocation(saved);
+      const check = await bus.request(
+        subjects.stores.deliveryCheck,
+        { storeId, location: { latitude: saved.latitude, longitude: saved.longitude } },
+        ctx,
       );
+      return { ...check, location: { ...check.location, address: resolved } };
     }
     return asProblem(
       bus.request(subjects.stores.deliveryCheck, { storeId, location: address }, ctx),
@@ -257,4 +275,20 @@ function priceOrder(
     );
   }
   return { cart: pricing.cart, amounts: computed.amounts };
+}
+
+/** A saved address as the order's resolved delivery address. */
+function toSavedAddressLocation(row: AddressRow) {
+  return {
+    latitude: row.latitude,
+    longitude: row.longitude,
+    address: {
+      address1: row.address1,
+      address2: row.address2,
+      city: row.city,
+      state: row.state,
+      postalCode: row.postal_code,
+      country: row.country,
+    },
+  };
 }

@@ -78,6 +78,15 @@ export function discoveryHandlers(
       return availabilityAt(row, at ? new Date(at) : clock());
     }),
 
+    handle(subjects.stores.geocode, ({ address }) => {
+      const { latitude, longitude } = locate(address, geocoder, '/address');
+      return Promise.resolve({
+        latitude,
+        longitude,
+        address: { ...address, address2: address.address2 ?? null },
+      });
+    }),
+
     handle(subjects.stores.deliveryCheck, async ({ storeId, location }) => {
       const row = await findStore(db, storeId);
       if (!row) throw storeNotFound();
