@@ -13,12 +13,13 @@
 // reply). The ratios are reported. Checks the issue's target: 1,500 req/s with p99 <
 // 20 ms. Options: BENCH_SECONDS=15 BENCH_PORT=18083 BENCH_ITEMS=10000, and BENCH_NODE_ARGS
 // (Node flags for the services, e.g. "--cpu-prof --cpu-prof-dir=/tmp/profiles").
-import { randomUUID } from 'node:crypto';
 import { BenchPlatform, Report } from './lib/bench-platform.mjs';
+import { buildLines, countLines, lineTotalMinor, openAllWeek } from './lib/cart-builder.mjs';
+import { startBaseline, startFloor } from './lib/floor.mjs';
 import { generateCatalogSet } from './lib/catalog-generator.mjs';
-import { loadRow, pacedLoad, peakLoad, round2 } from './lib/paced-load.mjs';
-import { cpuMeter, cpus } from './lib/process-cpu.mjs';
-import { fail, log, root, serverUrls } from './lib/setup.mjs';
+import { pacedLoad, peakLoad, round2 } from './lib/paced-load.mjs';
+import { cpuLoadRow, cpuMeter } from './lib/process-cpu.mjs';
+import { fail, log } from './lib/setup.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const port = Number(process.env.BENCH_PORT ?? 18083);
@@ -38,123 +39,8 @@ const CART_LINES = 20;
 const ADD_VARIANTS = 20;
 const REPRICE_VARIANTS = 60;
 const CONNECTIONS = 32;
-const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-const ALWAYS_OPEN = DAYS.map((dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }));
 
 const platform = await BenchPlatform.create({ port, serveDocuments: true });
-
-// ---------------------------------------------------------------------------------------
-// The cart, built from the generated document by the pricing rules of
-// services/ordering/src/domain/pricing.ts.
-
-/** Item ids reachable from a catalog through its (nested) sections. */
-function reachableItemIds(doc) {
-  const reachable = new Set();
-  const seenSections = new Set();
-  const pending = Object.values(doc.catalogs).flatMap((catalog) => catalog.sectionIds ?? []);
-  for (let sectionId = pending.pop(); sectionId !== undefined; sectionId = pending.pop()) {
-    if (seenSections.has(sectionId)) continue;
-    seenSections.add(sectionId);
-    const section = doc.sections[sectionId];
-    if (!section) continue;
-    pending.push(...(section.sectionIds ?? []));
-    for (const itemId of section.itemIds ?? []) reachable.add(itemId);
-  }
-  return reachable;
-}
-
-/** Deepest modifier nesting below an item (0 without modifier groups). */
-function modifierDepthOf(doc, itemId) {
-  const item = doc.items[itemId];
-  let deepest = 0;
-  for (const groupId of item.modifierGroupIds ?? []) {
-    const group = doc.modifierGroups[groupId];
-    if (!group) return -1;
-    for (const optionId of group.itemIds) {
-      const below = modifierDepthOf(doc, optionId);
-      if (below < 0) return -1;
-      deepest = Math.max(deepest, 1 + below);
-    }
-  }
-  return deepest;
-}
-
-/**
- * A valid line for `itemId`: for every modifier group of the item, max(minimumAllowed, 1)
- * options (capped by maximumAllowed, counted by quantity 1 each), chosen from the group's
- * available options starting at a rotating offset, recursively. UUID lineItemIds throughout.
- */
-function buildLine(doc, itemId, rotation) {
-  const item = doc.items[itemId];
-  const modifierGroups = [];
-  for (const groupId of item.modifierGroupIds ?? []) {
-    const group = doc.modifierGroups[groupId];
-    const options = group.itemIds.filter((optionId) => doc.items[optionId]?.isAvailable !== false);
-    const wanted = Math.min(group.maximumAllowed, Math.max(group.minimumAllowed, 1));
-    if (options.length < wanted) {
-      throw new Error(`modifier group ${groupId} has ${options.length} available options`);
-    }
-    const lineItems = [];
-    for (let i = 0; i < wanted; i++) {
-      const optionId = options[(rotation.next++ + i) % options.length];
-      lineItems.push(buildLine(doc, optionId, rotation));
-    }
-    modifierGroups.push({ modifierGroupId: groupId, lineItems });
-  }
-  return {
-    itemId,
-    lineItemId: randomUUID(),
-    quantity: 1,
-    ...(modifierGroups.length > 0 ? { modifierGroups } : {}),
-  };
-}
-
-/** The line total in minor units, as the ordering service should price it. */
-function lineTotalMinor(doc, line, scale) {
-  const base = Math.round(doc.items[line.itemId].basePrice * scale);
-  let modifiers = 0;
-  for (const group of line.modifierGroups ?? []) {
-    for (const option of group.lineItems) modifiers += lineTotalMinor(doc, option, scale);
-  }
-  return (base + modifiers) * line.quantity;
-}
-
-const countLines = (lines) =>
-  lines.reduce(
-    (sum, line) =>
-      sum +
-      1 +
-      (line.modifierGroups ?? []).reduce((inner, group) => inner + countLines(group.lineItems), 0),
-    0,
-  );
-
-/**
- * CART_LINES + ADD_VARIANTS lines on distinct top-level items, spread evenly over the
- * available reachable items whose modifier groups all exist and nest two levels deep.
- */
-function buildLines(doc) {
-  const reachable = reachableItemIds(doc);
-  const candidates = Object.keys(doc.items).filter(
-    (itemId) =>
-      reachable.has(itemId) &&
-      doc.items[itemId].isAvailable !== false &&
-      modifierDepthOf(doc, itemId) >= 2,
-  );
-  const wanted = CART_LINES + ADD_VARIANTS;
-  if (candidates.length < wanted) {
-    throw new Error(
-      `only ${candidates.length} orderable items with two levels of modifiers; need ${wanted}`,
-    );
-  }
-  const step = candidates.length / wanted;
-  const rotation = { next: 0 };
-  return {
-    candidates: candidates.length,
-    lines: Array.from({ length: wanted }, (_, i) =>
-      buildLine(doc, candidates[Math.floor(i * step)], rotation),
-    ),
-  };
-}
 
 // ---------------------------------------------------------------------------------------
 // Load.
@@ -190,121 +76,7 @@ const withCpu = cpuMeter(platform);
 
 const report = new Report();
 
-function row(label, rate, r) {
-  return {
-    run: label,
-    ...loadRow(rate, r),
-    'server CPU % (1 core = 100)': r.serverCpu,
-    'bench CPU %': r.loadCpu,
-    [`machine busy % (${cpus} cores)`]: r.machineBusy,
-  };
-}
-
-/** The bare Fastify baseline: one POST route returning a fixed body read from stdin. */
-const BASELINE_SOURCE = `
-import Fastify from 'fastify';
-const chunks = [];
-for await (const chunk of process.stdin) chunks.push(chunk);
-const body = Buffer.concat(chunks).toString('utf8');
-const app = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024 });
-app.post('/cart', (request, reply) => {
-  reply.type('application/json; charset=utf-8').send(body);
-});
-await app.listen({ host: '127.0.0.1', port: 0 });
-process.stdout.write(JSON.stringify({ port: app.server.address().port }) + '\\n');
-process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
-`;
-
-/**
- * The architecture's floor, part 1: a NATS responder answering every request on
- * FLOOR_SUBJECT with the fixed body read from stdin (no parsing, validation or pricing).
- * With FLOOR_JSON set it does the JSON work no cart service can skip: it parses each
- * request and serializes the priced cart (parsed once, at start) for each reply.
- */
-const FLOOR_RESPONDER_SOURCE = `
-import { connect } from 'nats';
-const chunks = [];
-for await (const chunk of process.stdin) chunks.push(chunk);
-const body = Buffer.concat(chunks);
-const pricedCart = JSON.parse(body.toString('utf8'));
-const decoder = new TextDecoder();
-const encoder = new TextEncoder();
-const answer = process.env.FLOOR_JSON
-  ? (msg) => {
-      JSON.parse(decoder.decode(msg.data));
-      return encoder.encode(JSON.stringify(pricedCart));
-    }
-  : () => body;
-const nc = await connect({ servers: process.env.NATS_URL, noAsyncTraces: true });
-nc.subscribe(process.env.FLOOR_SUBJECT, {
-  queue: 'floor',
-  callback: (error, msg) => {
-    if (!error) msg.respond(answer(msg));
-  },
-});
-await nc.flush();
-process.stdout.write(JSON.stringify({ ready: true }) + '\\n');
-process.once('SIGTERM', () => nc.drain().then(() => process.exit(0)));
-`;
-
-/**
- * The floor, part 2: Fastify passing the body unparsed to FLOOR_SUBJECT and the reply's
- * bytes back (the gateway's path without keys, rate limits, headers or metrics).
- */
-const FLOOR_FORWARDER_SOURCE = `
-import Fastify from 'fastify';
-import { connect } from 'nats';
-const nc = await connect({ servers: process.env.NATS_URL, noAsyncTraces: true });
-const app = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024 });
-app.removeContentTypeParser('application/json');
-app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) =>
-  done(null, body),
-);
-app.post('/cart', async (request, reply) => {
-  const answer = await nc.request(process.env.FLOOR_SUBJECT, request.body, { timeout: 5000 });
-  const { buffer, byteOffset, byteLength } = answer.data;
-  return reply
-    .type('application/json; charset=utf-8')
-    .send(Buffer.from(buffer, byteOffset, byteLength));
-});
-await app.listen({ host: '127.0.0.1', port: 0 });
-process.stdout.write(JSON.stringify({ port: app.server.address().port }) + '\\n');
-process.once('SIGTERM', () => app.close().then(() => nc.drain()).then(() => process.exit(0)));
-`;
-
-/** Start `source` as a child named `name` with `input` on stdin; resolves its first JSON line. */
-async function startInlineChild(name, source, input, env = {}) {
-  // -e modules resolve bare specifiers from the working directory: the workspace root.
-  const child = platform.startChild(name, ['--input-type=module', '-e', source], {
-    cwd: root,
-    env: { ...process.env, NATS_URL: serverUrls.nats, ...env },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  child.stdin.end(input);
-  const line = await new Promise((resolve, reject) => {
-    let text = '';
-    child.stdout.on('data', (chunk) => {
-      text += chunk;
-      if (text.includes('\n')) resolve(text.split('\n')[0]);
-    });
-    child.once('exit', (code) => reject(new Error(`${name} exited (code ${code})`)));
-  });
-  return JSON.parse(line);
-}
-
-const startBaseline = async (responseBody) =>
-  `http://127.0.0.1:${(await startInlineChild('fastify', BASELINE_SOURCE, responseBody)).port}/cart`;
-
-/** A forwarder and responder named `${prefix}forwarder` and `${prefix}responder`. */
-async function startFloor(responseBody, { prefix = '', json = false } = {}) {
-  const env = {
-    FLOOR_SUBJECT: `bench_floor_${randomUUID()}`,
-    ...(json ? { FLOOR_JSON: 'true' } : {}),
-  };
-  await startInlineChild(`${prefix}responder`, FLOOR_RESPONDER_SOURCE, responseBody, env);
-  const { port } = await startInlineChild(`${prefix}forwarder`, FLOOR_FORWARDER_SOURCE, '', env);
-  return `http://127.0.0.1:${port}/cart`;
-}
+const row = cpuLoadRow;
 
 // ---------------------------------------------------------------------------------------
 
@@ -320,9 +92,7 @@ await platform.run(
     // so top-level items are orderable whenever the benchmark runs.
     log(`generating a ${itemCount}-item CatalogSet (modifierDepth 2), every catalog always open`);
     const doc = generateCatalogSet({ storeId, items: itemCount, seed: 1, modifierDepth: 2 });
-    for (const catalog of Object.values(doc.catalogs)) {
-      catalog.availability = ALWAYS_OPEN.map((window) => ({ ...window }));
-    }
+    openAllWeek(doc);
     const documentBody = Buffer.from(JSON.stringify(doc));
     platform.documents.set('/catalogset.json', documentBody);
     const { seconds: ingestSeconds } = await platform.ingest(
@@ -333,7 +103,7 @@ await platform.run(
     platform.documents.delete('/catalogset.json');
     log(`ingested in ${round2(ingestSeconds)} s`);
 
-    const { candidates, lines } = buildLines(doc);
+    const { candidates, lines } = buildLines(doc, CART_LINES + ADD_VARIANTS);
     const cartLines = lines.slice(0, CART_LINES);
     const extraLines = lines.slice(CART_LINES);
     const cart19 = { catalogSetId: doc.catalogSetId, storeId, lineItems: cartLines.slice(0, -1) };
@@ -458,7 +228,7 @@ await platform.run(
       {
         key: 'baseline',
         label: 'bare Fastify POST (add bodies)',
-        url: await startBaseline(verified.text),
+        url: `${await startBaseline(platform, verified.text)}/cart`,
         cpu: ['fastify'],
         title:
           'Baseline in the same run: bare Fastify route in a child process, same add request ' +
@@ -467,7 +237,7 @@ await platform.run(
       {
         key: 'floor',
         label: 'Fastify → NATS → fixed reply',
-        url: await startFloor(verified.text),
+        url: `${await startFloor(platform, verified.text)}/cart`,
         cpu: ['forwarder', 'responder', 'nats'],
         title:
           "Floor of the architecture in the same run: Fastify passes the add bodies unparsed over NATS to a responder that answers the fixed priced cart (the gateway's and ordering's I/O with none of their work: no keys, rate limits, validation or pricing)",
@@ -475,7 +245,7 @@ await platform.run(
       {
         key: 'floorJson',
         label: 'floor + JSON parse and serialize',
-        url: await startFloor(verified.text, { prefix: 'json-', json: true }),
+        url: `${await startFloor(platform, verified.text, { prefix: 'json-', json: true })}/cart`,
         cpu: ['json-forwarder', 'json-responder', 'nats'],
         title:
           'The floor plus the JSON work no cart service can skip: the responder parses each request body and serializes the priced cart for each reply (still no validation or pricing)',

@@ -390,9 +390,12 @@ export class BenchPlatform {
   }
 
   /** Create a store with the bench profile; its id. */
-  async createStore(apiKey, name = 'Bench Store') {
+  async createStore(apiKey, name = 'Bench Store', overrides = {}) {
     const storeId = randomUUID();
-    await this.request('PUT', `/v1/commerce/stores/${storeId}`, apiKey, storeProfile(name));
+    await this.request('PUT', `/v1/commerce/stores/${storeId}`, apiKey, {
+      ...storeProfile(name),
+      ...overrides,
+    });
     return storeId;
   }
 

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { loadRow } from './paced-load.mjs';
 
 export const cpus = availableParallelism();
 const clockTicks =
@@ -73,5 +74,16 @@ export function cpuMeter(platform) {
           (machineAfter.total - machineBefore.total),
       ),
     };
+  };
+}
+
+/** A load result measured by `withCpu` as console.table columns, CPU included. */
+export function cpuLoadRow(label, rate, result) {
+  return {
+    run: label,
+    ...loadRow(rate, result),
+    'server CPU % (1 core = 100)': result.serverCpu,
+    'bench CPU %': result.loadCpu,
+    [`machine busy % (${cpus} cores)`]: result.machineBusy,
   };
 }
