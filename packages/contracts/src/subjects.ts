@@ -72,12 +72,15 @@ export const subjects = {
     lookup: defineSubject('stores', 'v1.lookup', byStoreId, marketfrontStore),
     /** Marketfront: stores near a location that offer a fulfillment type, nearest first. */
     discover: defineSubject('stores', 'v1.discover', discoverStoresInput, discoverStoresResult),
-    /** Is the store online and inside its windows at `at` (default now)? */
-    availability: defineSubject(
+    /**
+     * What an order needs of its store in one round trip: the store as distribution partners
+     * see it, and whether it is online and inside its windows at `at` (default now).
+     */
+    orderContext: defineSubject(
       'stores',
-      'v1.availability',
+      'v1.order-context',
       z.object({ storeId: guid, at: dateTime.optional() }),
-      storeAvailability,
+      z.object({ store: marketfrontStore, availability: storeAvailability }),
     ),
     /** Resolve and geocode an address (ADDRESS_INVALID when it cannot be). */
     geocode: defineSubject(

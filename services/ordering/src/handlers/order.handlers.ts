@@ -73,14 +73,18 @@ export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
     if (client) throw new AppError(client.code, client.message, { errors: [client] });
     const now = deps.clock();
     const { storeId } = input.cart;
-    // An unknown store is the one 404 (it stops here); everything else is a finding.
-    const store: MarketfrontStore = await bus.request(subjects.stores.lookup, { storeId }, ctx);
-
     const errors: OrderError[] = [];
     const { fulfillment } = input;
     const schedule = checkFulfillment(fulfillment, now);
     errors.push(...schedule.errors);
     const { orderTime } = schedule;
+    // An unknown store is the one 404 (every request below fails with it); everything else
+    // is a finding.
+    const context = bus.request(
+      subjects.stores.orderContext,
+      { storeId, ...(orderTime ? { at: orderTime.toISOString() } : {}) },
+      ctx,
+    );
 
     if (!ctx.paymentTypes?.includes(input.paymentType)) {
       errors.push(
@@ -100,6 +104,14 @@ export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
         ),
       );
     }
+
+    const [{ store, availability }, delivery, pricingData] = await Promise.all([
+      context,
+      fulfillment.mode === 'DELIVERY_BY_MERCHANT'
+        ? checkDelivery(storeId, fulfillment.address, ctx)
+        : undefined,
+      asProblem(catalogs.get(storeId, ctx), ['CATALOGSET_NOT_FOUND'], () => catalogSetNotFound()),
+    ]);
     const delivering = fulfillment.mode === 'DELIVERY_BY_MERCHANT';
     if (!store.fulfillmentTypes.includes(fulfillment.mode)) {
       errors.push(
@@ -110,17 +122,7 @@ export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
         ),
       );
     }
-
-    const [availability, delivery, pricingData] = await Promise.all([
-      orderTime
-        ? bus.request(subjects.stores.availability, { storeId, at: orderTime.toISOString() }, ctx)
-        : undefined,
-      fulfillment.mode === 'DELIVERY_BY_MERCHANT'
-        ? checkDelivery(storeId, fulfillment.address, ctx)
-        : undefined,
-      asProblem(catalogs.get(storeId, ctx), ['CATALOGSET_NOT_FOUND'], () => catalogSetNotFound()),
-    ]);
-    if (availability && !availability.open) {
+    if (orderTime && !availability.open) {
       errors.push(
         problem(
           'STORE_CLOSED',

@@ -1,5 +1,5 @@
 import { subjects } from '@pcp/contracts';
-import { handle, type HandlerBinding } from '@pcp/service-kit';
+import { handle, requirePartner, type HandlerBinding } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { findStore } from '../db/store.repository.js';
 import {
@@ -72,10 +72,15 @@ export function discoveryHandlers(
       return { stores: page.map(view), totalCount: found.openCount, hasMore: found.hasMore };
     }),
 
-    handle(subjects.stores.availability, async ({ storeId, at }) => {
+    handle(subjects.stores.orderContext, async ({ storeId, at }, ctx) => {
+      requirePartner(ctx, 'distribution');
       const row = await findStore(db, storeId);
       if (!row) throw storeNotFound();
-      return availabilityAt(row, at ? new Date(at) : clock());
+      const now = clock();
+      return {
+        store: toMarketfrontStore(row, now),
+        availability: availabilityAt(row, at ? new Date(at) : now),
+      };
     }),
 
     handle(subjects.stores.geocode, ({ address }) => {

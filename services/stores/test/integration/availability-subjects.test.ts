@@ -106,8 +106,9 @@ async function pause(storeId: string, resumeAt?: string) {
   );
 }
 
-const availabilityOf = (storeId: string, at?: string) =>
-  client.request(subjects.stores.availability, at ? { storeId, at } : { storeId }, caller());
+const availabilityOf = async (storeId: string, at?: string) =>
+  (await client.request(subjects.stores.orderContext, at ? { storeId, at } : { storeId }, caller()))
+    .availability;
 
 const deliveryCheck = (storeId: string, location: CustomerLocation, bus: BusClient = client) =>
   bus.request(subjects.stores.deliveryCheck, { storeId, location }, caller());
@@ -144,7 +145,7 @@ const FRIDAY_2300 = '2026-11-28T05:00:00.000Z';
 const SATURDAY_0000 = '2026-11-28T06:00:00.000Z';
 const NEXT_MONDAY_0800 = '2026-11-30T14:00:00.000Z';
 
-describe('stores.v1.availability', () => {
+describe('stores.v1.order-context: availability', () => {
   it('answers ASAP (no `at`) at the injected clock', async () => {
     const storeId = await createStore();
     clockNow = new Date(MONDAY_NOON);
