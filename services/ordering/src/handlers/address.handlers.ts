@@ -33,7 +33,7 @@ export function toSavedAddress(row: AddressRow): SavedAddress {
   };
 }
 
-export function addressInvalid(pointer: string): AppError {
+function addressInvalid(pointer: string): AppError {
   const message = 'No saved address with this addressId belongs to the end user';
   return new AppError('ADDRESS_INVALID', message, {
     errors: [{ code: 'ADDRESS_INVALID', message, pointer }],

@@ -24,10 +24,11 @@ import {
 import type { Kysely } from 'kysely';
 import type { CatalogCache, StorePricingData } from '../catalog/catalog-cache.js';
 import { findAddress } from '../db/address.repository.js';
-import type { AddressRow, OrderingDatabase } from '../db/ordering.table.js';
+import type { OrderingDatabase } from '../db/ordering.table.js';
 import { computeAmounts } from '../domain/order-amounts.js';
 import { amountInCurrency, checkClient, checkFulfillment } from '../domain/order-checks.js';
 import { priceCart } from '../domain/pricing.js';
+import { toSavedAddress } from './address.handlers.js';
 
 export interface OrderHandlerDeps {
   readonly db: Kysely<OrderingDatabase>;
@@ -200,10 +201,16 @@ export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
           '/fulfillment/address/addressId',
         );
       }
-      const { address: resolved } = toSavedAddressLocation(saved);
+      const {
+        addressId: _id,
+        createdAt: _at,
+        latitude,
+        longitude,
+        ...resolved
+      } = toSavedAddress(saved);
       const check = await bus.request(
         subjects.stores.deliveryCheck,
-        { storeId, location: { latitude: saved.latitude, longitude: saved.longitude } },
+        { storeId, location: { latitude, longitude } },
         ctx,
       );
       return { ...check, location: { ...check.location, address: resolved } };
@@ -277,20 +284,4 @@ function priceOrder(
     );
   }
   return { cart: pricing.cart, amounts: computed.amounts };
-}
-
-/** A saved address as the order's resolved delivery address. */
-function toSavedAddressLocation(row: AddressRow) {
-  return {
-    latitude: row.latitude,
-    longitude: row.longitude,
-    address: {
-      address1: row.address1,
-      address2: row.address2,
-      city: row.city,
-      state: row.state,
-      postalCode: row.postal_code,
-      country: row.country,
-    },
-  };
 }
