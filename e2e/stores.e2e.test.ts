@@ -1,3 +1,6 @@
+import { subjects } from '@pcp/contracts';
+import { createBusClient, type RequestContext } from '@pcp/service-kit';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
@@ -24,6 +27,9 @@ afterAll(async () => {
 const put = (storeId: string, body: unknown, apiKey = commerce.apiKey) =>
   call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, { apiKey, body });
 
+/** `whsec_` and the base64 of 24 bytes (Standard Webhooks). */
+const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
+
 describe('commerce store profile', () => {
   it('creates a store (201), reads it back, and replaces it (200)', async () => {
     const storeId = newStoreId();
@@ -37,6 +43,7 @@ describe('commerce store profile', () => {
       taxRate: 0.0875,
       status: 'online',
       orderSubmissionUrl: 'https://partner.example/orders',
+      orderSubmissionSecret: expect.stringMatching(SIGNING_SECRET),
     });
 
     const read = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, {
@@ -51,6 +58,39 @@ describe('commerce store profile', () => {
     expect(replaced.body.name).toBe('Loop Burgers');
     expect(replaced.body.status).toBe('online');
     expect(replaced.body.createdAt).toBe(created.body.createdAt);
+    expect(replaced.body.orderSubmissionSecret).toBe(created.body.orderSubmissionSecret);
+  });
+
+  it('shows the owner an order submission secret only while it has an orderSubmissionUrl', async () => {
+    const storeId = newStoreId();
+    const plain = await put(storeId, storeProfile({ orderSubmissionUrl: null }));
+    expect(plain.status).toBe(201);
+    expect(plain.body).toMatchObject({ orderSubmissionUrl: null, orderSubmissionSecret: null });
+
+    const withUrl = await put(storeId, storeProfile());
+    const secret = withUrl.body.orderSubmissionSecret;
+    expect(secret).toMatch(SIGNING_SECRET);
+    // A new URL, or a secret sent back by the partner, changes nothing.
+    const moved = await put(
+      storeId,
+      storeProfile({
+        orderSubmissionUrl: 'https://partner.example/v2/orders',
+        orderSubmissionSecret: 'whsec_chosen',
+      }),
+    );
+    expect(moved.body.orderSubmissionSecret).toBe(secret);
+    const list = await call(platform.baseUrl, 'GET', '/v1/commerce/stores', {
+      apiKey: commerce.apiKey,
+    });
+    expect(
+      list.body.stores.find((store: { storeId: string }) => store.storeId === storeId),
+    ).toMatchObject({ orderSubmissionSecret: secret });
+
+    // Kept while the URL is removed, so the partner's verification survives re-adding it.
+    const removed = await put(storeId, storeProfile({ orderSubmissionUrl: null }));
+    expect(removed.body.orderSubmissionSecret).toBeNull();
+    const readded = await put(storeId, storeProfile());
+    expect(readded.body.orderSubmissionSecret).toBe(secret);
   });
 
   it('keeps money exact in minor units for currencies with 0 and 3 fraction digits', async () => {
@@ -308,7 +348,9 @@ describe('marketfront store lookup', () => {
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ storeId, name: 'Chicago Burgers', status: 'online' });
     expect(response.body).not.toHaveProperty('orderSubmissionUrl');
+    expect(response.body).not.toHaveProperty('orderSubmissionSecret');
     expect(response.body).not.toHaveProperty('createdAt');
+    expect(response.text).not.toContain('whsec_');
   });
 
   it('answers an unknown store with 404 STORE_NOT_FOUND and a malformed id with a bodiless 404', async () => {
@@ -328,5 +370,38 @@ describe('marketfront store lookup', () => {
       expect(malformed.status, id).toBe(404);
       expect(malformed.text, id).toBe('');
     }
+  });
+});
+
+describe('stores.v1.order-context', () => {
+  it('gives ordering the owner, the URL and the secret the owner was shown', async () => {
+    const storeId = newStoreId();
+    const created = await put(storeId, storeProfile());
+    const bus = createBusClient(env.nc, {
+      prefix: env.prefix,
+      timeoutMs: 5_000,
+      logger: env.logger,
+    });
+    // As ordering asks it, on behalf of a distribution partner.
+    const asked: RequestContext = {
+      requestId: randomUUID(),
+      partnerId: distribution.partnerId,
+      partnerKind: 'distribution',
+    };
+    const context = await bus.request(subjects.stores.orderContext, { storeId }, asked);
+    expect(context).toMatchObject({
+      store: { storeId },
+      ownerPartnerId: commerce.partnerId,
+      submission: {
+        url: 'https://partner.example/orders',
+        secret: created.body.orderSubmissionSecret,
+      },
+    });
+
+    const withoutUrl = newStoreId();
+    await put(withoutUrl, storeProfile({ orderSubmissionUrl: null }));
+    expect(
+      await bus.request(subjects.stores.orderContext, { storeId: withoutUrl }, asked),
+    ).toMatchObject({ ownerPartnerId: commerce.partnerId, submission: null });
   });
 });

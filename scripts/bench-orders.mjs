@@ -1,15 +1,24 @@
-// `npm run bench:orders`: order validation through gateway → NATS → ordering (which asks the
-// stores service for the store, its availability at the order time and delivery coverage,
-// and prices the cart from its catalog cache), the platform's services as separate
-// processes on an isolated database, subject prefix and Redis key prefix. A generated
-// BENCH_ITEMS-item CatalogSet (modifierDepth 2, always open) is ingested and a valid 5-line
-// cart with nested modifiers is built from it; validate runs open loop at fixed rates
-// (requests evenly spaced, latency from each request's scheduled send time) for pickup and
-// for delivery to an address, then unthrottled for the peak. In the same run the
-// architecture's floor (Fastify → NATS → a responder answering the same validated order,
-// fixed) takes the same load. Target: validate 1,000 req/s with p99 < 25 ms. Place and the
-// replay of a placed key join this bench with place. Options: BENCH_SECONDS=15
-// BENCH_PORT=18103 BENCH_ITEMS=2000, and BENCH_NODE_ARGS (Node flags for the services).
+// `npm run bench:orders`: order validation and placing through gateway → NATS → ordering
+// (which asks the stores service for the store, its availability at the order time and
+// delivery coverage, and prices the cart from its catalog cache), the platform's services
+// as separate processes on an isolated database, subject prefix and Redis key prefix, the
+// card processor simulator answering after 20 ms. A generated BENCH_ITEMS-item CatalogSet
+// (modifierDepth 2, always open) is ingested and a valid 5-line cart with nested modifiers
+// is built from it; each workload runs open loop at fixed rates (requests evenly spaced,
+// latency from each request's scheduled send time), then unthrottled for the peak:
+//   - validate, for pickup and for delivery to an address;
+//   - place (pickup, a vaulted card, the validated total) with a fresh Idempotency-Key per
+//     request: re-validation, the order and its attempt written, the card authorized at the
+//     processor (→ payments → simulator), no submission (the bench store has no
+//     orderSubmissionUrl);
+//   - the replay of a placed key: the same key and body again, each answered 201 with
+//     Idempotent-Replayed: true from the recorded outcome.
+// In the same run the architecture's floor (Fastify → NATS → a responder answering the same
+// validated order, fixed) takes validate's load: the floor of all three. Targets: validate
+// 1,000 req/s with p99 < 25 ms; place 200 req/s with p99 < 20 ms + the processor's 20 ms;
+// replay 1,000 req/s with p99 < 15 ms. Options: BENCH_SECONDS=15 BENCH_PORT=18103
+// BENCH_ITEMS=2000, and BENCH_NODE_ARGS (Node flags for the services).
+import { randomUUID } from 'node:crypto';
 import { BenchPlatform, Report } from './lib/bench-platform.mjs';
 import { buildLines, countLines, openAllWeek } from './lib/cart-builder.mjs';
 import { generateCatalogSet } from './lib/catalog-generator.mjs';
@@ -31,18 +40,47 @@ const WARMUP_RATE = 200;
 const WARMUP_SECONDS = 5;
 const CART_LINES = 5;
 const CONNECTIONS = 32;
+/** The card processor simulator's latency; validate never calls it. */
+const PROCESSOR_LATENCY_MS = 20;
+const PLACE_RATES = [50, 100, 200];
+const PLACE_TARGET_RATE = 200;
+const PLACE_TARGET_P99_MS = 20 + PROCESSOR_LATENCY_MS;
+const PLACE_WARMUP_RATE = 50;
+const REPLAY_RATES = [250, 500, 1_000];
+const REPLAY_TARGET_RATE = 1_000;
+const REPLAY_TARGET_P99_MS = 15;
+/** Replays checked one by one (status, header, body) before and after the replay load. */
+const REPLAY_SAMPLE = 20;
+const END_USER_ID = 'bench-orders-user';
 
-const platform = await BenchPlatform.create({ port, serveDocuments: true });
+const platform = await BenchPlatform.create({
+  port,
+  serveDocuments: true,
+  processorLatencyMs: PROCESSOR_LATENCY_MS,
+});
 const withCpu = cpuMeter(platform);
 const report = new Report();
 
-const row = cpuLoadRow;
+/** Each run's first failure (pacedLoad's or peakLoad's firstFailure), printed with the verdicts. */
+const failures = [];
+function row(label, rate, result) {
+  if (result.firstFailure) {
+    log(`${label}: first failure: ${result.firstFailure}`);
+    failures.push(`${label}: first failure: ${result.firstFailure}`);
+  }
+  return cpuLoadRow(label, rate, result);
+}
+const printReport = () => {
+  report.verdicts.push(...failures.splice(0));
+  report.print();
+};
 
 await platform.run(
   async () => {
     const { commerce, distribution } = platform.createPartners();
     platform.setRateLimits(commerce, { writes: 100_000, reads: 100_000 });
-    platform.setRateLimits(distribution, { reads: 1_000_000 });
+    // Distribution partners may pay by CARD by default (create-partner's paymentTypes).
+    platform.setRateLimits(distribution, { reads: 1_000_000, writes: 1_000_000 });
     const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
     const storeId = await platform.createStore(commerce.apiKey, 'Bench Orders Store', {
       availability: everyDay.map((dayOfWeek) => ({
@@ -50,6 +88,8 @@ await platform.run(
         start: '00:00:00',
         end: '00:00:00',
       })),
+      // No submission URL: place would POST each order to it.
+      orderSubmissionUrl: null,
     });
 
     log(`generating a ${itemCount}-item CatalogSet (modifierDepth 2), every catalog always open`);
@@ -145,6 +185,128 @@ await platform.run(
       report.table(`${workload.name}: gateway → NATS → ordering (→ stores, catalog cache)`, rows);
     }
 
+    log('vaulting a card');
+    const endUserHeaders = { ...headers, 'x-end-user-id': END_USER_ID };
+    const vault = await fetch(platform.url('/v1/marketfront/payments/cards'), {
+      method: 'POST',
+      headers: endUserHeaders,
+      body: JSON.stringify({
+        cardNumber: '4242424242424242',
+        expMonth: 12,
+        expYear: 2035,
+        cvc: '123',
+        cardholderName: 'Bench',
+      }),
+    });
+    if (vault.status !== 201) {
+      throw new Error(`vaulting a card answered ${vault.status}: ${await vault.text()}`);
+    }
+    const { paymentId } = await vault.json();
+    const placeUrl = platform.url('/v1/marketfront/orders/place');
+    const placeBody = Buffer.from(
+      JSON.stringify({
+        cart,
+        fulfillment: pickup,
+        client,
+        paymentType: 'CARD',
+        paymentId,
+        tip: 2,
+        amounts: { total: validated.order.amounts.total },
+      }),
+    );
+    const place = (key) =>
+      fetch(placeUrl, {
+        method: 'POST',
+        headers: { ...endUserHeaders, 'idempotency-key': key },
+        body: placeBody,
+      });
+    const firstPlace = await place(randomUUID());
+    const firstPlaceText = await firstPlace.text();
+    if (firstPlace.status !== 201) {
+      throw new Error(`place answered ${firstPlace.status}: ${firstPlaceText.slice(0, 4000)}`);
+    }
+    const placed = JSON.parse(firstPlaceText);
+    log(
+      `placed order ${placed.orderId}: ${placed.state}/${placed.status}, ` +
+        `total ${placed.amounts.total}, ${Buffer.byteLength(firstPlaceText)} bytes`,
+    );
+
+    const placeCpu = ['gateway', 'ordering', 'payments', 'processor-simulator', 'stores', 'nats'];
+    const placeLoad = { url: placeUrl, method: 'POST', headers: endUserHeaders, body: placeBody };
+    log(`place: warming up at ${PLACE_WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
+    await pacedLoad({
+      ...placeLoad,
+      keyHeader: 'idempotency-key',
+      rate: PLACE_WARMUP_RATE,
+      seconds: WARMUP_SECONDS,
+    });
+    const placeRows = [];
+    for (const rate of PLACE_RATES) {
+      log(`place: ${rate} req/s for ${seconds} s`);
+      const result = await withCpu(placeCpu, () =>
+        pacedLoad({ ...placeLoad, keyHeader: 'idempotency-key', rate, seconds }),
+      );
+      results.set(`place ${rate}`, result);
+      placeRows.push(row(`place at ${rate}/s`, rate, result));
+    }
+    log(`place: peak, ${CONNECTIONS} connections`);
+    const placePeak = await withCpu(placeCpu, () =>
+      peakLoad({ ...placeLoad, keyHeader: 'idempotency-key', connections: CONNECTIONS, seconds }),
+    );
+    placeRows.push(row(`place peak (${CONNECTIONS} connections)`, undefined, placePeak));
+    report.table(
+      `place, a fresh Idempotency-Key each: gateway → NATS → ordering (→ stores, catalog cache; → payments → processor simulator at ${PROCESSOR_LATENCY_MS} ms)`,
+      placeRows,
+    );
+
+    // The replay: one key placed once, then the same key and body again and again.
+    const replayKey = randomUUID();
+    const original = await place(replayKey);
+    const originalText = await original.text();
+    if (original.status !== 201) {
+      throw new Error(`place answered ${original.status}: ${originalText.slice(0, 4000)}`);
+    }
+    const checkReplays = async (when) => {
+      for (let i = 0; i < REPLAY_SAMPLE; i++) {
+        const response = await place(replayKey);
+        const text = await response.text();
+        const replayed = response.headers.get('idempotent-replayed');
+        if (response.status !== 201 || replayed !== 'true' || text !== originalText) {
+          throw new Error(
+            `replay ${when}: ${response.status}, idempotent-replayed ${replayed}, ` +
+              `${text === originalText ? 'the same body' : `another body: ${text.slice(0, 2000)}`}`,
+          );
+        }
+      }
+      log(`replay ${when}: ${REPLAY_SAMPLE} of ${REPLAY_SAMPLE} 201, replayed, byte for byte`);
+    };
+    await checkReplays('before the load');
+    const replayLoad = {
+      url: placeUrl,
+      method: 'POST',
+      headers: { ...endUserHeaders, 'idempotency-key': replayKey },
+      body: placeBody,
+    };
+    log(`replay: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
+    await pacedLoad({ ...replayLoad, rate: WARMUP_RATE, seconds: WARMUP_SECONDS });
+    const replayRows = [];
+    for (const rate of REPLAY_RATES) {
+      log(`replay: ${rate} req/s for ${seconds} s`);
+      const result = await withCpu(placeCpu, () => pacedLoad({ ...replayLoad, rate, seconds }));
+      results.set(`replay ${rate}`, result);
+      replayRows.push(row(`replay at ${rate}/s`, rate, result));
+    }
+    log(`replay: peak, ${CONNECTIONS} connections`);
+    const replayPeak = await withCpu(placeCpu, () =>
+      peakLoad({ ...replayLoad, connections: CONNECTIONS, seconds }),
+    );
+    replayRows.push(row(`replay peak (${CONNECTIONS} connections)`, undefined, replayPeak));
+    await checkReplays('after the load');
+    report.table(
+      `replay of a placed key (same key and body; 201, Idempotent-Replayed: true): gateway → NATS → ordering (recorded outcome)`,
+      replayRows,
+    );
+
     log('floor: Fastify → NATS → fixed validated order');
     const floorUrl = `${await startFloor(platform, validated.text)}/validate`;
     const floorRows = [];
@@ -178,17 +340,26 @@ await platform.run(
     );
 
     for (const workload of workloads) {
-      const atTarget = results.get(`${workload.name} ${TARGET_RATE}`);
+      verdict(workload.name, TARGET_RATE, TARGET_P99_MS);
+    }
+    verdict(
+      'place',
+      PLACE_TARGET_RATE,
+      PLACE_TARGET_P99_MS,
+      ` = 20 + the processor's ${PROCESSOR_LATENCY_MS}`,
+    );
+    verdict('replay', REPLAY_TARGET_RATE, REPLAY_TARGET_P99_MS);
+    printReport();
+
+    function verdict(name, rate, p99Ms, note = '') {
+      const atTarget = results.get(`${name} ${rate}`);
       const met =
-        atTarget.achievedRate >= TARGET_RATE * 0.99 &&
-        atTarget.p99 < TARGET_P99_MS &&
-        atTarget.non2xx === 0;
+        atTarget.achievedRate >= rate * 0.99 && atTarget.p99 < p99Ms && atTarget.non2xx === 0;
       report.verdicts.push(
-        `${workload.name} at ${TARGET_RATE}/s: achieved ${atTarget.achievedRate}/s, p99 ${atTarget.p99} ms, ` +
-          `${atTarget.non2xx} non-2xx → target (p99 < ${TARGET_P99_MS} ms) ${met ? 'MET' : 'NOT MET'}`,
+        `${name} at ${rate}/s: achieved ${atTarget.achievedRate}/s, p99 ${atTarget.p99} ms, ` +
+          `${atTarget.non2xx} non-2xx → target (p99 < ${p99Ms} ms${note}) ${met ? 'MET' : 'NOT MET'}`,
       );
     }
-    report.print();
   },
-  () => report.print(),
+  () => printReport(),
 );

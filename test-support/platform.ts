@@ -43,6 +43,7 @@ export interface TestPlatform {
   readonly storesDb: Kysely<StoresDatabase>;
   readonly catalogDb: Kysely<CatalogDatabase>;
   readonly paymentsDb: Kysely<PaymentsDatabase>;
+  readonly orderingDb: Kysely<OrderingDatabase>;
   /** The card processor simulator the payments service talks to (faults, charges). */
   readonly processor: ProcessorSimulator;
   readonly payments: ReturnType<typeof createPaymentsService>;
@@ -72,11 +73,12 @@ export async function startPlatform(
     gatewayEnv?: Record<string, string>;
     catalogEnv?: Record<string, string>;
     paymentsEnv?: Record<string, string>;
+    orderingEnv?: Record<string, string>;
     /** Every service's and the gateway's logger (default: the environment's). */
     logger?: Logger;
   } = {},
 ): Promise<TestPlatform> {
-  const { gatewayEnv = {}, catalogEnv = {}, paymentsEnv = {} } = options;
+  const { gatewayEnv = {}, catalogEnv = {}, paymentsEnv = {}, orderingEnv = {} } = options;
   const logger = options.logger ?? env.logger;
   const serviceDeps = (service: string): ServiceDeps => ({
     nc: env.nc,
@@ -129,7 +131,7 @@ export async function startPlatform(
     ordering: createOrderingService({
       ...serviceDeps('ordering'),
       db: orderingDb,
-      config: loadConfig(orderingEnvSchema, {}),
+      config: loadConfig(orderingEnvSchema, orderingEnv),
     }),
     payments: createPaymentsService({
       ...serviceDeps('payments'),
@@ -176,6 +178,7 @@ export async function startPlatform(
     },
     catalogDb,
     paymentsDb,
+    orderingDb,
     processor,
     payments: workers.payments,
     ordering: workers.ordering,

@@ -1,10 +1,20 @@
 // The request loop of pacedLoad (paced-load.mjs), in its own worker thread: requests leave
 // evenly spaced, and each latency runs from its scheduled send time.
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { url, method = 'GET', headers = {}, bodies, rate, seconds, maxSockets = 256 } = workerData;
+const {
+  url,
+  method = 'GET',
+  headers = {},
+  bodies,
+  rate,
+  seconds,
+  maxSockets = 256,
+  keyHeader,
+} = workerData;
 const keepResults = workerData.keepResults;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets });
@@ -36,9 +46,18 @@ await new Promise((resolve) => {
       const index = sent;
       const scheduledAt = started + index * intervalMs;
       const which = bodies.length === 0 ? -1 : index % bodies.length;
+      const sharedHeaders = which < 0 ? headers : requestHeaders[which];
       const request = http.request(
         url,
-        { method, agent, headers: which < 0 ? headers : requestHeaders[which] },
+        {
+          method,
+          agent,
+          // keyHeader: a fresh UUID in that header for each request (e.g. Idempotency-Key).
+          headers:
+            keyHeader === undefined
+              ? sharedHeaders
+              : { ...sharedHeaders, [keyHeader]: randomUUID() },
+        },
         (response) => {
           const ok = response.statusCode >= 200 && response.statusCode < 300;
           // Read a body only where it is looked at: a failure's, or every one for onResult.

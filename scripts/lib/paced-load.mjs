@@ -2,6 +2,7 @@
 // have answered, and latency is measured from each request's scheduled send time, so a
 // stall shows up in the percentiles instead of slowing the generator (no coordinated
 // omission). autocannon's overallRate sends per-second bursts, which distorts them.
+import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 
 export const round2 = (value) => Math.round(value * 100) / 100;
@@ -28,10 +29,12 @@ export function latencySummary(latencies) {
  * collections (over catalogs and samples of many MB) do not stall sends or receipts and
  * land in the percentiles: in the same thread they added 15-30 ms stalls twice a second. `onResult` then sees every request (after the run,
  * in completion order) with its response body; `status` and `body` are undefined after a
- * connection error. `firstFailure` describes the first non-2xx response or error.
+ * connection error. `firstFailure` describes the first non-2xx response or error. With
+ * `keyHeader`, each request carries a fresh `randomUUID()` in that header (an
+ * Idempotency-Key per request).
  * @param {{
  *   url: string, method?: string, headers?: Record<string,string>,
- *   body?: string | Buffer, bodies?: (string | Buffer)[],
+ *   body?: string | Buffer, bodies?: (string | Buffer)[], keyHeader?: string,
  *   rate: number, seconds: number, maxSockets?: number,
  *   onResult?: (result: { index: number, latency: number, status?: number, body?: string }) => void,
  * }} options
@@ -61,7 +64,7 @@ export async function pacedLoad({ onResult, body, bodies, ...options }) {
  * result as pacedLoad's, without the pacing.
  * @param {{
  *   url: string, method?: string, headers?: Record<string,string>,
- *   body?: string | Buffer, bodies?: (string | Buffer)[],
+ *   body?: string | Buffer, bodies?: (string | Buffer)[], keyHeader?: string,
  *   connections: number, seconds: number,
  * }} options
  */
@@ -71,27 +74,35 @@ export async function peakLoad({
   headers = {},
   body,
   bodies = body === undefined ? [] : [body],
+  keyHeader,
   connections,
   seconds,
 }) {
   const { default: autocannon } = await import('autocannon');
   let next = 0;
+  const requestHeaders =
+    bodies.length === 0 ? headers : { 'content-type': 'application/json', ...headers };
+  const setupRequest = (request) => ({
+    ...request,
+    ...(bodies.length === 0 ? {} : { body: bodies[next++ % bodies.length] }),
+    ...(keyHeader === undefined
+      ? {}
+      : { headers: { ...request.headers, [keyHeader]: randomUUID() } }),
+  });
+  let firstFailure;
+  const onResponse = (status, responseBody) => {
+    if (status < 200 || status >= 300) {
+      firstFailure ??= `${url}: ${status} ${String(responseBody).slice(0, 500)}`;
+    }
+  };
+  const dynamic = bodies.length > 0 || keyHeader !== undefined;
   const options = {
     url,
     method,
-    headers,
+    headers: requestHeaders,
     connections,
     duration: seconds,
-    ...(bodies.length === 0
-      ? {}
-      : {
-          headers: { 'content-type': 'application/json', ...headers },
-          requests: [
-            {
-              setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }),
-            },
-          ],
-        }),
+    requests: [dynamic ? { setupRequest, onResponse } : { onResponse }],
   };
   const result = await new Promise((resolve, reject) => {
     autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
@@ -105,6 +116,7 @@ export async function peakLoad({
     max: result.latency.max,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    firstFailure,
   };
 }
 

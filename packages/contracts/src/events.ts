@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { dateTime, guid } from './common.js';
+import { orderState, orderStatus } from './orders.js';
 
 /**
  * Every event travels in this envelope (STYLE §6). `version` is the version of the aggregate
@@ -27,10 +28,32 @@ export const catalogActivatedData = z.object({
 });
 export type CatalogActivatedData = z.infer<typeof catalogActivatedData>;
 
+/** What happened to an order: placed, moved along its status machine, or cancelled. */
+export const orderEventKind = z.enum(['order.created', 'order.status_changed', 'order.cancelled']);
+export type OrderEventKind = z.infer<typeof orderEventKind>;
+
+export const orderStatusChangedData = z.object({
+  event: orderEventKind,
+  orderId: guid,
+  storeId: guid,
+  /** The distribution partner that placed the order (whose webhooks it goes to). */
+  partnerId: guid,
+  state: orderState,
+  status: orderStatus,
+  /** Null for `order.created`. */
+  previousStatus: orderStatus.nullable(),
+});
+export type OrderStatusChangedData = z.infer<typeof orderStatusChangedData>;
+
 /** Events, by the subject (below the deployment prefix) they are published on. */
 export const events = {
   catalogActivated: {
     subject: 'events.catalog.v1.activated',
     schema: eventEnvelope('catalog.v1.activated', catalogActivatedData),
+  },
+  /** Every change of an order, with the order's version: the webhooks' source (contract §10). */
+  orderStatusChanged: {
+    subject: 'events.ordering.v1.order-status-changed',
+    schema: eventEnvelope('ordering.v1.order-status-changed', orderStatusChangedData),
   },
 } as const;

@@ -141,3 +141,149 @@ export type SavedAddress = z.infer<typeof savedAddress>;
 export const savedAddressList = z.object({
   addresses: z.array(savedAddress).max(maxAddressesPerEndUser),
 });
+
+/** An order's state (the spec's Order state table). */
+export const orderState = z.enum(['open', 'completed', 'cancelled']);
+export type OrderState = z.infer<typeof orderState>;
+
+/**
+ * Progress within state `open` (the spec's Order status table); an order that ended carries
+ * the status it ended with: `completed` or `cancelled`.
+ */
+export const orderStatus = z.enum([
+  'pending',
+  'confirmed',
+  'preparing',
+  'ready',
+  'inTransit',
+  'completed',
+  'cancelled',
+]);
+export type OrderStatus = z.infer<typeof orderStatus>;
+
+/** The card an order was charged to; null for PAY_AT_STORE. */
+export const orderPayment = z.object({
+  paymentId: guid,
+  brand: z.string(),
+  last4: z.string(),
+});
+
+/**
+ * Place's body (contract §7): the order request with the total the customer saw, and the
+ * vaulted card when paying by CARD.
+ */
+export const placeOrderRequest = orderRequest
+  .extend({ amounts: z.object({ total: moneyAmount }) })
+  .superRefine((request, ctx) => {
+    if (request.paymentType === 'CARD' && request.paymentId === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'A CARD order needs the paymentId of a vaulted card',
+        path: ['paymentId'],
+        params: { code: 'REQUIRED' },
+      });
+    }
+  });
+export type PlaceOrderRequest = z.infer<typeof placeOrderRequest>;
+
+/** A placed order (contract §7): what place answers and the order's resources serve. */
+export const order = z
+  .object({
+    orderId: guid,
+    storeId: guid,
+    isValid: z.literal(true),
+    errors: z.array(orderError).max(0),
+    amounts: orderAmounts,
+    cart: pricedCart,
+    fulfillment: orderFulfillment,
+    client: z.object({ ip: z.string(), userAgent: z.string() }),
+    customer: orderCustomer.nullable(),
+    paymentType: paymentType,
+    payment: orderPayment.nullable(),
+    specialInstructions: z.string().nullable(),
+    state: orderState,
+    status: orderStatus,
+    /** 1 when placed, one more for each change; webhooks events carry it. */
+    version: z.number().int().positive(),
+    estimatedReadyAt: dateTime.nullable(),
+    cancelReason: z.string().nullable(),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  })
+  .meta({ id: 'Order' });
+export type Order = z.infer<typeof order>;
+
+/**
+ * A final place outcome, recorded against its Idempotency-Key and replayed byte for byte
+ * (contract §8): the Order's exact JSON text, or the failure with the request id and time
+ * it was first answered at, so its ProblemDetail renders the same every time.
+ */
+export const placeOutcome = z.object({
+  replayed: z.boolean(),
+  status: z.number().int().min(200).max(499),
+  orderId: guid.optional(),
+  order: z.string().optional(),
+  problem: z
+    .object({
+      errorCode: z.string(),
+      detail: z.string(),
+      errors: z.array(orderError).max(maxProblemErrors).optional(),
+      requestId: z.string(),
+      timestamp: dateTime,
+    })
+    .optional(),
+});
+export type PlaceOutcome = z.infer<typeof placeOutcome>;
+
+/** Commerce: a store's orders, newest first, by an opaque keyset cursor. */
+export const storeOrdersQuery = z.object({
+  status: orderStatus.optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(200).optional(),
+});
+
+export const storeOrderList = z
+  .object({ orders: z.array(order).max(100), nextCursor: z.string().nullable() })
+  .meta({ id: 'StoreOrderList' });
+
+/** The statuses a store steps an order through with `{status}` (contract §10). */
+export const orderProgressStatus = z.enum(['confirmed', 'preparing', 'ready', 'inTransit']);
+
+/**
+ * Commerce: move an order (contract §10). A step sends `status`; finishing sends
+ * `state: completed`; cancelling sends `state: cancelled` with a reason.
+ */
+export const orderStatusChange = z
+  .object({
+    status: orderProgressStatus.optional(),
+    state: z.enum(['completed', 'cancelled']).optional(),
+    estimatedReadyAt: dateTime.optional(),
+    cancelReason: z.string().trim().min(1).max(500).optional(),
+  })
+  .superRefine((change, ctx) => {
+    if ((change.status === undefined) === (change.state === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'Send either status (a step) or state (completed or cancelled)',
+        path: [change.status === undefined ? 'status' : 'state'],
+        params: { code: change.status === undefined ? 'REQUIRED' : 'INVALID_VALUE' },
+      });
+    }
+    if (change.state === 'cancelled' && change.cancelReason === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'Cancelling needs a cancelReason',
+        path: ['cancelReason'],
+        params: { code: 'REQUIRED' },
+      });
+    }
+    if (change.state !== 'cancelled' && change.cancelReason !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'cancelReason goes only with state cancelled',
+        path: ['cancelReason'],
+        params: { code: 'INVALID_VALUE' },
+      });
+    }
+  });
+export type OrderStatusChange = z.infer<typeof orderStatusChange>;

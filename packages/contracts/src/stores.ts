@@ -128,7 +128,8 @@ function checkStoreProfile(profile: z.infer<typeof storeProfileFields>, ctx: z.R
 
 /**
  * Body of `PUT /v1/commerce/stores/{storeId}`: the profile a commerce partner owns.
- * Computed fields (`status`, `storeId`, timestamps) are ignored when sent back.
+ * Computed fields (`status`, `storeId`, timestamps, `orderSubmissionSecret`) are ignored
+ * when sent back.
  */
 export const storeProfileInput = storeProfileFields.superRefine(checkStoreProfile);
 export type StoreProfileInput = z.infer<typeof storeProfileInput>;
@@ -192,6 +193,14 @@ export type MarketfrontStore = z.infer<typeof marketfrontStore>;
 export const commerceStore = z.object({
   ...storeViewFields,
   orderSubmissionUrl: z.string().nullable(),
+  orderSubmissionSecret: z
+    .string()
+    .nullable()
+    .describe(
+      'Verify the Standard Webhooks signature of order submissions with this secret ' +
+        '(whsec_...). Shown only to the owner of the store; null while the store has no ' +
+        'orderSubmissionUrl.',
+    ),
   createdAt: dateTime,
   updatedAt: dateTime,
 });
@@ -255,6 +264,25 @@ export const storeAvailability = z.object({
   timezone: z.string(),
 });
 export type StoreAvailability = z.infer<typeof storeAvailability>;
+
+/**
+ * Reply of `stores.v1.order-context`: what an order needs of its store in one round trip.
+ * Internal to the platform (ordering asks it): it carries the store's signing secret.
+ */
+export const orderContext = z.object({
+  /** The store as distribution partners see it. */
+  store: marketfrontStore,
+  /** Whether it is online and inside its windows at the asked instant. */
+  availability: storeAvailability,
+  /** The commerce partner that owns the store. */
+  ownerPartnerId: guid,
+  /**
+   * Where to POST placed orders and the secret to sign them with (Standard Webhooks); null
+   * when the store has no orderSubmissionUrl.
+   */
+  submission: z.object({ url: z.string(), secret: z.string() }).nullable(),
+});
+export type OrderContext = z.infer<typeof orderContext>;
 
 /** A resolved, geocoded customer location. */
 export const resolvedLocation = coordinates.extend({

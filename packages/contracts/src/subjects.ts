@@ -5,7 +5,12 @@ import { dateTime, guid, pageQuery } from './common.js';
 import { bytesReply, defineSubject } from './messaging.js';
 import {
   addressInput,
+  order,
+  orderStatusChange,
   orderRequest,
+  placeOutcome,
+  storeOrderList,
+  storeOrdersQuery,
   savedAddress,
   savedAddressList,
   validatedOrder,
@@ -28,9 +33,9 @@ import {
   discoverStoresInput,
   discoverStoresResult,
   marketfrontStore,
+  orderContext,
   postalAddress,
   resolvedLocation,
-  storeAvailability,
   setStoreStatusInput,
   storeProfileInput,
   storeStatus,
@@ -80,7 +85,7 @@ export const subjects = {
       'stores',
       'v1.order-context',
       z.object({ storeId: guid, at: dateTime.optional() }),
-      z.object({ store: marketfrontStore, availability: storeAvailability }),
+      orderContext,
     ),
     /** Resolve and geocode an address (ADDRESS_INVALID when it cannot be). */
     geocode: defineSubject(
@@ -166,6 +171,28 @@ export const subjects = {
     ),
     /** Marketfront: price and check an order, writing nothing. */
     validate: defineSubject('ordering', 'v1.orders.validate', orderRequest, validatedOrder),
+    /**
+     * Marketfront: place an order under the context's Idempotency-Key (contract §7, §8). The
+     * payload is the HTTP body as it arrived (its fingerprint is of that JSON); a final
+     * outcome is the reply, recorded and replayed; a retryable failure is an error.
+     */
+    place: defineSubject('ordering', 'v1.orders.place', z.unknown(), placeOutcome),
+    /** Marketfront: an order of the calling partner. */
+    getOrder: defineSubject('ordering', 'v1.orders.get', z.object({ orderId: guid }), order),
+    /** Commerce: the orders of one of the caller's stores, newest first. */
+    listStoreOrders: defineSubject(
+      'ordering',
+      'v1.orders.list-by-store',
+      storeOrdersQuery.extend({ storeId: guid }),
+      storeOrderList,
+    ),
+    /** Commerce: move an order of one of the caller's stores along its status machine. */
+    changeOrderStatus: defineSubject(
+      'ordering',
+      'v1.orders.status.set',
+      z.object({ orderId: guid, change: orderStatusChange }),
+      order,
+    ),
   },
   payments: {
     /**

@@ -16,6 +16,8 @@ export interface RequestContext {
   readonly endUserId?: string;
   /** The partner's allowed payment types; absent when it may take none (or is no partner). */
   readonly paymentTypes?: readonly PaymentType[];
+  /** Place's Idempotency-Key; only the place route sends one. */
+  readonly idempotencyKey?: string;
   /** W3C trace context of the incoming request, forwarded when no tracer is active. */
   readonly traceparent?: string;
   readonly tracestate?: string;
@@ -27,6 +29,7 @@ export function writeContextHeaders(headers: MsgHdrs, ctx: RequestContext): void
   if (ctx.partnerKind) headers.set(contextHeaders.partnerKind, ctx.partnerKind);
   if (ctx.endUserId) headers.set(contextHeaders.endUserId, ctx.endUserId);
   if (ctx.paymentTypes) headers.set(contextHeaders.paymentTypes, ctx.paymentTypes.join(','));
+  if (ctx.idempotencyKey) headers.set(contextHeaders.idempotencyKey, ctx.idempotencyKey);
 }
 
 export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext {
@@ -38,6 +41,7 @@ export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext
     partnerKind: kind.success ? kind.data : undefined,
     endUserId: get(contextHeaders.endUserId),
     paymentTypes: readPaymentTypes(get(contextHeaders.paymentTypes)),
+    idempotencyKey: get(contextHeaders.idempotencyKey),
     // Kept for the handler's own requests, which forward them when no tracer is active.
     traceparent: get(contextHeaders.traceparent),
     tracestate: get(contextHeaders.tracestate),

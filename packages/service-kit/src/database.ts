@@ -26,6 +26,9 @@ export function createDatabase<DB>(options: {
     options: `-c search_path=${options.schema}`,
     connectionTimeoutMillis: 5_000,
   });
+  // An idle connection the server closed (a restart, a failover, a terminated backend): the
+  // pool drops it and connects anew for the next query. Unheard, the event ends the process.
+  pool.on('error', () => undefined);
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 

@@ -14,3 +14,4 @@ export * from './outbox.js';
 export * from './ip-address.js';
 export * from './json-body.js';
 export * from './chunks.js';
+export * from './safe-fetch.js';

@@ -34,6 +34,7 @@ import { registerPublicRoutes } from './routes/public.routes.js';
 import './routes/route-config.js';
 import { registerCartRoutes } from './routes/carts.routes.js';
 import { registerCatalogRoutes } from './routes/catalog.routes.js';
+import { registerOrderLifecycleRoutes } from './routes/order-lifecycle.routes.js';
 import { registerOrderRoutes } from './routes/orders.routes.js';
 import { registerPaymentRoutes } from './routes/payments.routes.js';
 import { registerStoreRoutes } from './routes/stores.routes.js';
@@ -80,6 +81,7 @@ export interface GatewayDeps {
     | 'NATS_SUBJECT_PREFIX'
     | 'NATS_REQUEST_TIMEOUT_MS'
     | 'PAYMENTS_REQUEST_TIMEOUT_MS'
+    | 'ORDERING_PLACE_TIMEOUT_MS'
   >;
 }
 
@@ -287,7 +289,8 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     registerStoreRoutes(api, bus, contextOf);
     registerCatalogRoutes(api, bus, contextOf);
     registerCartRoutes(api, bus, contextOf);
-    registerOrderRoutes(api, bus, contextOf);
+    registerOrderRoutes(api, bus, contextOf, config.ORDERING_PLACE_TIMEOUT_MS);
+    registerOrderLifecycleRoutes(api, bus, contextOf, config.PAYMENTS_REQUEST_TIMEOUT_MS);
     registerPaymentRoutes(api, bus, contextOf, config.PAYMENTS_REQUEST_TIMEOUT_MS);
     done();
   });

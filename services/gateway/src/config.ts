@@ -38,6 +38,11 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
    * service's PAYMENT_PROCESSOR_TIMEOUT_MS (10 s), so its 503 arrives rather than a 504.
    */
   PAYMENTS_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(12_000),
+  /**
+   * How long place may take: authorizing (the processor's 10 s at worst), submitting to the
+   * store (5 s) and capturing. A place cut off here answers 504 and its key resumes.
+   */
+  ORDERING_PLACE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
   OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(9100),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),

@@ -1,5 +1,6 @@
 import { catalogLimits, events, type CatalogIngestError } from '@pcp/contracts';
 import {
+  safeFetch,
   tryParseJson,
   type AddressAllowlist,
   type ConsumerWork,
@@ -12,7 +13,6 @@ import type { JetStreamClient, JsMsg } from 'nats';
 import { activateCatalog } from '../db/catalog.repository.js';
 import type { CatalogDatabase, IngestRunRow } from '../db/catalog.table.js';
 import { claimRun, extendLease, releaseLease, transitionRun } from '../db/ingest-run.repository.js';
-import { safeFetch } from '../fetch/safe-fetch.js';
 import { ingestMessage } from './ingest-message.js';
 import { releaseParkedRuns } from './parked-runs.js';
 import type { CatalogPreparationPool } from './prepare-catalog.pool.js';
@@ -164,6 +164,7 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
       allowlist: deps.fetch.allowlist,
       maxBytes: catalogLimits.maxDocumentBytes,
       maxRedirects: 3,
+      urlName: 'callbackUrl',
       connectTimeoutMs: deps.fetch.connectTimeoutMs,
       totalTimeoutMs: deps.fetch.timeoutMs,
       signal: work.signal,

@@ -1,8 +1,28 @@
-import { errorCodes, type ErrorCode, type ProblemDetail } from '@pcp/contracts';
+import { errorCodes, type ErrorCode, type PlaceOutcome, type ProblemDetail } from '@pcp/contracts';
 import { AppError, isForbiddenKeyError, jsonBodyProblems, type Logger } from '@pcp/service-kit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/**
+ * A failure recorded against an Idempotency-Key (contract §8): it renders with the request
+ * id and time it was first answered at, so every replay is the same bytes.
+ */
+export class RecordedProblem extends AppError {
+  constructor(
+    recorded: PlaceOutcome['problem'] & {},
+    readonly replayed: boolean,
+  ) {
+    super(recorded.errorCode as ErrorCode, recorded.detail, {
+      ...(recorded.errors ? { errors: recorded.errors } : {}),
+    });
+    this.requestId = recorded.requestId;
+    this.timestamp = recorded.timestamp;
+  }
+
+  readonly requestId: string;
+  readonly timestamp: string;
+}
 
 /** Build the RFC 9457 body for `error` as it answers `request` (contract §11). */
 export function problemFor(
@@ -10,14 +30,15 @@ export function problemFor(
   error: AppError,
   docsUrl: string,
 ): ProblemDetail {
+  const recorded = error instanceof RecordedProblem ? error : undefined;
   return {
     type: `${docsUrl}/errors/${error.code}`,
     title: error.info.title,
     status: error.info.status,
     detail: error.message,
     instance: request.url.split('?')[0] ?? '/',
-    requestId: request.id,
-    timestamp: new Date().toISOString(),
+    requestId: recorded?.requestId ?? request.id,
+    timestamp: recorded?.timestamp ?? new Date().toISOString(),
     errorCode: error.code,
     errorCategory: error.info.category,
     retryable: error.info.retryable,
@@ -34,6 +55,8 @@ export function sendProblem(
 ): FastifyReply {
   if (error.info.status === 401) reply.header('www-authenticate', 'Bearer');
   if (error.retryAfterSeconds) reply.header('retry-after', String(error.retryAfterSeconds));
+  if (error instanceof RecordedProblem && error.replayed)
+    reply.header('idempotent-replayed', 'true');
   return reply
     .code(error.info.status)
     .type(PROBLEM_CONTENT_TYPE)

@@ -1,16 +1,19 @@
 import {
   addressInput,
   guid,
+  order,
   orderRequest,
+  placeOrderRequest,
   savedAddress,
   savedAddressList,
   subjects,
   validatedOrder,
 } from '@pcp/contracts';
-import type { BusClient, RequestContext } from '@pcp/service-kit';
+import { AppError, type BusClient, type RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { RecordedProblem } from '../http/problem.js';
 import {
   forwardBody,
   forwardJson,
@@ -22,10 +25,14 @@ const tags = ['Marketfront: orders'];
 const addressTags = ['Marketfront: saved addresses'];
 const addressRoute = { area: 'distribution' as const, endUser: 'required' as const };
 
+/** RFC 9110 token characters a header value may carry; a UUID v4 is the advised key. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
 export function registerOrderRoutes(
   gateway: FastifyInstance,
   bus: BusClient,
   contextOf: (request: FastifyRequest) => RequestContext,
+  placeTimeoutMs: number,
 ): void {
   registerForwardingRoutes(gateway, (scope) =>
     scope.withTypeProvider<ZodTypeProvider>().post(
@@ -49,6 +56,65 @@ export function registerOrderRoutes(
         },
       },
       forwardBody(bus, subjects.ordering.validate, contextOf),
+    ),
+  );
+
+  registerForwardingRoutes(gateway, (scope) =>
+    scope.withTypeProvider<ZodTypeProvider>().post(
+      '/v1/marketfront/orders/place',
+      {
+        config: { area: 'distribution', rateClass: 'writes', endUser: 'required' },
+        schema: {
+          tags,
+          operationId: 'placeOrder',
+          summary: 'Place an order: re-validate, charge the card, submit it to the store',
+          description:
+            'Needs Idempotency-Key (400 MISSING_IDEMPOTENCY_KEY; a fresh UUID per attempt) and ' +
+            'X-End-User-Id. 201 with the Order, open: pending, or confirmed when the store ' +
+            'took it at its submission URL. Final outcomes are kept 24 hours and replayed byte ' +
+            'for byte with Idempotent-Replayed: true: the order, 400 ORDER_INVALID with the ' +
+            'validate errors[], 400 PAYMENT_DECLINED or PAYMENT_TOKEN_INVALID, 400 ' +
+            'STORE_REJECTED, 403 PAYMENT_TYPE_NOT_ALLOWED, 404 STORE_NOT_FOUND. Retryable ' +
+            'failures (400 PAYMENT_FAILED, 503 PAYMENT_PROCESSOR_UNAVAILABLE or ' +
+            'SERVICE_UNAVAILABLE, 5xx) keep the key: retry it unchanged and the attempt resumes ' +
+            'where it stopped, never charging twice. 409 IDEMPOTENCY_KEY_IN_PROGRESS with ' +
+            'Retry-After while it runs; 422 IDEMPOTENCY_KEY_CONFLICT for the same key with ' +
+            'another body, partner or end user.',
+          headers: z.object({ 'idempotency-key': z.string().optional() }),
+          body: placeOrderRequest,
+          response: {
+            201: order,
+            ...problemResponses(400, 404, 409, 413, 415, 422, 502),
+          },
+        },
+      },
+      async (request, reply) => {
+        const key = request.headers['idempotency-key'];
+        if (key === undefined) {
+          throw new AppError(
+            'MISSING_IDEMPOTENCY_KEY',
+            'Send an Idempotency-Key header: a fresh UUID for each order attempt',
+          );
+        }
+        if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+          throw new AppError(
+            'REQUEST_INVALID',
+            'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is advised)',
+          );
+        }
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const outcome = await bus.request(
+          subjects.ordering.place,
+          body,
+          { ...contextOf(request), idempotencyKey: key },
+          { timeoutMs: placeTimeoutMs },
+        );
+        if (outcome.problem) throw new RecordedProblem(outcome.problem, outcome.replayed);
+        if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+        if (outcome.orderId) reply.header('location', `/v1/marketfront/orders/${outcome.orderId}`);
+        // Only a created order is a success outcome; its recorded text is the body.
+        return forwardJson(reply.code(201), Buffer.from(outcome.order ?? ''));
+      },
     ),
   );
 

@@ -1,4 +1,6 @@
-import type { ColumnType, Selectable } from 'kysely';
+import type { OrderState, OrderStatus } from '@pcp/contracts';
+import type { OutboxTable } from '@pcp/service-kit';
+import type { ColumnType, Insertable, Selectable } from 'kysely';
 
 export interface AddressTable {
   address_id: string;
@@ -17,8 +19,70 @@ export interface AddressTable {
   deleted_at: Date | null;
 }
 
+/** The recovery points of place (contract §8), in order. */
+export const placeSteps = [
+  'started',
+  'validated',
+  'authorized',
+  'rejected',
+  'submitted',
+  'captured',
+  'recorded',
+] as const;
+export type PlaceStep = (typeof placeSteps)[number];
+
+/** One Idempotency-Key of place: its owner, its body, how far it got and its final answer. */
+export interface PlaceAttemptTable {
+  idempotency_key: string;
+  partner_id: string;
+  end_user_id: string;
+  fingerprint: string;
+  order_id: string;
+  step: PlaceStep;
+  /** What the steps after validation need: the priced order and the store's facts. */
+  snapshot: ColumnType<unknown, string | null, string | null>;
+  charge_id: string | null;
+  /** The store's refusal, kept while its authorization is voided. */
+  store_rejection: ColumnType<unknown, string | null, string | null>;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  response_status: number | null;
+  response_body: string | null;
+  created_at: ColumnType<Date, never, never>;
+  updated_at: ColumnType<Date, never, Date>;
+  expires_at: Date;
+}
+
+export interface OrderTable {
+  order_id: string;
+  partner_id: string;
+  end_user_id: string;
+  store_id: string;
+  store_partner_id: string;
+  fulfillment_mode: 'PICKUP' | 'DELIVERY_BY_MERCHANT';
+  state: OrderState;
+  status: OrderStatus;
+  version: number;
+  /** The order's content as placed (cart, fulfillment, amounts, customer, payment). */
+  details: ColumnType<unknown, string, never>;
+  charge_id: string | null;
+  /** bigint: pg returns it as a string. */
+  total_minor: ColumnType<string, number, never>;
+  currency: string;
+  estimated_ready_at: Date | null;
+  cancel_reason: string | null;
+  created_at: ColumnType<Date, Date, never>;
+  updated_at: Date;
+}
+
 export interface OrderingDatabase {
   addresses: AddressTable;
+  place_attempts: PlaceAttemptTable;
+  orders: OrderTable;
+  outbox: OutboxTable;
 }
 
 export type AddressRow = Selectable<AddressTable>;
+export type PlaceAttemptRow = Selectable<PlaceAttemptTable>;
+export type OrderRow = Selectable<OrderTable>;
+export type NewOrder = Insertable<OrderTable>;

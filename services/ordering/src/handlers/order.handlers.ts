@@ -9,6 +9,7 @@ import {
   type MarketfrontStore,
   type OrderAddressInput,
   type OrderError,
+  type OrderContext,
   type OrderRequest,
   type ValidatedOrder,
 } from '@pcp/contracts';
@@ -60,15 +61,26 @@ async function asProblem<T>(
 const isProblem = (value: unknown): value is OrderError =>
   typeof value === 'object' && value !== null && 'code' in value && 'pointer' in value;
 
+/** What validation learned: the answer, and what place needs of it. */
+export interface OrderEvaluation {
+  readonly order: ValidatedOrder;
+  /** The total in minor units of `currency`; meaningful only for a valid order. */
+  readonly totalMinor: number;
+  readonly currency: string;
+  readonly context: OrderContext;
+}
+
+export type OrderEvaluator = (input: OrderRequest, ctx: RequestContext) => Promise<OrderEvaluation>;
+
 /**
- * Validate (contract §7): a dry run that writes nothing. The request's shape, its client
- * context and an unknown store are 4xx; every other problem is an element of `errors` at its
- * pointer, and `amounts` is computed only for a valid order.
+ * Validate (contract §7), shared by validate and place: writes nothing. The request's shape,
+ * its client context and an unknown store are 4xx; every other problem is an element of
+ * `errors` at its pointer, and `amounts` is computed only for a valid order.
  */
-export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
+export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
   const { db, bus, catalogs } = deps;
 
-  async function validate(input: OrderRequest, ctx: RequestContext): Promise<ValidatedOrder> {
+  return async function evaluate(input, ctx) {
     requirePartner(ctx, 'distribution');
     const client = checkClient(input.client);
     if (client) throw new AppError(client.code, client.message, { errors: [client] });
@@ -81,7 +93,7 @@ export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
     const { orderTime } = schedule;
     // An unknown store is the one 404 (every request below fails with it); everything else
     // is a finding.
-    const context = bus.request(
+    const orderContext = bus.request(
       subjects.stores.orderContext,
       { storeId, ...(orderTime ? { at: orderTime.toISOString() } : {}) },
       ctx,
@@ -106,13 +118,14 @@ export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
       );
     }
 
-    const [{ store, availability }, delivery, pricingData] = await Promise.all([
-      context,
+    const [context, delivery, pricingData] = await Promise.all([
+      orderContext,
       fulfillment.mode === 'DELIVERY_BY_MERCHANT'
         ? checkDelivery(storeId, fulfillment.address, ctx)
         : undefined,
       asProblem(catalogs.get(storeId, ctx), ['CATALOGSET_NOT_FOUND'], () => catalogSetNotFound()),
     ]);
+    const { store, availability } = context;
     const delivering = fulfillment.mode === 'DELIVERY_BY_MERCHANT';
     if (!store.fulfillmentTypes.includes(fulfillment.mode)) {
       errors.push(
@@ -151,16 +164,19 @@ export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
 
     let cart: ValidatedOrder['cart'] = null;
     let amounts: ValidatedOrder['amounts'] = null;
+    let totalMinor = 0;
+    let currency = '';
     if (isProblem(pricingData)) errors.push(pricingData);
     else if (input.cart.catalogSetId !== pricingData.catalog.catalogSetId) {
       errors.push(catalogSetNotFound());
     } else {
       const priced = priceOrder(input, pricingData, store, orderTime ?? now, errors);
       cart = priced.cart;
+      ({ totalMinor, currency } = priced);
       if (errors.length === 0) amounts = priced.amounts;
     }
 
-    return {
+    const order: ValidatedOrder = {
       isValid: errors.length === 0,
       errors: errors.slice(0, maxProblemErrors),
       amounts,
@@ -178,7 +194,8 @@ export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
       paymentType: input.paymentType,
       specialInstructions: input.specialInstructions ?? null,
     };
-  }
+    return { order, totalMinor, currency, context };
+  };
 
   /** The delivery address resolved, or the problem with it. */
   async function checkDelivery(
@@ -221,8 +238,13 @@ export function orderHandlers(deps: OrderHandlerDeps): HandlerBinding[] {
       (error) => problem('ADDRESS_INVALID', error.message, '/fulfillment/address'),
     );
   }
+}
 
-  return [handle(subjects.ordering.validate, validate)];
+/** The validate subject: the evaluation's answer. */
+export function orderHandlers(evaluate: OrderEvaluator): HandlerBinding[] {
+  return [
+    handle(subjects.ordering.validate, async (input, ctx) => (await evaluate(input, ctx)).order),
+  ];
 }
 
 function catalogSetNotFound(): OrderError {
@@ -283,5 +305,10 @@ function priceOrder(
       ),
     );
   }
-  return { cart: pricing.cart, amounts: computed.amounts };
+  return {
+    cart: pricing.cart,
+    amounts: computed.amounts,
+    totalMinor: computed.totalMinor,
+    currency,
+  };
 }

@@ -6,19 +6,34 @@ type Db = Kysely<StoresDatabase>;
 /**
  * Insert the store, or replace its profile when the same partner owns it. Returns
  * undefined when another partner owns that id (the caller answers 404, leaking nothing).
+ * A stored order submission secret wins over the row's fresh one: the owner's verification
+ * keeps working across upserts, concurrent ones included.
  */
 export async function upsertStore(
   db: Db,
   row: NewStoreRow,
 ): Promise<{ store: StoreRow; created: boolean } | undefined> {
-  const { store_id: _id, partner_id: _partner, status: _status, ...profile } = row;
+  const {
+    store_id: _id,
+    partner_id: _partner,
+    status: _status,
+    order_submission_secret: _secret,
+    ...profile
+  } = row;
   const result = await db
     .insertInto('stores')
     .values(row)
     .onConflict((oc) =>
       oc
         .column('store_id')
-        .doUpdateSet({ ...profile, updated_at: sql<Date>`now()` })
+        .doUpdateSet((eb) => ({
+          ...profile,
+          order_submission_secret: eb.fn.coalesce(
+            'stores.order_submission_secret',
+            'excluded.order_submission_secret',
+          ),
+          updated_at: sql<Date>`now()`,
+        }))
         .where('stores.partner_id', '=', row.partner_id),
     )
     .returningAll()

@@ -27,6 +27,12 @@ export interface StoreTable {
   tax_rate_ppm: number;
   minimum_order_minor: number;
   order_submission_url: string | null;
+  /**
+   * Signs order submissions (Standard Webhooks). Set with the first orderSubmissionUrl and
+   * never replaced; kept when the URL is removed, so re-adding one keeps the owner's
+   * verification working. Never null while there is a URL (a check enforces it).
+   */
+  order_submission_secret: string | null;
   status: 'online' | 'paused';
   pause_reason: string | null;
   paused_at: Date | null;

@@ -6,9 +6,11 @@ import {
   type CommerceStore,
   type Coordinates,
   type MarketfrontStore,
+  type OrderContext,
   type StoreProfileInput,
   type StoreStatus,
 } from '@pcp/contracts';
+import { randomBytes } from 'node:crypto';
 import type { NewStoreRow, StoreRow } from '../db/store.table.js';
 import { availabilityAt } from './store-availability.js';
 
@@ -21,7 +23,16 @@ function minor(amount: number, currency: string): number {
   return value;
 }
 
-/** A validated profile → the row columns it sets (money in minor units). New stores start online. */
+/** A Standard Webhooks signing secret: `whsec_` and the base64 of 24 random bytes. */
+export function newOrderSubmissionSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
+/**
+ * A validated profile → the row columns it sets (money in minor units). New stores start
+ * online. With an orderSubmissionUrl the row carries a fresh signing secret, used only
+ * when the store has none yet (see upsertStore).
+ */
 export function profileToRow(
   partnerId: string,
   storeId: string,
@@ -57,6 +68,7 @@ export function profileToRow(
     tax_rate_ppm: taxRatePpm,
     minimum_order_minor: minor(profile.minimumOrder ?? 0, currency),
     order_submission_url: profile.orderSubmissionUrl ?? null,
+    order_submission_secret: profile.orderSubmissionUrl ? newOrderSubmissionSecret() : null,
     status: 'online',
   };
 }
@@ -128,7 +140,32 @@ export function toCommerceStore(row: StoreRow, now: Date): CommerceStore {
   return {
     ...toMarketfrontStore(row, now),
     orderSubmissionUrl: row.order_submission_url,
+    // A secret kept after its URL was removed signs nothing, so it is not shown.
+    orderSubmissionSecret: row.order_submission_url === null ? null : row.order_submission_secret,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** Where and how ordering submits the store's placed orders; null without a URL. */
+function orderSubmission(row: StoreRow): OrderContext['submission'] {
+  if (row.order_submission_url === null) return null;
+  // The stores_order_submission_secret check rules this out.
+  if (row.order_submission_secret === null) {
+    throw new Error(`store ${row.store_id} has an order submission URL but no secret`);
+  }
+  return { url: row.order_submission_url, secret: row.order_submission_secret };
+}
+
+/**
+ * What ordering needs of a store in one round trip: the marketfront view at `now`, whether
+ * it takes orders at `at`, its owner, and where to submit placed orders.
+ */
+export function toOrderContext(row: StoreRow, now: Date, at: Date): OrderContext {
+  return {
+    store: toMarketfrontStore(row, now),
+    availability: availabilityAt(row, at),
+    ownerPartnerId: row.partner_id,
+    submission: orderSubmission(row),
   };
 }

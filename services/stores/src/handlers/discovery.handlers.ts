@@ -13,8 +13,8 @@ import {
 import type { StoresDatabase } from '../db/store.table.js';
 import { distanceMeters } from '../domain/geo.js';
 import { scanOpenCandidates } from '../domain/open-store-scan.js';
-import { availabilityAt, isOpenAt } from '../domain/store-availability.js';
-import { toMarketfrontStore } from '../domain/store-profile.js';
+import { isOpenAt } from '../domain/store-availability.js';
+import { toMarketfrontStore, toOrderContext } from '../domain/store-profile.js';
 import { locate, type Geocoder } from '../geocoding/geocoder.js';
 import { storeNotFound } from './store.handlers.js';
 
@@ -77,10 +77,7 @@ export function discoveryHandlers(
       const row = await findStore(db, storeId);
       if (!row) throw storeNotFound();
       const now = clock();
-      return {
-        store: toMarketfrontStore(row, now),
-        availability: availabilityAt(row, at ? new Date(at) : now),
-      };
+      return toOrderContext(row, now, at ? new Date(at) : now);
     }),
 
     handle(subjects.stores.geocode, ({ address }) => {

@@ -27,6 +27,18 @@ let client: BusClient;
 
 /** The last migration before the delivery radius cap and ISO 4217 digits. */
 const BEFORE_HARDENING = '2026-11-22T0400-store-delivery-radius-index';
+/** The last migration before order submission secrets. */
+const BEFORE_SECRETS = '2026-11-25T0100-store-catalog-version';
+
+async function migrateTo(name: string) {
+  const migrator = new Migrator({
+    db: db as Kysely<unknown>,
+    migrationTableSchema: STORES_SCHEMA,
+    provider: { getMigrations: () => Promise.resolve(storesMigrations) },
+  });
+  const { error } = await migrator.migrateTo(name);
+  expect(error).toBeUndefined();
+}
 
 /** A store row as saved before those migrations: money scaled by the runtime's ICU digits. */
 async function insertOldStore(store: {
@@ -34,17 +46,19 @@ async function insertOldStore(store: {
   radiusMeters: number;
   feeMinor: number;
   minimumOrderMinor: number;
+  orderSubmissionUrl?: string;
 }): Promise<string> {
   const storeId = randomUUID();
   await sql`
     insert into stores (store_id, partner_id, name, phone, timezone, currency, address1, city,
       state, postal_code, country, latitude, longitude, fulfillment_types, availability,
       delivery_radius_meters, delivery_fee_minor, delivery_minimum_order_minor,
-      delivery_eta_minutes, tax_rate_ppm, minimum_order_minor, status)
+      delivery_eta_minutes, tax_rate_ppm, minimum_order_minor, order_submission_url, status)
     values (${storeId}, ${randomUUID()}, 'Saved before', '+3612345678', 'Europe/Budapest',
       ${store.currency}, 'Váci utca 1', 'Budapest', 'Budapest', '1052', 'HU', 47.49, 19.05,
       array['DELIVERY_BY_MERCHANT'], '[]'::jsonb, ${store.radiusMeters}, ${store.feeMinor},
-      ${store.feeMinor}, 30, 0, ${store.minimumOrderMinor}, 'online')
+      ${store.feeMinor}, 30, 0, ${store.minimumOrderMinor}, ${store.orderSubmissionUrl ?? null},
+      'online')
   `.execute(db);
   return storeId;
 }
@@ -83,13 +97,7 @@ afterAll(async () => {
 
 describe('stores migrations of issue 9', () => {
   it('cap saved delivery radii at 50 km and keep saved amounts at their value in ISO digits', async () => {
-    const migrator = new Migrator({
-      db: db as Kysely<unknown>,
-      migrationTableSchema: STORES_SCHEMA,
-      provider: { getMigrations: () => Promise.resolve(storesMigrations) },
-    });
-    const { error } = await migrator.migrateTo(BEFORE_HARDENING);
-    expect(error).toBeUndefined();
+    await migrateTo(BEFORE_HARDENING);
     // 500 HUF and 250 IQD as the runtime's locale data scaled them (0 digits); 2.99 USD.
     const forint = await insertOldStore({
       currency: 'HUF',
@@ -128,5 +136,38 @@ describe('stores migrations of issue 9', () => {
     await expect(
       sql`update stores set delivery_radius_meters = 50001 where store_id = ${dollar}`.execute(db),
     ).rejects.toThrow(/stores_delivery_radius_cap/);
+  });
+});
+
+describe('the order submission secret migration', () => {
+  it('gives each saved store with an orderSubmissionUrl its own signing secret', async () => {
+    await migrateTo(BEFORE_SECRETS);
+    const saved = (orderSubmissionUrl?: string) =>
+      insertOldStore({
+        currency: 'USD',
+        radiusMeters: 5_000,
+        feeMinor: 299,
+        minimumOrderMinor: 0,
+        orderSubmissionUrl,
+      });
+    const first = await saved('https://partner.example/orders');
+    const second = await saved('https://partner.example/orders');
+    const none = await saved();
+
+    await migrateToLatest(db, STORES_SCHEMA, storesMigrations);
+
+    const secrets = new Map(
+      (
+        await db
+          .selectFrom('stores')
+          .select(['store_id', 'order_submission_secret'])
+          .where('store_id', 'in', [first, second, none])
+          .execute()
+      ).map((row) => [row.store_id, row.order_submission_secret]),
+    );
+    expect(secrets.get(first)).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(secrets.get(second)).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(secrets.get(first)).not.toBe(secrets.get(second));
+    expect(secrets.get(none)).toBeNull();
   });
 });

@@ -32,6 +32,13 @@ const commerce = (partnerId: string): RequestContext => ({
   partnerId,
   partnerKind: 'commerce',
 });
+const distribution = (): RequestContext => ({
+  requestId: randomUUID(),
+  partnerId: randomUUID(),
+  partnerKind: 'distribution',
+});
+/** `whsec_` and the base64 of 24 bytes. */
+const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
 
 beforeAll(async () => {
   env = await createTestEnvironment();
@@ -220,13 +227,12 @@ describe('stores.v1.get / lookup / list', () => {
     );
     const own = await client.request(subjects.stores.get, { storeId }, commerce(partnerId));
     expect(own.orderSubmissionUrl).toBe('https://partner.example/orders');
-    const market = await client.request(
-      subjects.stores.lookup,
-      { storeId },
-      { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'distribution' },
-    );
+    expect(own.orderSubmissionSecret).toMatch(SIGNING_SECRET);
+    const market = await client.request(subjects.stores.lookup, { storeId }, distribution());
     expect(market).toMatchObject({ storeId, name: 'Chicago Burgers', status: 'online' });
     expect(market).not.toHaveProperty('orderSubmissionUrl');
+    expect(market).not.toHaveProperty('orderSubmissionSecret');
+    expect(JSON.stringify(market)).not.toContain(own.orderSubmissionSecret);
     await expectAppError(
       client.request(subjects.stores.lookup, { storeId }, commerce(partnerId)),
       'FORBIDDEN',
@@ -280,6 +286,147 @@ describe('stores.v1.get / lookup / list', () => {
     await expectAppError(
       client.request(subjects.stores.list, { limit: 0 }, commerce(partnerId)),
       'REQUEST_INVALID',
+    );
+  });
+});
+
+describe('order submission secret', () => {
+  const upsert = (partnerId: string, storeId: string, overrides: Record<string, unknown> = {}) =>
+    client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile(overrides) },
+      commerce(partnerId),
+    );
+  const secretOf = async (storeId: string) =>
+    (
+      await db
+        .selectFrom('stores')
+        .select('order_submission_secret')
+        .where('store_id', '=', storeId)
+        .executeTakeFirstOrThrow()
+    ).order_submission_secret;
+
+  it('is made with the first orderSubmissionUrl and kept through every later upsert', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    const withoutUrl = await upsert(partnerId, storeId, { orderSubmissionUrl: null });
+    expect(withoutUrl.store).toMatchObject({
+      orderSubmissionUrl: null,
+      orderSubmissionSecret: null,
+    });
+    expect(await secretOf(storeId)).toBeNull();
+
+    const withUrl = await upsert(partnerId, storeId);
+    const secret = withUrl.store.orderSubmissionSecret;
+    expect(secret).toMatch(SIGNING_SECRET);
+    expect(await secretOf(storeId)).toBe(secret);
+
+    // Other changes, a new URL, and the owner's reads all keep it.
+    const renamed = await upsert(partnerId, storeId, { name: 'Loop Burgers' });
+    expect(renamed.store.orderSubmissionSecret).toBe(secret);
+    const moved = await upsert(partnerId, storeId, {
+      orderSubmissionUrl: 'https://partner.example/v2/orders',
+    });
+    expect(moved.store).toMatchObject({
+      orderSubmissionUrl: 'https://partner.example/v2/orders',
+      orderSubmissionSecret: secret,
+    });
+    const read = await client.request(subjects.stores.get, { storeId }, commerce(partnerId));
+    expect(read.orderSubmissionSecret).toBe(secret);
+    const list = await client.request(subjects.stores.list, {}, commerce(partnerId));
+    expect(list.stores[0]?.orderSubmissionSecret).toBe(secret);
+
+    // Without a URL it is not shown but kept, so re-adding a URL keeps verification working.
+    const removed = await upsert(partnerId, storeId, { orderSubmissionUrl: undefined });
+    expect(removed.store).toMatchObject({
+      orderSubmissionUrl: null,
+      orderSubmissionSecret: null,
+    });
+    expect(await secretOf(storeId)).toBe(secret);
+    const readded = await upsert(partnerId, storeId);
+    expect(readded.store.orderSubmissionSecret).toBe(secret);
+  });
+
+  it('is one secret when concurrent upserts create the store', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, index) => upsert(partnerId, storeId, { name: `B${index}` })),
+    );
+    const secrets = new Set(results.map((result) => result.store.orderSubmissionSecret));
+    expect(secrets).toEqual(new Set([await secretOf(storeId)]));
+  });
+
+  it('differs between stores, and is never set or changed by a sent-back value', async () => {
+    const partnerId = randomUUID();
+    const [first, second] = [randomUUID(), randomUUID()];
+    const one = await upsert(partnerId, first);
+    const other = await upsert(partnerId, second);
+    expect(one.store.orderSubmissionSecret).not.toBe(other.store.orderSubmissionSecret);
+    const sentBack = await upsert(partnerId, first, {
+      orderSubmissionSecret: other.store.orderSubmissionSecret,
+    });
+    expect(sentBack.store.orderSubmissionSecret).toBe(one.store.orderSubmissionSecret);
+  });
+
+  it('cannot be missing while the store has a URL (a database check)', async () => {
+    const storeId = randomUUID();
+    await upsert(randomUUID(), storeId);
+    await expect(
+      db
+        .updateTable('stores')
+        .set({ order_submission_secret: null })
+        .where('store_id', '=', storeId)
+        .execute(),
+    ).rejects.toThrow(/stores_order_submission_secret/);
+  });
+});
+
+describe('stores.v1.order-context', () => {
+  it('gives ordering the store’s owner and where and how to submit its orders', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    const { store } = await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile() },
+      commerce(partnerId),
+    );
+    const context = await client.request(subjects.stores.orderContext, { storeId }, distribution());
+    expect(context).toMatchObject({
+      store: { storeId, name: 'Chicago Burgers' },
+      availability: { storeId },
+      ownerPartnerId: partnerId,
+      submission: {
+        url: 'https://partner.example/orders',
+        secret: store.orderSubmissionSecret,
+      },
+    });
+    expect(context.store).not.toHaveProperty('orderSubmissionSecret');
+  });
+
+  it('has no submission while the store has no orderSubmissionUrl', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile({ orderSubmissionUrl: null }) },
+      commerce(partnerId),
+    );
+    const context = await client.request(subjects.stores.orderContext, { storeId }, distribution());
+    expect(context).toMatchObject({ ownerPartnerId: partnerId, submission: null });
+  });
+
+  it('answers FORBIDDEN to a commerce partner, its owner included', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    await client.request(
+      subjects.stores.upsert,
+      { storeId, profile: storeProfile() },
+      commerce(partnerId),
+    );
+    await expectAppError(
+      client.request(subjects.stores.orderContext, { storeId }, commerce(partnerId)),
+      'FORBIDDEN',
     );
   });
 });

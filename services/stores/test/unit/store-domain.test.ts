@@ -5,9 +5,11 @@ import { describe, expect, it } from 'vitest';
 import type { NewStoreRow, StoreRow } from '../../src/db/store.table.js';
 import {
   effectiveStatus,
+  newOrderSubmissionSecret,
   profileToRow,
   toCommerceStore,
   toMarketfrontStore,
+  toOrderContext,
 } from '../../src/domain/store-profile.js';
 import { statusChangeColumns } from '../../src/domain/store-status.js';
 import { storeProfile } from '../../../../test-support/fixtures.js';
@@ -23,6 +25,8 @@ const location = { latitude: 41.8789, longitude: -87.6359 };
 const now = new Date('2026-11-22T12:00:00.000Z');
 const createdAt = new Date('2026-11-20T08:00:00.000Z');
 const updatedAt = new Date('2026-11-21T09:30:00.000Z');
+/** `whsec_` and the base64 of 24 bytes (32 characters, no padding). */
+const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
 
 /** The row Postgres would hand back for an inserted NewStoreRow. */
 function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
@@ -37,6 +41,7 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
     delivery_eta_minutes: row.delivery_eta_minutes ?? null,
     pickup_eta_minutes: row.pickup_eta_minutes ?? null,
     order_submission_url: row.order_submission_url ?? null,
+    order_submission_secret: row.order_submission_secret ?? null,
     pause_reason: row.pause_reason ?? null,
     paused_at: row.paused_at ?? null,
     resume_at: row.resume_at ?? null,
@@ -181,8 +186,20 @@ describe('profileToRow', () => {
       address2: null,
       postal_code: '60606',
       order_submission_url: 'https://partner.example/orders',
+      order_submission_secret: expect.stringMatching(SIGNING_SECRET),
     });
     expect(JSON.parse(row.availability)).toEqual(profile().availability);
+  });
+
+  it('carries a fresh signing secret only with an orderSubmissionUrl', () => {
+    const first = profileToRow(partnerId, storeId, profile(), location);
+    const second = profileToRow(partnerId, storeId, profile(), location);
+    // A candidate each time: the repository keeps the one stored first.
+    expect(first.order_submission_secret).not.toBe(second.order_submission_secret);
+    for (const orderSubmissionUrl of [null, undefined]) {
+      const row = profileToRow(partnerId, storeId, profile({ orderSubmissionUrl }), location);
+      expect(row.order_submission_secret).toBeNull();
+    }
   });
 
   it('uses the currency’s own exponent (JPY 0, KWD 3)', () => {
@@ -235,6 +252,7 @@ describe('profileToRow', () => {
       delivery_minimum_order_minor: null,
       delivery_eta_minutes: null,
       order_submission_url: null,
+      order_submission_secret: null,
       availability: '[]',
     });
   });
@@ -288,18 +306,32 @@ describe('store views', () => {
     const row = storedRow();
     const market = toMarketfrontStore(row, now);
     expect(market).not.toHaveProperty('orderSubmissionUrl');
+    expect(market).not.toHaveProperty('orderSubmissionSecret');
     expect(market).not.toHaveProperty('createdAt');
     expect(market).not.toHaveProperty('updatedAt');
     expect(market).not.toHaveProperty('partnerId');
     expect(market).toMatchObject({ storeId, name: 'Chicago Burgers', delivery: { fee: 2.99 } });
     const {
       orderSubmissionUrl,
+      orderSubmissionSecret,
       createdAt: _c,
       updatedAt: _u,
       ...shared
     } = toCommerceStore(row, now);
     expect(orderSubmissionUrl).toBe('https://partner.example/orders');
+    expect(orderSubmissionSecret).toBe(row.order_submission_secret);
+    expect(orderSubmissionSecret).toMatch(SIGNING_SECRET);
     expect(shared).toEqual(market);
+  });
+
+  it('show the owner no signing secret while the store has no orderSubmissionUrl', () => {
+    // The row keeps its secret after the URL is removed; it signs nothing until one is back.
+    const row = storedRow({ order_submission_url: null });
+    expect(row.order_submission_secret).toMatch(SIGNING_SECRET);
+    expect(toCommerceStore(row, now)).toMatchObject({
+      orderSubmissionUrl: null,
+      orderSubmissionSecret: null,
+    });
   });
 
   it('show the effective status', () => {
@@ -344,6 +376,47 @@ describe('store views', () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe('newOrderSubmissionSecret', () => {
+  it('is whsec_ and the base64 of 24 random bytes', () => {
+    const secrets = Array.from({ length: 50 }, () => newOrderSubmissionSecret());
+    for (const secret of secrets) {
+      expect(secret).toMatch(SIGNING_SECRET);
+      expect(Buffer.from(secret.slice('whsec_'.length), 'base64')).toHaveLength(24);
+    }
+    expect(new Set(secrets).size).toBe(secrets.length);
+  });
+});
+
+describe('toOrderContext', () => {
+  const at = new Date('2026-11-23T15:00:00.000Z');
+
+  it('gives ordering the store, its availability at `at`, its owner and where to submit', () => {
+    const row = storedRow();
+    expect(toOrderContext(row, now, at)).toEqual({
+      store: toMarketfrontStore(row, now),
+      availability: expect.objectContaining({ storeId, at: at.toISOString(), open: true }),
+      ownerPartnerId: partnerId,
+      submission: {
+        url: 'https://partner.example/orders',
+        secret: expect.stringMatching(SIGNING_SECRET),
+      },
+    });
+    expect(toOrderContext(row, now, at).submission?.secret).toBe(row.order_submission_secret);
+  });
+
+  it('has no submission without an orderSubmissionUrl, even with a kept secret', () => {
+    expect(
+      toOrderContext(storedRow({ order_submission_url: null }), now, at).submission,
+    ).toBeNull();
+  });
+
+  it('refuses (throws on) a URL without a secret, which the database rules out', () => {
+    expect(() => toOrderContext(storedRow({ order_submission_secret: null }), now, at)).toThrow(
+      /no secret/,
     );
   });
 });

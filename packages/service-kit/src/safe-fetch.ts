@@ -4,19 +4,41 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
-import { isPublicAddress, type AddressAllowlist } from '@pcp/service-kit';
+import { isPublicAddress, type AddressAllowlist } from './ip-address.js';
 
-export interface SafeFetchOptions {
+/** Rules and limits every outbound request to a partner's URL obeys. */
+export interface SafeOutboundOptions {
+  /** Admit plain http too (local runs, tests); otherwise https only. */
   allowHttp: boolean;
+  /** Non-public addresses an operator admits; every other address must be public. */
   allowlist: AddressAllowlist;
+  /** Cap on the response body, counted in decoded bytes. */
   maxBytes: number;
-  maxRedirects: number;
+  /** Per connection, until the TCP (or TLS) handshake completes. */
   connectTimeoutMs: number;
+  /** For the whole exchange: connections, redirects and body. */
   totalTimeoutMs: number;
+  /** How messages name the URL, e.g. the request field it came from. Default 'url'. */
+  urlName?: string;
+  /** Cancels the request: an `aborted` failure. */
   signal?: AbortSignal;
+  /** Called with the decoded bytes received so far; an exception from it is rethrown. */
   onProgress?: (receivedBytes: number) => void;
 }
 
+/** Options of {@link safeFetch}. */
+export interface SafeFetchOptions extends SafeOutboundOptions {
+  /** Redirects followed before failing with `too_many_redirects`. */
+  maxRedirects: number;
+}
+
+/** Options of {@link safeRequest}: a GET follows redirects, a POST returns a 3xx as its answer. */
+export type SafeRequestOptions = SafeOutboundOptions & {
+  /** Sent with the request, and with every redirect a GET follows. */
+  headers?: Readonly<Record<string, string>>;
+} & ({ method: 'GET'; maxRedirects: number } | { method: 'POST'; body?: Buffer });
+
+/** Why a request failed: distinct for logs and metrics even where two messages read the same. */
 export type SafeFetchFailure =
   | 'invalid_url'
   | 'scheme_not_allowed'
@@ -29,6 +51,14 @@ export type SafeFetchFailure =
   | 'http_status'
   | 'aborted';
 
+/** A failure whose message is safe to show the partner who gave the URL. */
+export interface SafeFetchFailed {
+  ok: false;
+  failure: SafeFetchFailure;
+  message: string;
+}
+
+/** What {@link safeFetch} returns. */
 export type SafeFetchResult =
   | {
       ok: true;
@@ -37,7 +67,34 @@ export type SafeFetchResult =
       finalUrl: string;
       contentType: string | undefined;
     }
-  | { ok: false; failure: SafeFetchFailure; message: string };
+  | SafeFetchFailed;
+
+/** What {@link safeRequest} returns: the final answer whatever its status. */
+export type SafeRequestResult =
+  | {
+      ok: true;
+      status: number;
+      headers: http.IncomingHttpHeaders;
+      /** The decoded body, at most maxBytes of it; it alone spans its ArrayBuffer. */
+      body: Buffer;
+      /** The body was over maxBytes (declared or read), so reading stopped; body is a prefix. */
+      truncated: boolean;
+      finalUrl: string;
+    }
+  | SafeFetchFailed;
+
+/** What one call sends, and how it treats the answer. */
+interface Exchange {
+  method: 'GET' | 'POST';
+  headers: Readonly<Record<string, string>>;
+  body: Buffer | undefined;
+  /** Redirects followed before failing; undefined: a 3xx is the answer. */
+  maxRedirects: number | undefined;
+  /** safeFetch's rule: a non-2xx fails before its body is read. */
+  successOnly: boolean;
+}
+
+type Answer = Extract<SafeRequestResult, { ok: true }>;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -71,23 +128,73 @@ class CallbackError extends Error {
 
 type Hop =
   | { kind: 'redirect'; location: string }
-  | { kind: 'body'; body: Buffer; contentType: string | undefined };
+  | { kind: 'answer'; answer: Omit<Answer, 'ok' | 'finalUrl'> };
 
-/** Never throws for network/partner problems; returns {ok:false}. */
+/**
+ * GETs a JSON document from a partner's URL under the outbound rules: https only (unless
+ * allowHttp), no credentials in the URL, only public or allow-listed addresses connected to
+ * (resolved by us, so no DNS rebinding), redirects re-checked and limited, timeouts, and a cap
+ * on the decoded body. A non-2xx answer is an `http_status` failure. Never throws for network
+ * or partner problems; returns `{ok: false}` with a message safe to show the partner.
+ */
 export async function safeFetch(url: string, options: SafeFetchOptions): Promise<SafeFetchResult> {
+  const result = await perform(url, options, {
+    method: 'GET',
+    headers: { accept: 'application/json' },
+    body: undefined,
+    maxRedirects: options.maxRedirects,
+    successOnly: true,
+  });
+  if (!result.ok) return result;
+  if (result.truncated) {
+    return {
+      ok: false,
+      failure: 'too_large',
+      message: `the document is larger than ${size(options.maxBytes)}`,
+    };
+  }
+  return {
+    ok: true,
+    body: result.body,
+    finalUrl: result.finalUrl,
+    contentType: result.headers['content-type'],
+  };
+}
+
+/**
+ * Sends a GET or POST to a partner's URL under the same rules as {@link safeFetch}, and returns
+ * the final answer's status, headers and (capped) body whatever the status: the caller decides
+ * what a 4xx means. Never throws for network or partner problems.
+ */
+export function safeRequest(url: string, options: SafeRequestOptions): Promise<SafeRequestResult> {
+  return perform(url, options, {
+    method: options.method,
+    headers: options.headers ?? {},
+    body: options.method === 'POST' ? options.body : undefined,
+    maxRedirects: options.method === 'GET' ? options.maxRedirects : undefined,
+    successOnly: false,
+  });
+}
+
+async function perform(
+  url: string,
+  options: SafeOutboundOptions,
+  exchange: Exchange,
+): Promise<SafeRequestResult> {
   const stop = new AbortController();
   const deadline = setTimeout(() => stop.abort(DEADLINE), options.totalTimeoutMs);
   const onCallerAbort = (): void => stop.abort(CANCELLED);
   if (options.signal?.aborted) onCallerAbort();
   else options.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  const urlName = options.urlName ?? 'url';
   try {
-    return await follow(url, options, stop.signal);
+    return await follow(url, urlName, options, exchange, stop.signal);
   } catch (error) {
     if (error instanceof FetchFailure) {
       return { ok: false, failure: error.failure, message: error.message };
     }
     if (error instanceof CallbackError) throw error.cause;
-    return { ok: false, failure: 'unreachable', message: 'callbackUrl could not be reached' };
+    return { ok: false, failure: 'unreachable', message: `${urlName} could not be reached` };
   } finally {
     clearTimeout(deadline);
     options.signal?.removeEventListener('abort', onCallerAbort);
@@ -96,23 +203,26 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
 
 async function follow(
   url: string,
-  options: SafeFetchOptions,
+  urlName: string,
+  options: SafeOutboundOptions,
+  exchange: Exchange,
   signal: AbortSignal,
-): Promise<SafeFetchResult> {
-  let target = checkTarget(url, undefined, 'callbackUrl', options);
+): Promise<Answer> {
+  const redirectName = `${urlName} redirect target`;
+  let target = checkTarget(url, undefined, urlName, options);
   for (let redirects = 0; ; redirects++) {
-    const subject = redirects === 0 ? 'callbackUrl' : 'callbackUrl redirect target';
-    const hop = await requestOnce(target, subject, options, signal);
-    if (hop.kind === 'body') {
-      return { ok: true, body: hop.body, finalUrl: target.href, contentType: hop.contentType };
-    }
-    if (redirects >= options.maxRedirects) {
+    const subject = redirects === 0 ? urlName : redirectName;
+    const hop = await requestOnce(target, subject, options, exchange, signal);
+    if (hop.kind === 'answer') return { ok: true, ...hop.answer, finalUrl: target.href };
+    // Only a GET yields redirect hops, and it always has a limit.
+    const maxRedirects = exchange.maxRedirects ?? 0;
+    if (redirects >= maxRedirects) {
       throw new FetchFailure(
         'too_many_redirects',
-        `too many redirects (more than ${options.maxRedirects})`,
+        `too many redirects (more than ${maxRedirects})`,
       );
     }
-    target = checkTarget(hop.location, target, 'callbackUrl redirect target', options);
+    target = checkTarget(hop.location, target, redirectName, options);
   }
 }
 
@@ -121,7 +231,7 @@ function checkTarget(
   raw: string,
   base: URL | undefined,
   subject: string,
-  options: SafeFetchOptions,
+  options: SafeOutboundOptions,
 ): URL {
   let target: URL;
   try {
@@ -191,7 +301,8 @@ function guardedLookup(subject: string, allowlist: AddressAllowlist): LookupFunc
 function requestOnce(
   target: URL,
   subject: string,
-  options: SafeFetchOptions,
+  options: SafeOutboundOptions,
+  exchange: Exchange,
   signal: AbortSignal,
 ): Promise<Hop> {
   return new Promise<Hop>((resolve, reject) => {
@@ -201,8 +312,9 @@ function requestOnce(
       hostname: unbracket(target.hostname),
       port: target.port === '' ? undefined : target.port,
       path: `${target.pathname}${target.search}`,
-      method: 'GET',
-      headers: { accept: 'application/json', 'accept-encoding': 'gzip, br' },
+      method: exchange.method,
+      // Only encodings we decode, whatever the caller asked for.
+      headers: { ...exchange.headers, 'accept-encoding': 'gzip, br' },
       // A fresh connection every time: a pooled socket would skip our lookup.
       agent: false,
       lookup: guardedLookup(subject, options.allowlist),
@@ -257,22 +369,33 @@ function requestOnce(
       });
 
       const status = res.statusCode ?? 0;
-      if (REDIRECT_STATUSES.has(status)) {
+      if (exchange.maxRedirects !== undefined && REDIRECT_STATUSES.has(status)) {
         const location = res.headers.location;
-        if (location === undefined) {
-          fail('http_status', `${subject} answered HTTP ${status} without a Location header`);
-        } else {
+        if (location !== undefined) {
           settle({ hop: { kind: 'redirect', location } });
+          return;
         }
-        return;
+        if (exchange.successOnly) {
+          fail('http_status', `${subject} answered HTTP ${status} without a Location header`);
+          return;
+        }
       }
-      if (status < 200 || status > 299) {
+      if (exchange.successOnly && (status < 200 || status > 299)) {
         fail('http_status', `${subject} answered HTTP ${status}`);
         return;
       }
-      const tooLarge = `the document is larger than ${size(options.maxBytes)}`;
+
+      const chunks: Buffer[] = [];
+      let received = 0;
+      const answer = (truncated: boolean): void =>
+        settle({
+          hop: {
+            kind: 'answer',
+            answer: { status, headers: res.headers, body: ownBuffer(chunks, received), truncated },
+          },
+        });
       if (Number(res.headers['content-length']) > options.maxBytes) {
-        fail('too_large', tooLarge);
+        answer(true);
         return;
       }
 
@@ -289,32 +412,25 @@ function requestOnce(
       }
       // The cap applies to decoded bytes, so a small compressed bomb cannot inflate past it.
       const body = decoder === undefined ? res : res.pipe(decoder);
-      const chunks: Buffer[] = [];
-      let received = 0;
       body.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > options.maxBytes) {
-          fail('too_large', tooLarge);
+        const room = options.maxBytes - received;
+        if (chunk.length > room) {
+          chunks.push(chunk.subarray(0, room));
+          received += room;
+          answer(true);
           return;
         }
         chunks.push(chunk);
+        received += chunk.length;
         try {
           options.onProgress?.(received);
         } catch (error) {
           settle({ error: new CallbackError(error) });
         }
       });
-      body.on('end', () =>
-        settle({
-          hop: {
-            kind: 'body',
-            body: ownBuffer(chunks, received),
-            contentType: res.headers['content-type'],
-          },
-        }),
-      );
+      body.on('end', () => answer(false));
     });
-    request.end();
+    request.end(exchange.body);
   });
 }
 

@@ -4,13 +4,15 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllowlist } from '@pcp/service-kit';
+import { parseAllowlist } from '../src/ip-address.js';
 import {
   safeFetch,
+  safeRequest,
+  type SafeFetchFailed,
   type SafeFetchFailure,
   type SafeFetchOptions,
-  type SafeFetchResult,
-} from '../../src/fetch/safe-fetch.js';
+  type SafeRequestOptions,
+} from '../src/safe-fetch.js';
 
 const DOCUMENT = Buffer.from(JSON.stringify({ products: [{ sku: 'a-1', price: 1250 }] }));
 const MAX_BYTES = 10_000;
@@ -19,6 +21,7 @@ let server: http.Server;
 let base: string;
 let port: number;
 const seenHeaders: http.IncomingHttpHeaders[] = [];
+const posted: { url: string; headers: http.IncomingHttpHeaders; body: Buffer }[] = [];
 let streamClosed: Promise<void>;
 
 function encode(encoding: string, data: Buffer): Buffer {
@@ -29,6 +32,15 @@ function encode(encoding: string, data: Buffer): Buffer {
 
 function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
   seenHeaders.push(req.headers);
+  if (req.method === 'POST') {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      posted.push({ url: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks) });
+      answerPost(req, res);
+    });
+    return;
+  }
   const url = new URL(req.url ?? '/', 'http://test');
   const hops = /^\/hops\/(\d+)$/.exec(url.pathname);
   const encoded = /^\/encoded\/(gzip|br|deflate)$/.exec(url.pathname);
@@ -75,21 +87,59 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
   }
 }
 
+/** Answers to POSTs, sent once the request body has arrived. */
+function answerPost(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const url = new URL(req.url ?? '/', 'http://test');
+  if (url.pathname === '/accept') {
+    res.writeHead(202, { 'content-type': 'application/json' }).end('{"received":true}');
+  } else if (url.pathname === '/reject') {
+    res.writeHead(422, { 'content-type': 'application/json' }).end('{"errors":[]}');
+  } else if (url.pathname === '/moved') {
+    res.writeHead(307, { location: `${base}/accept` }).end();
+  } else if (url.pathname === '/endless') {
+    streamClosed = new Promise((resolve) => res.on('close', () => resolve()));
+    res.writeHead(400);
+    const timer = setInterval(() => res.write(Buffer.alloc(1024, 'x')), 2);
+    res.on('close', () => clearInterval(timer));
+  } else if (url.pathname !== '/silent') {
+    res.writeHead(404).end();
+  }
+}
+
 function options(overrides: Partial<SafeFetchOptions> = {}): SafeFetchOptions {
   return {
     allowHttp: true,
     allowlist: parseAllowlist('127.0.0.1/32'),
     maxBytes: MAX_BYTES,
     maxRedirects: 3,
+    urlName: 'callbackUrl',
     connectTimeoutMs: 2_000,
     totalTimeoutMs: 5_000,
     ...overrides,
   };
 }
 
-function expectFailure(result: SafeFetchResult, failure: SafeFetchFailure): string {
+function post(
+  overrides: Partial<Extract<SafeRequestOptions, { method: 'POST' }>> = {},
+): SafeRequestOptions {
+  return {
+    method: 'POST',
+    allowHttp: true,
+    allowlist: parseAllowlist('127.0.0.1/32'),
+    maxBytes: MAX_BYTES,
+    urlName: 'submissionUrl',
+    connectTimeoutMs: 2_000,
+    totalTimeoutMs: 5_000,
+    ...overrides,
+  };
+}
+
+function expectFailure(
+  result: { ok: boolean } | SafeFetchFailed,
+  failure: SafeFetchFailure,
+): string {
   expect(result).toMatchObject({ ok: false, failure });
-  const message = result.ok ? '' : result.message;
+  const message = 'message' in result ? result.message : '';
   // Partner-facing: no internal addresses, no stack traces.
   expect(message).not.toContain('127.0.0.1');
   expect(message).not.toMatch(/\n\s+at |Error:/);
@@ -348,5 +398,98 @@ describe('safeFetch', () => {
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
     expect(new Set(progress).size).toBe(progress.length);
     expect(progress.at(-1)).toBe(5000);
+  });
+});
+
+describe('safeFetch messages', () => {
+  it('name the URL "url" unless told its name', async () => {
+    const { urlName: _, ...unnamed } = options({ allowHttp: false });
+    const message = expectFailure(await safeFetch(`${base}/ok`, unnamed), 'scheme_not_allowed');
+    expect(message).toBe('url must use https');
+  });
+});
+
+describe('safeRequest', () => {
+  it('POSTs the body and headers, and returns the answer', async () => {
+    posted.length = 0;
+    const body = Buffer.from(JSON.stringify({ orderId: 'o-1' }));
+    const result = await safeRequest(
+      `${base}/accept?attempt=1`,
+      post({ body, headers: { 'content-type': 'application/json', 'x-signature': 'v1,abc' } }),
+    );
+    expect(result).toMatchObject({
+      ok: true,
+      status: 202,
+      truncated: false,
+      finalUrl: `${base}/accept?attempt=1`,
+    });
+    expect(result.ok && result.headers['content-type']).toBe('application/json');
+    expect(result.ok && result.body.toString()).toBe('{"received":true}');
+    expect(posted).toHaveLength(1);
+    expect(posted[0]!.url).toBe('/accept?attempt=1');
+    expect(posted[0]!.body).toEqual(body);
+    expect(posted[0]!.headers).toMatchObject({
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+      'x-signature': 'v1,abc',
+    });
+  });
+
+  it('returns a 4xx with its body instead of failing', async () => {
+    const result = await safeRequest(`${base}/reject`, post({ body: Buffer.from('{}') }));
+    expect(result).toMatchObject({ ok: true, status: 422, truncated: false });
+    expect(result.ok && result.body.toString()).toBe('{"errors":[]}');
+  });
+
+  it('returns a redirect to a POST as the answer, without following it', async () => {
+    posted.length = 0;
+    const result = await safeRequest(`${base}/moved`, post({ body: Buffer.from('{}') }));
+    expect(result).toMatchObject({ ok: true, status: 307, finalUrl: `${base}/moved` });
+    expect(result.ok && result.headers.location).toBe(`${base}/accept`);
+    expect(posted.map((request) => request.url)).toEqual(['/moved']);
+  });
+
+  it('stops reading a body over the limit and returns its first bytes', async () => {
+    const result = await safeRequest(`${base}/endless`, post());
+    expect(result).toMatchObject({ ok: true, status: 400, truncated: true });
+    expect(result.ok && result.body.length).toBe(MAX_BYTES);
+    await expect(streamClosed).resolves.toBeUndefined();
+  });
+
+  // Thunks: the server's port is known only once it listens.
+  it.each([
+    ['a private literal', () => 'http://10.0.0.1/orders', parseAllowlist('127.0.0.1/32')],
+    ['loopback without an allow-list entry', () => `${base}/accept`, parseAllowlist('')],
+    [
+      'a hostname resolving to loopback',
+      () => `http://localhost:${port}/accept`,
+      parseAllowlist(''),
+    ],
+  ])('refuses %s without sending anything', async (_, url, allowlist) => {
+    posted.length = 0;
+    const message = expectFailure(
+      await safeRequest(url(), post({ allowlist, body: Buffer.from('{}') })),
+      'address_not_allowed',
+    );
+    expect(message).toBe('submissionUrl does not resolve to a publicly routable address');
+    expect(posted).toHaveLength(0);
+  });
+
+  it('gives up at the deadline when the server never answers', async () => {
+    const started = Date.now();
+    const message = expectFailure(
+      await safeRequest(`${base}/silent`, post({ body: Buffer.from('{}'), totalTimeoutMs: 300 })),
+      'timeout',
+    );
+    expect(message).toBe('submissionUrl did not answer within 0.3 seconds');
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('follows redirects of a GET and returns a final 404 with its body', async () => {
+    const followed = await safeRequest(`${base}/hops/2`, { ...options(), method: 'GET' });
+    expect(followed).toMatchObject({ ok: true, status: 200, finalUrl: `${base}/hops/0` });
+    const missing = await safeRequest(`${base}/missing`, { ...options(), method: 'GET' });
+    expect(missing).toMatchObject({ ok: true, status: 404 });
+    expect(missing.ok && missing.body.toString()).toBe('not here');
   });
 });

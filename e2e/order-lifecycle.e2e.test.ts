@@ -1,0 +1,1020 @@
+import { events, order as orderSchema, subjects, type OrderStatus } from '@pcp/contracts';
+import { insertOrder, type OrderDetails } from '../services/ordering/src/db/order.repository.js';
+import { createBusClient, type BusClient, type RequestContext } from '@pcp/service-kit';
+import { sql } from 'kysely';
+import type { Subscription } from 'nats';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
+import { storeProfile } from '../test-support/fixtures.js';
+import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { call, type HttpResult } from './http.js';
+
+type Partner = { partnerId: string; apiKey: string };
+type Mode = 'PICKUP' | 'DELIVERY_BY_MERCHANT';
+interface OpenApiOperation {
+  operationId: string;
+  summary?: string;
+  description?: string;
+  responses: Record<string, unknown>;
+}
+type Envelope = ReturnType<typeof events.orderStatusChanged.schema.parse>;
+
+let env: TestEnvironment;
+let platform: TestPlatform;
+let bus: BusClient;
+/** Owns `storeId` and `listStoreId`. */
+let commerce: Partner;
+/** Owns `otherStoreId`. */
+let otherCommerce: Partner;
+/** Places the orders. */
+let distribution: Partner;
+let otherDistribution: Partner;
+let storeId: string;
+let listStoreId: string;
+let otherStoreId: string;
+let statusEvents: Subscription;
+/** Every order-status-changed event seen on NATS, by order id. */
+const published = new Map<string, Envelope[]>();
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  platform = await startPlatform(env, {
+    gatewayEnv: { RATE_LIMIT_READS_PER_MIN: '100000', RATE_LIMIT_WRITES_PER_MIN: '100000' },
+  });
+  bus = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
+  statusEvents = env.nc.subscribe(`${env.prefix}.${events.orderStatusChanged.subject}`, {
+    callback: (_error, msg) => {
+      const envelope = events.orderStatusChanged.schema.parse(msg.json());
+      const seen = published.get(envelope.data.orderId) ?? [];
+      // At least once: a re-publish of a version is the same event.
+      if (!seen.some((event) => event.id === envelope.id)) seen.push(envelope);
+      published.set(envelope.data.orderId, seen);
+    },
+  });
+  [commerce, otherCommerce, distribution, otherDistribution] = await Promise.all([
+    platform.newPartner('commerce'),
+    platform.newPartner('commerce'),
+    platform.newPartner('distribution'),
+    platform.newPartner('distribution'),
+  ]);
+  [storeId, listStoreId, otherStoreId] = [randomUUID(), randomUUID(), randomUUID()];
+  for (const [id, owner] of [
+    [storeId, commerce],
+    [listStoreId, commerce],
+    [otherStoreId, otherCommerce],
+  ] as const) {
+    const created = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${id}`, {
+      apiKey: owner.apiKey,
+      body: storeProfile(),
+    });
+    expect(created.status).toBe(201);
+  }
+});
+
+afterAll(async () => {
+  statusEvents?.unsubscribe();
+  await platform?.stop();
+  await env?.cleanup();
+});
+
+const TOTAL_MINOR = 2_364;
+
+/** An order's content as place records it: ten sodas, 23.64 in all. */
+function orderDetails(store: string, mode: Mode, payment: OrderDetails['payment']): OrderDetails {
+  return {
+    amounts: {
+      currency: 'USD',
+      subTotal: 19.9,
+      fees: 0,
+      feesBreakdown: [],
+      promotions: 0,
+      taxes: 1.74,
+      taxesBreakdown: [{ type: 'SALES_TAX', rate: 0.0875, amount: 1.74 }],
+      adjustments: 0,
+      tip: 2,
+      total: 23.64,
+    },
+    cart: {
+      catalogSetId: randomUUID(),
+      storeId: store,
+      currency: 'USD',
+      lineItems: [
+        {
+          itemId: randomUUID(),
+          lineItemId: randomUUID(),
+          quantity: 10,
+          name: 'Soda',
+          unitPrice: 1.99,
+          totalPrice: 19.9,
+          modifierGroups: [],
+        },
+      ],
+      subTotal: 19.9,
+      itemCount: 10,
+      errors: [],
+    },
+    fulfillment: {
+      mode,
+      scheduleType: 'ASAP',
+      scheduledTime: null,
+      address:
+        mode === 'PICKUP'
+          ? null
+          : {
+              latitude: 41.8789,
+              longitude: -87.6359,
+              address: {
+                address1: '100 S Wacker Dr',
+                address2: null,
+                city: 'Chicago',
+                state: 'IL',
+                postalCode: '60606',
+                country: 'US',
+              },
+            },
+      deliveryType: mode === 'PICKUP' ? null : 'DOOR_TO_DOOR',
+      instructions: null,
+    },
+    client: { ip: '8.8.4.4', userAgent: 'Mozilla/5.0 (test)' },
+    customer: null,
+    paymentType: payment ? 'CARD' : 'PAY_AT_STORE',
+    payment,
+    specialInstructions: null,
+  };
+}
+
+/** An order as place leaves it (place itself is another test's), with its order.created. */
+async function seedOrder(
+  options: {
+    mode?: Mode;
+    status?: 'pending' | 'confirmed';
+    store?: string;
+    storePartner?: Partner;
+    placer?: Partner;
+    endUserId?: string;
+    createdAt?: Date;
+    charge?: { chargeId: string; paymentId: string };
+    orderId?: string;
+  } = {},
+): Promise<string> {
+  const orderId = options.orderId ?? randomUUID();
+  const mode = options.mode ?? 'PICKUP';
+  const store = options.store ?? storeId;
+  const createdAt = options.createdAt ?? new Date();
+  const payment = options.charge
+    ? { paymentId: options.charge.paymentId, brand: 'VISA', last4: '4242' }
+    : null;
+  await platform.orderingDb.transaction().execute((trx) =>
+    insertOrder(
+      trx,
+      {
+        order_id: orderId,
+        partner_id: (options.placer ?? distribution).partnerId,
+        end_user_id: options.endUserId ?? 'diner-1',
+        store_id: store,
+        store_partner_id: (options.storePartner ?? commerce).partnerId,
+        fulfillment_mode: mode,
+        state: 'open',
+        status: options.status ?? 'pending',
+        version: 1,
+        details: JSON.stringify(orderDetails(store, mode, payment)),
+        charge_id: options.charge?.chargeId ?? null,
+        total_minor: TOTAL_MINOR,
+        currency: 'USD',
+        estimated_ready_at: null,
+        cancel_reason: null,
+        created_at: createdAt,
+        updated_at: createdAt,
+      },
+      env.prefix,
+    ),
+  );
+  return orderId;
+}
+
+const setStatus = (orderId: string, body: unknown, apiKey = commerce.apiKey) =>
+  call(platform.baseUrl, 'POST', `/v1/commerce/orders/${orderId}/status`, { apiKey, body });
+
+const getOrder = (orderId: string, apiKey = distribution.apiKey) =>
+  call(platform.baseUrl, 'GET', `/v1/marketfront/orders/${orderId}`, { apiKey });
+
+const listOrders = (store: string, query = '', apiKey = commerce.apiKey) =>
+  call(platform.baseUrl, 'GET', `/v1/commerce/stores/${store}/orders${query}`, { apiKey });
+
+/** A 200 whose body is an Order by the contract. */
+function expectOrder(result: HttpResult) {
+  expect(result.status, result.text).toBe(200);
+  expect(orderSchema.safeParse(result.body).error).toBeUndefined();
+  return result.body;
+}
+
+function expectProblem(result: HttpResult, status: number, errorCode: string) {
+  expect(result.status, result.text).toBe(status);
+  expect(result.body).toMatchObject({ status, errorCode });
+  return result.body;
+}
+
+async function waitFor<T>(read: () => T | Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The order's events as published, once `count` of them arrived, in version order. */
+async function publishedEvents(orderId: string, count: number): Promise<Envelope[]> {
+  const seen = await waitFor(
+    () => published.get(orderId) ?? [],
+    (list) => list.length >= count,
+  );
+  return [...seen].sort((a, b) => a.version - b.version);
+}
+
+const outboxRows = (orderId: string) =>
+  platform.orderingDb
+    .selectFrom('outbox')
+    .select(['aggregate_version', 'payload', 'published_at'])
+    .where('aggregate_type', '=', 'order')
+    .where('aggregate_id', '=', orderId)
+    .orderBy('sequence')
+    .execute();
+
+/** Walk an order through `path`, checking each answer, its version and the stored order. */
+async function walk(orderId: string, path: Record<string, unknown>[], fromVersion = 1) {
+  let version = fromVersion;
+  for (const change of path) {
+    const moved = expectOrder(await setStatus(orderId, change));
+    version += 1;
+    expect(moved.version).toBe(version);
+    if (change.status) expect(moved).toMatchObject({ state: 'open', status: change.status });
+    else expect(moved).toMatchObject({ state: change.state, status: change.state });
+  }
+  return version;
+}
+
+describe('a store moving its orders', () => {
+  it('takes a pickup order from pending to completed, one version and event per step', async () => {
+    const orderId = await seedOrder({ mode: 'PICKUP' });
+    const path = [
+      { status: 'confirmed', estimatedReadyAt: '2026-11-27T12:30:00Z' },
+      { status: 'preparing' },
+      { status: 'ready' },
+      { state: 'completed' },
+    ];
+    expect(await walk(orderId, path)).toBe(5);
+
+    const read = expectOrder(await getOrder(orderId));
+    expect(read).toMatchObject({
+      orderId,
+      storeId,
+      state: 'completed',
+      status: 'completed',
+      version: 5,
+      estimatedReadyAt: '2026-11-27T12:30:00.000Z',
+      cancelReason: null,
+    });
+
+    const sent = await publishedEvents(orderId, 5);
+    expect(
+      sent.map((event) => [event.version, event.data.event, event.data.previousStatus]),
+    ).toEqual([
+      [1, 'order.created', null],
+      [2, 'order.status_changed', 'pending'],
+      [3, 'order.status_changed', 'confirmed'],
+      [4, 'order.status_changed', 'preparing'],
+      [5, 'order.status_changed', 'ready'],
+    ]);
+    expect(sent.at(-1)).toMatchObject({
+      type: 'ordering.v1.order-status-changed',
+      data: {
+        orderId,
+        storeId,
+        partnerId: distribution.partnerId,
+        state: 'completed',
+        status: 'completed',
+      },
+    });
+    const rows = await waitFor(
+      () => outboxRows(orderId),
+      (list) => list.every((row) => row.published_at !== null),
+    );
+    expect(rows.map((row) => Number(row.aggregate_version))).toEqual([1, 2, 3, 4, 5]);
+    expect(rows.every((row) => row.published_at !== null)).toBe(true);
+  });
+
+  it('takes a delivery order (placed confirmed) through inTransit to completed', async () => {
+    const orderId = await seedOrder({ mode: 'DELIVERY_BY_MERCHANT', status: 'confirmed' });
+    const path = [
+      { status: 'preparing' },
+      { status: 'ready' },
+      { status: 'inTransit' },
+      { state: 'completed' },
+    ];
+    expect(await walk(orderId, path)).toBe(5);
+    const sent = await publishedEvents(orderId, 5);
+    expect(sent.map((event) => [event.version, event.data.status])).toEqual([
+      [1, 'confirmed'],
+      [2, 'preparing'],
+      [3, 'ready'],
+      [4, 'inTransit'],
+      [5, 'completed'],
+    ]);
+  });
+
+  it('repeats the current status as a no-op, unless it brings another estimatedReadyAt', async () => {
+    const orderId = await seedOrder({ status: 'confirmed' });
+    const first = expectOrder(
+      await setStatus(orderId, { status: 'preparing', estimatedReadyAt: '2026-11-27T12:30:00Z' }),
+    );
+    expect(first.version).toBe(2);
+
+    const same = expectOrder(
+      await setStatus(orderId, {
+        status: 'preparing',
+        estimatedReadyAt: '2026-11-27T12:30:00.000Z',
+      }),
+    );
+    expect(same).toEqual(first);
+    expect(expectOrder(await setStatus(orderId, { status: 'preparing' }))).toEqual(first);
+
+    const later = expectOrder(
+      await setStatus(orderId, { status: 'preparing', estimatedReadyAt: '2026-11-27T12:50:00Z' }),
+    );
+    expect(later).toMatchObject({
+      version: 3,
+      status: 'preparing',
+      estimatedReadyAt: '2026-11-27T12:50:00.000Z',
+    });
+    const sent = await publishedEvents(orderId, 3);
+    expect(
+      sent.map((event) => [event.version, event.data.status, event.data.previousStatus]),
+    ).toEqual([
+      [1, 'confirmed', null],
+      [2, 'preparing', 'confirmed'],
+      [3, 'preparing', 'preparing'],
+    ]);
+    // Nothing was written for the no-ops.
+    expect((await outboxRows(orderId)).map((row) => Number(row.aggregate_version))).toEqual([
+      1, 2, 3,
+    ]);
+  });
+
+  it('serializes concurrent changes of one order: one moves it, the other finds it moved', async () => {
+    const orderId = await seedOrder();
+    const answers = await Promise.all([
+      setStatus(orderId, { status: 'confirmed' }),
+      setStatus(orderId, { status: 'confirmed' }),
+    ]);
+    for (const answer of answers) expect(expectOrder(answer).version).toBe(2);
+    expect((await outboxRows(orderId)).map((row) => Number(row.aggregate_version))).toEqual([1, 2]);
+  });
+});
+
+describe('illegal moves', () => {
+  it.each([
+    ['skipping a step', 'PICKUP', [], { status: 'preparing' }, 'pending', 'move to preparing'],
+    [
+      'going back',
+      'PICKUP',
+      [{ status: 'confirmed' }, { status: 'preparing' }],
+      { status: 'confirmed' },
+      'preparing',
+      'move to confirmed',
+    ],
+    [
+      'a pickup order in transit',
+      'PICKUP',
+      [{ status: 'confirmed' }, { status: 'preparing' }, { status: 'ready' }],
+      { status: 'inTransit' },
+      'ready',
+      'move to inTransit',
+    ],
+    [
+      'finishing early',
+      'PICKUP',
+      [{ status: 'confirmed' }],
+      { state: 'completed' },
+      'confirmed',
+      'be completed',
+    ],
+    [
+      'finishing a delivery order before it is in transit',
+      'DELIVERY_BY_MERCHANT',
+      [{ status: 'confirmed' }, { status: 'preparing' }, { status: 'ready' }],
+      { state: 'completed' },
+      'ready',
+      'be completed',
+    ],
+    [
+      'cancelling an order in transit',
+      'DELIVERY_BY_MERCHANT',
+      [
+        { status: 'confirmed' },
+        { status: 'preparing' },
+        { status: 'ready' },
+        { status: 'inTransit' },
+      ],
+      { state: 'cancelled', cancelReason: 'Driver lost' },
+      'inTransit',
+      'be cancelled',
+    ],
+    [
+      'moving a completed order',
+      'PICKUP',
+      [
+        { status: 'confirmed' },
+        { status: 'preparing' },
+        { status: 'ready' },
+        { state: 'completed' },
+      ],
+      { status: 'ready' },
+      'completed',
+      'move to ready',
+    ],
+    [
+      'completing a completed order again',
+      'PICKUP',
+      [
+        { status: 'confirmed' },
+        { status: 'preparing' },
+        { status: 'ready' },
+        { state: 'completed' },
+      ],
+      { state: 'completed' },
+      'completed',
+      'be completed',
+    ],
+    [
+      'cancelling a completed order',
+      'PICKUP',
+      [
+        { status: 'confirmed' },
+        { status: 'preparing' },
+        { status: 'ready' },
+        { state: 'completed' },
+      ],
+      { state: 'cancelled', cancelReason: 'Too late' },
+      'completed',
+      'be cancelled',
+    ],
+    [
+      'moving a cancelled order',
+      'PICKUP',
+      [{ state: 'cancelled', cancelReason: 'Closed early' }],
+      { status: 'confirmed' },
+      'cancelled',
+      'move to confirmed',
+    ],
+  ] as const)(
+    '%s is 409 ORDER_STATUS_TRANSITION_INVALID naming the status and the move',
+    async (_name, mode, path, move, current, named) => {
+      const orderId = await seedOrder({ mode });
+      const version = await walk(orderId, [...path]);
+      const refused = expectProblem(
+        await setStatus(orderId, move),
+        409,
+        'ORDER_STATUS_TRANSITION_INVALID',
+      );
+      expect(refused).toMatchObject({ errorCategory: 'conflict', retryable: false });
+      expect(refused.detail).toContain(`The order is ${current}`);
+      expect(refused.detail).toContain(named);
+      // Nothing changed and nothing was sent.
+      expect(expectOrder(await getOrder(orderId)).version).toBe(version);
+      expect(await outboxRows(orderId)).toHaveLength(version);
+    },
+  );
+});
+
+describe('cancelling', () => {
+  it('needs a cancelReason of 1..500 characters (400 REQUEST_INVALID at /cancelReason)', async () => {
+    const orderId = await seedOrder();
+    for (const body of [
+      { state: 'cancelled' },
+      { state: 'cancelled', cancelReason: '' },
+      { state: 'cancelled', cancelReason: '   ' },
+      { state: 'cancelled', cancelReason: 'x'.repeat(501) },
+      { state: 'cancelled', cancelReason: 42 },
+      { status: 'confirmed', cancelReason: 'Only with cancelled' },
+    ]) {
+      const refused = expectProblem(await setStatus(orderId, body), 400, 'REQUEST_INVALID');
+      expect(refused.errors.map((error: { pointer: string }) => error.pointer)).toContain(
+        '/cancelReason',
+      );
+    }
+    expect(expectOrder(await getOrder(orderId))).toMatchObject({ status: 'pending', version: 1 });
+
+    const cancelled = expectOrder(
+      await setStatus(orderId, { state: 'cancelled', cancelReason: 'y'.repeat(500) }),
+    );
+    expect(cancelled).toMatchObject({
+      state: 'cancelled',
+      status: 'cancelled',
+      version: 2,
+      cancelReason: 'y'.repeat(500),
+    });
+    const sent = await publishedEvents(orderId, 2);
+    expect(sent[1]).toMatchObject({
+      version: 2,
+      data: { event: 'order.cancelled', state: 'cancelled', previousStatus: 'pending' },
+    });
+  });
+
+  /** A captured card charge of the distribution partner, as place leaves one. */
+  async function capturedCharge(endUserId: string) {
+    const vaulted = await call(platform.baseUrl, 'POST', '/v1/marketfront/payments/cards', {
+      apiKey: distribution.apiKey,
+      headers: { 'x-end-user-id': endUserId },
+      body: {
+        cardNumber: '4242424242424242',
+        expMonth: 12,
+        expYear: 2030,
+        cvc: '123',
+        cardholderName: 'Grace Hopper',
+        billingPostalCode: '60601',
+      },
+    });
+    expect(vaulted.status).toBeLessThan(300);
+    const ctx: RequestContext = {
+      requestId: randomUUID(),
+      partnerId: distribution.partnerId,
+      partnerKind: 'distribution',
+      endUserId,
+      paymentTypes: ['CARD', 'PAY_AT_STORE'],
+    };
+    const authorized = await bus.request(
+      subjects.payments.authorize,
+      {
+        paymentId: vaulted.body.paymentId,
+        amount: TOTAL_MINOR,
+        currency: 'USD',
+        idempotencyKey: randomUUID(),
+      },
+      ctx,
+    );
+    const captured = await bus.request(
+      subjects.payments.capture,
+      { chargeId: authorized.chargeId },
+      ctx,
+    );
+    expect(captured).toMatchObject({ status: 'captured', capturedAmount: TOTAL_MINOR });
+    return { chargeId: captured.chargeId, paymentId: vaulted.body.paymentId as string };
+  }
+
+  const chargeRow = (chargeId: string) =>
+    platform.paymentsDb
+      .selectFrom('charges')
+      .selectAll()
+      .where('charge_id', '=', chargeId)
+      .executeTakeFirstOrThrow();
+  const refundRows = (chargeId: string) =>
+    platform.paymentsDb
+      .selectFrom('refunds')
+      .selectAll()
+      .where('charge_id', '=', chargeId)
+      .execute();
+
+  it('refunds a card order’s captured total once, however often the cancel is sent', async () => {
+    const charge = await capturedCharge('refund-diner');
+    const orderId = await seedOrder({ endUserId: 'refund-diner', charge, status: 'confirmed' });
+    await walk(orderId, [{ status: 'preparing' }]);
+    const processorCharges = platform.processor.charges().length;
+
+    const cancel = { state: 'cancelled', cancelReason: 'Out of buns' };
+    const cancelled = expectOrder(await setStatus(orderId, cancel));
+    expect(cancelled).toMatchObject({
+      state: 'cancelled',
+      status: 'cancelled',
+      version: 3,
+      cancelReason: 'Out of buns',
+      payment: { paymentId: charge.paymentId },
+    });
+    expectProblem(await setStatus(orderId, cancel), 409, 'ORDER_STATUS_TRANSITION_INVALID');
+
+    expect(await chargeRow(charge.chargeId)).toMatchObject({
+      status: 'refunded',
+      refunded_amount: TOTAL_MINOR,
+    });
+    const refunds = await refundRows(charge.chargeId);
+    expect(refunds).toHaveLength(1);
+    expect(refunds[0]).toMatchObject({
+      idempotency_key: `order-cancel-${orderId}`,
+      amount: TOTAL_MINOR,
+      status: 'succeeded',
+    });
+    // The processor refunded the charge it captured, once, and charged nothing new.
+    const charges = platform.processor.charges();
+    expect(charges).toHaveLength(processorCharges);
+    expect(charges.filter((entry) => entry.refundedAmount > 0)).toEqual([
+      expect.objectContaining({ status: 'refunded', refundedAmount: TOTAL_MINOR }),
+    ]);
+
+    const sent = await publishedEvents(orderId, 3);
+    expect(sent[2]).toMatchObject({
+      version: 3,
+      data: { event: 'order.cancelled', status: 'cancelled', previousStatus: 'preparing' },
+    });
+  });
+
+  it('refunds once when two cancels race: one cancels, the other finds it cancelled', async () => {
+    const charge = await capturedCharge('racing-diner');
+    const orderId = await seedOrder({ endUserId: 'racing-diner', charge });
+    const cancel = { state: 'cancelled', cancelReason: 'Duplicate order' };
+    const answers = await Promise.all([setStatus(orderId, cancel), setStatus(orderId, cancel)]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    expect(await refundRows(charge.chargeId)).toHaveLength(1);
+    expect((await chargeRow(charge.chargeId)).refunded_amount).toBe(TOTAL_MINOR);
+  });
+
+  it('rolls the cancel back when the refund fails, and a retry refunds once', async () => {
+    const charge = await capturedCharge('unlucky-diner');
+    const orderId = await seedOrder({ endUserId: 'unlucky-diner', charge });
+    const cancel = { state: 'cancelled', cancelReason: 'Kitchen fire' };
+    platform.processor.setFaults({ errorRate: 1 });
+    let failed: HttpResult;
+    try {
+      failed = await setStatus(orderId, cancel);
+    } finally {
+      platform.processor.setFaults({ errorRate: 0 });
+    }
+    expect(failed.status).toBe(503);
+    expect(failed.body).toMatchObject({
+      errorCode: 'PAYMENT_PROCESSOR_UNAVAILABLE',
+      retryable: true,
+    });
+    expect(expectOrder(await getOrder(orderId))).toMatchObject({
+      state: 'open',
+      status: 'pending',
+      version: 1,
+      cancelReason: null,
+    });
+    expect(await outboxRows(orderId)).toHaveLength(1);
+
+    expect(expectOrder(await setStatus(orderId, cancel))).toMatchObject({
+      status: 'cancelled',
+      version: 2,
+    });
+    expect((await chargeRow(charge.chargeId)).refunded_amount).toBe(TOTAL_MINOR);
+    expect(await refundRows(charge.chargeId)).toHaveLength(1);
+  });
+
+  it('refunds nothing for an order paid at the store', async () => {
+    const orderId = await seedOrder();
+    const before = platform.processor.charges().map((entry) => entry.refundedAmount);
+    expectOrder(await setStatus(orderId, { state: 'cancelled', cancelReason: 'No show' }));
+    expect(platform.processor.charges().map((entry) => entry.refundedAmount)).toEqual(before);
+  });
+});
+
+describe('a store’s order list', () => {
+  /** The seeded orders of `listStoreId`, newest first as the list must give them. */
+  const seeded: { orderId: string; createdAt: Date; status: OrderStatus }[] = [];
+
+  beforeAll(async () => {
+    const base = Date.parse('2026-11-20T12:00:00Z');
+    // 23 orders a minute apart, three of them at one instant (the order id breaks the tie),
+    // every third one confirmed.
+    for (let index = 0; index < 23; index++) {
+      const createdAt = new Date(base + Math.min(index, 20) * 60_000);
+      const status = index % 3 === 0 ? 'confirmed' : 'pending';
+      seeded.push({
+        orderId: await seedOrder({ store: listStoreId, createdAt, status }),
+        createdAt,
+        status,
+      });
+    }
+    seeded.sort(
+      (a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.orderId < b.orderId ? 1 : -1),
+    );
+  });
+
+  /** Every page of a listing, following nextCursor. */
+  async function allPages(query: string) {
+    const pages: { orders: { orderId: string; status: string }[]; nextCursor: string | null }[] =
+      [];
+    let cursor: string | null = null;
+    do {
+      const separator = query ? '&' : '?';
+      const page = await listOrders(
+        listStoreId,
+        cursor === null ? query : `${query}${separator}cursor=${encodeURIComponent(cursor)}`,
+      );
+      expect(page.status, page.text).toBe(200);
+      pages.push(page.body);
+      cursor = page.body.nextCursor;
+    } while (cursor !== null && pages.length < 50);
+    return pages;
+  }
+
+  it('lists newest first, 20 by default, with a cursor to the rest', async () => {
+    const first = await listOrders(listStoreId);
+    expect(first.status).toBe(200);
+    expect(first.body.orders).toHaveLength(20);
+    for (const listed of first.body.orders) {
+      expect(orderSchema.safeParse(listed).error).toBeUndefined();
+    }
+    expect(first.body.orders.map((listed: { orderId: string }) => listed.orderId)).toEqual(
+      seeded.slice(0, 20).map((entry) => entry.orderId),
+    );
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    const rest = await listOrders(
+      listStoreId,
+      `?cursor=${encodeURIComponent(first.body.nextCursor)}`,
+    );
+    expect(rest.body.orders.map((listed: { orderId: string }) => listed.orderId)).toEqual(
+      seeded.slice(20).map((entry) => entry.orderId),
+    );
+    expect(rest.body.nextCursor).toBeNull();
+  });
+
+  it('pages by limit through every order exactly once, ties included', async () => {
+    const pages = await allPages('?limit=2');
+    expect(pages).toHaveLength(12);
+    expect(pages.map((page) => page.orders.length)).toEqual([...Array(11).fill(2), 1]);
+    expect(pages.flatMap((page) => page.orders.map((listed) => listed.orderId))).toEqual(
+      seeded.map((entry) => entry.orderId),
+    );
+  });
+
+  it('filters by status, paging within it', async () => {
+    const pages = await allPages('?status=confirmed&limit=3');
+    const confirmed = seeded.filter((entry) => entry.status === 'confirmed');
+    expect(confirmed.length).toBeGreaterThan(3);
+    expect(pages.flatMap((page) => page.orders.map((listed) => listed.orderId))).toEqual(
+      confirmed.map((entry) => entry.orderId),
+    );
+    expect(
+      pages.flatMap((page) => page.orders).every((listed) => listed.status === 'confirmed'),
+    ).toBe(true);
+    const none = await listOrders(listStoreId, '?status=inTransit');
+    expect(none.body).toEqual({ orders: [], nextCursor: null });
+  });
+
+  it('keeps orders a microsecond apart apart', async () => {
+    const store = randomUUID();
+    expect(
+      (
+        await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${store}`, {
+          apiKey: commerce.apiKey,
+          body: storeProfile(),
+        })
+      ).status,
+    ).toBe(201);
+    const createdAt = new Date('2026-11-21T08:00:00.123Z');
+    // The older one has the greater id: a cursor cut to the millisecond would tie the two
+    // and let the id drop the older one.
+    const [low, high] = [randomUUID(), randomUUID()].sort();
+    const older = await seedOrder({ store, createdAt, orderId: high });
+    const newer = await seedOrder({ store, createdAt, orderId: low });
+    // Place writes milliseconds; a writer keeping microseconds must page as well.
+    await sql`update orders set created_at = created_at + interval '1 microsecond' where order_id = ${newer}`.execute(
+      platform.orderingDb,
+    );
+    const first = await listOrders(store, '?limit=1');
+    expect(first.body.orders.map((listed: { orderId: string }) => listed.orderId)).toEqual([newer]);
+    const second = await listOrders(
+      store,
+      `?limit=1&cursor=${encodeURIComponent(first.body.nextCursor)}`,
+    );
+    expect(second.body.orders.map((listed: { orderId: string }) => listed.orderId)).toEqual([
+      older,
+    ]);
+    expect(second.body.nextCursor).toBeNull();
+  });
+
+  it.each([
+    ['not base64url', 'not a cursor!'],
+    ['base64url of something else', Buffer.from('hello').toString('base64url')],
+    [
+      'an impossible instant',
+      Buffer.from(`2026-02-30T00:00:00.000000Z|${randomUUID()}`).toString('base64url'),
+    ],
+    [
+      'a year Postgres refuses',
+      Buffer.from(`0000-01-01T00:00:00.000000Z|${randomUUID()}`).toString('base64url'),
+    ],
+    [
+      'an id that is no uuid',
+      Buffer.from('2026-11-20T12:00:00.000000Z|nope').toString('base64url'),
+    ],
+    ['an empty cursor', ''],
+  ])(
+    'refuses a malformed cursor (%s) with 400 REQUEST_INVALID at /cursor',
+    async (_name, cursor) => {
+      const refused = expectProblem(
+        await listOrders(listStoreId, `?cursor=${encodeURIComponent(cursor)}`),
+        400,
+        'REQUEST_INVALID',
+      );
+      expect(refused.errors).toEqual([expect.objectContaining({ pointer: '/cursor' })]);
+    },
+  );
+
+  it.each([
+    ['limit=0'],
+    ['limit=101'],
+    ['limit=abc'],
+    ['limit=1.5'],
+    ['status=shipped'],
+    ['status=completed&status=pending'],
+    [`cursor=${'a'.repeat(201)}`],
+    ['cursor=%00'],
+  ])('refuses ?%s with 400 REQUEST_INVALID', async (query) => {
+    expectProblem(await listOrders(listStoreId, `?${query}`), 400, 'REQUEST_INVALID');
+  });
+
+  it('bounds a page at 100', async () => {
+    const page = await listOrders(listStoreId, '?limit=100');
+    expect(page.body.orders).toHaveLength(seeded.length);
+    expect(page.body.nextCursor).toBeNull();
+  });
+});
+
+describe('who sees what', () => {
+  it('a commerce partner lists only its own stores: another’s is 404 STORE_NOT_FOUND', async () => {
+    await seedOrder({ store: otherStoreId, storePartner: otherCommerce });
+    const foreign = expectProblem(await listOrders(otherStoreId), 404, 'STORE_NOT_FOUND');
+    const unknown = expectProblem(await listOrders(randomUUID()), 404, 'STORE_NOT_FOUND');
+    expect(foreign.detail).toBe(unknown.detail);
+    expect((await listOrders(otherStoreId, '', otherCommerce.apiKey)).body.orders).toHaveLength(1);
+  });
+
+  it('a commerce partner moves only its stores’ orders: another’s is 404 ORDER_NOT_FOUND', async () => {
+    const orderId = await seedOrder({ store: otherStoreId, storePartner: otherCommerce });
+    const foreign = expectProblem(
+      await setStatus(orderId, { status: 'confirmed' }),
+      404,
+      'ORDER_NOT_FOUND',
+    );
+    const unknown = expectProblem(
+      await setStatus(randomUUID(), { status: 'confirmed' }),
+      404,
+      'ORDER_NOT_FOUND',
+    );
+    expect(foreign.detail).toBe(unknown.detail);
+    expect(expectOrder(await getOrder(orderId))).toMatchObject({ status: 'pending', version: 1 });
+    expectOrder(await setStatus(orderId, { status: 'confirmed' }, otherCommerce.apiKey));
+  });
+
+  it('a distribution partner reads only the orders it placed: another’s is 404 ORDER_NOT_FOUND', async () => {
+    const orderId = await seedOrder();
+    expectOrder(await getOrder(orderId));
+    const foreign = expectProblem(
+      await getOrder(orderId, otherDistribution.apiKey),
+      404,
+      'ORDER_NOT_FOUND',
+    );
+    const unknown = expectProblem(await getOrder(randomUUID()), 404, 'ORDER_NOT_FOUND');
+    expect(foreign.detail).toBe(unknown.detail);
+  });
+
+  it('each side’s routes refuse the other kind of partner (403) and a missing key (401)', async () => {
+    const orderId = await seedOrder();
+    expectProblem(await getOrder(orderId, commerce.apiKey), 403, 'FORBIDDEN');
+    expectProblem(await listOrders(storeId, '', distribution.apiKey), 403, 'FORBIDDEN');
+    expectProblem(
+      await setStatus(orderId, { status: 'confirmed' }, distribution.apiKey),
+      403,
+      'FORBIDDEN',
+    );
+    const anonymous = await call(
+      platform.baseUrl,
+      'POST',
+      `/v1/commerce/orders/${orderId}/status`,
+      {
+        body: { status: 'confirmed' },
+      },
+    );
+    expectProblem(anonymous, 401, 'UNAUTHORIZED');
+    expect(expectOrder(await getOrder(orderId)).version).toBe(1);
+  });
+});
+
+describe('malformed and hostile input', () => {
+  it.each([
+    ['GET', '/v1/marketfront/orders/not-a-uuid'],
+    ['GET', `/v1/marketfront/orders/${randomUUID()}x`],
+    ['GET', '/v1/commerce/stores/not-a-uuid/orders'],
+    ['POST', '/v1/commerce/orders/not-a-uuid/status'],
+    ['POST', "/v1/commerce/orders/1'%20or%20'1'='1/status"],
+  ])('%s %s: a malformed id is 400 REQUEST_INVALID', async (method, path) => {
+    const apiKey = path.startsWith('/v1/marketfront') ? distribution.apiKey : commerce.apiKey;
+    const result = await call(platform.baseUrl, method, path, {
+      apiKey,
+      ...(method === 'POST' ? { body: { status: 'confirmed' } } : {}),
+    });
+    expectProblem(result, 400, 'REQUEST_INVALID');
+  });
+
+  it('accepts an upper-case order id as the same order', async () => {
+    const orderId = await seedOrder();
+    expect(expectOrder(await getOrder(orderId.toUpperCase())).orderId).toBe(orderId);
+  });
+
+  it.each([
+    ['a wrong type', { status: 5 }, '/status'],
+    ['an array for a status', { status: ['confirmed'] }, '/status'],
+    ['an unknown status', { status: 'shipped' }, '/status'],
+    ['pending, which no store sends', { status: 'pending' }, '/status'],
+    ['an unknown state', { state: 'open' }, '/state'],
+    ['both a status and a state', { status: 'confirmed', state: 'completed' }, '/state'],
+    ['neither', {}, '/status'],
+    ['only an estimate', { estimatedReadyAt: '2026-11-27T12:30:00Z' }, '/status'],
+    [
+      'an estimate that is no instant',
+      { status: 'confirmed', estimatedReadyAt: 'soon' },
+      '/estimatedReadyAt',
+    ],
+    [
+      'an estimate with an offset',
+      { status: 'confirmed', estimatedReadyAt: '2026-11-27T12:30:00+01:00' },
+      '/estimatedReadyAt',
+    ],
+    ['a NUL in the reason', { state: 'cancelled', cancelReason: 'a\u0000b' }, '/cancelReason'],
+  ])('a body with %s is 400 REQUEST_INVALID with its pointer', async (_name, body, pointer) => {
+    const orderId = await seedOrder();
+    const refused = expectProblem(await setStatus(orderId, body), 400, 'REQUEST_INVALID');
+    expect(refused.errors.map((error: { pointer: string }) => error.pointer)).toContain(pointer);
+    expect(expectOrder(await getOrder(orderId)).version).toBe(1);
+  });
+
+  it.each([
+    ['an array', '[]'],
+    ['null', 'null'],
+    ['a string', '"confirmed"'],
+    ['invalid JSON', '{"status": '],
+    ['a prototype-poisoning key', '{"status":"confirmed","__proto__":{"isAdmin":true}}'],
+    ['an empty body', ''],
+  ])('a body that is %s is 400', async (_name, rawBody) => {
+    const orderId = await seedOrder();
+    const result = await call(platform.baseUrl, 'POST', `/v1/commerce/orders/${orderId}/status`, {
+      apiKey: commerce.apiKey,
+      rawBody,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(result.status, result.text).toBe(400);
+    expect(result.body.errorCode).toEqual(expect.any(String));
+    expect(expectOrder(await getOrder(orderId)).version).toBe(1);
+  });
+
+  it('a body that is not JSON is 415', async () => {
+    const orderId = await seedOrder();
+    const result = await call(platform.baseUrl, 'POST', `/v1/commerce/orders/${orderId}/status`, {
+      apiKey: commerce.apiKey,
+      rawBody: 'status=confirmed',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expectProblem(result, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('ignores unknown fields: a body cannot set the version, the store or the order', async () => {
+    const orderId = await seedOrder();
+    const moved = expectOrder(
+      await setStatus(orderId, {
+        status: 'confirmed',
+        version: 99,
+        orderId: randomUUID(),
+        storeId: otherStoreId,
+        cancelReason: undefined,
+        partnerId: otherCommerce.partnerId,
+      }),
+    );
+    expect(moved).toMatchObject({ orderId, storeId, version: 2, status: 'confirmed' });
+    expect(moved).not.toHaveProperty('partnerId');
+  });
+
+  it('a body over the gateway’s limit is 413 PAYLOAD_TOO_LARGE', async () => {
+    const orderId = await seedOrder();
+    const result = await setStatus(orderId, {
+      state: 'cancelled',
+      cancelReason: 'x'.repeat(2 * 1024 * 1024),
+    });
+    expectProblem(result, 413, 'PAYLOAD_TOO_LARGE');
+    expect(expectOrder(await getOrder(orderId)).version).toBe(1);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('describes the three routes', async () => {
+    const document = (await (await fetch(`${platform.baseUrl}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, OpenApiOperation>>;
+    };
+    const operations = [
+      document.paths['/v1/marketfront/orders/{orderId}']?.get,
+      document.paths['/v1/commerce/stores/{storeId}/orders']?.get,
+      document.paths['/v1/commerce/orders/{orderId}/status']?.post,
+    ].map((operation) => operation!);
+    expect(operations.map((operation) => operation.operationId)).toEqual([
+      'getOrder',
+      'listStoreOrders',
+      'changeOrderStatus',
+    ]);
+    for (const operation of operations) {
+      expect(operation.summary).toEqual(expect.any(String));
+      expect(operation.description).toEqual(expect.any(String));
+    }
+    expect(Object.keys(operations[2]!.responses)).toEqual(expect.arrayContaining(['200', '409']));
+  });
+});

@@ -1,0 +1,237 @@
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cartTestCatalog } from '../test-support/cart-catalog.js';
+import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
+import { storeProfile } from '../test-support/fixtures.js';
+import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
+import { startCatalogHost } from './catalog-host.js';
+import { call, type HttpResult } from './http.js';
+import { ingestCatalog } from './ingest.js';
+
+/**
+ * Place survives its process dying at every recovery point, and its database going away:
+ * the same key, retried, gives one order and one charge, and leaves no authorization open.
+ * Ordering runs as its own process here (SIGKILLed by its failpoint), the rest in-process.
+ */
+
+const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
+  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
+);
+const orderingEnv = {
+  ORDERING_PLACE_LEASE_MS: '1000',
+  ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
+  ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.1/32',
+};
+
+let env: TestEnvironment;
+let platform: TestPlatform;
+let host: Awaited<ReturnType<typeof startCatalogHost>>;
+let storeEndpoint: Server;
+let submitted = 0;
+let distribution: { apiKey: string };
+let storeId: string;
+let ids: ReturnType<typeof cartTestCatalog>['ids'];
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  platform = await startPlatform(env, {
+    gatewayEnv: {
+      RATE_LIMIT_WRITES_PER_MIN: '100000',
+      // A killed ordering process never answers: the gateway gives up soon.
+      ORDERING_PLACE_TIMEOUT_MS: '2500',
+    },
+  });
+  await platform.ordering.stop();
+  host = await startCatalogHost();
+  storeEndpoint = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      submitted += 1;
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => storeEndpoint.listen(0, '127.0.0.1', resolve));
+  const { port } = storeEndpoint.address() as AddressInfo;
+  const commerce = await platform.newPartner('commerce');
+  distribution = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
+  storeId = randomUUID();
+  await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
+    apiKey: commerce.apiKey,
+    body: storeProfile({
+      availability: everyDay,
+      orderSubmissionUrl: `http://127.0.0.1:${port}/orders`,
+    }),
+  });
+  const catalog = cartTestCatalog(storeId);
+  ids = catalog.ids;
+  await ingestCatalog({
+    baseUrl: platform.baseUrl,
+    apiKey: commerce.apiKey,
+    storeId,
+    host,
+    document: catalog.document,
+  });
+});
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await new Promise<void>((resolve) => storeEndpoint?.close(() => resolve()));
+  await host?.close();
+  await platform?.stop();
+  await env?.cleanup();
+});
+
+function startOrdering(extra: Record<string, string> = {}): ChildProcess {
+  const child = startServiceProcess('ordering', env, { ...orderingEnv, ...extra });
+  children.push(child);
+  return child;
+}
+
+const exited = (child: ChildProcess) =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+async function stopOrdering(child: ChildProcess): Promise<void> {
+  child.kill('SIGTERM');
+  await exited(child);
+}
+
+async function newBuyer() {
+  const endUser = `buyer-${randomUUID()}`;
+  const vaulted = await call(platform.baseUrl, 'POST', '/v1/marketfront/payments/cards', {
+    apiKey: distribution.apiKey,
+    headers: { 'x-end-user-id': endUser },
+    body: {
+      cardNumber: '4242424242424242',
+      expMonth: 12,
+      expYear: 2035,
+      cvc: '123',
+      cardholderName: 'Pat Doe',
+    },
+  });
+  return { endUser, paymentId: vaulted.body.paymentId as string };
+}
+
+const orderBody = (paymentId: string) => ({
+  cart: {
+    catalogSetId: ids.catalogSetId,
+    storeId,
+    lineItems: [{ itemId: ids.soda, lineItemId: randomUUID(), quantity: 10 }],
+  },
+  fulfillment: { mode: 'PICKUP', scheduleType: 'ASAP' },
+  client: { ip: '8.8.4.4', userAgent: 'Mozilla/5.0 (test)' },
+  paymentType: 'CARD',
+  paymentId,
+  tip: 2,
+  amounts: { total: 23.64 },
+});
+
+const place = (body: unknown, key: string, endUser: string): Promise<HttpResult> =>
+  call(platform.baseUrl, 'POST', '/v1/marketfront/orders/place', {
+    apiKey: distribution.apiKey,
+    body,
+    headers: { 'idempotency-key': key, 'x-end-user-id': endUser },
+  });
+
+/** Retry the key as a partner would: after Retry-After while the dead holder's lease runs. */
+async function placeUntilSettled(body: unknown, key: string, endUser: string) {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const result = await place(body, key, endUser);
+    if (result.status !== 409 && result.status < 500) return result;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error('the key never settled');
+}
+
+/** The end user's orders and the simulator's charges for its card since `before`. */
+async function outcomeFor(endUser: string, before: number) {
+  const { rows } = await sqlClient(
+    `select count(*)::int as orders from ordering.orders where end_user_id = $1`,
+    [endUser],
+  );
+  return { orders: rows[0].orders as number, charges: platform.processor.charges().slice(before) };
+}
+
+async function sqlClient(text: string, values: unknown[] = []) {
+  const client = new pg.Client({ connectionString: env.databaseUrl });
+  await client.connect();
+  try {
+    return await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('the ordering process killed mid-place', () => {
+  it.each(['validated', 'authorized', 'submitted', 'captured', 'recorded'])(
+    'after %s: the retried key gives one order, one captured charge',
+    async (step) => {
+      const doomed = startOrdering({ ORDERING_FAILPOINT: step });
+      await waitUntilServing('ordering', env);
+      const { endUser, paymentId } = await newBuyer();
+      const body = orderBody(paymentId);
+      const key = randomUUID();
+      const before = platform.processor.charges().length;
+      const submittedBefore = submitted;
+
+      const lost = await place(body, key, endUser);
+      expect(lost.status).toBeGreaterThanOrEqual(500);
+      await exited(doomed);
+      expect(doomed.signalCode).toBe('SIGKILL');
+
+      const healthy = startOrdering();
+      await waitUntilServing('ordering', env);
+      const placed = await placeUntilSettled(body, key, endUser);
+      expect(placed.status).toBe(201);
+      expect(placed.body).toMatchObject({ state: 'open', status: 'confirmed' });
+      // Killed after the answer was recorded, the retry is its replay.
+      if (step === 'recorded') expect(placed.headers.get('idempotent-replayed')).toBe('true');
+
+      const { orders, charges } = await outcomeFor(endUser, before);
+      expect(orders).toBe(1);
+      expect(charges).toHaveLength(1);
+      expect(charges[0]).toMatchObject({ status: 'captured', capturedAmount: 2364 });
+      // The store heard of the order once: a resumed attempt never submits it again.
+      expect(submitted - submittedBefore).toBe(1);
+      await stopOrdering(healthy);
+    },
+  );
+});
+
+describe('the database going away mid-place', () => {
+  it('every connection terminated while authorizing: the retried key charges once', async () => {
+    const ordering = startOrdering();
+    await waitUntilServing('ordering', env);
+    const { endUser, paymentId } = await newBuyer();
+    const body = orderBody(paymentId);
+    const key = randomUUID();
+    const before = platform.processor.charges().length;
+    platform.processor.setFaults({ latencyMs: 800 });
+    try {
+      const pending = place(body, key, endUser);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      // What a Postgres restart does to its clients: every session of the database ends.
+      await sqlClient(
+        `select pg_terminate_backend(pid) from pg_stat_activity
+          where datname = current_database() and pid <> pg_backend_pid()`,
+      );
+      await pending;
+    } finally {
+      platform.processor.setFaults({ latencyMs: 0 });
+    }
+    const placed = await placeUntilSettled(body, key, endUser);
+    expect(placed.status).toBe(201);
+    const { orders, charges } = await outcomeFor(endUser, before);
+    expect(orders).toBe(1);
+    expect(charges).toHaveLength(1);
+    expect(charges[0]?.status).toBe('captured');
+    await stopOrdering(ordering);
+  });
+});

@@ -1,0 +1,114 @@
+import {
+  guid,
+  order,
+  orderStatusChange,
+  storeOrderList,
+  storeOrdersQuery,
+  subjects,
+} from '@pcp/contracts';
+import type { BusClient, RequestContext } from '@pcp/service-kit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { forwardJson, problemResponses } from './route-config.js';
+
+const commerceTags = ['Commerce: orders'];
+const marketfrontTags = ['Marketfront: orders'];
+
+/** Reading an order (marketfront), a store's orders and moving them (commerce): contract §10. */
+export function registerOrderLifecycleRoutes(
+  gateway: FastifyInstance,
+  bus: BusClient,
+  contextOf: (request: FastifyRequest) => RequestContext,
+  /** A cancel refunds through the payment processor: as long as a payments request. */
+  statusChangeTimeoutMs: number,
+): void {
+  const app = gateway.withTypeProvider<ZodTypeProvider>();
+
+  app.get(
+    '/v1/marketfront/orders/:orderId',
+    {
+      config: { area: 'distribution', rateClass: 'reads' },
+      schema: {
+        tags: marketfrontTags,
+        operationId: 'getOrder',
+        summary: 'Read an order you placed',
+        description:
+          'The order as it stands now: state, status, version (one more for each change, as ' +
+          'in its webhooks), estimatedReadyAt and cancelReason. An order placed by another ' +
+          'partner answers 404 ORDER_NOT_FOUND, like an unknown id.',
+        params: z.object({ orderId: guid }),
+        response: { 200: order, ...problemResponses(400, 404) },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.ordering.getOrder, request.params, contextOf(request)),
+      ),
+  );
+
+  app.get(
+    '/v1/commerce/stores/:storeId/orders',
+    {
+      config: { area: 'commerce', rateClass: 'reads' },
+      schema: {
+        tags: commerceTags,
+        operationId: 'listStoreOrders',
+        summary: 'List a store’s orders, newest first',
+        description:
+          'Orders of one of your stores, newest first, all or of one status. limit is 1..100 ' +
+          '(default 20). nextCursor is null on the last page; otherwise send it back as cursor ' +
+          'for the next page (it is opaque; one that was not issued is 400 REQUEST_INVALID at ' +
+          '/cursor). A store that is not yours answers 404 STORE_NOT_FOUND.',
+        params: z.object({ storeId: guid }),
+        querystring: storeOrdersQuery,
+        response: { 200: storeOrderList, ...problemResponses(400, 404) },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(
+          subjects.ordering.listStoreOrders,
+          { ...request.query, storeId: request.params.storeId },
+          contextOf(request),
+        ),
+      ),
+  );
+
+  app.post(
+    '/v1/commerce/orders/:orderId/status',
+    {
+      config: { area: 'commerce', rateClass: 'writes' },
+      schema: {
+        tags: commerceTags,
+        operationId: 'changeOrderStatus',
+        summary: 'Move an order of your store along its status',
+        description:
+          'A step sends {status} (pending → confirmed → preparing → ready, then inTransit for ' +
+          'delivery), optionally with estimatedReadyAt; finishing sends {state: "completed"} ' +
+          '(from ready for pickup, from inTransit for delivery); cancelling sends ' +
+          '{state: "cancelled", cancelReason} (1..500 characters) while the order is open and ' +
+          'not in transit, and refunds a card payment. Sending the current status again changes ' +
+          'nothing unless it brings another estimatedReadyAt. Any other move is 409 ' +
+          'ORDER_STATUS_TRANSITION_INVALID. Each change is a new version and an ' +
+          'order.status_changed (or order.cancelled) webhook. An order of another partner’s ' +
+          'store answers 404 ORDER_NOT_FOUND.',
+        params: z.object({ orderId: guid }),
+        body: orderStatusChange,
+        response: { 200: order, ...problemResponses(400, 404, 409, 413, 415) },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(
+          subjects.ordering.changeOrderStatus,
+          { orderId: request.params.orderId, change: request.body },
+          contextOf(request),
+          { timeoutMs: statusChangeTimeoutMs },
+        ),
+      ),
+  );
+}

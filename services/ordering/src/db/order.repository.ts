@@ -1,0 +1,176 @@
+import { events, type Order, type OrderEventKind, type OrderStatus } from '@pcp/contracts';
+import { insertOutboxEvent } from '@pcp/service-kit';
+import { sql, type Kysely } from 'kysely';
+import type { NewOrder, OrderingDatabase, OrderRow } from './ordering.table.js';
+
+type Db = Kysely<OrderingDatabase>;
+
+/** The parts of an order fixed when it is placed, kept as `details`. */
+export type OrderDetails = Pick<
+  Order,
+  | 'amounts'
+  | 'cart'
+  | 'fulfillment'
+  | 'client'
+  | 'customer'
+  | 'paymentType'
+  | 'payment'
+  | 'specialInstructions'
+>;
+
+/** An order row as partners see it, its fields always in this order. */
+export function toOrder(row: OrderRow): Order {
+  const details = row.details as OrderDetails;
+  return {
+    orderId: row.order_id,
+    storeId: row.store_id,
+    isValid: true,
+    errors: [],
+    amounts: details.amounts,
+    cart: details.cart,
+    fulfillment: details.fulfillment,
+    client: details.client,
+    customer: details.customer,
+    paymentType: details.paymentType,
+    payment: details.payment,
+    specialInstructions: details.specialInstructions,
+    state: row.state,
+    status: row.status,
+    version: row.version,
+    estimatedReadyAt: row.estimated_ready_at?.toISOString() ?? null,
+    cancelReason: row.cancel_reason,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/**
+ * Record an order's change as its next event in the outbox (in the caller's transaction,
+ * after the change locked the row): the webhooks' source, one event per version.
+ */
+export function recordOrderEvent(
+  trx: Db,
+  row: OrderRow,
+  event: OrderEventKind,
+  previousStatus: OrderStatus | null,
+  prefix: string,
+) {
+  return insertOutboxEvent(trx, {
+    subject: `${prefix}.${events.orderStatusChanged.subject}`,
+    type: 'ordering.v1.order-status-changed',
+    aggregate: { type: 'order', id: row.order_id, version: row.version },
+    occurredAt: row.updated_at,
+    data: {
+      event,
+      orderId: row.order_id,
+      storeId: row.store_id,
+      partnerId: row.partner_id,
+      state: row.state,
+      status: row.status,
+      previousStatus,
+    },
+  });
+}
+
+/** A new order (version 1) and its `order.created` event, in the caller's transaction. */
+export async function insertOrder(trx: Db, order: NewOrder, prefix: string): Promise<OrderRow> {
+  const row = await trx.insertInto('orders').values(order).returningAll().executeTakeFirstOrThrow();
+  await recordOrderEvent(trx, row, 'order.created', null, prefix);
+  return row;
+}
+
+export function findOrder(db: Db, orderId: string): Promise<OrderRow | undefined> {
+  return db.selectFrom('orders').selectAll().where('order_id', '=', orderId).executeTakeFirst();
+}
+
+/**
+ * An order of the commerce partner's stores, locked until the transaction ends (the status
+ * machine reads and moves it under the lock). Another partner's order is not locked either.
+ */
+export function lockStoreOrder(
+  trx: Db,
+  orderId: string,
+  storePartnerId: string,
+): Promise<OrderRow | undefined> {
+  return trx
+    .selectFrom('orders')
+    .selectAll()
+    .where('order_id', '=', orderId)
+    .where('store_partner_id', '=', storePartnerId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** What a status move writes; the version goes up by one. */
+export interface OrderStatusUpdate {
+  readonly state: OrderRow['state'];
+  readonly status: OrderRow['status'];
+  readonly updated_at: Date;
+  readonly estimated_ready_at?: Date;
+  readonly cancel_reason?: string;
+}
+
+/** The order's next version, its row locked by the caller's transaction. */
+export function updateOrderStatus(
+  trx: Db,
+  row: OrderRow,
+  update: OrderStatusUpdate,
+): Promise<OrderRow> {
+  return trx
+    .updateTable('orders')
+    .set({ ...update, version: row.version + 1 })
+    .where('order_id', '=', row.order_id)
+    .where('version', '=', row.version)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * A place in a store's order list: an order's created_at (UTC, to the microsecond that
+ * Postgres keeps, so no two orders are confused) and its id.
+ */
+export interface StoreOrderKey {
+  readonly createdAt: string;
+  readonly orderId: string;
+}
+
+/**
+ * One page of a store's orders, newest first (created_at desc, order_id desc), all or of
+ * one status, after `after` (a keyset on the list's indexes); `next` is the last order's
+ * key when more follow.
+ */
+export async function listStoreOrders(
+  db: Db,
+  query: { storeId: string; status?: OrderStatus; limit: number; after?: StoreOrderKey },
+): Promise<{ rows: OrderRow[]; next: StoreOrderKey | null }> {
+  let select = db
+    .selectFrom('orders')
+    .selectAll()
+    .select(
+      sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as(
+        'created_at_key',
+      ),
+    )
+    .where('store_id', '=', query.storeId);
+  if (query.status) select = select.where('status', '=', query.status);
+  const { after } = query;
+  if (after) {
+    select = select.where(
+      sql<boolean>`(created_at, order_id) < (${after.createdAt}::timestamptz, ${after.orderId}::uuid)`,
+    );
+  }
+  const rows = await select
+    .orderBy('created_at', 'desc')
+    .orderBy('order_id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    rows: page,
+    next:
+      rows.length > query.limit && last
+        ? { createdAt: last.created_at_key, orderId: last.order_id }
+        : null,
+  };
+}

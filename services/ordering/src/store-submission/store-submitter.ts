@@ -1,0 +1,104 @@
+import type { OrderError } from '@pcp/contracts';
+import { safeRequest, tryParseJson, type AddressAllowlist } from '@pcp/service-kit';
+import { Webhook } from 'standardwebhooks';
+
+/** A store's answer to an order; an `unavailable` reason is for logs, never shown to partners. */
+export type StoreSubmission =
+  | { outcome: 'accepted' }
+  | { outcome: 'rejected'; status: number; errors: OrderError[] }
+  | { outcome: 'unavailable'; reason: string };
+
+export interface StoreSubmitterOptions {
+  allowHttp: boolean;
+  allowlist: AddressAllowlist;
+  timeoutMs: number;
+  connectTimeoutMs: number;
+}
+
+export interface StoreSubmitter {
+  /** Never throws for anything the store does: its failures are `unavailable`. */
+  submit(
+    target: { url: string; secret: string },
+    order: { orderId: string; body: unknown },
+  ): Promise<StoreSubmission>;
+}
+
+/** A rejection's body is read up to this much; a longer one is ignored. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+const MAX_ERRORS = 20;
+const MAX_TEXT_LENGTH = 500;
+const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,63}$/;
+const FALLBACK_CODE = 'STORE_REJECTED';
+const FALLBACK_MESSAGE = 'The store did not accept the order';
+
+/** POSTs orders to stores' submission URLs, signed like webhooks (contract §10). */
+export function createStoreSubmitter(options: StoreSubmitterOptions): StoreSubmitter {
+  return {
+    async submit(target, order) {
+      const payload = JSON.stringify(order.body);
+      const sentAt = new Date();
+      const result = await safeRequest(target.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'user-agent': 'pcp-order-submission/1',
+          // The order id, so a retried submission of one order carries one id the store can dedupe.
+          'webhook-id': order.orderId,
+          'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+          'webhook-signature': new Webhook(target.secret).sign(order.orderId, sentAt, payload),
+        },
+        body: Buffer.from(payload),
+        allowHttp: options.allowHttp,
+        allowlist: options.allowlist,
+        maxBytes: MAX_RESPONSE_BYTES,
+        urlName: 'order-submission URL',
+        connectTimeoutMs: options.connectTimeoutMs,
+        totalTimeoutMs: options.timeoutMs,
+      });
+      if (!result.ok) {
+        return { outcome: 'unavailable', reason: `${result.failure}: ${result.message}` };
+      }
+      const { status } = result;
+      if (status >= 200 && status <= 299) return { outcome: 'accepted' };
+      if (status >= 300 && status <= 499) {
+        const answer = result.truncated ? undefined : tryParseJson(result.body);
+        return { outcome: 'rejected', status, errors: rejectionErrors(answer) };
+      }
+      return { outcome: 'unavailable', reason: `the store answered HTTP ${status}` };
+    },
+  };
+}
+
+/** The store's own errors where they are usable, else one generic error; always bounded. */
+function rejectionErrors(answer: unknown): OrderError[] {
+  const listed = isRecord(answer) && Array.isArray(answer.errors) ? answer.errors : [];
+  const errors = listed.filter(isRecord).slice(0, MAX_ERRORS).map(toOrderError);
+  if (errors.length > 0) return errors;
+  const detail = isRecord(answer) ? (text(answer.detail) ?? text(answer.message)) : undefined;
+  return [{ code: FALLBACK_CODE, message: detail ?? FALLBACK_MESSAGE, pointer: null }];
+}
+
+function toOrderError(error: Record<string, unknown>): OrderError {
+  const { code, pointer } = error;
+  return {
+    code: typeof code === 'string' && ERROR_CODE.test(code) ? code : FALLBACK_CODE,
+    message: text(error.message) ?? FALLBACK_MESSAGE,
+    pointer:
+      typeof pointer === 'string' && pointer.startsWith('/') && pointer.length <= MAX_TEXT_LENGTH
+        ? pointer
+        : null,
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A non-empty string cut to the length limit, never inside a surrogate pair. */
+function text(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  if (value.length <= MAX_TEXT_LENGTH) return value;
+  const cut = value.slice(0, MAX_TEXT_LENGTH);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
