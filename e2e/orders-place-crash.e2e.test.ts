@@ -12,6 +12,7 @@ import { startServiceProcess, waitUntilServing } from '../test-support/service-p
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
 import { ingestCatalog } from './ingest.js';
+import { newBuyer, sodaOrder } from './orders.js';
 
 /**
  * Place survives its process dying at every recovery point, and its database going away:
@@ -103,35 +104,8 @@ async function stopOrdering(child: ChildProcess): Promise<void> {
   await exited(child);
 }
 
-async function newBuyer() {
-  const endUser = `buyer-${randomUUID()}`;
-  const vaulted = await call(platform.baseUrl, 'POST', '/v1/marketfront/payments/cards', {
-    apiKey: distribution.apiKey,
-    headers: { 'x-end-user-id': endUser },
-    body: {
-      cardNumber: '4242424242424242',
-      expMonth: 12,
-      expYear: 2035,
-      cvc: '123',
-      cardholderName: 'Pat Doe',
-    },
-  });
-  return { endUser, paymentId: vaulted.body.paymentId as string };
-}
-
-const orderBody = (paymentId: string) => ({
-  cart: {
-    catalogSetId: ids.catalogSetId,
-    storeId,
-    lineItems: [{ itemId: ids.soda, lineItemId: randomUUID(), quantity: 10 }],
-  },
-  fulfillment: { mode: 'PICKUP', scheduleType: 'ASAP' },
-  client: { ip: '8.8.4.4', userAgent: 'Mozilla/5.0 (test)' },
-  paymentType: 'CARD',
-  paymentId,
-  tip: 2,
-  amounts: { total: 23.64 },
-});
+const buyer = () => newBuyer(platform.baseUrl, distribution.apiKey, '4242424242424242');
+const orderBody = (paymentId: string) => sodaOrder(ids, storeId, paymentId);
 
 const place = (body: unknown, key: string, endUser: string): Promise<HttpResult> =>
   call(platform.baseUrl, 'POST', '/v1/marketfront/orders/place', {
@@ -175,7 +149,7 @@ describe('the ordering process killed mid-place', () => {
     async (step) => {
       const doomed = startOrdering({ ORDERING_FAILPOINT: step });
       await waitUntilServing('ordering', env);
-      const { endUser, paymentId } = await newBuyer();
+      const { endUser, paymentId } = await buyer();
       const body = orderBody(paymentId);
       const key = randomUUID();
       const before = platform.processor.charges().length;
@@ -209,7 +183,7 @@ describe('the database going away mid-place', () => {
   it('every connection terminated while authorizing: the retried key charges once', async () => {
     const ordering = startOrdering();
     await waitUntilServing('ordering', env);
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     const body = orderBody(paymentId);
     const key = randomUUID();
     const before = platform.processor.charges().length;

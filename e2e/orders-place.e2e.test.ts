@@ -10,6 +10,7 @@ import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
 import { ingestCatalog } from './ingest.js';
+import { newBuyer, sodaOrder } from './orders.js';
 
 const PLACE = '/v1/marketfront/orders/place';
 const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
@@ -110,35 +111,9 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-const vault = async (cardNumber: string, endUser: string, apiKey = distribution.apiKey) => {
-  const result = await call(platform.baseUrl, 'POST', '/v1/marketfront/payments/cards', {
-    apiKey,
-    headers: { 'x-end-user-id': endUser },
-    body: { cardNumber, expMonth: 12, expYear: 2035, cvc: '123', cardholderName: 'Pat Doe' },
-  });
-  expect(result.status).toBeLessThan(300);
-  return result.body.paymentId as string;
-};
-
-/** Ten sodas (19.90) picked up ASAP with a 2.00 tip: 23.64 with tax. */
-const orderBody = (storeId: string, paymentId: string, overrides: Record<string, unknown> = {}) => {
+const orderBody = (storeId: string, paymentId: string, overrides: Record<string, unknown> = {}) =>
   // An unknown store borrows a real store's catalog: only the store id is wrong.
-  const ids = catalogIds.get(storeId) ?? catalogIds.get(plainStore)!;
-  return {
-    cart: {
-      catalogSetId: ids.catalogSetId,
-      storeId,
-      lineItems: [{ itemId: ids.soda, lineItemId: randomUUID(), quantity: 10 }],
-    },
-    fulfillment: { mode: 'PICKUP', scheduleType: 'ASAP' },
-    client: { ip: '8.8.4.4', userAgent: 'Mozilla/5.0 (test)' },
-    paymentType: 'CARD',
-    paymentId,
-    tip: 2,
-    amounts: { total: 23.64 },
-    ...overrides,
-  };
-};
+  sodaOrder(catalogIds.get(storeId) ?? catalogIds.get(plainStore)!, storeId, paymentId, overrides);
 
 const place = (
   body: unknown,
@@ -173,14 +148,11 @@ const reshuffled = (value: unknown): string => {
   return JSON.stringify(reverse(value), null, 2);
 };
 
-const newBuyer = async (card = cards.success) => {
-  const endUser = `buyer-${randomUUID()}`;
-  return { endUser, paymentId: await vault(card, endUser) };
-};
+const buyer = (card = cards.success) => newBuyer(platform.baseUrl, distribution.apiKey, card);
 
 describe('placing an order', () => {
   it('charges once, answers 201 with the order, and replays it byte for byte', async () => {
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     const body = orderBody(plainStore, paymentId);
     const key = randomUUID();
     const before = platform.processor.charges().length;
@@ -223,7 +195,7 @@ describe('placing an order', () => {
   });
 
   it('gives one order and one charge to 20 concurrent requests with one key', async () => {
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     platform.processor.setFaults({ latencyMs: 150 });
     try {
       const body = orderBody(plainStore, paymentId);
@@ -256,7 +228,7 @@ describe('placing an order', () => {
 
 describe('the scope and fingerprint of a key', () => {
   it('refuses the key with another body, end user or partner (422), and keeps its order', async () => {
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     const body = orderBody(plainStore, paymentId);
     const key = randomUUID();
     const placed = await place(body, key, endUser);
@@ -278,7 +250,7 @@ describe('the scope and fingerprint of a key', () => {
   });
 
   it('needs the key and the end user, and does not record a malformed body', async () => {
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     const missing = await place(orderBody(plainStore, paymentId), null, endUser);
     expect(missing.status).toBe(400);
     expect(missing.body.errorCode).toBe('MISSING_IDEMPOTENCY_KEY');
@@ -313,7 +285,7 @@ describe('the scope and fingerprint of a key', () => {
   });
 
   it('refuses an oversized body and another media type before touching the key', async () => {
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     const huge = orderBody(plainStore, paymentId, { specialInstructions: 'x'.repeat(2_000_000) });
     const tooLarge = await place(huge, randomUUID(), endUser);
     expect(tooLarge.status).toBe(413);
@@ -332,7 +304,7 @@ describe('the scope and fingerprint of a key', () => {
 
 describe('final failures are recorded and replayed', () => {
   it('ORDER_INVALID with the validate errors; no charge', async () => {
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     const before = platform.processor.charges().length;
     const body = orderBody(plainStore, paymentId, { amounts: { total: 20 } });
     const key = randomUUID();
@@ -352,7 +324,7 @@ describe('final failures are recorded and replayed', () => {
   });
 
   it('404 STORE_NOT_FOUND and 403 PAYMENT_TYPE_NOT_ALLOWED', async () => {
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     const unknownStore = orderBody(randomUUID(), paymentId);
     const key = randomUUID();
     const notFound = await place(unknownStore, key, endUser);
@@ -374,7 +346,7 @@ describe('final failures are recorded and replayed', () => {
   });
 
   it('PAYMENT_DECLINED once, replayed without asking the processor again', async () => {
-    const { endUser, paymentId } = await newBuyer(cards.declined);
+    const { endUser, paymentId } = await buyer(cards.declined);
     const body = orderBody(plainStore, paymentId);
     const key = randomUUID();
     const before = platform.processor.charges().length;
@@ -393,7 +365,7 @@ describe('final failures are recorded and replayed', () => {
 
 describe('retryable failures keep the key', () => {
   it('PAYMENT_FAILED (processing error) is not recorded: the key tries again', async () => {
-    const { endUser, paymentId } = await newBuyer(cards.processingError);
+    const { endUser, paymentId } = await buyer(cards.processingError);
     const body = orderBody(plainStore, paymentId);
     const key = randomUUID();
     const first = await place(body, key, endUser);
@@ -406,7 +378,7 @@ describe('retryable failures keep the key', () => {
   });
 
   it('a processor that hangs is 503 PAYMENT_PROCESSOR_UNAVAILABLE; nothing is captured', async () => {
-    const { endUser, paymentId } = await newBuyer(cards.hangs);
+    const { endUser, paymentId } = await buyer(cards.hangs);
     const body = orderBody(plainStore, paymentId);
     const key = randomUUID();
     const started = Date.now();
@@ -431,7 +403,7 @@ describe('submission to the store', () => {
     });
     const secret = store.body.orderSubmissionSecret as string;
     expect(secret).toMatch(/^whsec_/);
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     submissions.answer = { status: 202 };
     submissions.received.length = 0;
     const placed = await place(orderBody(submittingStore, paymentId), randomUUID(), endUser);
@@ -448,7 +420,7 @@ describe('submission to the store', () => {
   });
 
   it('a 4xx is STORE_REJECTED with the store’s errors, and the authorization is voided', async () => {
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     submissions.answer = {
       status: 422,
       body: {
@@ -471,7 +443,7 @@ describe('submission to the store', () => {
   });
 
   it('an unreachable store keeps the key; the retry submits once more and charges once', async () => {
-    const { endUser, paymentId } = await newBuyer();
+    const { endUser, paymentId } = await buyer();
     submissions.answer = { status: 503 };
     submissions.received.length = 0;
     const before = platform.processor.charges().length;
@@ -489,5 +461,41 @@ describe('submission to the store', () => {
     const charges = platform.processor.charges().slice(before);
     expect(charges).toHaveLength(1);
     expect(charges[0]?.status).toBe('captured');
+  });
+});
+
+describe('keys past their retention', () => {
+  it('are deleted; an abandoned authorization is voided first', async () => {
+    const { endUser, paymentId } = await buyer();
+    // Abandoned: the store could not be reached and the partner never retried.
+    submissions.answer = { status: 503 };
+    const before = platform.processor.charges().length;
+    const abandonedKey = randomUUID();
+    const abandoned = await place(orderBody(submittingStore, paymentId), abandonedKey, endUser);
+    expect(abandoned.status).toBe(503);
+    expect(platform.processor.charges().slice(before)[0]?.status).toBe('authorized');
+    submissions.answer = { status: 200 };
+    const placedKey = randomUUID();
+    const placedBody = orderBody(plainStore, paymentId);
+    expect((await place(placedBody, placedKey, endUser)).status).toBe(201);
+
+    await platform.orderingDb
+      .updateTable('place_attempts')
+      .set({ expires_at: new Date(Date.now() - 1_000) })
+      .where('idempotency_key', 'in', [abandonedKey, placedKey])
+      .execute();
+    expect(await platform.ordering.sweepExpiredPlaces()).toBe(2);
+
+    expect(platform.processor.charges().slice(before)[0]?.status).toBe('voided');
+    const left = await platform.orderingDb
+      .selectFrom('place_attempts')
+      .select('idempotency_key')
+      .where('idempotency_key', 'in', [abandonedKey, placedKey])
+      .execute();
+    expect(left).toEqual([]);
+    // The order itself stays; only its key is forgotten (a new use of it is a new attempt).
+    const again = await place(placedBody, placedKey, endUser);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
   });
 });

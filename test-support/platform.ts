@@ -53,7 +53,7 @@ export interface TestPlatform {
   /** The running stores service; tests stop and replace it to see the platform heal. */
   stores: ServiceInstance;
   /** The in-process ordering service; tests stop it to run ordering as its own process. */
-  readonly ordering: ServiceInstance;
+  readonly ordering: ReturnType<typeof createOrderingService>;
   serviceDeps(service: string): ServiceDeps;
   /** A new partner with a working API key (distribution partners take both payment types). */
   newPartner(
