@@ -34,8 +34,10 @@ let platform: TestPlatform;
 let host: Awaited<ReturnType<typeof startCatalogHost>>;
 let storeEndpoint: Server;
 let submitted = 0;
+let commerce: { apiKey: string };
 let distribution: { apiKey: string };
 let storeId: string;
+let storeEndpointUrl: string;
 let ids: ReturnType<typeof cartTestCatalog>['ids'];
 const children: ChildProcess[] = [];
 
@@ -59,14 +61,15 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => storeEndpoint.listen(0, '127.0.0.1', resolve));
   const { port } = storeEndpoint.address() as AddressInfo;
-  const commerce = await platform.newPartner('commerce');
+  storeEndpointUrl = `http://127.0.0.1:${port}/orders`;
+  commerce = await platform.newPartner('commerce');
   distribution = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
   storeId = randomUUID();
   await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
     apiKey: commerce.apiKey,
     body: storeProfile({
       availability: everyDay,
-      orderSubmissionUrl: `http://127.0.0.1:${port}/orders`,
+      orderSubmissionUrl: storeEndpointUrl,
     }),
   });
   const catalog = cartTestCatalog(storeId);
@@ -207,5 +210,48 @@ describe('the database going away mid-place', () => {
     expect(charges).toHaveLength(1);
     expect(charges[0]?.status).toBe('captured');
     await stopOrdering(ordering);
+  });
+});
+
+describe('a store without an order-submission URL', () => {
+  const setSubmissionUrl = (orderSubmissionUrl: string | null) =>
+    call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
+      apiKey: commerce.apiKey,
+      body: storeProfile({ availability: everyDay, orderSubmissionUrl }),
+    });
+
+  it('killed after authorized (nothing to submit, so no submitted point): one pending order, one charge', async () => {
+    expect((await setSubmissionUrl(null)).status).toBe(200);
+    try {
+      const doomed = startOrdering({ ORDERING_FAILPOINT: 'authorized' });
+      await waitUntilServing('ordering', env);
+      const { endUser, paymentId } = await buyer();
+      const body = orderBody(paymentId);
+      const key = randomUUID();
+      const before = platform.processor.charges().length;
+      const submittedBefore = submitted;
+
+      expect((await place(body, key, endUser)).status).toBeGreaterThanOrEqual(500);
+      await exited(doomed);
+      const healthy = startOrdering();
+      await waitUntilServing('ordering', env);
+      const placed = await placeUntilSettled(body, key, endUser);
+      expect(placed.status).toBe(201);
+      expect(placed.body).toMatchObject({ state: 'open', status: 'pending' });
+
+      const { orders, charges } = await outcomeFor(endUser, before);
+      expect(orders).toBe(1);
+      expect(charges).toHaveLength(1);
+      expect(charges[0]).toMatchObject({ status: 'captured', capturedAmount: 2364 });
+      expect(submitted).toBe(submittedBefore);
+      const { rows } = await sqlClient(
+        `select step from ordering.place_attempts where idempotency_key = $1`,
+        [key],
+      );
+      expect(rows).toEqual([{ step: 'recorded' }]);
+      await stopOrdering(healthy);
+    } finally {
+      await setSubmissionUrl(storeEndpointUrl);
+    }
   });
 });

@@ -246,6 +246,10 @@ describe('the scope and fingerprint of a key', () => {
       });
       expect(result.headers.get('idempotent-replayed')).toBeNull();
     }
+    // A recorded key never lets a malformed body through: it is refused as malformed.
+    const malformed = await place({ ...body, tip: '2' }, key, endUser);
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.errorCode).toBe('REQUEST_INVALID');
     expect((await place(body, key, endUser)).text).toBe(placed.text);
   });
 

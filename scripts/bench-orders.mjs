@@ -17,7 +17,8 @@
 // validated order, fixed) takes validate's load: the floor of all three. Targets: validate
 // 1,000 req/s with p99 < 25 ms; place 200 req/s with p99 < 20 ms + the processor's 20 ms;
 // replay 1,000 req/s with p99 < 15 ms. Options: BENCH_SECONDS=15 BENCH_PORT=18103
-// BENCH_ITEMS=2000, and BENCH_NODE_ARGS (Node flags for the services).
+// BENCH_ITEMS=2000, BENCH_ONLY=validate,place,replay,floor (the loads to run, e.g. one at a
+// time under a profiler) and BENCH_NODE_ARGS (Node flags for the services).
 import { randomUUID } from 'node:crypto';
 import { BenchPlatform, Report } from './lib/bench-platform.mjs';
 import { buildLines, countLines, openAllWeek } from './lib/cart-builder.mjs';
@@ -30,9 +31,15 @@ import { fail, log } from './lib/setup.mjs';
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const port = Number(process.env.BENCH_PORT ?? 18103);
 const itemCount = Number(process.env.BENCH_ITEMS ?? 2_000);
+const LOADS = ['validate', 'place', 'replay', 'floor'];
+const only = (process.env.BENCH_ONLY ?? LOADS.join(',')).split(',').map((name) => name.trim());
 if (!(seconds > 0) || !Number.isInteger(port) || !Number.isInteger(itemCount) || itemCount < 100) {
   fail(new Error('BENCH_SECONDS must be positive, BENCH_PORT an integer, BENCH_ITEMS >= 100'));
 }
+if (only.length === 0 || only.some((name) => !LOADS.includes(name))) {
+  fail(new Error(`BENCH_ONLY lists some of ${LOADS.join(', ')}`));
+}
+const runs = (load) => only.includes(load);
 const RATES = [250, 500, 1_000];
 const TARGET_RATE = 1_000;
 const TARGET_P99_MS = 25;
@@ -149,9 +156,9 @@ await platform.run(
       },
     ]);
 
-    const platformCpu = ['gateway', 'ordering', 'stores', 'nats'];
+    const platformCpu = ['gateway', 'ordering', 'stores', 'nats', 'postgres'];
     const results = new Map();
-    for (const workload of workloads) {
+    for (const workload of runs('validate') ? workloads : []) {
       log(`${workload.name}: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
       await pacedLoad({
         url,
@@ -185,170 +192,21 @@ await platform.run(
       report.table(`${workload.name}: gateway → NATS → ordering (→ stores, catalog cache)`, rows);
     }
 
-    log('vaulting a card');
-    const endUserHeaders = { ...headers, 'x-end-user-id': END_USER_ID };
-    const vault = await fetch(platform.url('/v1/marketfront/payments/cards'), {
-      method: 'POST',
-      headers: endUserHeaders,
-      body: JSON.stringify({
-        cardNumber: '4242424242424242',
-        expMonth: 12,
-        expYear: 2035,
-        cvc: '123',
-        cardholderName: 'Bench',
-      }),
-    });
-    if (vault.status !== 201) {
-      throw new Error(`vaulting a card answered ${vault.status}: ${await vault.text()}`);
-    }
-    const { paymentId } = await vault.json();
-    const placeUrl = platform.url('/v1/marketfront/orders/place');
-    const placeBody = Buffer.from(
-      JSON.stringify({
-        cart,
-        fulfillment: pickup,
-        client,
-        paymentType: 'CARD',
-        paymentId,
-        tip: 2,
-        amounts: { total: validated.order.amounts.total },
-      }),
-    );
-    const place = (key) =>
-      fetch(placeUrl, {
-        method: 'POST',
-        headers: { ...endUserHeaders, 'idempotency-key': key },
-        body: placeBody,
-      });
-    const firstPlace = await place(randomUUID());
-    const firstPlaceText = await firstPlace.text();
-    if (firstPlace.status !== 201) {
-      throw new Error(`place answered ${firstPlace.status}: ${firstPlaceText.slice(0, 4000)}`);
-    }
-    const placed = JSON.parse(firstPlaceText);
-    log(
-      `placed order ${placed.orderId}: ${placed.state}/${placed.status}, ` +
-        `total ${placed.amounts.total}, ${Buffer.byteLength(firstPlaceText)} bytes`,
-    );
+    if (runs('place') || runs('replay')) await placeAndReplay();
+    if (runs('floor')) await floor();
 
-    const placeCpu = ['gateway', 'ordering', 'payments', 'processor-simulator', 'stores', 'nats'];
-    const placeLoad = { url: placeUrl, method: 'POST', headers: endUserHeaders, body: placeBody };
-    log(`place: warming up at ${PLACE_WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
-    await pacedLoad({
-      ...placeLoad,
-      keyHeader: 'idempotency-key',
-      rate: PLACE_WARMUP_RATE,
-      seconds: WARMUP_SECONDS,
-    });
-    const placeRows = [];
-    for (const rate of PLACE_RATES) {
-      log(`place: ${rate} req/s for ${seconds} s`);
-      const result = await withCpu(placeCpu, () =>
-        pacedLoad({ ...placeLoad, keyHeader: 'idempotency-key', rate, seconds }),
+    if (runs('validate')) {
+      for (const workload of workloads) verdict(workload.name, TARGET_RATE, TARGET_P99_MS);
+    }
+    if (runs('place')) {
+      verdict(
+        'place',
+        PLACE_TARGET_RATE,
+        PLACE_TARGET_P99_MS,
+        ` = 20 + the processor's ${PROCESSOR_LATENCY_MS}`,
       );
-      results.set(`place ${rate}`, result);
-      placeRows.push(row(`place at ${rate}/s`, rate, result));
     }
-    log(`place: peak, ${CONNECTIONS} connections`);
-    const placePeak = await withCpu(placeCpu, () =>
-      peakLoad({ ...placeLoad, keyHeader: 'idempotency-key', connections: CONNECTIONS, seconds }),
-    );
-    placeRows.push(row(`place peak (${CONNECTIONS} connections)`, undefined, placePeak));
-    report.table(
-      `place, a fresh Idempotency-Key each: gateway → NATS → ordering (→ stores, catalog cache; → payments → processor simulator at ${PROCESSOR_LATENCY_MS} ms)`,
-      placeRows,
-    );
-
-    // The replay: one key placed once, then the same key and body again and again.
-    const replayKey = randomUUID();
-    const original = await place(replayKey);
-    const originalText = await original.text();
-    if (original.status !== 201) {
-      throw new Error(`place answered ${original.status}: ${originalText.slice(0, 4000)}`);
-    }
-    const checkReplays = async (when) => {
-      for (let i = 0; i < REPLAY_SAMPLE; i++) {
-        const response = await place(replayKey);
-        const text = await response.text();
-        const replayed = response.headers.get('idempotent-replayed');
-        if (response.status !== 201 || replayed !== 'true' || text !== originalText) {
-          throw new Error(
-            `replay ${when}: ${response.status}, idempotent-replayed ${replayed}, ` +
-              `${text === originalText ? 'the same body' : `another body: ${text.slice(0, 2000)}`}`,
-          );
-        }
-      }
-      log(`replay ${when}: ${REPLAY_SAMPLE} of ${REPLAY_SAMPLE} 201, replayed, byte for byte`);
-    };
-    await checkReplays('before the load');
-    const replayLoad = {
-      url: placeUrl,
-      method: 'POST',
-      headers: { ...endUserHeaders, 'idempotency-key': replayKey },
-      body: placeBody,
-    };
-    log(`replay: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
-    await pacedLoad({ ...replayLoad, rate: WARMUP_RATE, seconds: WARMUP_SECONDS });
-    const replayRows = [];
-    for (const rate of REPLAY_RATES) {
-      log(`replay: ${rate} req/s for ${seconds} s`);
-      const result = await withCpu(placeCpu, () => pacedLoad({ ...replayLoad, rate, seconds }));
-      results.set(`replay ${rate}`, result);
-      replayRows.push(row(`replay at ${rate}/s`, rate, result));
-    }
-    log(`replay: peak, ${CONNECTIONS} connections`);
-    const replayPeak = await withCpu(placeCpu, () =>
-      peakLoad({ ...replayLoad, connections: CONNECTIONS, seconds }),
-    );
-    replayRows.push(row(`replay peak (${CONNECTIONS} connections)`, undefined, replayPeak));
-    await checkReplays('after the load');
-    report.table(
-      `replay of a placed key (same key and body; 201, Idempotent-Replayed: true): gateway → NATS → ordering (recorded outcome)`,
-      replayRows,
-    );
-
-    log('floor: Fastify → NATS → fixed validated order');
-    const floorUrl = `${await startFloor(platform, validated.text)}/validate`;
-    const floorRows = [];
-    for (const rate of RATES) {
-      const result = await withCpu(['forwarder', 'responder', 'nats'], () =>
-        pacedLoad({
-          url: floorUrl,
-          method: 'POST',
-          headers,
-          body: workloads[0].body,
-          rate,
-          seconds,
-        }),
-      );
-      floorRows.push(row(`floor at ${rate}/s`, rate, result));
-    }
-    const floorPeak = await withCpu(['forwarder', 'responder', 'nats'], () =>
-      peakLoad({
-        url: floorUrl,
-        method: 'POST',
-        headers,
-        body: workloads[0].body,
-        connections: CONNECTIONS,
-        seconds,
-      }),
-    );
-    floorRows.push(row(`floor peak (${CONNECTIONS} connections)`, undefined, floorPeak));
-    report.table(
-      "Floor of the architecture in the same run: Fastify passes the pickup bodies unparsed over NATS to a responder answering the validated order, fixed (the gateway's and ordering's I/O with none of their work)",
-      floorRows,
-    );
-
-    for (const workload of workloads) {
-      verdict(workload.name, TARGET_RATE, TARGET_P99_MS);
-    }
-    verdict(
-      'place',
-      PLACE_TARGET_RATE,
-      PLACE_TARGET_P99_MS,
-      ` = 20 + the processor's ${PROCESSOR_LATENCY_MS}`,
-    );
-    verdict('replay', REPLAY_TARGET_RATE, REPLAY_TARGET_P99_MS);
+    if (runs('replay')) verdict('replay', REPLAY_TARGET_RATE, REPLAY_TARGET_P99_MS);
     printReport();
 
     function verdict(name, rate, p99Ms, note = '') {
@@ -358,6 +216,185 @@ await platform.run(
       report.verdicts.push(
         `${name} at ${rate}/s: achieved ${atTarget.achievedRate}/s, p99 ${atTarget.p99} ms, ` +
           `${atTarget.non2xx} non-2xx → target (p99 < ${p99Ms} ms${note}) ${met ? 'MET' : 'NOT MET'}`,
+      );
+    }
+
+    async function placeAndReplay() {
+      log('vaulting a card');
+      const endUserHeaders = { ...headers, 'x-end-user-id': END_USER_ID };
+      const vault = await fetch(platform.url('/v1/marketfront/payments/cards'), {
+        method: 'POST',
+        headers: endUserHeaders,
+        body: JSON.stringify({
+          cardNumber: '4242424242424242',
+          expMonth: 12,
+          expYear: 2035,
+          cvc: '123',
+          cardholderName: 'Bench',
+        }),
+      });
+      if (vault.status !== 201) {
+        throw new Error(`vaulting a card answered ${vault.status}: ${await vault.text()}`);
+      }
+      const { paymentId } = await vault.json();
+      const placeUrl = platform.url('/v1/marketfront/orders/place');
+      const placeBody = Buffer.from(
+        JSON.stringify({
+          cart,
+          fulfillment: pickup,
+          client,
+          paymentType: 'CARD',
+          paymentId,
+          tip: 2,
+          amounts: { total: validated.order.amounts.total },
+        }),
+      );
+      const place = (key) =>
+        fetch(placeUrl, {
+          method: 'POST',
+          headers: { ...endUserHeaders, 'idempotency-key': key },
+          body: placeBody,
+        });
+      const firstPlace = await place(randomUUID());
+      const firstPlaceText = await firstPlace.text();
+      if (firstPlace.status !== 201) {
+        throw new Error(`place answered ${firstPlace.status}: ${firstPlaceText.slice(0, 4000)}`);
+      }
+      const placed = JSON.parse(firstPlaceText);
+      log(
+        `placed order ${placed.orderId}: ${placed.state}/${placed.status}, ` +
+          `total ${placed.amounts.total}, ${Buffer.byteLength(firstPlaceText)} bytes`,
+      );
+
+      const placeCpu = [
+        'gateway',
+        'ordering',
+        'payments',
+        'processor-simulator',
+        'stores',
+        'nats',
+        'postgres',
+      ];
+      if (runs('place')) {
+        const placeLoad = {
+          url: placeUrl,
+          method: 'POST',
+          headers: endUserHeaders,
+          body: placeBody,
+        };
+        log(`place: warming up at ${PLACE_WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
+        await pacedLoad({
+          ...placeLoad,
+          keyHeader: 'idempotency-key',
+          rate: PLACE_WARMUP_RATE,
+          seconds: WARMUP_SECONDS,
+        });
+        const placeRows = [];
+        for (const rate of PLACE_RATES) {
+          log(`place: ${rate} req/s for ${seconds} s`);
+          const result = await withCpu(placeCpu, () =>
+            pacedLoad({ ...placeLoad, keyHeader: 'idempotency-key', rate, seconds }),
+          );
+          results.set(`place ${rate}`, result);
+          placeRows.push(row(`place at ${rate}/s`, rate, result));
+        }
+        log(`place: peak, ${CONNECTIONS} connections`);
+        const placePeak = await withCpu(placeCpu, () =>
+          peakLoad({
+            ...placeLoad,
+            keyHeader: 'idempotency-key',
+            connections: CONNECTIONS,
+            seconds,
+          }),
+        );
+        placeRows.push(row(`place peak (${CONNECTIONS} connections)`, undefined, placePeak));
+        report.table(
+          `place, a fresh Idempotency-Key each: gateway → NATS → ordering (→ stores, catalog cache; → payments → processor simulator at ${PROCESSOR_LATENCY_MS} ms)`,
+          placeRows,
+        );
+      }
+
+      if (!runs('replay')) return;
+      // The replay: one key placed once, then the same key and body again and again.
+      const replayKey = randomUUID();
+      const original = await place(replayKey);
+      const originalText = await original.text();
+      if (original.status !== 201) {
+        throw new Error(`place answered ${original.status}: ${originalText.slice(0, 4000)}`);
+      }
+      const checkReplays = async (when) => {
+        for (let i = 0; i < REPLAY_SAMPLE; i++) {
+          const response = await place(replayKey);
+          const text = await response.text();
+          const replayed = response.headers.get('idempotent-replayed');
+          if (response.status !== 201 || replayed !== 'true' || text !== originalText) {
+            throw new Error(
+              `replay ${when}: ${response.status}, idempotent-replayed ${replayed}, ` +
+                `${text === originalText ? 'the same body' : `another body: ${text.slice(0, 2000)}`}`,
+            );
+          }
+        }
+        log(`replay ${when}: ${REPLAY_SAMPLE} of ${REPLAY_SAMPLE} 201, replayed, byte for byte`);
+      };
+      await checkReplays('before the load');
+      const replayLoad = {
+        url: placeUrl,
+        method: 'POST',
+        headers: { ...endUserHeaders, 'idempotency-key': replayKey },
+        body: placeBody,
+      };
+      log(`replay: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
+      await pacedLoad({ ...replayLoad, rate: WARMUP_RATE, seconds: WARMUP_SECONDS });
+      const replayRows = [];
+      for (const rate of REPLAY_RATES) {
+        log(`replay: ${rate} req/s for ${seconds} s`);
+        const result = await withCpu(placeCpu, () => pacedLoad({ ...replayLoad, rate, seconds }));
+        results.set(`replay ${rate}`, result);
+        replayRows.push(row(`replay at ${rate}/s`, rate, result));
+      }
+      log(`replay: peak, ${CONNECTIONS} connections`);
+      const replayPeak = await withCpu(placeCpu, () =>
+        peakLoad({ ...replayLoad, connections: CONNECTIONS, seconds }),
+      );
+      replayRows.push(row(`replay peak (${CONNECTIONS} connections)`, undefined, replayPeak));
+      await checkReplays('after the load');
+      report.table(
+        `replay of a placed key (same key and body; 201, Idempotent-Replayed: true): gateway → NATS → ordering (recorded outcome)`,
+        replayRows,
+      );
+    }
+
+    async function floor() {
+      log('floor: Fastify → NATS → fixed validated order');
+      const floorUrl = `${await startFloor(platform, validated.text)}/validate`;
+      const floorRows = [];
+      for (const rate of RATES) {
+        const result = await withCpu(['forwarder', 'responder', 'nats', 'postgres'], () =>
+          pacedLoad({
+            url: floorUrl,
+            method: 'POST',
+            headers,
+            body: workloads[0].body,
+            rate,
+            seconds,
+          }),
+        );
+        floorRows.push(row(`floor at ${rate}/s`, rate, result));
+      }
+      const floorPeak = await withCpu(['forwarder', 'responder', 'nats', 'postgres'], () =>
+        peakLoad({
+          url: floorUrl,
+          method: 'POST',
+          headers,
+          body: workloads[0].body,
+          connections: CONNECTIONS,
+          seconds,
+        }),
+      );
+      floorRows.push(row(`floor peak (${CONNECTIONS} connections)`, undefined, floorPeak));
+      report.table(
+        "Floor of the architecture in the same run: Fastify passes the pickup bodies unparsed over NATS to a responder answering the validated order, fixed (the gateway's and ordering's I/O with none of their work)",
+        floorRows,
       );
     }
   },

@@ -11,6 +11,7 @@ const clockTicks =
   Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 
 function cpuTicks(pid) {
+  if (pid === undefined) return NaN;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -28,30 +29,47 @@ function machineTicks() {
   return { busy: total - ticks[3] - ticks[4], total };
 }
 
-/** The local nats-server's pid, to report its CPU too (read-only; it is not ours). */
-function natsServerPid() {
+/** Pids of the local processes whose command name is `comm` (read-only; they are not ours). */
+function pidsNamed(comm) {
+  const pids = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const argv0 = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0];
-      if (argv0.endsWith('nats-server')) return Number(entry);
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === comm) pids.push(Number(entry));
     } catch {
       // exited meanwhile
     }
   }
-  return undefined;
+  return pids;
 }
 
 /**
+ * The shared servers by name: `nats` (nats-server), `postgres` (the postmaster and every
+ * backend, so the bench's queries and whatever else the server does meanwhile) and `redis`.
+ */
+const SERVER_COMMS = { nats: 'nats-server', postgres: 'postgres', redis: 'redis-server' };
+
+/**
  * `withCpu(names, work)` runs `work` and reports the CPU % (of one core) each named process
- * used meanwhile (a child of `platform`, or `nats` for the local nats-server), this
- * process's own (the load generator) and how busy the whole machine was (% of all cores).
+ * used meanwhile (a child of `platform`, or a shared server of SERVER_COMMS), this process's
+ * own (the load generator) and how busy the whole machine was (% of all cores).
  */
 export function cpuMeter(platform) {
-  const natsPid = natsServerPid();
-  const pidOf = (name) => (name === 'nats' ? natsPid : platform.children.get(name)?.pid);
+  // Ticks per pid of a name: one child of the platform, or every process of a server, listed
+  // anew each time (Postgres starts a backend per connection and ends it when it closes).
+  const ticksOf = (name) => {
+    const comm = SERVER_COMMS[name];
+    const pids = comm ? pidsNamed(comm) : [platform.children.get(name)?.pid];
+    return new Map(pids.map((pid) => [pid, cpuTicks(pid)]));
+  };
+  // A process that ended meanwhile took its ticks with it: only the ones still here count.
+  const usedTicks = (before, after) => {
+    let used = 0;
+    for (const [pid, ticks] of after) used += ticks - (before.get(pid) ?? 0);
+    return used;
+  };
   return async function withCpu(names, work) {
-    const before = new Map(names.map((name) => [name, cpuTicks(pidOf(name))]));
+    const before = new Map(names.map((name) => [name, ticksOf(name)]));
     const machineBefore = machineTicks();
     const ownBefore = process.cpuUsage();
     const started = performance.now();
@@ -61,7 +79,7 @@ export function cpuMeter(platform) {
     const machineAfter = machineTicks();
     const cpu = names
       .map((name) => {
-        const used = (cpuTicks(pidOf(name)) - before.get(name)) / clockTicks;
+        const used = usedTicks(before.get(name), ticksOf(name)) / clockTicks;
         return Number.isFinite(used) ? `${name} ${Math.round((100 * used) / wall)}` : undefined;
       })
       .filter(Boolean);

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { faultChangeSchema, noFaults, type Faults } from './faults.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { createLedger, type Charge } from './ledger.js';
@@ -43,6 +44,9 @@ export function createProcessorSimulator(
   const ledger = createLedger(maxRecords);
   const idempotency = createIdempotencyStore(maxRecords);
   const closing = new AbortController();
+  // Every request waiting out its latency listens for the close: one listener per request
+  // in flight, not a leak (each is removed when its wait ends).
+  setMaxListeners(0, closing.signal);
   let faults: Faults = noFaults;
 
   const setFaults = (change: Partial<Faults>): Faults => {

@@ -10,9 +10,46 @@ type Db = Kysely<OrderingDatabase>;
 
 export type Claim =
   | { kind: 'claimed'; attempt: PlaceAttemptRow }
-  | { kind: 'replay'; attempt: PlaceAttemptRow }
+  | { kind: 'replay'; attempt: RecordedAttempt }
   | { kind: 'conflict' }
   | { kind: 'busy'; retryAfterSeconds: number };
+
+/** A key's recorded answer, with what a replay must match (the key's owner and body). */
+export type RecordedAttempt = Pick<
+  PlaceAttemptRow,
+  'partner_id' | 'end_user_id' | 'fingerprint' | 'order_id' | 'response_status' | 'response_body'
+>;
+
+/**
+ * The recorded answer of a key, if it has one: a final answer never changes, so a replay
+ * reads it without a lock or a transaction (one round trip, and not the attempt's snapshot).
+ */
+export function findRecordedAttempt(db: Db, key: string): Promise<RecordedAttempt | undefined> {
+  return db
+    .selectFrom('place_attempts')
+    .select([
+      'partner_id',
+      'end_user_id',
+      'fingerprint',
+      'order_id',
+      'response_status',
+      'response_body',
+    ])
+    .where('idempotency_key', '=', key)
+    .where('response_status', 'is not', null)
+    .executeTakeFirst();
+}
+
+interface ClaimRequest {
+  key: string;
+  partnerId: string;
+  endUserId: string;
+  fingerprint: string;
+  orderId: string;
+  holder: string;
+  leaseMs: number;
+  retentionMs: number;
+}
 
 /**
  * Take an Idempotency-Key for one run of place (contract §8): a new key is inserted with
@@ -20,73 +57,72 @@ export type Claim =
  * is taken over only when its holder's lease has lapsed (a holder that died). Leases use
  * the database's clock, the one clock every replica shares.
  */
-export async function claimAttempt(
-  db: Db,
-  claim: {
-    key: string;
-    partnerId: string;
-    endUserId: string;
-    fingerprint: string;
-    orderId: string;
-    holder: string;
-    leaseMs: number;
-    retentionMs: number;
-  },
-): Promise<Claim> {
-  return db.transaction().execute(async (trx) => {
-    const inserted = await trx
-      .insertInto('place_attempts')
-      .values({
-        idempotency_key: claim.key,
-        partner_id: claim.partnerId,
-        end_user_id: claim.endUserId,
-        fingerprint: claim.fingerprint,
-        order_id: claim.orderId,
-        step: 'started',
-        snapshot: null,
-        store_rejection: null,
-        lease_owner: claim.holder,
-        lease_expires_at: sql<Date>`now() + ${claim.leaseMs} * interval '1 millisecond'`,
-        expires_at: sql<Date>`now() + ${claim.retentionMs} * interval '1 millisecond'`,
-      })
-      .onConflict((oc) => oc.column('idempotency_key').doNothing())
-      .returningAll()
-      .executeTakeFirst();
+export async function claimAttempt(db: Db, claim: ClaimRequest): Promise<Claim> {
+  // A new key is one statement; a known one is examined under its row lock. A key deleted
+  // between the two (the retention sweep) is simply new again.
+  for (let tries = 1; ; tries++) {
+    const inserted = await insertAttempt(db, claim);
     if (inserted) return { kind: 'claimed', attempt: inserted };
+    const known = await db.transaction().execute((trx) => claimKnownAttempt(trx, claim));
+    if (known) return known;
+    if (tries === 3) throw new Error('an Idempotency-Key kept vanishing while it was claimed');
+  }
+}
 
-    const existing = await trx
-      .selectFrom('place_attempts')
-      .selectAll()
-      .select(
-        sql<number>`extract(epoch from (lease_expires_at - now())) * 1000`.as('lease_left_ms'),
-      )
-      .where('idempotency_key', '=', claim.key)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
-    if (
-      existing.partner_id !== claim.partnerId ||
-      existing.end_user_id !== claim.endUserId ||
-      existing.fingerprint !== claim.fingerprint
-    ) {
-      return { kind: 'conflict' };
-    }
-    if (existing.response_status !== null) return { kind: 'replay', attempt: existing };
-    const leaseLeftMs = Number(existing.lease_left_ms ?? 0);
-    if (existing.lease_owner !== null && leaseLeftMs > 0) {
-      return { kind: 'busy', retryAfterSeconds: Math.max(1, Math.ceil(leaseLeftMs / 1000)) };
-    }
-    const taken = await trx
-      .updateTable('place_attempts')
-      .set({
-        lease_owner: claim.holder,
-        lease_expires_at: sql<Date>`now() + ${claim.leaseMs} * interval '1 millisecond'`,
-        updated_at: sql<Date>`now()`,
-      })
-      .where('idempotency_key', '=', claim.key)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return { kind: 'claimed', attempt: taken };
-  });
+function insertAttempt(db: Db, claim: ClaimRequest): Promise<PlaceAttemptRow | undefined> {
+  return db
+    .insertInto('place_attempts')
+    .values({
+      idempotency_key: claim.key,
+      partner_id: claim.partnerId,
+      end_user_id: claim.endUserId,
+      fingerprint: claim.fingerprint,
+      order_id: claim.orderId,
+      step: 'started',
+      snapshot: null,
+      store_rejection: null,
+      lease_owner: claim.holder,
+      lease_expires_at: sql<Date>`now() + ${claim.leaseMs} * interval '1 millisecond'`,
+      expires_at: sql<Date>`now() + ${claim.retentionMs} * interval '1 millisecond'`,
+    })
+    .onConflict((oc) => oc.column('idempotency_key').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The claim of a key that exists, under its row lock; undefined once it is gone. */
+async function claimKnownAttempt(trx: Db, claim: ClaimRequest): Promise<Claim | undefined> {
+  const existing = await trx
+    .selectFrom('place_attempts')
+    .selectAll()
+    .select(sql<number>`extract(epoch from (lease_expires_at - now())) * 1000`.as('lease_left_ms'))
+    .where('idempotency_key', '=', claim.key)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!existing) return undefined;
+  if (
+    existing.partner_id !== claim.partnerId ||
+    existing.end_user_id !== claim.endUserId ||
+    existing.fingerprint !== claim.fingerprint
+  ) {
+    return { kind: 'conflict' };
+  }
+  if (existing.response_status !== null) return { kind: 'replay', attempt: existing };
+  const leaseLeftMs = Number(existing.lease_left_ms ?? 0);
+  if (existing.lease_owner !== null && leaseLeftMs > 0) {
+    return { kind: 'busy', retryAfterSeconds: Math.max(1, Math.ceil(leaseLeftMs / 1000)) };
+  }
+  const taken = await trx
+    .updateTable('place_attempts')
+    .set({
+      lease_owner: claim.holder,
+      lease_expires_at: sql<Date>`now() + ${claim.leaseMs} * interval '1 millisecond'`,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('idempotency_key', '=', claim.key)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { kind: 'claimed', attempt: taken };
 }
 
 /** Thrown when another holder took the key over: this run must stop without writing. */

@@ -30,10 +30,12 @@ import {
   claimAttempt,
   deleteAttempt,
   expiredAttempts,
+  findRecordedAttempt,
   LeaseLostError,
   recordAttemptOutcome,
   releaseLease,
   renewLease,
+  type RecordedAttempt,
 } from '../db/place-attempt.repository.js';
 import type { StoreSubmitter } from '../store-submission/store-submitter.js';
 import type { OrderEvaluator } from './order.handlers.js';
@@ -100,7 +102,7 @@ function refusalOf(order: ValidatedOrder): AppError | undefined {
   });
 }
 
-function replayOf(attempt: PlaceAttemptRow): PlaceOutcome {
+function replayOf(attempt: RecordedAttempt): PlaceOutcome {
   const status = attempt.response_status ?? 500;
   const body = attempt.response_body ?? '';
   return status < 300
@@ -131,6 +133,17 @@ export function createPlacing(deps: PlaceHandlerDeps): {
         'Send an Idempotency-Key header: a fresh UUID for each order attempt',
       );
     }
+    const fingerprint = fingerprintOf(body);
+    // The common retry first: a final answer for this very request, replayed as it is (its
+    // body was valid when it was recorded, and the fingerprint says this one is the same).
+    const recorded = await findRecordedAttempt(db, key);
+    if (
+      recorded?.partner_id === partnerId &&
+      recorded.end_user_id === endUserId &&
+      recorded.fingerprint === fingerprint
+    ) {
+      return replayOf(recorded);
+    }
     const parsed = parseContract(placeOrderRequest, body);
     if (!parsed.success) throw requestInvalid(parsed.error.issues, parsed);
 
@@ -138,7 +151,7 @@ export function createPlacing(deps: PlaceHandlerDeps): {
       key,
       partnerId,
       endUserId,
-      fingerprint: fingerprintOf(body),
+      fingerprint,
       orderId: randomUUID(),
       holder,
       leaseMs: deps.leaseMs,
@@ -212,10 +225,12 @@ export function createPlacing(deps: PlaceHandlerDeps): {
         const rejection = await submitToStore(context, attempt, snapshot, ctx);
         if (rejection) {
           await advance('rejected', { store_rejection: JSON.stringify(rejection) });
-        } else {
-          snapshot = { ...snapshot, storeAccepted: context.submission !== null };
+        } else if (context.submission) {
+          snapshot = { ...snapshot, storeAccepted: true };
           await advance('submitted', { snapshot: JSON.stringify(snapshot) });
         }
+        // A store without a submission URL had nothing sent, so there is no point to record:
+        // a retry from `authorized` finds it the same and goes on to capture.
       }
       if (attempt.step === 'rejected') {
         return await recordFailure(
@@ -226,7 +241,7 @@ export function createPlacing(deps: PlaceHandlerDeps): {
           ctx,
         );
       }
-      if (attempt.step === 'submitted') {
+      if (attempt.step === 'submitted' || attempt.step === 'authorized') {
         const payment = attempt.charge_id ? await capture(attempt.charge_id, ctx) : null;
         snapshot = { ...snapshot, details: { ...snapshot.details, payment } };
         await advance('captured', { snapshot: JSON.stringify(snapshot) });

@@ -1,5 +1,11 @@
 import { sql, type Kysely, type Updateable } from 'kysely';
-import type { ChargeRow, ChargeTable, PaymentsDatabase, RefundRow } from './payments.table.js';
+import type {
+  CardRow,
+  ChargeRow,
+  ChargeTable,
+  PaymentsDatabase,
+  RefundRow,
+} from './payments.table.js';
 
 type Db = Kysely<PaymentsDatabase>;
 
@@ -44,17 +50,26 @@ export async function insertCharge(
   );
 }
 
-export function findPartnerCharge(
+/** What a charge shows of its card (a deleted card's too: its charges outlive it). */
+export type ChargeCard = Pick<CardRow, 'brand' | 'last4'>;
+
+/** A charge of the partner's, with its card's brand and last4, in one round trip. */
+export async function findPartnerCharge(
   db: Db,
   partnerId: string,
   chargeId: string,
-): Promise<ChargeRow | undefined> {
-  return db
+): Promise<{ row: ChargeRow; card: ChargeCard } | undefined> {
+  const found = await db
     .selectFrom('charges')
-    .selectAll()
-    .where('charge_id', '=', chargeId)
-    .where('partner_id', '=', partnerId)
+    .innerJoin('cards', 'cards.payment_id', 'charges.payment_id')
+    .selectAll('charges')
+    .select(['cards.brand as card_brand', 'cards.last4 as card_last4'])
+    .where('charges.charge_id', '=', chargeId)
+    .where('charges.partner_id', '=', partnerId)
     .executeTakeFirst();
+  if (!found) return undefined;
+  const { card_brand: brand, card_last4: last4, ...row } = found;
+  return { row, card: { brand, last4 } };
 }
 
 /**

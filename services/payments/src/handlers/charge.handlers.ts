@@ -16,6 +16,7 @@ import {
   findChargeByKey,
   findRefund,
   findPartnerCharge,
+  type ChargeCard,
   insertCharge,
   settleRefund,
   updateCharge,
@@ -39,7 +40,7 @@ export interface ChargeHandlerDeps {
 /** Stored for a processor that no longer knows the card's token. */
 const TOKEN_UNKNOWN = 'token_not_found';
 
-function toCharge(row: ChargeRow, card: Pick<CardRow, 'brand' | 'last4'>): Charge {
+function toCharge(row: ChargeRow, card: ChargeCard): Charge {
   return {
     chargeId: row.charge_id,
     paymentId: row.payment_id,
@@ -116,10 +117,9 @@ export function chargeHandlers(deps: ChargeHandlerDeps): HandlerBinding[] {
 
   /** A charge of the calling partner that has been authorized at the processor. */
   async function authorizedCharge(partnerId: string, chargeId: string) {
-    const row = await findPartnerCharge(db, partnerId, chargeId);
-    if (!row) throw new AppError('CHARGE_NOT_FOUND', 'No charge with this id');
-    const card = await findOwnedCard(db, partnerId, row.end_user_id, row.payment_id);
-    return { row, card: card!, authorizationId: row.processor_authorization_id };
+    const found = await findPartnerCharge(db, partnerId, chargeId);
+    if (!found) throw new AppError('CHARGE_NOT_FOUND', 'No charge with this id');
+    return { ...found, authorizationId: found.row.processor_authorization_id };
   }
 
   /** A final processor refusal of a capture, void or refund: the charge's state forbids it. */
@@ -139,10 +139,13 @@ export function chargeHandlers(deps: ChargeHandlerDeps): HandlerBinding[] {
           ],
         });
       }
-      const card = await findOwnedCard(db, partnerId, endUserId, input.paymentId);
+      // Two lookups at once: one round trip's wait instead of two.
+      const [card, earlier] = await Promise.all([
+        findOwnedCard(db, partnerId, endUserId, input.paymentId),
+        findChargeByKey(db, partnerId, endUserId, input.idempotencyKey),
+      ]);
       if (!card) throw paymentTokenInvalid();
-
-      let row = await findChargeByKey(db, partnerId, endUserId, input.idempotencyKey);
+      let row = earlier;
       if (
         row &&
         (row.payment_id !== input.paymentId ||
