@@ -1,5 +1,4 @@
 import { events, order as orderSchema, subjects, type OrderStatus } from '@pcp/contracts';
-import { insertOrder, type OrderDetails } from '../services/ordering/src/db/order.repository.js';
 import { createBusClient, type BusClient, type RequestContext } from '@pcp/service-kit';
 import { sql } from 'kysely';
 import type { Subscription } from 'nats';
@@ -9,9 +8,9 @@ import { createTestEnvironment, type TestEnvironment } from '../test-support/env
 import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { call, type HttpResult } from './http.js';
+import { seedPlacedOrder, TOTAL_MINOR, type SeedOrderOptions } from './seed-order.js';
 
 type Partner = { partnerId: string; apiKey: string };
-type Mode = 'PICKUP' | 'DELIVERY_BY_MERCHANT';
 interface OpenApiOperation {
   operationId: string;
   summary?: string;
@@ -78,120 +77,14 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-const TOTAL_MINOR = 2_364;
-
-/** An order's content as place records it: ten sodas, 23.64 in all. */
-function orderDetails(store: string, mode: Mode, payment: OrderDetails['payment']): OrderDetails {
-  return {
-    amounts: {
-      currency: 'USD',
-      subTotal: 19.9,
-      fees: 0,
-      feesBreakdown: [],
-      promotions: 0,
-      taxes: 1.74,
-      taxesBreakdown: [{ type: 'SALES_TAX', rate: 0.0875, amount: 1.74 }],
-      adjustments: 0,
-      tip: 2,
-      total: 23.64,
-    },
-    cart: {
-      catalogSetId: randomUUID(),
-      storeId: store,
-      currency: 'USD',
-      lineItems: [
-        {
-          itemId: randomUUID(),
-          lineItemId: randomUUID(),
-          quantity: 10,
-          name: 'Soda',
-          unitPrice: 1.99,
-          totalPrice: 19.9,
-          modifierGroups: [],
-        },
-      ],
-      subTotal: 19.9,
-      itemCount: 10,
-      errors: [],
-    },
-    fulfillment: {
-      mode,
-      scheduleType: 'ASAP',
-      scheduledTime: null,
-      address:
-        mode === 'PICKUP'
-          ? null
-          : {
-              latitude: 41.8789,
-              longitude: -87.6359,
-              address: {
-                address1: '100 S Wacker Dr',
-                address2: null,
-                city: 'Chicago',
-                state: 'IL',
-                postalCode: '60606',
-                country: 'US',
-              },
-            },
-      deliveryType: mode === 'PICKUP' ? null : 'DOOR_TO_DOOR',
-      instructions: null,
-    },
-    client: { ip: '8.8.4.4', userAgent: 'Mozilla/5.0 (test)' },
-    customer: null,
-    paymentType: payment ? 'CARD' : 'PAY_AT_STORE',
-    payment,
-    specialInstructions: null,
-  };
-}
-
-/** An order as place leaves it (place itself is another test's), with its order.created. */
-async function seedOrder(
-  options: {
-    mode?: Mode;
-    status?: 'pending' | 'confirmed';
-    store?: string;
-    storePartner?: Partner;
-    placer?: Partner;
-    endUserId?: string;
-    createdAt?: Date;
-    charge?: { chargeId: string; paymentId: string };
-    orderId?: string;
-  } = {},
-): Promise<string> {
-  const orderId = options.orderId ?? randomUUID();
-  const mode = options.mode ?? 'PICKUP';
-  const store = options.store ?? storeId;
-  const createdAt = options.createdAt ?? new Date();
-  const payment = options.charge
-    ? { paymentId: options.charge.paymentId, brand: 'VISA', last4: '4242' }
-    : null;
-  await platform.orderingDb.transaction().execute((trx) =>
-    insertOrder(
-      trx,
-      {
-        order_id: orderId,
-        partner_id: (options.placer ?? distribution).partnerId,
-        end_user_id: options.endUserId ?? 'diner-1',
-        store_id: store,
-        store_partner_id: (options.storePartner ?? commerce).partnerId,
-        fulfillment_mode: mode,
-        state: 'open',
-        status: options.status ?? 'pending',
-        version: 1,
-        details: JSON.stringify(orderDetails(store, mode, payment)),
-        charge_id: options.charge?.chargeId ?? null,
-        total_minor: TOTAL_MINOR,
-        currency: 'USD',
-        estimated_ready_at: null,
-        cancel_reason: null,
-        created_at: createdAt,
-        updated_at: createdAt,
-      },
-      env.prefix,
-    ),
-  );
-  return orderId;
-}
+/** An order as place leaves it, by default placed by `distribution` at `commerce`'s store. */
+const seedOrder = (options: SeedOrderOptions = {}) =>
+  seedPlacedOrder(platform.orderingDb, env.prefix, {
+    store: storeId,
+    storePartner: commerce,
+    placer: distribution,
+    ...options,
+  });
 
 const setStatus = (orderId: string, body: unknown, apiKey = commerce.apiKey) =>
   call(platform.baseUrl, 'POST', `/v1/commerce/orders/${orderId}/status`, { apiKey, body });

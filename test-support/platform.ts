@@ -29,6 +29,7 @@ import {
   loadConfig,
   type Logger,
   type ServiceDeps,
+  type ServiceMetrics,
   type ServiceInstance,
 } from '@pcp/service-kit';
 import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '@pcp/stores';
@@ -55,6 +56,8 @@ export interface TestPlatform {
   /** The in-process ordering service; tests stop it to run ordering as its own process. */
   readonly ordering: ReturnType<typeof createOrderingService>;
   serviceDeps(service: string): ServiceDeps;
+  /** Each in-process service's metrics (the latest instance's), by service name. */
+  readonly metrics: ReadonlyMap<string, ServiceMetrics>;
   /** A new partner with a working API key (distribution partners take both payment types). */
   newPartner(
     kind: 'commerce' | 'distribution',
@@ -80,13 +83,18 @@ export async function startPlatform(
 ): Promise<TestPlatform> {
   const { gatewayEnv = {}, catalogEnv = {}, paymentsEnv = {}, orderingEnv = {} } = options;
   const logger = options.logger ?? env.logger;
-  const serviceDeps = (service: string): ServiceDeps => ({
-    nc: env.nc,
-    logger,
-    metrics: env.newMetrics(service),
-    subjectPrefix: env.prefix,
-    requestTimeoutMs: 2_000,
-  });
+  const metrics = new Map<string, ServiceMetrics>();
+  const serviceDeps = (service: string): ServiceDeps => {
+    const serviceMetrics = env.newMetrics(service);
+    metrics.set(service, serviceMetrics);
+    return {
+      nc: env.nc,
+      logger,
+      metrics: serviceMetrics,
+      subjectPrefix: env.prefix,
+      requestTimeoutMs: 2_000,
+    };
+  };
   const storesDb = createDatabase<StoresDatabase>({
     url: env.databaseUrl,
     schema: STORES_SCHEMA,
@@ -190,6 +198,7 @@ export async function startPlatform(
     },
     newCatalogService,
     serviceDeps,
+    metrics,
     newPartner: (kind, partner) =>
       createPartner(gatewayDb, { kind, name: `test ${kind} partner`, ...partner }),
     async stop() {

@@ -64,6 +64,10 @@ export const errorCodes = {
   // charge that does not exist or is not in a state that allows them.
   CHARGE_NOT_FOUND: entry(404, 'not_found', false, 'Charge not found'),
   CHARGE_STATE_INVALID: entry(409, 'conflict', false, 'Charge state invalid'),
+  // Not named by the contract: the partner's webhook endpoint (none registered) and one of
+  // its deliveries.
+  WEBHOOK_NOT_FOUND: entry(404, 'not_found', false, 'Webhook endpoint not found'),
+  WEBHOOK_DELIVERY_NOT_FOUND: entry(404, 'not_found', false, 'Webhook delivery not found'),
   ORDER_STATUS_TRANSITION_INVALID: entry(409, 'conflict', false, 'Order status transition invalid'),
   ADDRESS_INVALID: entry(422, 'validation', false, 'Address invalid'),
   RATE_LIMITED: entry(429, 'rate_limit', true, 'Too many requests'),

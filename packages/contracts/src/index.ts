@@ -10,3 +10,4 @@ export * from './catalog.js';
 export * from './cart.js';
 export * from './payments.js';
 export * from './orders.js';
+export * from './webhooks.js';

@@ -40,6 +40,14 @@ import {
   storeProfileInput,
   storeStatus,
 } from './stores.js';
+import {
+  webhookDeliveriesQuery,
+  webhookDelivery,
+  webhookDeliveryList,
+  webhookEndpoint,
+  webhookEndpointInput,
+  webhookEndpointWithSecret,
+} from './webhooks.js';
 
 const byStoreId = z.object({ storeId: guid });
 
@@ -192,6 +200,37 @@ export const subjects = {
       'v1.orders.status.set',
       z.object({ orderId: guid, change: orderStatusChange }),
       order,
+    ),
+    /**
+     * Marketfront: register or replace the partner's webhook endpoint (contract §10). The
+     * secret is in the answer only when this call created the endpoint.
+     */
+    putWebhook: defineSubject(
+      'ordering',
+      'v1.webhooks.put',
+      webhookEndpointInput,
+      z.object({ endpoint: webhookEndpointWithSecret, created: z.boolean() }),
+    ),
+    getWebhook: defineSubject('ordering', 'v1.webhooks.get', z.object({}), webhookEndpoint),
+    /** A new signing secret, shown once; the previous one keeps signing for 24 hours. */
+    rotateWebhookSecret: defineSubject(
+      'ordering',
+      'v1.webhooks.rotate-secret',
+      z.object({}),
+      webhookEndpointWithSecret,
+    ),
+    listWebhookDeliveries: defineSubject(
+      'ordering',
+      'v1.webhooks.deliveries.list',
+      webhookDeliveriesQuery,
+      webhookDeliveryList,
+    ),
+    /** Deliver one again now, with its webhook-id, whatever became of it before. */
+    resendWebhookDelivery: defineSubject(
+      'ordering',
+      'v1.webhooks.deliveries.resend',
+      z.object({ deliveryId: guid }),
+      webhookDelivery,
     ),
   },
   payments: {

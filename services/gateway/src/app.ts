@@ -38,6 +38,7 @@ import { registerOrderLifecycleRoutes } from './routes/order-lifecycle.routes.js
 import { registerOrderRoutes } from './routes/orders.routes.js';
 import { registerPaymentRoutes } from './routes/payments.routes.js';
 import { registerStoreRoutes } from './routes/stores.routes.js';
+import { registerWebhookRoutes } from './routes/webhooks.routes.js';
 
 export { gatewayMigrations, GATEWAY_SCHEMA } from './db/migrations/index.js';
 export type { GatewayDatabase } from './db/partner.table.js';
@@ -291,6 +292,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     registerCartRoutes(api, bus, contextOf);
     registerOrderRoutes(api, bus, contextOf, config.ORDERING_PLACE_TIMEOUT_MS);
     registerOrderLifecycleRoutes(api, bus, contextOf, config.PAYMENTS_REQUEST_TIMEOUT_MS);
+    registerWebhookRoutes(api, bus, contextOf);
     registerPaymentRoutes(api, bus, contextOf, config.PAYMENTS_REQUEST_TIMEOUT_MS);
     done();
   });

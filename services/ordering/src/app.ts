@@ -5,11 +5,13 @@ import {
   createSubjectService,
   ensureEventsStream,
   parseAllowlist,
+  startConsumer,
+  type ConsumerLoop,
   type ServiceDeps,
   type ServiceInstance,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import type { Subscription } from 'nats';
+import { DeliverPolicy, type Subscription } from 'nats';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createCatalogCache } from './catalog/catalog-cache.js';
@@ -21,6 +23,11 @@ import { orderLifecycleHandlers } from './handlers/order-lifecycle.handlers.js';
 import { createOrderEvaluator, orderHandlers } from './handlers/order.handlers.js';
 import { createPlacing } from './handlers/place.handlers.js';
 import { createStoreSubmitter } from './store-submission/store-submitter.js';
+import { pruneSettledDeliveries } from './db/webhook.repository.js';
+import { webhookHandlers } from './handlers/webhook.handlers.js';
+import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
+import { webhookRecorder } from './webhooks/webhook-recorder.js';
+import { createWebhookSender } from './webhooks/webhook-sender.js';
 
 export { orderingEnvSchema, type OrderingConfig } from './config.js';
 export { ORDERING_SCHEMA, orderingMigrations } from './db/migrations/index.js';
@@ -33,14 +40,25 @@ export interface OrderingServiceDeps extends ServiceDeps {
   readonly clock?: () => Date;
 }
 
-/**
- * The ordering service: the stateless cart helpers, saved addresses, validate and place
- * (idempotent, resumable), and the order lifecycle, whose every change goes out through
- * the outbox.
- */
 /** How often expired place keys are settled and deleted. */
 const SWEEP_INTERVAL_MS = 60_000;
+/** How often settled webhook deliveries past their retention are deleted. */
+const WEBHOOK_PRUNE_INTERVAL_MS = 3_600_000;
+/** The durable consumer that records order events as webhook deliveries. */
+const WEBHOOK_DURABLE = 'ordering-webhook-deliveries';
+/** Recording an event is one insert: retried soon, dead-lettered only if it never succeeds. */
+const WEBHOOK_RECORD_BACKOFF_MS = [1_000, 5_000, 30_000, 120_000];
+/**
+ * How long a version waits for its predecessor's event, which a crashed recorder gets
+ * again after the consumer's ack wait (30 s); after that a gap no longer blocks its order.
+ */
+const WEBHOOK_GAP_GRACE_MS = 60_000;
 
+/**
+ * The ordering service: the stateless cart helpers, saved addresses, validate and place
+ * (idempotent, resumable), the order lifecycle, whose every change goes out through the
+ * outbox, and the order-status webhooks driven by those events.
+ */
 export function createOrderingService(deps: OrderingServiceDeps): ServiceInstance & {
   /** Settle place keys past their retention now (tests; a timer does it every minute). */
   sweepExpiredPlaces(): Promise<number>;
@@ -62,6 +80,27 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   const relay = createOutboxRelay({ db, js, logger: deps.logger, metrics: deps.metrics });
   const nudge = () => void relay.nudge();
   const evaluate = createOrderEvaluator({ db, bus, catalogs, clock });
+  const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const dispatcher = createWebhookDispatcher({
+    db,
+    send: createWebhookSender({
+      allowHttp: config.WEBHOOK_ALLOW_HTTP === 'true',
+      allowlist: parseAllowlist(config.WEBHOOK_ALLOWLIST),
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
+    }),
+    logger: deps.logger,
+    registry: deps.metrics.registry,
+    holder,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    perPartner: config.WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER,
+    // A try ends within its timeout: twice that and some is a lease only a dead replica loses.
+    leaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 5_000,
+    gapGraceMs: WEBHOOK_GAP_GRACE_MS,
+    pollMs: config.WEBHOOK_POLL_MS,
+    schedule: config.WEBHOOK_RETRY_SCHEDULE_MS,
+    breakerResetMs: config.WEBHOOK_BREAKER_RESET_MS,
+  });
   const placing = createPlacing({
     db,
     bus,
@@ -76,7 +115,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     logger: deps.logger,
     prefix: deps.subjectPrefix,
     nudge,
-    holder: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    holder,
     leaseMs: config.ORDERING_PLACE_LEASE_MS,
     retentionMs: config.ORDERING_IDEMPOTENCY_RETENTION_MS,
     paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
@@ -95,15 +134,49 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       nudge,
       paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
     }),
+    ...webhookHandlers({
+      db,
+      allowHttp: config.WEBHOOK_ALLOW_HTTP === 'true',
+      secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
+      resent: dispatcher.poke,
+    }),
   ]);
   let activations: Subscription | undefined;
   let sweeper: NodeJS.Timeout | undefined;
+  let pruner: NodeJS.Timeout | undefined;
+  let recorder: ConsumerLoop | undefined;
   return {
     sweepExpiredPlaces: () => placing.sweepExpired(),
     async start() {
-      await ensureEventsStream(await deps.nc.jetstreamManager(), deps.subjectPrefix);
+      const jsm = await deps.nc.jetstreamManager();
+      const stream = await ensureEventsStream(jsm, deps.subjectPrefix);
       await subjects.start();
       relay.start();
+      recorder = await startConsumer({
+        js,
+        jsm,
+        prefix: deps.subjectPrefix,
+        stream,
+        durable: WEBHOOK_DURABLE,
+        concurrency: 16,
+        config: {
+          filter_subject: `${deps.subjectPrefix}.${events.orderStatusChanged.subject}`,
+          deliver_policy: DeliverPolicy.All,
+        },
+        ackWaitMs: 30_000,
+        timeoutMs: 10_000,
+        backoffMs: WEBHOOK_RECORD_BACKOFF_MS,
+        maxDeliveries: 20,
+        logger: deps.logger,
+        metrics: deps.metrics,
+        handle: webhookRecorder(db, dispatcher.poke),
+      });
+      dispatcher.start();
+      pruner = setInterval(() => {
+        pruneSettledDeliveries(db, config.WEBHOOK_RETENTION_MS).catch((error: unknown) => {
+          deps.logger.warn({ err: error }, 'pruning webhook deliveries failed');
+        });
+      }, WEBHOOK_PRUNE_INTERVAL_MS);
       sweeper = setInterval(() => {
         placing.sweepExpired().catch((error: unknown) => {
           deps.logger.warn({ err: error }, 'sweeping expired place keys failed');
@@ -124,9 +197,10 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     },
     async stop(timeoutMs) {
       clearInterval(sweeper);
+      clearInterval(pruner);
       activations?.unsubscribe();
-      await subjects.stop(timeoutMs);
-      await relay.stop();
+      await Promise.all([subjects.stop(timeoutMs), recorder?.stop(timeoutMs)]);
+      await Promise.all([relay.stop(), dispatcher.stop()]);
     },
     serving: () => subjects.serving(),
   };

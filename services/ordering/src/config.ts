@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CONTRACT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './domain/webhook-retry.js';
 
 export const orderingEnvSchema = z.object({
   /**
@@ -47,5 +48,48 @@ export const orderingEnvSchema = z.object({
     .min(100)
     .max(60_000)
     .default(2_000),
+  /** Deliver webhooks over plain http too (local runs, tests); https otherwise. */
+  WEBHOOK_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
+  /** Private hosts webhook URLs may reach (tests, on-premise partners): CIDRs and hostnames. */
+  WEBHOOK_ALLOWLIST: z.string().default(''),
+  /** The hard limit of one delivery try: connection, request and answer. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /** How long an endpoint has to accept a connection. */
+  WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
+  /**
+   * Delays before each try, comma-separated ms (contract §10: at once, 5 s, 5 min, 30 min,
+   * 2 h, 5 h, 10 h, 10 h); after the last, the delivery is dead. Tests shorten it.
+   */
+  WEBHOOK_RETRY_SCHEDULE_MS: z
+    .string()
+    .default(CONTRACT_RETRY_SCHEDULE_MS.join(','))
+    .transform((text, ctx) => {
+      try {
+        return parseRetrySchedule(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
+  /** Deliveries one partner has in flight at most, across every replica. */
+  WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(4),
+  /** Deliveries one replica makes at once, across partners. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  /** How often a replica looks for due deliveries when no event wakes it. */
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /** How long a partner's open breaker pauses its deliveries before one try goes through. */
+  WEBHOOK_BREAKER_RESET_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** How long the previous secret keeps signing after a rotation (24 hours). */
+  WEBHOOK_SECRET_OVERLAP_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(24 * 3_600_000),
+  /** Delivered and skipped rows are kept this long (the partner's delivery log). */
+  WEBHOOK_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .default(7 * 24 * 3_600_000),
 });
 export type OrderingConfig = z.output<typeof orderingEnvSchema>;

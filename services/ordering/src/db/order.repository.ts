@@ -1,6 +1,7 @@
 import { events, type Order, type OrderEventKind, type OrderStatus } from '@pcp/contracts';
 import { insertOutboxEvent } from '@pcp/service-kit';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { createdAtKey, olderThan, pageOf, type ListKey } from './list-key.js';
 import type { NewOrder, OrderingDatabase, OrderRow } from './ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
@@ -126,51 +127,25 @@ export function updateOrderStatus(
 }
 
 /**
- * A place in a store's order list: an order's created_at (UTC, to the microsecond that
- * Postgres keeps, so no two orders are confused) and its id.
- */
-export interface StoreOrderKey {
-  readonly createdAt: string;
-  readonly orderId: string;
-}
-
-/**
  * One page of a store's orders, newest first (created_at desc, order_id desc), all or of
  * one status, after `after` (a keyset on the list's indexes); `next` is the last order's
  * key when more follow.
  */
 export async function listStoreOrders(
   db: Db,
-  query: { storeId: string; status?: OrderStatus; limit: number; after?: StoreOrderKey },
-): Promise<{ rows: OrderRow[]; next: StoreOrderKey | null }> {
+  query: { storeId: string; status?: OrderStatus; limit: number; after?: ListKey },
+): Promise<{ rows: OrderRow[]; next: ListKey | null }> {
   let select = db
     .selectFrom('orders')
     .selectAll()
-    .select(
-      sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as(
-        'created_at_key',
-      ),
-    )
+    .select(createdAtKey.as('created_at_key'))
     .where('store_id', '=', query.storeId);
   if (query.status) select = select.where('status', '=', query.status);
-  const { after } = query;
-  if (after) {
-    select = select.where(
-      sql<boolean>`(created_at, order_id) < (${after.createdAt}::timestamptz, ${after.orderId}::uuid)`,
-    );
-  }
+  if (query.after) select = select.where(olderThan(query.after, 'order_id'));
   const rows = await select
     .orderBy('created_at', 'desc')
     .orderBy('order_id', 'desc')
     .limit(query.limit + 1)
     .execute();
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return {
-    rows: page,
-    next:
-      rows.length > query.limit && last
-        ? { createdAt: last.created_at_key, orderId: last.order_id }
-        : null,
-  };
+  return pageOf(rows, query.limit, (row) => row.order_id);
 }

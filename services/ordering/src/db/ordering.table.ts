@@ -1,4 +1,9 @@
-import type { OrderState, OrderStatus } from '@pcp/contracts';
+import type {
+  OrderEventKind,
+  OrderState,
+  OrderStatus,
+  WebhookDeliveryStatus,
+} from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
 import type { ColumnType, Insertable, Selectable } from 'kysely';
 
@@ -75,14 +80,56 @@ export interface OrderTable {
   updated_at: Date;
 }
 
+export interface WebhookEndpointTable {
+  partner_id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+  created_at: ColumnType<Date, never, never>;
+  updated_at: ColumnType<Date, never, Date>;
+}
+
+/** `skipped`: nobody subscribed when it happened; kept so the order's versions have no gap. */
+export type WebhookDeliveryState = WebhookDeliveryStatus | 'skipped';
+
+export interface WebhookDeliveryTable {
+  delivery_id: string;
+  event_id: string;
+  partner_id: string;
+  order_id: string;
+  version: number;
+  event_type: OrderEventKind;
+  payload: string;
+  status: WebhookDeliveryState;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Date | null;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  last_attempt_at: Date | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  occurred_at: Date;
+  delivered_at: Date | null;
+  created_at: ColumnType<Date, never, never>;
+  updated_at: ColumnType<Date, never, Date>;
+}
+
 export interface OrderingDatabase {
   addresses: AddressTable;
   place_attempts: PlaceAttemptTable;
   orders: OrderTable;
   outbox: OutboxTable;
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_deliveries: WebhookDeliveryTable;
 }
 
 export type AddressRow = Selectable<AddressTable>;
 export type PlaceAttemptRow = Selectable<PlaceAttemptTable>;
 export type OrderRow = Selectable<OrderTable>;
 export type NewOrder = Insertable<OrderTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>;

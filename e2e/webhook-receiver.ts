@@ -1,0 +1,90 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request a receiver got, in arrival order. */
+export interface ReceivedWebhook {
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The parsed payload: `{type, timestamp, data}`. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+  payload: any;
+  at: number;
+}
+
+/** How the receiver answers a request: a status (with headers), or never (`hang`). */
+export type ReceiverAnswer = { status: number; headers?: Record<string, string> } | 'hang';
+
+/**
+ * A partner's webhook endpoint on loopback whose answers the test decides, request by
+ * request; it records everything it got.
+ */
+export interface WebhookReceiver {
+  readonly url: string;
+  readonly received: ReceivedWebhook[];
+  answer: (request: ReceivedWebhook, index: number) => ReceiverAnswer;
+  /** Resolves once `count` requests matching `where` arrived (or rejects after `timeoutMs`). */
+  waitFor(
+    count: number,
+    where?: (request: ReceivedWebhook) => boolean,
+    timeoutMs?: number,
+  ): Promise<ReceivedWebhook[]>;
+  close(): Promise<void>;
+}
+
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const received: ReceivedWebhook[] = [];
+  const hanging = new Set<() => void>();
+  let answer: WebhookReceiver['answer'] = () => ({ status: 204 });
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      let payload: unknown;
+      try {
+        payload = JSON.parse(body);
+      } catch {
+        payload = undefined;
+      }
+      const entry: ReceivedWebhook = { headers: request.headers, body, payload, at: Date.now() };
+      received.push(entry);
+      const decided = answer(entry, received.length - 1);
+      if (decided === 'hang') {
+        const end = () => response.destroy();
+        hanging.add(end);
+        response.on('close', () => hanging.delete(end));
+        return;
+      }
+      response.writeHead(decided.status, decided.headers).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const receiver: WebhookReceiver = {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    get answer() {
+      return answer;
+    },
+    set answer(decide) {
+      answer = decide;
+    },
+    async waitFor(count, where = () => true, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const matching = received.filter(where);
+        if (matching.length >= count) return matching;
+        if (Date.now() > deadline) {
+          throw new Error(`waited for ${count} webhooks, got ${matching.length}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const end of hanging) end();
+        server.close(() => resolve());
+      }),
+  };
+  return receiver;
+}

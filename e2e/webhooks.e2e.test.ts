@@ -1,0 +1,550 @@
+import { events, webhookPayload, type OrderStatus } from '@pcp/contracts';
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
+import { storeProfile } from '../test-support/fixtures.js';
+import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { call, type HttpResult } from './http.js';
+import { seedPlacedOrder } from './seed-order.js';
+import {
+  startWebhookReceiver,
+  type ReceivedWebhook,
+  type WebhookReceiver,
+} from './webhook-receiver.js';
+
+/**
+ * Order-status webhooks end to end: registration through the gateway, order events on the
+ * real JetStream (from real status changes, and published directly where a test needs
+ * exact versions), deliveries to receivers on loopback verified with the standardwebhooks
+ * library as a partner would.
+ */
+
+type Partner = { partnerId: string; apiKey: string };
+
+const RETRY_SCHEDULE_MS = [0, 300, 600];
+const orderingEnv = {
+  WEBHOOK_ALLOW_HTTP: 'true',
+  WEBHOOK_ALLOWLIST: '127.0.0.1/32',
+  WEBHOOK_RETRY_SCHEDULE_MS: RETRY_SCHEDULE_MS.join(','),
+  WEBHOOK_TIMEOUT_MS: '700',
+  WEBHOOK_POLL_MS: '100',
+  // A partner failing this test's few tries must not trip its breaker (its own test does).
+  WEBHOOK_BREAKER_RESET_MS: '1000',
+};
+
+let env: TestEnvironment;
+let platform: TestPlatform;
+let commerce: Partner;
+let storeId: string;
+const receivers: WebhookReceiver[] = [];
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  platform = await startPlatform(env, {
+    gatewayEnv: { RATE_LIMIT_READS_PER_MIN: '100000', RATE_LIMIT_WRITES_PER_MIN: '100000' },
+    orderingEnv,
+  });
+  commerce = await platform.newPartner('commerce');
+  storeId = randomUUID();
+  const created = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
+    apiKey: commerce.apiKey,
+    body: storeProfile(),
+  });
+  expect(created.status).toBe(201);
+});
+
+afterAll(async () => {
+  await Promise.all(receivers.map((receiver) => receiver.close()));
+  await platform?.stop();
+  await env?.cleanup();
+});
+
+async function receiver(): Promise<WebhookReceiver> {
+  const started = await startWebhookReceiver();
+  receivers.push(started);
+  return started;
+}
+
+const ALL_EVENTS = ['order.created', 'order.status_changed', 'order.cancelled'];
+
+const putWebhook = (partner: Partner, body: unknown) =>
+  call(platform.baseUrl, 'PUT', '/v1/marketfront/webhooks', { apiKey: partner.apiKey, body });
+
+/** A distribution partner with an endpoint at `target` for every event; its secret. */
+async function subscribedPartner(target: WebhookReceiver, events = ALL_EVENTS) {
+  const partner = await platform.newPartner('distribution');
+  const put = await putWebhook(partner, { url: target.url, events });
+  expect(put.status, put.text).toBe(201);
+  return { partner, secret: put.body.secret as string };
+}
+
+const deliveries = (partner: Partner, query = '') =>
+  call(platform.baseUrl, 'GET', `/v1/marketfront/webhooks/deliveries${query}`, {
+    apiKey: partner.apiKey,
+  });
+
+const resend = (partner: Partner, deliveryId: string) =>
+  call(platform.baseUrl, 'POST', `/v1/marketfront/webhooks/deliveries/${deliveryId}/resend`, {
+    apiKey: partner.apiKey,
+  });
+
+const STATUSES: OrderStatus[] = ['pending', 'confirmed', 'preparing', 'ready', 'completed'];
+
+/**
+ * Publish an order's events for versions `from..to` on the events stream, as ordering's
+ * outbox does; versions past the list of statuses keep to `ready`.
+ */
+async function publishOrderEvents(
+  partner: Partner,
+  orderId: string,
+  versions: number[],
+): Promise<string[]> {
+  const js = env.nc.jetstream();
+  const ids: string[] = [];
+  for (const version of versions) {
+    const id = randomUUID();
+    const status = STATUSES[Math.min(version - 1, 3)]!;
+    const envelope = {
+      id,
+      type: 'ordering.v1.order-status-changed',
+      occurredAt: new Date().toISOString(),
+      version,
+      data: {
+        event: version === 1 ? 'order.created' : 'order.status_changed',
+        orderId,
+        storeId,
+        partnerId: partner.partnerId,
+        state: 'open',
+        status,
+        previousStatus: version === 1 ? null : STATUSES[Math.min(version - 2, 3)]!,
+      },
+    };
+    await js.publish(
+      `${env.prefix}.${events.orderStatusChanged.subject}`,
+      JSON.stringify(envelope),
+      {
+        msgID: id,
+      },
+    );
+    ids.push(id);
+  }
+  return ids;
+}
+
+const versionOf = (request: ReceivedWebhook) => request.payload?.data?.version as number;
+
+function expectProblem(result: HttpResult, status: number, errorCode: string) {
+  expect(result.status, result.text).toBe(status);
+  expect(result.body).toMatchObject({ status, errorCode });
+  return result.body;
+}
+
+describe('registering an endpoint', () => {
+  it('shows the whsec_ secret once, replaces the endpoint, and never shows the secret on GET', async () => {
+    const target = await receiver();
+    const partner = await platform.newPartner('distribution');
+    expectProblem(
+      await call(platform.baseUrl, 'GET', '/v1/marketfront/webhooks', { apiKey: partner.apiKey }),
+      404,
+      'WEBHOOK_NOT_FOUND',
+    );
+
+    const created = await putWebhook(partner, { url: target.url, events: ['order.created'] });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      url: target.url,
+      events: ['order.created'],
+      status: 'active',
+      disabledReason: null,
+      previousSecretExpiresAt: null,
+    });
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    const replaced = await putWebhook(partner, { url: `${target.url}/v2`, events: ALL_EVENTS });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body).toMatchObject({
+      url: `${target.url}/v2`,
+      events: ALL_EVENTS,
+      secret: null,
+    });
+
+    const shown = await call(platform.baseUrl, 'GET', '/v1/marketfront/webhooks', {
+      apiKey: partner.apiKey,
+    });
+    expect(shown.status).toBe(200);
+    expect(shown.body).not.toHaveProperty('secret');
+    expect(shown.text).not.toContain(created.body.secret);
+    expect(shown.body).toMatchObject({ url: `${target.url}/v2`, status: 'active' });
+  });
+
+  it('refuses malformed, oversized and hostile bodies with pointers, and commerce partners', async () => {
+    const partner = await platform.newPartner('distribution');
+    const url = 'https://hooks.example.com/pcp';
+    const cases: [string, unknown, string][] = [
+      ['no url', { events: ALL_EVENTS }, '/url'],
+      ['not a URL', { url: 'hooks', events: ALL_EVENTS }, '/url'],
+      ['another scheme', { url: 'ftp://hooks.example.com/', events: ALL_EVENTS }, '/url'],
+      ['a javascript URL', { url: 'javascript:alert(1)', events: ALL_EVENTS }, '/url'],
+      [
+        'a huge URL',
+        { url: `https://example.com/${'a'.repeat(3000)}`, events: ALL_EVENTS },
+        '/url',
+      ],
+      ['no events', { url, events: [] }, '/events'],
+      ['an unknown event', { url, events: ['order.exploded'] }, '/events/0'],
+      ['an event twice', { url, events: ['order.created', 'order.created'] }, '/events'],
+      ['events not a list', { url, events: 'order.created' }, '/events'],
+      ['an unknown field', { url, events: ALL_EVENTS, secret: 'whsec_mine' }, ''],
+    ];
+    for (const [name, body, pointer] of cases) {
+      const result = await putWebhook(partner, body);
+      const problem = expectProblem(result, 400, 'REQUEST_INVALID');
+      const pointers = (problem.errors ?? []).map((error: { pointer: string }) => error.pointer);
+      expect(pointers, name).toContain(pointer);
+    }
+    for (const raw of ['{"url": ', '[]', 'null', '{"__proto__": {"url": "https://x.example"}}']) {
+      const result = await call(platform.baseUrl, 'PUT', '/v1/marketfront/webhooks', {
+        apiKey: partner.apiKey,
+        rawBody: raw,
+      });
+      expectProblem(result, 400, 'REQUEST_INVALID');
+    }
+    const huge = await putWebhook(partner, { url, events: ALL_EVENTS, pad: 'x'.repeat(2_000_000) });
+    expect(huge.status).toBe(413);
+    expectProblem(await putWebhook(commerce, { url, events: ALL_EVENTS }), 403, 'FORBIDDEN');
+    // Nothing was registered by any of them.
+    expectProblem(
+      await call(platform.baseUrl, 'GET', '/v1/marketfront/webhooks', { apiKey: partner.apiKey }),
+      404,
+      'WEBHOOK_NOT_FOUND',
+    );
+  });
+});
+
+describe('deliveries of real order changes', () => {
+  it('delivers every change of a placed order in order, signed per Standard Webhooks', async () => {
+    const target = await receiver();
+    const { partner, secret } = await subscribedPartner(target);
+    const orderId = await seedPlacedOrder(platform.orderingDb, env.prefix, {
+      store: storeId,
+      storePartner: commerce,
+      placer: partner,
+    });
+    // The seeded order's event waits for the outbox relay's tick; the moves nudge it.
+    for (const body of [
+      { status: 'confirmed' },
+      { status: 'preparing' },
+      { status: 'ready' },
+      { state: 'completed' },
+    ]) {
+      const moved = await call(platform.baseUrl, 'POST', `/v1/commerce/orders/${orderId}/status`, {
+        apiKey: commerce.apiKey,
+        body,
+      });
+      expect(moved.status, moved.text).toBe(200);
+    }
+    const got = await target.waitFor(5);
+    expect(got.map(versionOf)).toEqual([1, 2, 3, 4, 5]);
+    expect(got.map((request) => request.payload.type)).toEqual([
+      'order.created',
+      'order.status_changed',
+      'order.status_changed',
+      'order.status_changed',
+      'order.status_changed',
+    ]);
+    expect(got.map((request) => request.payload.data.status)).toEqual([
+      'pending',
+      'confirmed',
+      'preparing',
+      'ready',
+      'completed',
+    ]);
+    expect(got[1]!.payload.data.previousStatus).toBe('pending');
+    const verifier = new Webhook(secret);
+    for (const request of got) {
+      expect(webhookPayload.safeParse(request.payload).error).toBeUndefined();
+      expect(request.payload.data).toMatchObject({ orderId, storeId });
+      expect(request.headers['content-type']).toBe('application/json');
+      // What a partner does: the library checks the id, timestamp and HMAC over the body.
+      expect(verifier.verify(request.body, request.headers as Record<string, string>)).toEqual(
+        request.payload,
+      );
+      expect(() =>
+        verifier.verify(`${request.body} `, request.headers as Record<string, string>),
+      ).toThrow();
+    }
+    expect(new Set(got.map((request) => request.headers['webhook-id'])).size).toBe(5);
+    const log = await deliveries(partner);
+    expect(log.status).toBe(200);
+    expect(log.body.deliveries).toHaveLength(5);
+    expect(log.body.deliveries[0]).toMatchObject({
+      orderId,
+      status: 'delivered',
+      attempts: 1,
+      lastResponseStatus: 204,
+    });
+  });
+
+  it('delivers only the event kinds the endpoint asked for', async () => {
+    const target = await receiver();
+    const { partner } = await subscribedPartner(target, ['order.status_changed']);
+    const orderId = randomUUID();
+    await publishOrderEvents(partner, orderId, [1, 2, 3]);
+    const got = await target.waitFor(2);
+    expect(got.map(versionOf)).toEqual([2, 3]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(target.received).toHaveLength(2);
+  });
+});
+
+describe('retries', () => {
+  it('keeps one order in order while its first version is retried, with one webhook-id', async () => {
+    const target = await receiver();
+    const { partner } = await subscribedPartner(target);
+    let failuresLeft = 2;
+    target.answer = (request) =>
+      versionOf(request) === 1 && failuresLeft-- > 0 ? { status: 500 } : { status: 204 };
+    const orderId = randomUUID();
+    const [firstId] = await publishOrderEvents(partner, orderId, [1, 2, 3]);
+    const got = await target.waitFor(5);
+    expect(got.map(versionOf)).toEqual([1, 1, 1, 2, 3]);
+    expect(got.slice(0, 3).map((request) => request.headers['webhook-id'])).toEqual([
+      firstId,
+      firstId,
+      firstId,
+    ]);
+    // The schedule's steps (with jitter) lie between the tries.
+    expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(RETRY_SCHEDULE_MS[1]! * 0.8 - 50);
+    expect(got[2]!.at - got[1]!.at).toBeGreaterThanOrEqual(RETRY_SCHEDULE_MS[2]! * 0.8 - 50);
+  });
+
+  it('honours Retry-After when it asks for longer than the schedule', async () => {
+    const target = await receiver();
+    const { partner } = await subscribedPartner(target);
+    target.answer = (_request, index) =>
+      index === 0 ? { status: 503, headers: { 'retry-after': '2' } } : { status: 204 };
+    await publishOrderEvents(partner, randomUUID(), [1]);
+    const got = await target.waitFor(2);
+    expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(1_900);
+  });
+
+  it('dead-letters after the schedule; later versions go on; resend delivers it again', async () => {
+    const target = await receiver();
+    const { partner } = await subscribedPartner(target);
+    target.answer = (request) => (versionOf(request) === 1 ? { status: 500 } : { status: 204 });
+    const orderId = randomUUID();
+    const [firstId] = await publishOrderEvents(partner, orderId, [1, 2]);
+    // Three tries of version 1 (the schedule's length), then version 2: a dead version does
+    // not hold the order's later ones (they carry the order's latest state).
+    const got = await target.waitFor(4);
+    expect(got.map(versionOf)).toEqual([1, 1, 1, 2]);
+
+    const dead = await deliveries(partner, '?status=dead');
+    expect(dead.status).toBe(200);
+    expect(dead.body.deliveries).toHaveLength(1);
+    const [delivery] = dead.body.deliveries;
+    expect(delivery).toMatchObject({
+      eventId: firstId,
+      orderId,
+      version: 1,
+      status: 'dead',
+      attempts: 3,
+      lastResponseStatus: 500,
+      nextAttemptAt: null,
+      deliveredAt: null,
+    });
+    expect((await deliveries(partner, '?status=failed')).body.deliveries).toEqual([]);
+
+    target.answer = () => ({ status: 204 });
+    const resent = await resend(partner, delivery.deliveryId);
+    expect(resent.status).toBe(202);
+    expect(resent.body).toMatchObject({ status: 'pending', attempts: 0 });
+    const again = await target.waitFor(5);
+    expect(again[4]!.headers['webhook-id']).toBe(firstId);
+    await expect
+      .poll(async () => (await deliveries(partner, '?status=dead')).body.deliveries)
+      .toEqual([]);
+  });
+
+  it('a 410 disables the endpoint until it is registered again', async () => {
+    const target = await receiver();
+    const { partner } = await subscribedPartner(target);
+    target.answer = () => ({ status: 410 });
+    await publishOrderEvents(partner, randomUUID(), [1]);
+    await target.waitFor(1);
+    await expect
+      .poll(
+        async () =>
+          (
+            await call(platform.baseUrl, 'GET', '/v1/marketfront/webhooks', {
+              apiKey: partner.apiKey,
+            })
+          ).body,
+      )
+      .toMatchObject({ status: 'disabled', disabledReason: expect.stringContaining('410') });
+    const dead = await deliveries(partner, '?status=dead');
+    expect(dead.body.deliveries).toHaveLength(1);
+    expect(dead.body.deliveries[0]).toMatchObject({ lastResponseStatus: 410, attempts: 1 });
+
+    // Disabled: later events are not sent.
+    await publishOrderEvents(partner, randomUUID(), [1]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(target.received).toHaveLength(1);
+
+    target.answer = () => ({ status: 204 });
+    const again = await putWebhook(partner, { url: target.url, events: ALL_EVENTS });
+    expect(again.status).toBe(200);
+    expect(again.body.status).toBe('active');
+    expect((await resend(partner, dead.body.deliveries[0].deliveryId)).status).toBe(202);
+    await target.waitFor(2);
+  });
+});
+
+describe('isolation between partners', () => {
+  it('a partner whose endpoint hangs does not delay a healthy one', async () => {
+    const stuck = await receiver();
+    stuck.answer = () => 'hang';
+    const healthy = await receiver();
+    const slow = await subscribedPartner(stuck);
+    const fine = await subscribedPartner(healthy);
+    // More of the hanging partner's orders than the dispatcher has slots per partner.
+    for (let i = 0; i < 12; i++) await publishOrderEvents(slow.partner, randomUUID(), [1]);
+    await stuck.waitFor(1);
+    const started = Date.now();
+    for (let i = 0; i < 12; i++) await publishOrderEvents(fine.partner, randomUUID(), [1]);
+    await healthy.waitFor(12, () => true, 5_000);
+    // Well inside one of the stuck partner's timeouts: the healthy one never queued behind it.
+    expect(Date.now() - started).toBeLessThan(2_000);
+    // The stuck partner never has more than its share in flight at once.
+    const inFlightAtOnce = stuck.received.filter(
+      (request) => request.at - stuck.received[0]!.at < 300,
+    );
+    expect(inFlightAtOnce.length).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('a failing partner', () => {
+  it('opens its breaker: its deliveries pause instead of spending their tries', async () => {
+    const failing = await receiver();
+    failing.answer = () => ({ status: 500 });
+    const { partner } = await subscribedPartner(failing);
+    for (let i = 0; i < 12; i++) await publishOrderEvents(partner, randomUUID(), [1]);
+    await expect
+      .poll(
+        async () =>
+          (await deliveries(partner, '?status=failed')).body.deliveries.filter(
+            (delivery: { lastError: string | null }) => delivery.lastError?.includes('paused'),
+          ).length,
+        { timeout: 5_000 },
+      )
+      .toBeGreaterThan(0);
+    // Fewer calls than twelve deliveries' three tries each: the breaker held the rest back.
+    expect(failing.received.length).toBeLessThan(12 * RETRY_SCHEDULE_MS.length);
+  });
+});
+
+describe('metrics', () => {
+  it('counts deliveries by outcome and attempts, and observes the lag', async () => {
+    const target = await receiver();
+    const { partner } = await subscribedPartner(target);
+    const registry = platform.metrics.get('ordering')!.registry;
+    // A histogram's `_count` is one of its values, named by metricName.
+    const value = async (name: string, labels: Record<string, string> = {}) => {
+      const metric = (await registry.getMetricsAsJSON()).find((m) => name.startsWith(m.name));
+      const matching = (metric?.values ?? []).filter(
+        (v) =>
+          ((v as { metricName?: string }).metricName ?? metric?.name) === name &&
+          Object.entries(labels).every(([k, l]) => (v.labels as Record<string, unknown>)[k] === l),
+      );
+      return matching.reduce((sum, v) => sum + v.value, 0);
+    };
+    const delivered = await value('webhook_deliveries_total', { outcome: 'delivered' });
+    const attempts = await value('webhook_delivery_attempts_total');
+    const lagCount = await value('webhook_delivery_lag_seconds_count');
+    await publishOrderEvents(partner, randomUUID(), [1, 2]);
+    await target.waitFor(2);
+    await expect
+      .poll(() => value('webhook_deliveries_total', { outcome: 'delivered' }))
+      .toBe(delivered + 2);
+    expect(await value('webhook_delivery_attempts_total')).toBeGreaterThanOrEqual(attempts + 2);
+    expect(await value('webhook_delivery_lag_seconds_count')).toBe(lagCount + 2);
+  });
+});
+
+describe('the secret rotation', () => {
+  it('signs with the new and the previous secret for a day, and shows the new one once', async () => {
+    const target = await receiver();
+    const { partner, secret: previous } = await subscribedPartner(target);
+    const rotated = await call(platform.baseUrl, 'POST', '/v1/marketfront/webhooks/rotate-secret', {
+      apiKey: partner.apiKey,
+    });
+    expect(rotated.status).toBe(200);
+    const current = rotated.body.secret as string;
+    expect(current).toMatch(/^whsec_/);
+    expect(current).not.toBe(previous);
+    const overlap = Date.parse(rotated.body.previousSecretExpiresAt) - Date.now();
+    expect(overlap).toBeGreaterThan(23.9 * 3_600_000);
+    expect(overlap).toBeLessThanOrEqual(24 * 3_600_000);
+
+    await publishOrderEvents(partner, randomUUID(), [1]);
+    const [request] = await target.waitFor(1);
+    const headers = request!.headers as Record<string, string>;
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    // A receiver still on the old secret and one on the new both verify the delivery.
+    expect(new Webhook(previous).verify(request!.body, headers)).toEqual(request!.payload);
+    expect(new Webhook(current).verify(request!.body, headers)).toEqual(request!.payload);
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(request!.body, headers),
+    ).toThrow();
+  });
+
+  it('needs an endpoint to rotate', async () => {
+    const partner = await platform.newPartner('distribution');
+    expectProblem(
+      await call(platform.baseUrl, 'POST', '/v1/marketfront/webhooks/rotate-secret', {
+        apiKey: partner.apiKey,
+      }),
+      404,
+      'WEBHOOK_NOT_FOUND',
+    );
+  });
+});
+
+describe('the delivery log', () => {
+  it('pages newest first by cursor, and refuses cursors and ids it did not issue', async () => {
+    const target = await receiver();
+    const { partner } = await subscribedPartner(target);
+    const orders = [randomUUID(), randomUUID(), randomUUID()];
+    for (const orderId of orders) await publishOrderEvents(partner, orderId, [1]);
+    await target.waitFor(3);
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `?limit=2${cursor ? `&cursor=${cursor}` : ''}`;
+      const page = await deliveries(partner, query);
+      expect(page.status).toBe(200);
+      seen.push(...page.body.deliveries.map((d: { orderId: string }) => d.orderId));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...orders].reverse());
+
+    for (const query of [
+      '?cursor=nope',
+      '?cursor=' + 'A'.repeat(300),
+      '?limit=0',
+      '?limit=101',
+      '?status=delivered',
+    ]) {
+      expectProblem(await deliveries(partner, query), 400, 'REQUEST_INVALID');
+    }
+    expectProblem(await resend(partner, 'not-a-uuid'), 400, 'REQUEST_INVALID');
+    expectProblem(await resend(partner, randomUUID()), 404, 'WEBHOOK_DELIVERY_NOT_FOUND');
+    // Another partner's delivery is unknown to this one.
+    const stranger = await platform.newPartner('distribution');
+    const theirs = (await deliveries(partner)).body.deliveries[0].deliveryId as string;
+    expectProblem(await resend(stranger, theirs), 404, 'WEBHOOK_DELIVERY_NOT_FOUND');
+    expect((await deliveries(stranger)).body.deliveries).toEqual([]);
+  });
+});

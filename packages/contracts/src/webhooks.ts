@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { dateTime, guid } from './common.js';
+import { orderEventKind } from './events.js';
+import { orderState, orderStatus } from './orders.js';
+
+/**
+ * Order-status webhooks (contract §10): a distribution partner registers one endpoint and
+ * the event kinds it wants; every change of its orders is delivered there, signed with
+ * Standard Webhooks, at least once and in order per order.
+ */
+
+/**
+ * Body of `PUT /v1/marketfront/webhooks`. No `meta` id, like the other request bodies: the
+ * OpenAPI generator names the input side of `WebhookEndpoint` `WebhookEndpointInput`, and
+ * that id here too makes it refuse to build the document.
+ */
+export const webhookEndpointInput = z.strictObject({
+  url: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .describe('Where deliveries are POSTed: https (http only where the deployment allows it)'),
+  events: z
+    .array(orderEventKind)
+    .min(1)
+    .max(orderEventKind.options.length)
+    .refine((kinds) => new Set(kinds).size === kinds.length, 'Each event kind once')
+    .describe('The event kinds to deliver'),
+});
+export type WebhookEndpointInput = z.infer<typeof webhookEndpointInput>;
+
+/** The partner's endpoint as `GET` shows it: never the secret. */
+export const webhookEndpoint = z
+  .object({
+    url: z.string(),
+    events: z.array(orderEventKind),
+    /** `disabled` after the endpoint answered 410 Gone; a `PUT` enables it again. */
+    status: z.enum(['active', 'disabled']),
+    disabledReason: z.string().nullable(),
+    /** Until then deliveries also carry a signature made with the previous secret. */
+    previousSecretExpiresAt: dateTime.nullable(),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  })
+  .meta({ id: 'WebhookEndpoint' });
+export type WebhookEndpoint = z.infer<typeof webhookEndpoint>;
+
+/**
+ * The endpoint with its signing secret: the answer of the `PUT` that created it and of a
+ * rotation, the only times the secret is shown.
+ */
+export const webhookEndpointWithSecret = webhookEndpoint
+  .extend({
+    secret: z
+      .string()
+      .nullable()
+      .describe(
+        'The whsec_ signing secret: shown when the endpoint is created and when it is ' +
+          'rotated, null otherwise. Verify deliveries with any Standard Webhooks library.',
+      ),
+  })
+  .meta({ id: 'WebhookEndpointWithSecret' });
+export type WebhookEndpointWithSecret = z.infer<typeof webhookEndpointWithSecret>;
+
+/** The body of every delivery (contract §10), as the partner receives it. */
+export const webhookPayload = z
+  .object({
+    type: orderEventKind,
+    timestamp: dateTime,
+    data: z.object({
+      orderId: guid,
+      storeId: guid,
+      state: orderState,
+      status: orderStatus,
+      previousStatus: orderStatus.nullable(),
+      /** The order's version this change made: a receiver keeps the highest it has seen. */
+      version: z.number().int().positive(),
+    }),
+  })
+  .meta({ id: 'WebhookPayload' });
+export type WebhookPayload = z.infer<typeof webhookPayload>;
+
+/**
+ * A delivery's state: `pending` (not tried yet, or its endpoint is unavailable for now),
+ * `failed` (the last try failed; another is scheduled), `delivered`, `dead` (the retry
+ * schedule ran out, or the endpoint answered 410; resend brings it back).
+ */
+export const webhookDeliveryStatus = z.enum(['pending', 'failed', 'delivered', 'dead']);
+export type WebhookDeliveryStatus = z.infer<typeof webhookDeliveryStatus>;
+
+export const webhookDelivery = z
+  .object({
+    deliveryId: guid,
+    /** The `webhook-id` header: the same on every try and every resend of this event. */
+    eventId: guid,
+    type: orderEventKind,
+    orderId: guid,
+    version: z.number().int().positive(),
+    status: webhookDeliveryStatus,
+    attempts: z.number().int().nonnegative(),
+    nextAttemptAt: dateTime.nullable(),
+    lastAttemptAt: dateTime.nullable(),
+    /** The endpoint's HTTP status on the last try; null when it did not answer. */
+    lastResponseStatus: z.number().int().nullable(),
+    lastError: z.string().nullable(),
+    occurredAt: dateTime,
+    deliveredAt: dateTime.nullable(),
+  })
+  .meta({ id: 'WebhookDelivery' });
+export type WebhookDelivery = z.infer<typeof webhookDelivery>;
+
+/** `GET /v1/marketfront/webhooks/deliveries`: newest first, by an opaque keyset cursor. */
+export const webhookDeliveriesQuery = z.object({
+  status: z.enum(['failed', 'dead']).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(200).optional(),
+});
+export type WebhookDeliveriesQuery = z.infer<typeof webhookDeliveriesQuery>;
+
+export const webhookDeliveryList = z
+  .object({ deliveries: z.array(webhookDelivery).max(100), nextCursor: z.string().nullable() })
+  .meta({ id: 'WebhookDeliveryList' });
+export type WebhookDeliveryList = z.infer<typeof webhookDeliveryList>;

@@ -1,0 +1,164 @@
+import {
+  guid,
+  subjects,
+  webhookDeliveriesQuery,
+  webhookDelivery,
+  webhookDeliveryList,
+  webhookEndpoint,
+  webhookEndpointInput,
+  webhookEndpointWithSecret,
+} from '@pcp/contracts';
+import type { BusClient, RequestContext } from '@pcp/service-kit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { forwardJson, problemResponses } from './route-config.js';
+
+const tags = ['Marketfront: webhooks'];
+const webhookRoute = { area: 'distribution' as const };
+
+/** A distribution partner's order-status webhook endpoint and its deliveries: contract §10. */
+export function registerWebhookRoutes(
+  gateway: FastifyInstance,
+  bus: BusClient,
+  contextOf: (request: FastifyRequest) => RequestContext,
+): void {
+  const app = gateway.withTypeProvider<ZodTypeProvider>();
+
+  app.put(
+    '/v1/marketfront/webhooks',
+    {
+      config: { ...webhookRoute, rateClass: 'writes' },
+      schema: {
+        tags,
+        operationId: 'putWebhook',
+        summary: 'Register or replace your order-status webhook endpoint',
+        description:
+          'One endpoint per partner: its url and the event kinds to deliver there ' +
+          '(order.created, order.status_changed, order.cancelled). 201 when this call created ' +
+          'it, with its whsec_ signing secret, shown this once; 200 when it replaced the ' +
+          'endpoint, with secret null (rotate-secret issues a new one). A disabled endpoint ' +
+          '(it answered 410 Gone) is active again. Deliveries follow Standard Webhooks ' +
+          '(webhook-id, webhook-timestamp, webhook-signature), at least once and in order ' +
+          'per order.',
+        body: webhookEndpointInput,
+        response: {
+          200: webhookEndpointWithSecret,
+          201: webhookEndpointWithSecret,
+          ...problemResponses(400, 413, 415),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { endpoint, created } = await bus.request(
+        subjects.ordering.putWebhook,
+        request.body,
+        contextOf(request),
+      );
+      return reply.code(created ? 201 : 200).send(endpoint);
+    },
+  );
+
+  app.get(
+    '/v1/marketfront/webhooks',
+    {
+      config: { ...webhookRoute, rateClass: 'reads' },
+      schema: {
+        tags,
+        operationId: 'getWebhook',
+        summary: 'Read your webhook endpoint',
+        description:
+          'The url, event kinds and status (disabled, with disabledReason, after it answered ' +
+          '410 Gone), never the secret. 404 WEBHOOK_NOT_FOUND when none is registered.',
+        response: { 200: webhookEndpoint, ...problemResponses(404) },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.ordering.getWebhook, {}, contextOf(request)),
+      ),
+  );
+
+  // The two actions declare no body schema: @fastify/swagger documents any declared body as
+  // required, and a request without one, the usual kind here, would fail its validation.
+  app.post(
+    '/v1/marketfront/webhooks/rotate-secret',
+    {
+      config: { ...webhookRoute, rateClass: 'writes' },
+      schema: {
+        tags,
+        operationId: 'rotateWebhookSecret',
+        summary: 'Replace your webhook signing secret',
+        description:
+          'Answers the endpoint with its new whsec_ secret, shown this once. Until ' +
+          'previousSecretExpiresAt (24 hours) deliveries carry a signature made with the ' +
+          'previous secret too, so receivers can switch without losing any. No body is ' +
+          'needed (one sent, such as {}, is ignored). 404 WEBHOOK_NOT_FOUND when no endpoint ' +
+          'is registered.',
+        response: { 200: webhookEndpointWithSecret, ...problemResponses(400, 404, 413, 415) },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.ordering.rotateWebhookSecret, {}, contextOf(request)),
+      ),
+  );
+
+  app.get(
+    '/v1/marketfront/webhooks/deliveries',
+    {
+      config: { ...webhookRoute, rateClass: 'reads' },
+      schema: {
+        tags,
+        operationId: 'listWebhookDeliveries',
+        summary: 'List your webhook deliveries, newest first',
+        description:
+          'All deliveries, or those failed (another try is scheduled) or dead (the retry ' +
+          'schedule ran out, or the endpoint answered 410). limit is 1..100 (default 20). ' +
+          'nextCursor is null on the last page; otherwise send it back as cursor for the next ' +
+          'page (it is opaque; one that was not issued is 400 REQUEST_INVALID at /cursor).',
+        querystring: webhookDeliveriesQuery,
+        response: { 200: webhookDeliveryList, ...problemResponses(400) },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(
+          subjects.ordering.listWebhookDeliveries,
+          request.query,
+          contextOf(request),
+        ),
+      ),
+  );
+
+  app.post(
+    '/v1/marketfront/webhooks/deliveries/:deliveryId/resend',
+    {
+      config: { ...webhookRoute, rateClass: 'writes' },
+      schema: {
+        tags,
+        operationId: 'resendWebhookDelivery',
+        summary: 'Deliver one of your webhook deliveries again',
+        description:
+          'Whatever became of it (dead, failed or delivered), it is tried again now with a ' +
+          'fresh retry schedule and the same webhook-id, so a receiver that already has it ' +
+          'can tell. 202 with the delivery, pending again. No body is needed (one sent is ' +
+          'ignored). A deliveryId that is not yours is 404 WEBHOOK_DELIVERY_NOT_FOUND.',
+        params: z.object({ deliveryId: guid }),
+        response: { 202: webhookDelivery, ...problemResponses(400, 404, 413, 415) },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply.code(202),
+        await bus.requestRaw(
+          subjects.ordering.resendWebhookDelivery,
+          request.params,
+          contextOf(request),
+        ),
+      ),
+  );
+}

@@ -1,0 +1,240 @@
+import type { OrderEventKind, WebhookDeliveriesQuery } from '@pcp/contracts';
+import { sql, type InsertObject, type Kysely, type UpdateObject } from 'kysely';
+import { createdAtKey, olderThan, pageOf, type ListKey } from './list-key.js';
+import type { OrderingDatabase, WebhookDeliveryRow, WebhookEndpointRow } from './ordering.table.js';
+
+type Db = Kysely<OrderingDatabase>;
+
+/** Register or replace a partner's endpoint; a replaced one keeps its secret and is enabled. */
+export async function upsertEndpoint(
+  db: Db,
+  partnerId: string,
+  endpoint: { url: string; events: readonly OrderEventKind[] },
+  secret: string,
+): Promise<{ row: WebhookEndpointRow; created: boolean }> {
+  const { created, ...row } = await db
+    .insertInto('webhook_endpoints')
+    .values({ partner_id: partnerId, url: endpoint.url, events: [...endpoint.events], secret })
+    .onConflict((oc) =>
+      oc.column('partner_id').doUpdateSet({
+        url: endpoint.url,
+        events: [...endpoint.events],
+        disabled_at: null,
+        disabled_reason: null,
+        updated_at: sql<Date>`now()`,
+      }),
+    )
+    .returningAll()
+    // xmax is 0 on a row this statement inserted, the updater's id on one it updated.
+    .returning(sql<boolean>`xmax = 0`.as('created'))
+    .executeTakeFirstOrThrow();
+  return { row, created };
+}
+
+export function findEndpoint(db: Db, partnerId: string): Promise<WebhookEndpointRow | undefined> {
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('partner_id', '=', partnerId)
+    .executeTakeFirst();
+}
+
+/** A new secret; the current one keeps signing until `overlapMs` from now. */
+export function rotateSecret(
+  db: Db,
+  partnerId: string,
+  secret: string,
+  overlapMs: number,
+): Promise<WebhookEndpointRow | undefined> {
+  return db
+    .updateTable('webhook_endpoints')
+    .set({
+      previous_secret: sql<string>`secret`,
+      previous_secret_expires_at: sql<Date>`now() + ${overlapMs} * interval '1 millisecond'`,
+      secret,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('partner_id', '=', partnerId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * The endpoint answered 410 Gone: it is disabled (until the partner registers it again) and
+ * its open deliveries are dead, listed for the partner and resendable.
+ */
+export async function disableEndpoint(db: Db, partnerId: string, reason: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ disabled_at: sql<Date>`now()`, disabled_reason: reason, updated_at: sql<Date>`now()` })
+      .where('partner_id', '=', partnerId)
+      .execute();
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({
+        status: 'dead',
+        last_error: reason,
+        next_attempt_at: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: sql<Date>`now()`,
+      })
+      .where('partner_id', '=', partnerId)
+      .where('status', 'in', ['pending', 'failed'])
+      .execute();
+  });
+}
+
+export type NewDelivery = InsertObject<OrderingDatabase, 'webhook_deliveries'>;
+
+/** Record an order event once (a redelivered event finds its row and adds nothing). */
+export async function recordDelivery(db: Db, delivery: NewDelivery): Promise<boolean> {
+  const inserted = await db
+    .insertInto('webhook_deliveries')
+    .values(delivery)
+    .onConflict((oc) => oc.columns(['order_id', 'version']).doNothing())
+    .executeTakeFirst();
+  return (inserted.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+/** A claimed delivery with where and how to send it. */
+export type ClaimedDelivery = WebhookDeliveryRow & {
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+};
+
+/**
+ * Lease up to `limit` due deliveries for this holder. A delivery is due when its time has
+ * come, no earlier version of its order is still open (in order per order), its
+ * predecessor version has been recorded (or `gapGraceMs` has passed: a version that never
+ * comes must not block the order forever), its endpoint is enabled, and its partner has
+ * fewer than `perPartner` deliveries leased. Claims are serialized across replicas by an
+ * advisory lock so the per-partner cap holds exactly; each is one short statement.
+ */
+export function claimDueDeliveries(
+  db: Db,
+  claim: { holder: string; leaseMs: number; limit: number; perPartner: number; gapGraceMs: number },
+): Promise<ClaimedDelivery[]> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || '.webhook-claim', 0))`.execute(
+      trx,
+    );
+    const { rows } = await sql<ClaimedDelivery>`
+      with in_flight as (
+        select partner_id, count(*)::int as leased
+          from webhook_deliveries
+         where status in ('pending', 'failed') and lease_expires_at > now()
+         group by partner_id
+      ), due as (
+        select d.delivery_id, d.partner_id, d.next_attempt_at,
+               row_number() over (partition by d.partner_id order by d.next_attempt_at, d.delivery_id) as rank
+          from webhook_deliveries d
+          join webhook_endpoints e on e.partner_id = d.partner_id and e.disabled_at is null
+         where d.status in ('pending', 'failed')
+           and d.next_attempt_at <= now()
+           and (d.lease_expires_at is null or d.lease_expires_at <= now())
+           and not exists (
+             select 1 from webhook_deliveries earlier
+              where earlier.order_id = d.order_id and earlier.version < d.version
+                and earlier.status in ('pending', 'failed'))
+           and (d.version = 1
+                or d.created_at < now() - ${claim.gapGraceMs} * interval '1 millisecond'
+                or exists (
+                  select 1 from webhook_deliveries before
+                   where before.order_id = d.order_id and before.version = d.version - 1))
+      ), picked as (
+        select due.delivery_id
+          from due left join in_flight using (partner_id)
+         where due.rank <= ${claim.perPartner} - coalesce(in_flight.leased, 0)
+         order by due.next_attempt_at
+         limit ${claim.limit}
+      )
+      update webhook_deliveries w
+         set lease_owner = ${claim.holder},
+             lease_expires_at = now() + ${claim.leaseMs} * interval '1 millisecond',
+             updated_at = now()
+        from picked, webhook_endpoints e
+       where w.delivery_id = picked.delivery_id and e.partner_id = w.partner_id
+      returning w.*, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
+    `.execute(trx);
+    return rows;
+  });
+}
+
+/** Record how a try went, as the holder of its lease (a lapsed lease writes nothing). */
+export async function settleDelivery(
+  db: Db,
+  deliveryId: string,
+  holder: string,
+  changes: UpdateObject<OrderingDatabase, 'webhook_deliveries'>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ ...changes, lease_owner: null, lease_expires_at: null, updated_at: sql<Date>`now()` })
+    .where('delivery_id', '=', deliveryId)
+    .where('lease_owner', '=', holder)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** The partner's deliveries, newest first; `skipped` ones are not the partner's business. */
+export async function listDeliveries(
+  db: Db,
+  partnerId: string,
+  query: WebhookDeliveriesQuery,
+  after: ListKey | undefined,
+): Promise<{ rows: WebhookDeliveryRow[]; next: ListKey | null }> {
+  let select = db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .select(createdAtKey.as('created_at_key'))
+    .where('partner_id', '=', partnerId)
+    .where(
+      'status',
+      'in',
+      query.status ? [query.status] : ['pending', 'failed', 'delivered', 'dead'],
+    );
+  if (after) select = select.where(olderThan(after, 'delivery_id'));
+  const rows = await select
+    .orderBy('created_at', 'desc')
+    .orderBy('delivery_id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
+  return pageOf(rows, query.limit, (row) => row.delivery_id);
+}
+
+/** Deliver again at once with the same webhook-id, whatever became of it before. */
+export function resendDelivery(
+  db: Db,
+  partnerId: string,
+  deliveryId: string,
+): Promise<WebhookDeliveryRow | undefined> {
+  return db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: sql<Date>`now()`,
+      lease_owner: null,
+      lease_expires_at: null,
+      last_error: null,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('delivery_id', '=', deliveryId)
+    .where('partner_id', '=', partnerId)
+    .where('status', '!=', 'skipped')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Delivered and skipped rows older than the retention are no longer needed. */
+export async function pruneSettledDeliveries(db: Db, retentionMs: number): Promise<void> {
+  await db
+    .deleteFrom('webhook_deliveries')
+    .where('status', 'in', ['delivered', 'skipped'])
+    .where('updated_at', '<', sql<Date>`now() - ${retentionMs} * interval '1 millisecond'`)
+    .execute();
+}

@@ -1,0 +1,132 @@
+import {
+  subjects,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEndpointWithSecret,
+} from '@pcp/contracts';
+import { AppError, handle, requirePartner, type HandlerBinding } from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import { randomBytes } from 'node:crypto';
+import type {
+  OrderingDatabase,
+  WebhookDeliveryRow,
+  WebhookEndpointRow,
+} from '../db/ordering.table.js';
+import {
+  findEndpoint,
+  listDeliveries,
+  resendDelivery,
+  rotateSecret,
+  upsertEndpoint,
+} from '../db/webhook.repository.js';
+import { decodeCursor, encodeCursor } from './list-cursor.js';
+
+export interface WebhookHandlerDeps {
+  readonly db: Kysely<OrderingDatabase>;
+  /** Plain-http endpoints are refused unless the deployment allows them (WEBHOOK_ALLOW_HTTP). */
+  readonly allowHttp: boolean;
+  /** How long the previous secret keeps signing after a rotation (24 hours). */
+  readonly secretOverlapMs: number;
+  /** A resent delivery is due now: wake the dispatchers. */
+  readonly resent: () => void;
+}
+
+/** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
+function newSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
+  const overlapping =
+    row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now()
+      ? row.previous_secret_expires_at.toISOString()
+      : null;
+  return {
+    url: row.url,
+    events: row.events as WebhookEndpoint['events'],
+    status: row.disabled_at ? 'disabled' : 'active',
+    disabledReason: row.disabled_reason,
+    previousSecretExpiresAt: overlapping,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+function withSecret(row: WebhookEndpointRow, shown: boolean): WebhookEndpointWithSecret {
+  return { ...toEndpoint(row), secret: shown ? row.secret : null };
+}
+
+function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
+  // The list and resend never select them; a skipped event was never the partner's.
+  if (row.status === 'skipped') throw new Error('a skipped delivery is not shown to partners');
+  return {
+    deliveryId: row.delivery_id,
+    eventId: row.event_id,
+    type: row.event_type,
+    orderId: row.order_id,
+    version: row.version,
+    status: row.status,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
+    lastAttemptAt: row.last_attempt_at?.toISOString() ?? null,
+    lastResponseStatus: row.last_response_status,
+    lastError: row.last_error,
+    occurredAt: row.occurred_at.toISOString(),
+    deliveredAt: row.delivered_at?.toISOString() ?? null,
+  };
+}
+
+const webhookNotFound = () =>
+  new AppError('WEBHOOK_NOT_FOUND', 'No webhook endpoint is registered; PUT one first');
+
+/** Distribution partners' webhook endpoint and delivery log (contract §10). */
+export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
+  const { db } = deps;
+  return [
+    handle(subjects.ordering.putWebhook, async (input, ctx) => {
+      const partnerId = requirePartner(ctx, 'distribution');
+      if (new URL(input.url).protocol !== 'https:' && !deps.allowHttp) {
+        const message = 'Webhook endpoints must use https';
+        throw new AppError('REQUEST_INVALID', `/url: ${message}`, {
+          errors: [{ code: 'INVALID_VALUE', message, pointer: '/url' }],
+        });
+      }
+      const { row, created } = await upsertEndpoint(db, partnerId, input, newSecret());
+      return { endpoint: withSecret(row, created), created };
+    }),
+
+    handle(subjects.ordering.getWebhook, async (_input, ctx) => {
+      const row = await findEndpoint(db, requirePartner(ctx, 'distribution'));
+      if (!row) throw webhookNotFound();
+      return toEndpoint(row);
+    }),
+
+    handle(subjects.ordering.rotateWebhookSecret, async (_input, ctx) => {
+      const partnerId = requirePartner(ctx, 'distribution');
+      const row = await rotateSecret(db, partnerId, newSecret(), deps.secretOverlapMs);
+      if (!row) throw webhookNotFound();
+      return withSecret(row, true);
+    }),
+
+    handle(subjects.ordering.listWebhookDeliveries, async (query, ctx) => {
+      const partnerId = requirePartner(ctx, 'distribution');
+      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      const page = await listDeliveries(db, partnerId, query, after);
+      return {
+        deliveries: page.rows.map(toDelivery),
+        nextCursor: page.next ? encodeCursor(page.next) : null,
+      };
+    }),
+
+    handle(subjects.ordering.resendWebhookDelivery, async ({ deliveryId }, ctx) => {
+      const partnerId = requirePartner(ctx, 'distribution');
+      const row = await resendDelivery(db, partnerId, deliveryId);
+      // Another partner's delivery answers as an unknown one: ids cannot be probed.
+      if (!row) {
+        throw new AppError('WEBHOOK_DELIVERY_NOT_FOUND', 'No webhook delivery with this id');
+      }
+      deps.resent();
+      return toDelivery(row);
+    }),
+  ];
+}

@@ -1,0 +1,268 @@
+import type { Logger } from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import { LRUCache } from 'lru-cache';
+import CircuitBreaker from 'opossum';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import {
+  claimDueDeliveries,
+  disableEndpoint,
+  settleDelivery,
+  type ClaimedDelivery,
+} from '../db/webhook.repository.js';
+import type { OrderingDatabase } from '../db/ordering.table.js';
+import { nextRetryDelay } from '../domain/webhook-retry.js';
+import type { SendOutcome, WebhookMessage, WebhookSend } from './webhook-sender.js';
+
+export interface WebhookDispatcherOptions {
+  readonly db: Kysely<OrderingDatabase>;
+  readonly send: WebhookSend;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  /** Names this replica in the leases it holds. */
+  readonly holder: string;
+  /** Deliveries this replica makes at once, across partners. */
+  readonly concurrency: number;
+  /** Deliveries one partner has in flight at most, across replicas. */
+  readonly perPartner: number;
+  /** Longer than a try can take (the sender's hard timeout), so a live try keeps its lease. */
+  readonly leaseMs: number;
+  /** How long a version waits for a predecessor that was never recorded. */
+  readonly gapGraceMs: number;
+  /** How often a replica looks for due deliveries when nothing wakes it. */
+  readonly pollMs: number;
+  /** Delays before each try (contract §10's schedule unless shortened for tests). */
+  readonly schedule: readonly number[];
+  /** A partner's breaker opens at this share of failed tries (of at least `breakerVolume`). */
+  readonly breakerErrorPercentage?: number;
+  readonly breakerVolume?: number;
+  /** How long an open breaker holds a partner's deliveries before one try goes through. */
+  readonly breakerResetMs: number;
+}
+
+/** A try that failed, thrown inside the breaker so it counts against the partner. */
+class DeliveryFailed extends Error {
+  constructor(readonly outcome: Extract<SendOutcome, { kind: 'failed' }>) {
+    super(outcome.error);
+  }
+}
+
+/** Partners whose breakers are kept; the least recently used beyond this are forgotten. */
+const MAX_BREAKERS = 10_000;
+
+/**
+ * The dispatch workers of one replica: they lease due deliveries (in order per order, at
+ * most `perPartner` in flight per partner), make each HTTP call outside any transaction
+ * with a hard timeout behind the partner's own breaker, and record the outcome: delivered,
+ * retried on the schedule (Retry-After honoured), dead when it runs out, and the endpoint
+ * disabled on 410. A failing partner holds only its own slots, so others go on.
+ */
+export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
+  const { db, logger, holder } = options;
+  const deliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook tries by outcome: delivered, retry (failed, tried again later), dead, gone (410), postponed (breaker open)',
+    labelNames: ['outcome'] as const,
+    registers: [options.registry],
+  });
+  const attempts = new Counter({
+    name: 'webhook_delivery_attempts_total',
+    help: 'HTTP calls made to partners’ webhook endpoints',
+    registers: [options.registry],
+  });
+  const lag = new Histogram({
+    name: 'webhook_delivery_lag_seconds',
+    help: 'From the order status change to its successful delivery',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1_800, 7_200, 36_000, 86_400],
+    registers: [options.registry],
+  });
+  const breakers = new LRUCache<string, CircuitBreaker<[WebhookMessage], SendOutcome>>({
+    max: MAX_BREAKERS,
+    dispose: (breaker) => breaker.shutdown(),
+  });
+
+  let running = false;
+  let inFlight = 0;
+  const settling = new Set<Promise<void>>();
+  let loop: Promise<void> | undefined;
+  let woken = false;
+  let wake: (() => void) | undefined;
+
+  function breakerFor(partnerId: string) {
+    let breaker = breakers.get(partnerId);
+    if (!breaker) {
+      breaker = new CircuitBreaker(
+        async (message: WebhookMessage) => {
+          const outcome = await options.send(message);
+          if (outcome.kind === 'failed') throw new DeliveryFailed(outcome);
+          return outcome;
+        },
+        {
+          // The sender has the hard timeout; the breaker only counts.
+          timeout: false,
+          errorThresholdPercentage: options.breakerErrorPercentage ?? 50,
+          volumeThreshold: options.breakerVolume ?? 5,
+          resetTimeout: options.breakerResetMs,
+        },
+      );
+      breakers.set(partnerId, breaker);
+    }
+    return breaker;
+  }
+
+  /** One try of a leased delivery, through the partner's breaker. */
+  async function attempt(delivery: ClaimedDelivery): Promise<SendOutcome | 'postponed'> {
+    const secrets = [delivery.secret];
+    if (
+      delivery.previous_secret &&
+      delivery.previous_secret_expires_at &&
+      delivery.previous_secret_expires_at.getTime() > Date.now()
+    ) {
+      secrets.push(delivery.previous_secret);
+    }
+    const breaker = breakerFor(delivery.partner_id);
+    if (breaker.opened) return 'postponed';
+    attempts.inc();
+    try {
+      return await breaker.fire({
+        eventId: delivery.event_id,
+        payload: delivery.payload,
+        url: delivery.url,
+        secrets,
+      });
+    } catch (error) {
+      if (error instanceof DeliveryFailed) return error.outcome;
+      // The breaker opened meanwhile (another try of this partner failed), or a fault of ours.
+      if (breaker.opened) return 'postponed';
+      logger.error({ err: error, deliveryId: delivery.delivery_id }, 'webhook delivery crashed');
+      return { kind: 'failed', status: null, error: 'the delivery could not be made' };
+    }
+  }
+
+  async function deliver(delivery: ClaimedDelivery): Promise<void> {
+    const outcome = await attempt(delivery);
+    const id = delivery.delivery_id;
+    const tried = { attempts: delivery.attempts + 1, last_attempt_at: sql<Date>`now()` };
+    if (outcome === 'postponed') {
+      deliveries.inc({ outcome: 'postponed' });
+      await settleDelivery(db, id, holder, {
+        next_attempt_at: sql<Date>`now() + ${options.breakerResetMs} * interval '1 millisecond'`,
+        last_error: 'the endpoint keeps failing; deliveries are paused for a while',
+      });
+      return;
+    }
+    if (outcome.kind === 'delivered') {
+      deliveries.inc({ outcome: 'delivered' });
+      lag.observe(Math.max(0, Date.now() - delivery.occurred_at.getTime()) / 1000);
+      await settleDelivery(db, id, holder, {
+        ...tried,
+        status: 'delivered',
+        next_attempt_at: null,
+        delivered_at: sql<Date>`now()`,
+        last_response_status: outcome.status,
+        last_error: null,
+      });
+      return;
+    }
+    if (outcome.kind === 'gone') {
+      deliveries.inc({ outcome: 'gone' });
+      const reason = 'the endpoint answered 410 Gone, so it was disabled';
+      await settleDelivery(db, id, holder, {
+        ...tried,
+        status: 'dead',
+        next_attempt_at: null,
+        last_response_status: outcome.status,
+        last_error: reason,
+      });
+      await disableEndpoint(db, delivery.partner_id, reason);
+      logger.warn({ partnerId: delivery.partner_id }, 'webhook endpoint gone (410); disabled');
+      return;
+    }
+    const delay = nextRetryDelay(options.schedule, tried.attempts, outcome.retryAfterMs);
+    deliveries.inc({ outcome: delay === undefined ? 'dead' : 'retry' });
+    await settleDelivery(db, id, holder, {
+      ...tried,
+      status: delay === undefined ? 'dead' : 'failed',
+      next_attempt_at:
+        delay === undefined ? null : sql<Date>`now() + ${delay} * interval '1 millisecond'`,
+      last_response_status: outcome.status,
+      last_error: outcome.error,
+    });
+  }
+
+  function start(delivery: ClaimedDelivery): void {
+    inFlight += 1;
+    const settled = deliver(delivery)
+      .catch((error: unknown) => {
+        // Its lease lapses and another try follows: at least once.
+        logger.warn({ err: error, deliveryId: delivery.delivery_id }, 'webhook settle failed');
+      })
+      .finally(() => {
+        inFlight -= 1;
+        settling.delete(settled);
+        poke();
+      });
+    settling.add(settled);
+  }
+
+  function poke(): void {
+    woken = true;
+    wake?.();
+  }
+
+  async function nap(): Promise<void> {
+    if (woken) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, options.pollMs);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wake = undefined;
+  }
+
+  async function run(): Promise<void> {
+    while (running) {
+      woken = false;
+      const free = options.concurrency - inFlight;
+      if (free > 0) {
+        try {
+          const claimed = await claimDueDeliveries(db, {
+            holder,
+            leaseMs: options.leaseMs,
+            limit: free,
+            perPartner: options.perPartner,
+            gapGraceMs: options.gapGraceMs,
+          });
+          for (const delivery of claimed) start(delivery);
+          // A full batch: more may be due at once.
+          if (claimed.length === free) continue;
+        } catch (error) {
+          logger.warn({ err: error }, 'claiming webhook deliveries failed; will retry');
+        }
+      }
+      await nap();
+    }
+  }
+
+  return {
+    start(): void {
+      if (running) return;
+      running = true;
+      loop = run();
+    },
+    /** New deliveries were recorded: look for due ones now. */
+    poke,
+    /** Claim nothing more and wait for the tries in flight (their leases cover the rest). */
+    async stop(): Promise<void> {
+      running = false;
+      poke();
+      await loop;
+      await Promise.allSettled([...settling]);
+      breakers.clear();
+    },
+  };
+}
+
+export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;
