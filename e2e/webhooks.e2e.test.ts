@@ -1,4 +1,5 @@
 import { events, webhookPayload, type OrderStatus } from '@pcp/contracts';
+import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -319,6 +320,28 @@ describe('retries', () => {
     expect(got[2]!.at - got[1]!.at).toBeGreaterThanOrEqual(RETRY_SCHEDULE_MS[2]! * 0.8 - 50);
   });
 
+  it('wakes a version left waiting by a race (its predecessor settled as it was recorded)', async () => {
+    const target = await receiver();
+    const { partner } = await subscribedPartner(target);
+    const orderId = randomUUID();
+    const eventId = randomUUID();
+    // Version 2 waits (no time) though nothing of its order is open: what a settle racing
+    // the recording of the next version leaves behind.
+    await sql`
+      insert into ordering.webhook_deliveries
+        (delivery_id, event_id, partner_id, order_id, version, event_type, payload, status,
+         next_attempt_at, occurred_at, created_at)
+      values (${randomUUID()}, ${randomUUID()}, ${partner.partnerId}, ${orderId}, 1,
+              'order.created', '{"type":"order.created"}', 'delivered', null, now(),
+              now() - interval '10 seconds'),
+             (${randomUUID()}, ${eventId}, ${partner.partnerId}, ${orderId}, 2,
+              'order.status_changed', '{"type":"order.status_changed"}', 'pending', null, now(),
+              now() - interval '10 seconds')
+    `.execute(platform.orderingDb);
+    const [request] = await target.waitFor(1, () => true, 10_000);
+    expect(request!.headers['webhook-id']).toBe(eventId);
+  });
+
   it('honours Retry-After when it asks for longer than the schedule', async () => {
     const target = await receiver();
     const { partner } = await subscribedPartner(target);
@@ -421,6 +444,24 @@ describe('isolation between partners', () => {
       (request) => request.at - stuck.received[0]!.at < 300,
     );
     expect(inFlightAtOnce.length).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('the outbound address rules', () => {
+  it('never POSTs to a private address outside the allow-list; the log says why', async () => {
+    const partner = await platform.newPartner('distribution');
+    // 10.0.0.0/8 is private and not on this deployment's allow-list (127.0.0.1/32 only).
+    const put = await putWebhook(partner, { url: 'http://10.1.2.3/hooks', events: ALL_EVENTS });
+    expect(put.status).toBe(201);
+    await publishOrderEvents(partner, randomUUID(), [1]);
+    await expect
+      .poll(async () => (await deliveries(partner)).body.deliveries[0], { timeout: 5_000 })
+      .toMatchObject({
+        status: 'failed',
+        attempts: 1,
+        lastResponseStatus: null,
+        lastError: 'webhook URL does not resolve to a publicly routable address',
+      });
   });
 });
 
@@ -528,7 +569,11 @@ describe('the delivery log', () => {
       seen.push(...page.body.deliveries.map((d: { orderId: string }) => d.orderId));
       cursor = page.body.nextCursor;
     } while (cursor);
-    expect(seen).toEqual([...orders].reverse());
+    // Newest recorded first (the consumer may record concurrent events in any order): the
+    // pages together are the whole list, once each.
+    const whole = await deliveries(partner);
+    expect(seen).toEqual(whole.body.deliveries.map((d: { orderId: string }) => d.orderId));
+    expect([...seen].sort()).toEqual([...orders].sort());
 
     for (const query of [
       '?cursor=nope',

@@ -74,9 +74,14 @@ function launch(service, attempt = 0) {
     env: {
       HOST: '127.0.0.1',
       OPS_HOST: '127.0.0.1',
-      // A developer hosts test CatalogSets on this machine; production keeps https and public hosts only.
+      // A developer hosts test CatalogSets, store submission URLs and webhook receivers on this
+      // machine; production keeps https and public hosts only.
       CATALOG_FETCH_ALLOW_HTTP: 'true',
       CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
+      ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
+      ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
       PAYMENT_PROCESSOR_URL: `http://127.0.0.1:${processorPort}`,
       ...process.env,
       PORT: String(port),

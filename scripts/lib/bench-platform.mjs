@@ -75,11 +75,14 @@ export class BenchPlatform {
   #documentBase;
   #stopping;
   #processorLatencyMs;
+  #serviceEnv;
 
   /**
    * Installs dependencies, starts the local servers and builds, exiting on failure; the
    * platform itself starts only in `run`.
-   * @param {{ port: number, serveDocuments?: boolean, keepDatabase?: boolean, processorLatencyMs?: number }} options
+   * `serviceEnv` adds variables to one service's environment, e.g.
+   * `{ ordering: { WEBHOOK_ALLOW_HTTP: 'true' } }`.
+   * @param {{ port: number, serveDocuments?: boolean, keepDatabase?: boolean, processorLatencyMs?: number, serviceEnv?: Record<string, Record<string, string>> }} options
    */
   static async create(options) {
     try {
@@ -99,13 +102,14 @@ export class BenchPlatform {
   }
 
   constructor(
-    { port, serveDocuments = false, keepDatabase = false, processorLatencyMs = 0 },
+    { port, serveDocuments = false, keepDatabase = false, processorLatencyMs = 0, serviceEnv = {} },
     modules,
   ) {
     this.port = port;
     // The card processor simulator listens after the services' ops ports.
     this.processorUrl = `http://127.0.0.1:${port + 1 + SERVICES.length}`;
     this.#processorLatencyMs = processorLatencyMs;
+    this.#serviceEnv = serviceEnv;
     this.#modules = modules;
     this.#serveDocuments = serveDocuments;
     this.#keepDatabase = keepDatabase;
@@ -226,6 +230,7 @@ export class BenchPlatform {
       this.startChild(service, [...nodeArgs, main], {
         env: {
           ...(service === 'catalog' ? catalogEnv : this.#env),
+          ...this.#serviceEnv[service],
           OPS_PORT: String(opsPorts[index]),
         },
         stdio: ['ignore', 'inherit', 'inherit'],

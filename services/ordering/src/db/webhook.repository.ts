@@ -1,5 +1,5 @@
 import type { OrderEventKind, WebhookDeliveriesQuery } from '@pcp/contracts';
-import { sql, type InsertObject, type Kysely, type UpdateObject } from 'kysely';
+import { sql, type Kysely, type UpdateObject } from 'kysely';
 import { createdAtKey, olderThan, pageOf, type ListKey } from './list-key.js';
 import type { OrderingDatabase, WebhookDeliveryRow, WebhookEndpointRow } from './ordering.table.js';
 
@@ -86,16 +86,53 @@ export async function disableEndpoint(db: Db, partnerId: string, reason: string)
   });
 }
 
-export type NewDelivery = InsertObject<OrderingDatabase, 'webhook_deliveries'>;
+/** An order event as the recorder got it. */
+export interface OrderEventDelivery {
+  deliveryId: string;
+  eventId: string;
+  partnerId: string;
+  orderId: string;
+  version: number;
+  eventType: OrderEventKind;
+  payload: string;
+  occurredAt: Date;
+}
 
-/** Record an order event once (a redelivered event finds its row and adds nothing). */
-export async function recordDelivery(db: Db, delivery: NewDelivery): Promise<boolean> {
-  const inserted = await db
-    .insertInto('webhook_deliveries')
-    .values(delivery)
-    .onConflict((oc) => oc.columns(['order_id', 'version']).doNothing())
-    .executeTakeFirst();
-  return (inserted.numInsertedOrUpdatedRows ?? 0n) > 0n;
+/**
+ * Record an order event once, in one statement: `pending` when the partner's enabled
+ * endpoint subscribes to its kind (due now, or waiting while an earlier version of its order
+ * is open), `skipped` otherwise. A redelivered event finds its row and adds nothing; the
+ * state of a new row is returned.
+ */
+export async function recordDelivery(
+  db: Db,
+  event: OrderEventDelivery,
+): Promise<'due' | 'waiting' | 'skipped' | undefined> {
+  const { rows } = await sql<{ status: string; next_attempt_at: Date | null }>`
+    with endpoint as (
+      select coalesce(bool_or(disabled_at is null and ${event.eventType} = any(events)), false) as subscribed
+        from webhook_endpoints where partner_id = ${event.partnerId}
+    )
+    insert into webhook_deliveries
+      (delivery_id, event_id, partner_id, order_id, version, event_type, payload, status,
+       next_attempt_at, occurred_at)
+    select ${event.deliveryId}, ${event.eventId}, ${event.partnerId}, ${event.orderId},
+           ${event.version}, ${event.eventType}, ${event.payload},
+           case when endpoint.subscribed then 'pending' else 'skipped' end,
+           case when endpoint.subscribed and not exists (
+                  select 1 from webhook_deliveries earlier
+                   where earlier.order_id = ${event.orderId} and earlier.version < ${event.version}
+                     and earlier.status in ('pending', 'failed'))
+                then now() end,
+           ${event.occurredAt}
+      from endpoint
+    on conflict (order_id, version) do nothing
+    returning status, next_attempt_at
+  `.execute(db);
+  const row = rows[0];
+  if (!row) return undefined;
+  if (row.status === 'skipped') return 'skipped';
+  return row.next_attempt_at === null ? 'waiting' : 'due';
 }
 
 /** A claimed delivery with where and how to send it. */
@@ -107,8 +144,9 @@ export type ClaimedDelivery = WebhookDeliveryRow & {
 };
 
 /**
- * Lease up to `limit` due deliveries for this holder. A delivery is due when its time has
- * come, no earlier version of its order is still open (in order per order), its
+ * Lease up to `limit` due deliveries for this holder, among the `scanLimit` oldest due. A
+ * delivery is due when its time has come, no earlier version of its order is still open
+ * (in order per order; a version recorded behind an open one waits without a time), its
  * predecessor version has been recorded (or `gapGraceMs` has passed: a version that never
  * comes must not block the order forever), its endpoint is enabled, and its partner has
  * fewer than `perPartner` deliveries leased. Claims are serialized across replicas by an
@@ -116,26 +154,31 @@ export type ClaimedDelivery = WebhookDeliveryRow & {
  */
 export function claimDueDeliveries(
   db: Db,
-  claim: { holder: string; leaseMs: number; limit: number; perPartner: number; gapGraceMs: number },
+  claim: {
+    holder: string;
+    leaseMs: number;
+    limit: number;
+    /** Due rows examined at most, oldest first (the per-partner cap picks among them). */
+    scanLimit: number;
+    perPartner: number;
+    gapGraceMs: number;
+  },
 ): Promise<ClaimedDelivery[]> {
   return db.transaction().execute(async (trx) => {
+    // Its own statement: the claim's snapshot must be taken after the lock is held.
     await sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || '.webhook-claim', 0))`.execute(
       trx,
     );
     const { rows } = await sql<ClaimedDelivery>`
-      with in_flight as (
-        select partner_id, count(*)::int as leased
-          from webhook_deliveries
-         where status in ('pending', 'failed') and lease_expires_at > now()
-         group by partner_id
-      ), due as (
-        select d.delivery_id, d.partner_id, d.next_attempt_at,
-               row_number() over (partition by d.partner_id order by d.next_attempt_at, d.delivery_id) as rank
+      with due as (
+        select d.delivery_id, d.partner_id, d.next_attempt_at
           from webhook_deliveries d
-          join webhook_endpoints e on e.partner_id = d.partner_id and e.disabled_at is null
          where d.status in ('pending', 'failed')
            and d.next_attempt_at <= now()
            and (d.lease_expires_at is null or d.lease_expires_at <= now())
+           and exists (
+             select 1 from webhook_endpoints e
+              where e.partner_id = d.partner_id and e.disabled_at is null)
            and not exists (
              select 1 from webhook_deliveries earlier
               where earlier.order_id = d.order_id and earlier.version < d.version
@@ -145,11 +188,23 @@ export function claimDueDeliveries(
                 or exists (
                   select 1 from webhook_deliveries before
                    where before.order_id = d.order_id and before.version = d.version - 1))
+         order by d.next_attempt_at
+         limit ${claim.scanLimit}
+      ), in_flight as (
+        select partner_id, count(*)::int as leased
+          from webhook_deliveries
+         where partner_id in (select partner_id from due)
+           and status in ('pending', 'failed') and lease_expires_at > now()
+         group by partner_id
+      ), ranked as (
+        select due.*, row_number() over (
+                 partition by due.partner_id order by due.next_attempt_at, due.delivery_id) as rank
+          from due
       ), picked as (
-        select due.delivery_id
-          from due left join in_flight using (partner_id)
-         where due.rank <= ${claim.perPartner} - coalesce(in_flight.leased, 0)
-         order by due.next_attempt_at
+        select ranked.delivery_id
+          from ranked left join in_flight using (partner_id)
+         where ranked.rank <= ${claim.perPartner} - coalesce(in_flight.leased, 0)
+         order by ranked.next_attempt_at
          limit ${claim.limit}
       )
       update webhook_deliveries w
@@ -164,20 +219,72 @@ export function claimDueDeliveries(
   });
 }
 
-/** Record how a try went, as the holder of its lease (a lapsed lease writes nothing). */
+/**
+ * Record how a try went, as the holder of its lease (a lapsed lease writes nothing). A
+ * delivery that is over (delivered, dead) makes the next open version of its order due.
+ */
 export async function settleDelivery(
   db: Db,
   deliveryId: string,
   holder: string,
   changes: UpdateObject<OrderingDatabase, 'webhook_deliveries'>,
-): Promise<boolean> {
+): Promise<void> {
+  await db
+    .with('settled', (qb) =>
+      qb
+        .updateTable('webhook_deliveries')
+        .set({
+          ...changes,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: sql<Date>`now()`,
+        })
+        .where('delivery_id', '=', deliveryId)
+        .where('lease_owner', '=', holder)
+        .returning(['order_id', 'version', 'status']),
+    )
+    .updateTable('webhook_deliveries as next')
+    .from('settled')
+    .set({ next_attempt_at: sql<Date>`now()` })
+    .whereRef('next.order_id', '=', 'settled.order_id')
+    .where('settled.status', 'in', ['delivered', 'dead'])
+    .where('next.status', '=', 'pending')
+    .where('next.next_attempt_at', 'is', null)
+    .where(
+      'next.version',
+      '=',
+      sql<number>`(select min(open.version) from webhook_deliveries open
+                    where open.order_id = settled.order_id and open.version > settled.version
+                      and open.status in ('pending', 'failed'))`,
+    )
+    .execute();
+}
+
+/**
+ * Make due the waiting versions whose order has no open earlier version any more: the wake
+ * a settle gives is lost if the version was recorded meanwhile (both in flight at once).
+ */
+export async function wakeWaitingDeliveries(db: Db, olderThanMs: number): Promise<number> {
   const result = await db
-    .updateTable('webhook_deliveries')
-    .set({ ...changes, lease_owner: null, lease_expires_at: null, updated_at: sql<Date>`now()` })
-    .where('delivery_id', '=', deliveryId)
-    .where('lease_owner', '=', holder)
+    .updateTable('webhook_deliveries as waiting')
+    .set({ next_attempt_at: sql<Date>`now()` })
+    .where('waiting.status', '=', 'pending')
+    .where('waiting.next_attempt_at', 'is', null)
+    .where('waiting.created_at', '<', sql<Date>`now() - ${olderThanMs} * interval '1 millisecond'`)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhook_deliveries as earlier')
+            .select(sql.lit(1).as('one'))
+            .whereRef('earlier.order_id', '=', 'waiting.order_id')
+            .whereRef('earlier.version', '<', 'waiting.version')
+            .where('earlier.status', 'in', ['pending', 'failed']),
+        ),
+      ),
+    )
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return Number(result.numUpdatedRows);
 }
 
 /** The partner's deliveries, newest first; `skipped` ones are not the partner's business. */
@@ -230,11 +337,11 @@ export function resendDelivery(
     .executeTakeFirst();
 }
 
-/** Delivered and skipped rows older than the retention are no longer needed. */
+/** Delivered and skipped rows recorded before the retention are no longer needed. */
 export async function pruneSettledDeliveries(db: Db, retentionMs: number): Promise<void> {
   await db
     .deleteFrom('webhook_deliveries')
+    .where('created_at', '<', sql<Date>`now() - ${retentionMs} * interval '1 millisecond'`)
     .where('status', 'in', ['delivered', 'skipped'])
-    .where('updated_at', '<', sql<Date>`now() - ${retentionMs} * interval '1 millisecond'`)
     .execute();
 }

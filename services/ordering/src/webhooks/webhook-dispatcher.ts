@@ -8,6 +8,7 @@ import {
   claimDueDeliveries,
   disableEndpoint,
   settleDelivery,
+  wakeWaitingDeliveries,
   type ClaimedDelivery,
 } from '../db/webhook.repository.js';
 import type { OrderingDatabase } from '../db/ordering.table.js';
@@ -49,6 +50,12 @@ class DeliveryFailed extends Error {
 
 /** Partners whose breakers are kept; the least recently used beyond this are forgotten. */
 const MAX_BREAKERS = 10_000;
+/** Due rows a claim looks at per slot it fills (the per-partner cap skips some of them). */
+const SCAN_PER_SLOT = 8;
+/** Deliveries that finish within this share one claim instead of one claim each. */
+const CLAIM_COALESCE_MS = 5;
+/** How often waiting versions are checked for a wake a race lost, and how old they must be. */
+const WAKE_SWEEP_MS = 5_000;
 
 /**
  * The dispatch workers of one replica: they lease due deliveries (in order per order, at
@@ -132,8 +139,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       });
     } catch (error) {
       if (error instanceof DeliveryFailed) return error.outcome;
-      // The breaker opened meanwhile (another try of this partner failed), or a fault of ours.
-      if (breaker.opened) return 'postponed';
+      // The breaker opened meanwhile, or is half open with its one trial call out.
+      if ((error as { code?: string }).code === 'EOPENBREAKER') return 'postponed';
       logger.error({ err: error, deliveryId: delivery.delivery_id }, 'webhook delivery crashed');
       return { kind: 'failed', status: null, error: 'the delivery could not be made' };
     }
@@ -223,8 +230,17 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   }
 
   async function run(): Promise<void> {
+    let lastSweep = Date.now();
     while (running) {
       woken = false;
+      if (Date.now() - lastSweep >= WAKE_SWEEP_MS) {
+        lastSweep = Date.now();
+        await wakeWaitingDeliveries(db, WAKE_SWEEP_MS).catch((error: unknown) =>
+          logger.warn({ err: error }, 'waking waiting webhook deliveries failed'),
+        );
+      }
+      // Let deliveries finishing together free their slots before one claim fills them.
+      if (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, CLAIM_COALESCE_MS));
       const free = options.concurrency - inFlight;
       if (free > 0) {
         try {
@@ -232,6 +248,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
             holder,
             leaseMs: options.leaseMs,
             limit: free,
+            scanLimit: free * SCAN_PER_SLOT,
             perPartner: options.perPartner,
             gapGraceMs: options.gapGraceMs,
           });

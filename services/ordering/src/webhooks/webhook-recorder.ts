@@ -1,18 +1,18 @@
-import { events, type OrderEventKind, type WebhookPayload } from '@pcp/contracts';
+import { events, type WebhookPayload } from '@pcp/contracts';
 import type { ConsumerWork, HandlerOutcome } from '@pcp/service-kit';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { JsMsg } from 'nats';
 import { randomUUID } from 'node:crypto';
 import type { OrderingDatabase } from '../db/ordering.table.js';
-import { findEndpoint, recordDelivery } from '../db/webhook.repository.js';
+import { recordDelivery } from '../db/webhook.repository.js';
 
 /**
  * The durable consumer's handler: each order event becomes one delivery row (unique per
- * order and version), acked once written; the dispatchers do the rest. An event its
- * partner does not subscribe to (or whose endpoint is disabled) is recorded as `skipped`,
- * so the versions of every order stay contiguous for the in-order rule.
+ * order and version, one statement), acked once written; the dispatchers do the rest. An
+ * event its partner does not subscribe to (or whose endpoint is disabled) is recorded as
+ * `skipped`, so the versions of every order stay contiguous for the in-order rule.
  */
-export function webhookRecorder(db: Kysely<OrderingDatabase>, recorded: () => void) {
+export function webhookRecorder(db: Kysely<OrderingDatabase>, due: () => void) {
   return async function record(msg: JsMsg, _work: ConsumerWork): Promise<HandlerOutcome> {
     let body: unknown;
     try {
@@ -24,11 +24,6 @@ export function webhookRecorder(db: Kysely<OrderingDatabase>, recorded: () => vo
     if (!parsed.success) return { deadLetter: 'not an order-status-changed event' };
     const event = parsed.data;
     const { data } = event;
-    const endpoint = await findEndpoint(db, data.partnerId);
-    const subscribed =
-      endpoint !== undefined &&
-      endpoint.disabled_at === null &&
-      endpoint.events.includes(data.event);
     const payload: WebhookPayload = {
       type: data.event,
       timestamp: event.occurredAt,
@@ -41,18 +36,16 @@ export function webhookRecorder(db: Kysely<OrderingDatabase>, recorded: () => vo
         version: event.version,
       },
     };
-    const inserted = await recordDelivery(db, {
-      delivery_id: randomUUID(),
-      event_id: event.id,
-      partner_id: data.partnerId,
-      order_id: data.orderId,
+    const recorded = await recordDelivery(db, {
+      deliveryId: randomUUID(),
+      eventId: event.id,
+      partnerId: data.partnerId,
+      orderId: data.orderId,
       version: event.version,
-      event_type: data.event satisfies OrderEventKind,
+      eventType: data.event,
       payload: JSON.stringify(payload),
-      status: subscribed ? 'pending' : 'skipped',
-      next_attempt_at: subscribed ? sql<Date>`now()` : null,
-      occurred_at: new Date(event.occurredAt),
+      occurredAt: new Date(event.occurredAt),
     });
-    if (inserted && subscribed) recorded();
+    if (recorded === 'due') due();
   };
 }
