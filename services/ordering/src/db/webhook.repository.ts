@@ -165,10 +165,11 @@ export function claimDueDeliveries(
   },
 ): Promise<ClaimedDelivery[]> {
   return db.transaction().execute(async (trx) => {
-    // Its own statement: the claim's snapshot must be taken after the lock is held.
-    await sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || '.webhook-claim', 0))`.execute(
-      trx,
-    );
+    // Its own statement: the claim's snapshot must be taken after the lock is held. A lease
+    // lost in a database crash only means another try (at least once), so its commit does
+    // not wait for the WAL flush.
+    await sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || '.webhook-claim', 0)),
+                     set_config('synchronous_commit', 'off', true)`.execute(trx);
     const { rows } = await sql<ClaimedDelivery>`
       with due as (
         select d.delivery_id, d.partner_id, d.next_attempt_at
@@ -230,6 +231,13 @@ export async function settleDelivery(
   changes: UpdateObject<OrderingDatabase, 'webhook_deliveries'>,
 ): Promise<void> {
   await db
+    // An outcome lost in a database crash only means another try (at least once: the
+    // webhook-id lets the partner drop it), so this commit does not wait for the WAL flush,
+    // the cost that bounds the dispatchers otherwise. The recorder's commit does wait: the
+    // event is acked after it.
+    .with('relaxed', (qb) =>
+      qb.selectNoFrom(sql<string>`set_config('synchronous_commit', 'off', true)`.as('setting')),
+    )
     .with('settled', (qb) =>
       qb
         .updateTable('webhook_deliveries')
@@ -240,23 +248,25 @@ export async function settleDelivery(
           updated_at: sql<Date>`now()`,
         })
         .where('delivery_id', '=', deliveryId)
+        .where(sql<boolean>`(select setting from relaxed) is not null`)
         .where('lease_owner', '=', holder)
         .returning(['order_id', 'version', 'status']),
     )
     .updateTable('webhook_deliveries as next')
-    .from('settled')
     .set({ next_attempt_at: sql<Date>`now()` })
-    .whereRef('next.order_id', '=', 'settled.order_id')
-    .where('settled.status', 'in', ['delivered', 'dead'])
+    // One uncorrelated lookup of the order's next open version (the open-versions index),
+    // then its row by key: never a scan of every waiting row.
+    .where(
+      'next.delivery_id',
+      '=',
+      sql<string>`(select open.delivery_id from webhook_deliveries open, settled
+                    where settled.status in ('delivered', 'dead')
+                      and open.order_id = settled.order_id and open.version > settled.version
+                      and open.status in ('pending', 'failed')
+                    order by open.version limit 1)`,
+    )
     .where('next.status', '=', 'pending')
     .where('next.next_attempt_at', 'is', null)
-    .where(
-      'next.version',
-      '=',
-      sql<number>`(select min(open.version) from webhook_deliveries open
-                    where open.order_id = settled.order_id and open.version > settled.version
-                      and open.status in ('pending', 'failed'))`,
-    )
     .execute();
 }
 
