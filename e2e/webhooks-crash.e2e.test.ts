@@ -9,9 +9,10 @@ import { call } from './http.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 /**
- * A dispatcher that dies mid-delivery: ordering runs as its own process, SIGKILLed while
- * the partner's endpoint holds the request; the next replica delivers the event again once
- * the dead one's lease lapses (at least once, the same webhook-id).
+ * Dispatchers as real processes (ordering runs as its own process here): two replicas
+ * sharing one partner's deliveries keep each order in order; one SIGKILLed while the
+ * partner's endpoint holds the request leaves the event to the next replica once its lease
+ * lapses (at least once, the same webhook-id).
  */
 
 const WEBHOOK_TIMEOUT_MS = 1_000;
@@ -47,6 +48,65 @@ function startOrdering(): ChildProcess {
   return child;
 }
 
+async function publishEvent(partnerId: string, orderId: string, version: number): Promise<string> {
+  const eventId = randomUUID();
+  await env.nc.jetstream().publish(
+    `${env.prefix}.${events.orderStatusChanged.subject}`,
+    JSON.stringify({
+      id: eventId,
+      type: 'ordering.v1.order-status-changed',
+      occurredAt: new Date().toISOString(),
+      version,
+      data: {
+        event: version === 1 ? 'order.created' : 'order.status_changed',
+        orderId,
+        storeId: randomUUID(),
+        partnerId,
+        state: 'open',
+        status: version === 1 ? 'pending' : 'confirmed',
+        previousStatus: version === 1 ? null : 'pending',
+      },
+    }),
+    { msgID: eventId },
+  );
+  return eventId;
+}
+
+describe('two dispatcher replicas', () => {
+  it('share the work without breaking any order’s order or losing an event', async () => {
+    const replicas = [startOrdering(), startOrdering()];
+    await waitUntilServing('ordering', env);
+    const receiver = await startWebhookReceiver();
+    try {
+      const partner = await platform.newPartner('distribution');
+      const put = await call(platform.baseUrl, 'PUT', '/v1/marketfront/webhooks', {
+        apiKey: partner.apiKey,
+        body: { url: receiver.url, events: ['order.created', 'order.status_changed'] },
+      });
+      expect(put.status).toBe(201);
+      const orders = Array.from({ length: 8 }, () => randomUUID());
+      const versions = 6;
+      for (let version = 1; version <= versions; version++) {
+        for (const orderId of orders) await publishEvent(partner.partnerId, orderId, version);
+      }
+      await receiver.waitFor(orders.length * versions, () => true, 30_000);
+      for (const orderId of orders) {
+        const seen = receiver.received
+          .filter((request) => request.payload.data.orderId === orderId)
+          .map((request) => request.payload.data.version as number);
+        expect(new Set(seen).size, orderId).toBe(versions);
+        expect(seen, orderId).toEqual([...seen].sort((a, b) => a - b));
+      }
+    } finally {
+      await receiver.close();
+      for (const replica of replicas) replica.kill('SIGTERM');
+      await Promise.all(
+        replicas.map((replica) => new Promise((resolve) => replica.once('exit', resolve))),
+      );
+    }
+  }, 60_000);
+});
+
 describe('the dispatcher killed mid-delivery', () => {
   it('delivers the event again from another replica once the lease lapses', async () => {
     const partner = await platform.newPartner('distribution');
@@ -59,26 +119,7 @@ describe('the dispatcher killed mid-delivery', () => {
     expect(put.status).toBe(201);
     target.answer = (_request, index) => (index === 0 ? 'hang' : { status: 204 });
 
-    const eventId = randomUUID();
-    await env.nc.jetstream().publish(
-      `${env.prefix}.${events.orderStatusChanged.subject}`,
-      JSON.stringify({
-        id: eventId,
-        type: 'ordering.v1.order-status-changed',
-        occurredAt: new Date().toISOString(),
-        version: 1,
-        data: {
-          event: 'order.created',
-          orderId: randomUUID(),
-          storeId: randomUUID(),
-          partnerId: partner.partnerId,
-          state: 'open',
-          status: 'pending',
-          previousStatus: null,
-        },
-      }),
-      { msgID: eventId },
-    );
+    const eventId = await publishEvent(partner.partnerId, randomUUID(), 1);
     await target.waitFor(1);
     doomed.kill('SIGKILL');
     await new Promise((resolve) => doomed.once('exit', resolve));

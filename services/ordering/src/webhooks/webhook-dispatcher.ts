@@ -149,10 +149,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   async function deliver(delivery: ClaimedDelivery): Promise<void> {
     const outcome = await attempt(delivery);
     const id = delivery.delivery_id;
+    const lease = delivery.lease_holder;
     const tried = { attempts: delivery.attempts + 1, last_attempt_at: sql<Date>`now()` };
     if (outcome === 'postponed') {
       deliveries.inc({ outcome: 'postponed' });
-      await settleDelivery(db, id, holder, {
+      await settleDelivery(db, id, lease, {
         next_attempt_at: sql<Date>`now() + ${options.breakerResetMs} * interval '1 millisecond'`,
         last_error: 'the endpoint keeps failing; deliveries are paused for a while',
       });
@@ -161,7 +162,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     if (outcome.kind === 'delivered') {
       deliveries.inc({ outcome: 'delivered' });
       lag.observe(Math.max(0, Date.now() - delivery.occurred_at.getTime()) / 1000);
-      await settleDelivery(db, id, holder, {
+      await settleDelivery(db, id, lease, {
         ...tried,
         status: 'delivered',
         next_attempt_at: null,
@@ -174,7 +175,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     if (outcome.kind === 'gone') {
       deliveries.inc({ outcome: 'gone' });
       const reason = 'the endpoint answered 410 Gone, so it was disabled';
-      await settleDelivery(db, id, holder, {
+      await settleDelivery(db, id, lease, {
         ...tried,
         status: 'dead',
         next_attempt_at: null,
@@ -187,7 +188,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     }
     const delay = nextRetryDelay(options.schedule, tried.attempts, outcome.retryAfterMs);
     deliveries.inc({ outcome: delay === undefined ? 'dead' : 'retry' });
-    await settleDelivery(db, id, holder, {
+    await settleDelivery(db, id, lease, {
       ...tried,
       status: delay === undefined ? 'dead' : 'failed',
       next_attempt_at:
