@@ -107,6 +107,8 @@ export interface WebhookDeliveryTable {
   status: WebhookDeliveryState;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: Date | null;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
   last_attempt_at: Date | null;
   last_response_status: number | null;
   last_error: string | null;
@@ -116,14 +118,6 @@ export interface WebhookDeliveryTable {
   updated_at: ColumnType<Date, never, Date>;
 }
 
-/** A try in flight: its delivery, the partner (for the per-partner cap) and who holds it. */
-export interface WebhookLeaseTable {
-  delivery_id: string;
-  partner_id: string;
-  holder: string;
-  expires_at: Date;
-}
-
 export interface OrderingDatabase {
   addresses: AddressTable;
   place_attempts: PlaceAttemptTable;
@@ -131,7 +125,6 @@ export interface OrderingDatabase {
   outbox: OutboxTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
-  webhook_leases: WebhookLeaseTable;
 }
 
 export type AddressRow = Selectable<AddressTable>;

@@ -76,13 +76,13 @@ export async function disableEndpoint(db: Db, partnerId: string, reason: string)
         status: 'dead',
         last_error: reason,
         next_attempt_at: null,
+        lease_owner: null,
+        lease_expires_at: null,
         updated_at: sql<Date>`now()`,
       })
       .where('partner_id', '=', partnerId)
       .where('status', 'in', ['pending', 'failed'])
       .execute();
-    // Tries still in flight settle nothing now: the deliveries are dead.
-    await trx.deleteFrom('webhook_leases').where('partner_id', '=', partnerId).execute();
   });
 }
 
@@ -137,8 +137,6 @@ export async function recordDelivery(
 
 /** A claimed delivery with where and how to send it. */
 export type ClaimedDelivery = WebhookDeliveryRow & {
-  /** This try's lease: the claim's own token, so only this try can settle it. */
-  lease_holder: string;
   url: string;
   secret: string;
   previous_secret: string | null;
@@ -178,9 +176,7 @@ export function claimDueDeliveries(
           from webhook_deliveries d
          where d.status in ('pending', 'failed')
            and d.next_attempt_at <= now()
-           and not exists (
-             select 1 from webhook_leases l
-              where l.delivery_id = d.delivery_id and l.expires_at > now())
+           and (d.lease_expires_at is null or d.lease_expires_at <= now())
            and exists (
              select 1 from webhook_endpoints e
               where e.partner_id = d.partner_id and e.disabled_at is null)
@@ -197,48 +193,41 @@ export function claimDueDeliveries(
          limit ${claim.scanLimit}
       ), in_flight as (
         select partner_id, count(*)::int as leased
-          from webhook_leases
-         where partner_id in (select partner_id from due) and expires_at > now()
+          from webhook_deliveries
+         where partner_id in (select partner_id from due)
+           and status in ('pending', 'failed') and lease_expires_at > now()
          group by partner_id
       ), ranked as (
         select due.*, row_number() over (
                  partition by due.partner_id order by due.next_attempt_at, due.delivery_id) as rank
           from due
       ), picked as (
-        select ranked.delivery_id, ranked.partner_id
+        select ranked.delivery_id
           from ranked left join in_flight using (partner_id)
          where ranked.rank <= ${claim.perPartner} - coalesce(in_flight.leased, 0)
          order by ranked.next_attempt_at
          limit ${claim.limit}
-      ), leased as (
-        insert into webhook_leases (delivery_id, partner_id, holder, expires_at)
-        select delivery_id, partner_id, ${claim.holder} || ':' || gen_random_uuid(),
-               now() + ${claim.leaseMs} * interval '1 millisecond'
-          from picked
-        on conflict (delivery_id) do update
-           set holder = excluded.holder, expires_at = excluded.expires_at
-         where webhook_leases.expires_at <= now()
-        returning delivery_id, holder
       )
-      select d.*, leased.holder as lease_holder,
-             e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
-        from leased
-        join webhook_deliveries d using (delivery_id)
-        join webhook_endpoints e on e.partner_id = d.partner_id
+      update webhook_deliveries w
+         set lease_owner = ${claim.holder} || ':' || gen_random_uuid(),
+             lease_expires_at = now() + ${claim.leaseMs} * interval '1 millisecond',
+             updated_at = now()
+        from picked, webhook_endpoints e
+       where w.delivery_id = picked.delivery_id and e.partner_id = w.partner_id
+      returning w.*, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
     `.execute(trx);
     return rows;
   });
 }
 
 /**
- * Record how a try went, as the holder of its lease, and end the lease (a lease another
- * replica took over, or one a resend or a 410 ended, writes nothing). A
+ * Record how a try went, as the holder of its lease (a lapsed lease writes nothing). A
  * delivery that is over (delivered, dead) makes the next open version of its order due.
  */
 export async function settleDelivery(
   db: Db,
   deliveryId: string,
-  /** The lease_holder the claim gave this try. */
+  /** The lease_owner the claim gave this try. */
   holder: string,
   changes: UpdateObject<OrderingDatabase, 'webhook_deliveries'>,
 ): Promise<void> {
@@ -250,19 +239,18 @@ export async function settleDelivery(
     .with('relaxed', (qb) =>
       qb.selectNoFrom(sql<string>`set_config('synchronous_commit', 'off', true)`.as('setting')),
     )
-    .with('released', (qb) =>
-      qb
-        .deleteFrom('webhook_leases')
-        .where('delivery_id', '=', deliveryId)
-        .where('holder', '=', holder)
-        .where(sql<boolean>`(select setting from relaxed) is not null`)
-        .returning('delivery_id'),
-    )
     .with('settled', (qb) =>
       qb
         .updateTable('webhook_deliveries')
-        .set({ ...changes, updated_at: sql<Date>`now()` })
-        .where('delivery_id', 'in', qb.selectFrom('released').select('delivery_id'))
+        .set({
+          ...changes,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: sql<Date>`now()`,
+        })
+        .where('delivery_id', '=', deliveryId)
+        .where(sql<boolean>`(select setting from relaxed) is not null`)
+        .where('lease_owner', '=', holder)
         .returning(['order_id', 'version', 'status']),
     )
     .updateTable('webhook_deliveries as next')
@@ -337,39 +325,31 @@ export async function listDeliveries(
 }
 
 /** Deliver again at once with the same webhook-id, whatever became of it before. */
-export async function resendDelivery(
+export function resendDelivery(
   db: Db,
   partnerId: string,
   deliveryId: string,
 ): Promise<WebhookDeliveryRow | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: sql<Date>`now()`,
-        last_error: null,
-        updated_at: sql<Date>`now()`,
-      })
-      .where('delivery_id', '=', deliveryId)
-      .where('partner_id', '=', partnerId)
-      .where('status', '!=', 'skipped')
-      .returningAll()
-      .executeTakeFirst();
-    // A try in flight settles nothing now: the resend is the next try.
-    if (row) await trx.deleteFrom('webhook_leases').where('delivery_id', '=', deliveryId).execute();
-    return row;
-  });
+  return db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: sql<Date>`now()`,
+      lease_owner: null,
+      lease_expires_at: null,
+      last_error: null,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('delivery_id', '=', deliveryId)
+    .where('partner_id', '=', partnerId)
+    .where('status', '!=', 'skipped')
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** Delivered and skipped rows recorded before the retention are no longer needed. */
 export async function pruneSettledDeliveries(db: Db, retentionMs: number): Promise<void> {
-  // Leases of replicas that died and whose deliveries were settled another way since.
-  await db
-    .deleteFrom('webhook_leases')
-    .where('expires_at', '<', sql<Date>`now() - interval '1 hour'`)
-    .execute();
   await db
     .deleteFrom('webhook_deliveries')
     .where('created_at', '<', sql<Date>`now() - ${retentionMs} * interval '1 millisecond'`)

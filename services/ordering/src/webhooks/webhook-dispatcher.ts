@@ -149,7 +149,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   async function deliver(delivery: ClaimedDelivery): Promise<void> {
     const outcome = await attempt(delivery);
     const id = delivery.delivery_id;
-    const lease = delivery.lease_holder;
+    // This try's own lease: a resend or a takeover gives the next try another.
+    const lease = delivery.lease_owner!;
     const tried = { attempts: delivery.attempts + 1, last_attempt_at: sql<Date>`now()` };
     if (outcome === 'postponed') {
       deliveries.inc({ outcome: 'postponed' });
