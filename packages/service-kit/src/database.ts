@@ -1,4 +1,5 @@
 import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 export type { Migration } from 'kysely';
@@ -29,7 +30,72 @@ export function createDatabase<DB>(options: {
   // An idle connection the server closed (a restart, a failover, a terminated backend): the
   // pool drops it and connects anew for the next query. Unheard, the event ends the process.
   pool.on('error', () => undefined);
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+/** Each database's pool, for the statements run as prepared statements. */
+const pools = new WeakMap<object, pg.Pool>();
+
+/** A compiled statement: Kysely's `.compile()` or a `sql` template's. */
+export interface Statement {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+}
+
+/** Runs statements as named prepared statements on one connection. */
+export type PreparedRunner = <Row>(statement: Statement) => Promise<Row[]>;
+
+function poolOf(db: Kysely<unknown>): pg.Pool {
+  const pool = pools.get(db);
+  if (!pool) throw new Error('not a database made by createDatabase');
+  return pool;
+}
+
+/**
+ * Node-postgres sends every statement unnamed, so Postgres plans it at each execution. For
+ * a hot statement whose plan costs more than running it, a name (derived from its text)
+ * lets each connection plan it once and reuse the plan.
+ */
+function prepared(statement: Statement): pg.QueryConfig {
+  return {
+    name: `pcp_${createHash('sha1').update(statement.sql).digest('hex').slice(0, 20)}`,
+    text: statement.sql,
+    values: [...statement.parameters],
+  };
+}
+
+/** One statement as a prepared statement (see {@link prepared}), on any pooled connection. */
+export async function runPrepared<Row>(db: Kysely<unknown>, statement: Statement): Promise<Row[]> {
+  const result = await poolOf(db).query(prepared(statement));
+  return result.rows as Row[];
+}
+
+/** A transaction whose statements run as prepared statements; rolled back if `work` throws. */
+export async function preparedTransaction<T>(
+  db: Kysely<unknown>,
+  work: (run: PreparedRunner) => Promise<T>,
+): Promise<T> {
+  const client = await poolOf(db).connect();
+  // A connection that cannot even roll back is dropped, not handed to the next caller.
+  let broken: Error | undefined;
+  try {
+    await client.query('begin');
+    const value = await work(async <Row>(statement: Statement) => {
+      const result = await client.query(prepared(statement));
+      return result.rows as Row[];
+    });
+    await client.query('commit');
+    return value;
+  } catch (error) {
+    await client.query('rollback').catch((rollback: unknown) => {
+      broken = rollback instanceof Error ? rollback : new Error('rollback failed');
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
 }
 
 /** Bring the service's schema to its latest migration; safe to run from many replicas at once. */

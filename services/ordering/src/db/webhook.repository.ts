@@ -1,4 +1,5 @@
 import type { OrderEventKind, WebhookDeliveriesQuery } from '@pcp/contracts';
+import { preparedTransaction, runPrepared } from '@pcp/service-kit';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import { createdAtKey, olderThan, pageOf, type ListKey } from './list-key.js';
 import type { OrderingDatabase, WebhookDeliveryRow, WebhookEndpointRow } from './ordering.table.js';
@@ -108,7 +109,9 @@ export async function recordDelivery(
   db: Db,
   event: OrderEventDelivery,
 ): Promise<'due' | 'waiting' | 'skipped' | undefined> {
-  const { rows } = await sql<{ status: string; next_attempt_at: Date | null }>`
+  const rows = await runPrepared<{ status: string; next_attempt_at: Date | null }>(
+    db as Kysely<unknown>,
+    sql`
     with endpoint as (
       select coalesce(bool_or(disabled_at is null and ${event.eventType} = any(events)), false) as subscribed
         from webhook_endpoints where partner_id = ${event.partnerId}
@@ -128,7 +131,8 @@ export async function recordDelivery(
       from endpoint
     on conflict (order_id, version) do nothing
     returning status, next_attempt_at
-  `.execute(db);
+  `.compile(db),
+  );
   const row = rows[0];
   if (!row) return undefined;
   if (row.status === 'skipped') return 'skipped';
@@ -164,13 +168,16 @@ export function claimDueDeliveries(
     gapGraceMs: number;
   },
 ): Promise<ClaimedDelivery[]> {
-  return db.transaction().execute(async (trx) => {
+  return preparedTransaction(db as Kysely<unknown>, async (run) => {
     // Its own statement: the claim's snapshot must be taken after the lock is held. A lease
     // lost in a database crash only means another try (at least once), so its commit does
     // not wait for the WAL flush.
-    await sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || '.webhook-claim', 0)),
-                     set_config('synchronous_commit', 'off', true)`.execute(trx);
-    const { rows } = await sql<ClaimedDelivery>`
+    await run(
+      sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || '.webhook-claim', 0)),
+                 set_config('synchronous_commit', 'off', true)`.compile(db),
+    );
+    return run<ClaimedDelivery>(
+      sql`
       with due as (
         select d.delivery_id, d.partner_id, d.next_attempt_at
           from webhook_deliveries d
@@ -215,8 +222,8 @@ export function claimDueDeliveries(
         from picked, webhook_endpoints e
        where w.delivery_id = picked.delivery_id and e.partner_id = w.partner_id
       returning w.*, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
-    `.execute(trx);
-    return rows;
+    `.compile(db),
+    );
   });
 }
 
@@ -231,7 +238,7 @@ export async function settleDelivery(
   holder: string,
   changes: UpdateObject<OrderingDatabase, 'webhook_deliveries'>,
 ): Promise<void> {
-  await db
+  const statement = db
     // An outcome lost in a database crash only means another try (at least once: the
     // webhook-id lets the partner drop it), so this commit does not wait for the WAL flush,
     // the cost that bounds the dispatchers otherwise. The recorder's commit does wait: the
@@ -268,7 +275,8 @@ export async function settleDelivery(
     )
     .where('next.status', '=', 'pending')
     .where('next.next_attempt_at', 'is', null)
-    .execute();
+    .compile();
+  await runPrepared(db as Kysely<unknown>, statement);
 }
 
 /**
