@@ -29,7 +29,9 @@
 // thread, so receiving and publishing do not stall each other; the publishes' lateness and
 // the receivers' event-loop delay show how far they did. Targets: 1,000 deliveries/s with
 // p99 lag < 1 s (phase 1), and the failing partner changing the healthy partners' p99 lag
-// by less than 10 % (phase 2 against phase 1). Ordering runs with
+// by less than 10 % (phase 2 against phase 1). Last, the floor (lib/webhook-floor.mjs: JetStream
+// pull → a row inserted → the signed POST → the row marked delivered → the ack, nothing else)
+// takes phase 1's load in the same run. Ordering runs with
 // WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER = BENCH_MAX_IN_FLIGHT (8; the default is 4) and
 // WEBHOOK_TIMEOUT_MS = BENCH_WEBHOOK_TIMEOUT_MS (2,000; with the default 10 s the failing
 // partner's first tries would end only as phase 2 does, so the phase would not see the
@@ -41,6 +43,7 @@ import { Worker } from 'node:worker_threads';
 import { BenchPlatform, Report } from './lib/bench-platform.mjs';
 import { latencySummary, round2 } from './lib/paced-load.mjs';
 import { cpuMeter, cpus } from './lib/process-cpu.mjs';
+import { startWebhookFloor } from './lib/webhook-floor.mjs';
 import { fail, log, serverUrls } from './lib/setup.mjs';
 
 const rate = Number(process.env.BENCH_RATE ?? 1_000);
@@ -326,7 +329,7 @@ async function benchmark(receivers, nc) {
           `(expected 201 with a whsec_ secret): ${text.slice(0, 2000)}`,
       );
     }
-    partners.push({ ...partner, name, url, failing, webhook: new Webhook(secret) });
+    partners.push({ ...partner, name, url, secret, failing, webhook: new Webhook(secret) });
   }
 
   const newOrders = (count, partnerOf) =>
@@ -386,7 +389,7 @@ async function benchmark(receivers, nc) {
    * Publish the events evenly spaced at `perSecond`, whether or not earlier ones were
    * acked; each event's occurredAt is its scheduled time (its lag runs from there).
    */
-  async function publishPaced(events, perSecond) {
+  async function publishPaced(events, perSecond, target) {
     const intervalMs = 1000 / perSecond;
     const lateness = new Float64Array(events.length);
     const acks = [];
@@ -405,7 +408,7 @@ async function benchmark(receivers, nc) {
           published.set(event.id, event);
           lateness[sent] = nowMs() - event.scheduledAt;
           acks.push(
-            js.publish(subject, encode(event), { msgID: event.id }).catch((error) => {
+            js.publish(target, encode(event), { msgID: event.id }).catch((error) => {
               failures++;
               firstFailure ??= String(error);
             }),
@@ -427,12 +430,12 @@ async function benchmark(receivers, nc) {
   }
 
   /** Publish a phase's events, wait for every healthy one at its receiver, and check them. */
-  async function runPhase(label, events, perSecond) {
+  async function runPhase(label, events, perSecond, target = subject) {
     const healthy = events.filter((event) => !partners[event.partner].failing);
     await receivers.ask({ type: 'phase', expected: healthy.map((event) => event.id) });
     const before = await orderingCounters();
     log(`${label}: publishing ${events.length} events at ${round2(perSecond)}/s`);
-    const publish = await publishPaced(events, perSecond);
+    const publish = await publishPaced(events, perSecond, target);
     const deadline = nowMs() + DRAIN_TIMEOUT_MS;
     for (;;) {
       const status = await receivers.ask({ type: 'status' });
@@ -677,6 +680,16 @@ async function benchmark(receivers, nc) {
     ),
   );
   addRows('2. with the failing partner', withFailing);
+
+  log('floor: JetStream → insert → signed POST → update → ack, nothing else');
+  const floorSubject = await startWebhookFloor(
+    platform,
+    Object.fromEntries(partners.map((partner) => [partner.partnerId, partner])),
+  );
+  const floor = await withCpu(['webhook-floor', 'nats', 'postgres'], () =>
+    runPhase('floor (healthy only)', plan(healthyOrders(orderCount)), rate, floorSubject),
+  );
+  addRows('floor: the same events, the I/O alone', floor);
 
   const phases = [
     ['1. healthy only', healthyOnly],
