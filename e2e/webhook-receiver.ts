@@ -1,5 +1,8 @@
+import { events, type OrderStatus } from '@pcp/contracts';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TestEnvironment } from '../test-support/environment.js';
 
 /** One request a receiver got, in arrival order. */
 export interface ReceivedWebhook {
@@ -87,4 +90,41 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       }),
   };
   return receiver;
+}
+
+/** The statuses of an order's versions 1, 2, 3, 4; later versions keep to the last. */
+const STATUSES: OrderStatus[] = ['pending', 'confirmed', 'preparing', 'ready'];
+const statusOf = (version: number) => STATUSES[Math.min(version, STATUSES.length) - 1]!;
+
+/**
+ * Publish one version of an order's order-status-changed event on the test's events stream,
+ * as ordering's outbox does; resolves the event's id (its webhook-id).
+ */
+export async function publishOrderEvent(
+  env: TestEnvironment,
+  event: { partnerId: string; orderId: string; storeId: string; version: number },
+): Promise<string> {
+  const id = randomUUID();
+  const { version } = event;
+  const envelope = {
+    id,
+    type: 'ordering.v1.order-status-changed',
+    occurredAt: new Date().toISOString(),
+    version,
+    data: {
+      event: version === 1 ? 'order.created' : 'order.status_changed',
+      orderId: event.orderId,
+      storeId: event.storeId,
+      partnerId: event.partnerId,
+      state: 'open',
+      status: statusOf(version),
+      previousStatus: version === 1 ? null : statusOf(version - 1),
+    },
+  };
+  await env.nc
+    .jetstream()
+    .publish(`${env.prefix}.${events.orderStatusChanged.subject}`, JSON.stringify(envelope), {
+      msgID: id,
+    });
+  return id;
 }

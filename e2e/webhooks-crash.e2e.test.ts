@@ -1,4 +1,3 @@
-import { events } from '@pcp/contracts';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +5,11 @@ import { createTestEnvironment, type TestEnvironment } from '../test-support/env
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
 import { call } from './http.js';
-import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
+import {
+  publishOrderEvent,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from './webhook-receiver.js';
 
 /**
  * Dispatchers as real processes (ordering runs as its own process here): two replicas
@@ -48,29 +51,8 @@ function startOrdering(): ChildProcess {
   return child;
 }
 
-async function publishEvent(partnerId: string, orderId: string, version: number): Promise<string> {
-  const eventId = randomUUID();
-  await env.nc.jetstream().publish(
-    `${env.prefix}.${events.orderStatusChanged.subject}`,
-    JSON.stringify({
-      id: eventId,
-      type: 'ordering.v1.order-status-changed',
-      occurredAt: new Date().toISOString(),
-      version,
-      data: {
-        event: version === 1 ? 'order.created' : 'order.status_changed',
-        orderId,
-        storeId: randomUUID(),
-        partnerId,
-        state: 'open',
-        status: version === 1 ? 'pending' : 'confirmed',
-        previousStatus: version === 1 ? null : 'pending',
-      },
-    }),
-    { msgID: eventId },
-  );
-  return eventId;
-}
+const publishEvent = (partnerId: string, orderId: string, version: number) =>
+  publishOrderEvent(env, { partnerId, orderId, storeId: randomUUID(), version });
 
 describe('two dispatcher replicas', () => {
   it('share the work without breaking any order’s order or losing an event', async () => {

@@ -1,4 +1,4 @@
-import { events, webhookPayload, type OrderStatus } from '@pcp/contracts';
+import { webhookPayload } from '@pcp/contracts';
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
@@ -9,6 +9,7 @@ import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { call, type HttpResult } from './http.js';
 import { seedPlacedOrder } from './seed-order.js';
 import {
+  publishOrderEvent,
   startWebhookReceiver,
   type ReceivedWebhook,
   type WebhookReceiver,
@@ -90,45 +91,17 @@ const resend = (partner: Partner, deliveryId: string) =>
     apiKey: partner.apiKey,
   });
 
-const STATUSES: OrderStatus[] = ['pending', 'confirmed', 'preparing', 'ready', 'completed'];
-
-/**
- * Publish an order's events for versions `from..to` on the events stream, as ordering's
- * outbox does; versions past the list of statuses keep to `ready`.
- */
+/** Publish versions of an order's events for `partner`, in order; resolves their ids. */
 async function publishOrderEvents(
   partner: Partner,
   orderId: string,
   versions: number[],
 ): Promise<string[]> {
-  const js = env.nc.jetstream();
   const ids: string[] = [];
   for (const version of versions) {
-    const id = randomUUID();
-    const status = STATUSES[Math.min(version - 1, 3)]!;
-    const envelope = {
-      id,
-      type: 'ordering.v1.order-status-changed',
-      occurredAt: new Date().toISOString(),
-      version,
-      data: {
-        event: version === 1 ? 'order.created' : 'order.status_changed',
-        orderId,
-        storeId,
-        partnerId: partner.partnerId,
-        state: 'open',
-        status,
-        previousStatus: version === 1 ? null : STATUSES[Math.min(version - 2, 3)]!,
-      },
-    };
-    await js.publish(
-      `${env.prefix}.${events.orderStatusChanged.subject}`,
-      JSON.stringify(envelope),
-      {
-        msgID: id,
-      },
+    ids.push(
+      await publishOrderEvent(env, { partnerId: partner.partnerId, orderId, storeId, version }),
     );
-    ids.push(id);
   }
   return ids;
 }
