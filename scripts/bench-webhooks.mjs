@@ -38,6 +38,7 @@
 // failures, retries and its breaker opening). Options: BENCH_RATE=1000 BENCH_ORDERS=1000
 // BENCH_VERSIONS=10 BENCH_PARTNERS=10 BENCH_PORT=18113 BENCH_MAX_IN_FLIGHT=8
 // BENCH_WEBHOOK_TIMEOUT_MS=2000 and BENCH_NODE_ARGS (Node flags for the services).
+import { orderEventKind, orderStatus } from '@pcp/contracts';
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { BenchPlatform, Report } from './lib/bench-platform.mjs';
@@ -77,17 +78,10 @@ const DRAIN_TIMEOUT_MS = 120_000;
 const POLL_MS = 50;
 /** Every this many deliveries to a receiver, one has its signature verified. */
 const SAMPLE_EVERY = 50;
-const STATUSES = [
-  'pending',
-  'confirmed',
-  'preparing',
-  'ready',
-  'inTransit',
-  'completed',
-  'cancelled',
-];
+/** Every status an order can have, cycled through by each order's versions. */
+const STATUSES = orderStatus.options;
 const EVENT_TYPE = 'ordering.v1.order-status-changed';
-const ORDER_EVENTS = ['order.created', 'order.status_changed', 'order.cancelled'];
+const ORDER_EVENTS = orderEventKind.options;
 const ORDERING_ENV = {
   WEBHOOK_ALLOW_HTTP: 'true',
   WEBHOOK_ALLOWLIST: '127.0.0.1/32',
