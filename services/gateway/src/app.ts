@@ -1,5 +1,3 @@
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import {
   AppError,
   createBusClient,
@@ -16,7 +14,6 @@ import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
 } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { NatsConnection, Subscription } from 'nats';
 import { randomUUID } from 'node:crypto';
@@ -24,22 +21,16 @@ import { Counter, Histogram } from 'prom-client';
 import { bearerToken } from './auth/api-key.js';
 import { createAuthenticator, type Principal } from './auth/authenticator.js';
 import { createFailedAuthLimiter } from './auth/failed-auth-limiter.js';
+import { registerApi } from './api.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
 import { findActiveKey } from './db/partner.repository.js';
 import type { GatewayDatabase } from './db/partner.table.js';
 import { installErrorHandling } from './http/problem.js';
 import { createRateLimiter, type RateLimitDecision } from './http/rate-limit.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
-import { registerPublicRoutes } from './routes/public.routes.js';
 import './routes/route-config.js';
-import { registerCartRoutes } from './routes/carts.routes.js';
-import { registerCatalogRoutes } from './routes/catalog.routes.js';
-import { registerOrderLifecycleRoutes } from './routes/order-lifecycle.routes.js';
-import { registerOrderRoutes } from './routes/orders.routes.js';
-import { registerPaymentRoutes } from './routes/payments.routes.js';
-import { registerStoreRoutes } from './routes/stores.routes.js';
-import { registerWebhookRoutes } from './routes/webhooks.routes.js';
 
+export { buildOpenApiDocument } from './api.js';
 export { gatewayMigrations, GATEWAY_SCHEMA } from './db/migrations/index.js';
 export type { GatewayDatabase } from './db/partner.table.js';
 export { gatewayEnvSchema, type GatewayConfig } from './config.js';
@@ -260,41 +251,13 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
       : {}),
   });
 
-  void app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Partner Commerce Platform API',
-        version: '1.0.0',
-        description:
-          'Commerce partners (/v1/commerce) and distribution partners (/v1/marketfront). Errors are ' +
-          `RFC 9457 ProblemDetail; each errorCode is described at ${docsUrl}/errors/<errorCode>. ` +
-          'Responses carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset ' +
-          '(seconds until the window resets).',
-      },
-      servers: [{ url: publicBaseUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearerAuth: [] }],
-    },
-    transform: jsonSchemaTransform,
-    // Schemas registered with an id (the recursive priced line and cart) become components
-    // that routes reference; without this their $refs would point nowhere.
-    transformObject: jsonSchemaTransformObject,
-  });
-  void app.register(fastifySwaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
-
-  // Routes go in a plugin loaded after swagger, so its onRoute hook sees them all.
-  void app.register((api, _options, done) => {
-    registerPublicRoutes(api);
-    registerStoreRoutes(api, bus, contextOf);
-    registerCatalogRoutes(api, bus, contextOf);
-    registerCartRoutes(api, bus, contextOf);
-    registerOrderRoutes(api, bus, contextOf, config.ORDERING_PLACE_TIMEOUT_MS);
-    registerOrderLifecycleRoutes(api, bus, contextOf, config.PAYMENTS_REQUEST_TIMEOUT_MS);
-    registerWebhookRoutes(api, bus, contextOf);
-    registerPaymentRoutes(api, bus, contextOf, config.PAYMENTS_REQUEST_TIMEOUT_MS);
-    done();
+  registerApi(app, {
+    bus,
+    contextOf,
+    publicBaseUrl,
+    docsUrl,
+    placeTimeoutMs: config.ORDERING_PLACE_TIMEOUT_MS,
+    paymentsTimeoutMs: config.PAYMENTS_REQUEST_TIMEOUT_MS,
   });
 
   let invalidations: Subscription | undefined;

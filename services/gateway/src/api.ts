@@ -1,0 +1,102 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import { AppError, type BusClient, type RequestContext } from '@pcp/service-kit';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
+import { registerCartRoutes } from './routes/carts.routes.js';
+import { registerCatalogRoutes } from './routes/catalog.routes.js';
+import { registerOrderLifecycleRoutes } from './routes/order-lifecycle.routes.js';
+import { registerOrderRoutes } from './routes/orders.routes.js';
+import { registerPaymentRoutes } from './routes/payments.routes.js';
+import { registerPublicRoutes } from './routes/public.routes.js';
+import { registerStoreRoutes } from './routes/stores.routes.js';
+import { registerWebhookRoutes } from './routes/webhooks.routes.js';
+
+export interface ApiOptions {
+  readonly bus: BusClient;
+  readonly contextOf: (request: FastifyRequest) => RequestContext;
+  /** Where partners reach the API: the document's server. */
+  readonly publicBaseUrl: string;
+  /** Where the error-code pages are: ProblemDetail `type` is `${docsUrl}/errors/<code>`. */
+  readonly docsUrl: string;
+  readonly placeTimeoutMs: number;
+  readonly paymentsTimeoutMs: number;
+}
+
+/**
+ * The public API on `app`: the OpenAPI document (`/openapi.json`, `/docs`) and every route.
+ * The gateway serves it; `buildOpenApiDocument` renders the same document without a server.
+ */
+export function registerApi(app: FastifyInstance, options: ApiOptions): void {
+  const { bus, contextOf, docsUrl } = options;
+  void app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Partner Commerce Platform API',
+        version: '1.0.0',
+        description:
+          'Commerce partners (/v1/commerce) and distribution partners (/v1/marketfront). Errors are ' +
+          `RFC 9457 ProblemDetail; each errorCode is described at ${docsUrl}/errors/<errorCode>. ` +
+          'Responses carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset ' +
+          '(seconds until the window resets).',
+      },
+      servers: [{ url: options.publicBaseUrl }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearerAuth: [] }],
+    },
+    transform: jsonSchemaTransform,
+    // Schemas registered with an id (the recursive priced line and cart) become components
+    // that routes reference; without this their $refs would point nowhere.
+    transformObject: jsonSchemaTransformObject,
+  });
+  void app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+
+  // Routes go in a plugin loaded after swagger, so its onRoute hook sees them all.
+  void app.register((api, _options, done) => {
+    registerPublicRoutes(api);
+    registerStoreRoutes(api, bus, contextOf);
+    registerCatalogRoutes(api, bus, contextOf);
+    registerCartRoutes(api, bus, contextOf);
+    registerOrderRoutes(api, bus, contextOf, options.placeTimeoutMs);
+    registerOrderLifecycleRoutes(api, bus, contextOf, options.paymentsTimeoutMs);
+    registerWebhookRoutes(api, bus, contextOf);
+    registerPaymentRoutes(api, bus, contextOf, options.paymentsTimeoutMs);
+    done();
+  });
+}
+
+/** A bus for rendering the document: no route is ever called. */
+const unconnectedBus: BusClient = {
+  request: () => Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Not connected')),
+  requestRaw: () => Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Not connected')),
+};
+
+/**
+ * The OpenAPI document the gateway serves at `/openapi.json`, rendered without connecting
+ * to anything: the typed client is generated from it (`npm run generate:client`).
+ */
+export async function buildOpenApiDocument(
+  options: { publicBaseUrl?: string; docsUrl?: string } = {},
+): Promise<Record<string, unknown>> {
+  const publicBaseUrl = options.publicBaseUrl ?? 'http://localhost:8080';
+  const app = Fastify({ logger: false });
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(plainSerializerCompiler);
+  registerApi(app, {
+    bus: unconnectedBus,
+    contextOf: (request) => ({ requestId: request.id }),
+    publicBaseUrl,
+    docsUrl: options.docsUrl ?? `${publicBaseUrl}/docs`,
+    placeTimeoutMs: 0,
+    paymentsTimeoutMs: 0,
+  });
+  try {
+    await app.ready();
+    return app.swagger() as unknown as Record<string, unknown>;
+  } finally {
+    await app.close();
+  }
+}
