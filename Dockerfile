@@ -10,6 +10,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/contracts/package.json packages/contracts/
 COPY packages/service-kit/package.json packages/service-kit/
+COPY packages/catalog-validation/package.json packages/catalog-validation/
+COPY packages/client/package.json packages/client/
 COPY services/gateway/package.json services/gateway/
 COPY services/stores/package.json services/stores/
 COPY services/catalog/package.json services/catalog/
@@ -35,6 +37,8 @@ COPY --from=build /app/packages/contracts/package.json packages/contracts/
 COPY --from=build /app/packages/contracts/dist/ packages/contracts/dist/
 COPY --from=build /app/packages/service-kit/package.json packages/service-kit/
 COPY --from=build /app/packages/service-kit/dist/ packages/service-kit/dist/
+COPY --from=build /app/packages/catalog-validation/package.json packages/catalog-validation/
+COPY --from=build /app/packages/catalog-validation/dist/ packages/catalog-validation/dist/
 COPY --from=build /app/services/gateway/package.json services/gateway/
 COPY --from=build /app/services/gateway/dist/ services/gateway/dist/
 COPY --from=build /app/services/stores/package.json services/stores/

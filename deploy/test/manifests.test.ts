@@ -996,7 +996,10 @@ describe('overlays', () => {
         160 * MiB +
         setting(catalog, 'CATALOG_DOCUMENT_CACHE_BYTES', 64 * MiB) +
         setting(catalog, 'CATALOG_INGEST_CONCURRENCY', 2) *
-          (setting(catalog, 'CATALOG_INGEST_THREAD_HEAP_MB', 384) * MiB + 130 * MiB);
+          (setting(catalog, 'CATALOG_INGEST_THREAD_HEAP_MB', 384) * MiB + 130 * MiB) +
+        // Dry runs (catalogset-validation) share those threads; each holds its downloaded
+        // bytes (50 MiB at most) while it waits for one.
+        setting(catalog, 'CATALOG_VALIDATION_MAX_IN_PROGRESS', 2) * 50 * MiB;
       expect(memoryBytes(catalog.resources.limits.memory)).toBeGreaterThanOrEqual(catalogNeeds);
 
       const ordering = find(rendered, 'Deployment', 'ordering').spec.template.spec.containers[0];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { availability } from './availability.js';
 import { dateTime, guid, moneyAmount } from './common.js';
+import { catalogIngestStatusExamples, catalogSetExample, exampleIds } from './examples.js';
 import { currencyCode } from './stores.js';
 
 /** Limits of one CatalogSet document (contract §3). */
@@ -57,26 +58,43 @@ export const modifierGroup = z.object({
  * each entity's own id. Referential rules (keys equal ids, references resolve, no cycles,
  * modifier depth, precision per currency) are checked by the catalog service.
  */
-export const catalogSetDocument = z.object({
-  catalogSetId: guid,
-  storeId: guid,
-  currency: currencyCode,
-  catalogs: z.record(dictionaryKey, catalogEntry),
-  sections: z.record(dictionaryKey, catalogSection),
-  items: z.record(dictionaryKey, catalogItem),
-  modifierGroups: z.record(dictionaryKey, modifierGroup),
-});
+export const catalogSetDocument = z
+  .object({
+    catalogSetId: guid,
+    storeId: guid,
+    currency: currencyCode,
+    catalogs: z.record(dictionaryKey, catalogEntry),
+    sections: z.record(dictionaryKey, catalogSection),
+    items: z.record(dictionaryKey, catalogItem),
+    modifierGroups: z.record(dictionaryKey, modifierGroup),
+  })
+  .meta({ examples: [catalogSetExample] });
 export type CatalogSetDocument = z.infer<typeof catalogSetDocument>;
 
 /** Body of `POST /v1/commerce/catalogset-notification`. */
-export const catalogSetNotification = z.object({
-  callbackUrl: z.string().min(1).max(2_048),
-});
+export const catalogSetNotification = z
+  .object({
+    callbackUrl: z.string().min(1).max(2_048),
+  })
+  .meta({
+    examples: [
+      { callbackUrl: `https://pos.lakeside-burgers.example/catalogs/${exampleIds.store}.json` },
+    ],
+  });
 
-export const catalogIngestAccepted = z.object({
-  catalogIngestId: guid,
-  statusUrl: z.string(),
-});
+export const catalogIngestAccepted = z
+  .object({
+    catalogIngestId: guid,
+    statusUrl: z.string(),
+  })
+  .meta({
+    examples: [
+      {
+        catalogIngestId: exampleIds.ingest,
+        statusUrl: `/v1/commerce/stores/${exampleIds.store}/catalog-ingest/${exampleIds.ingest}/status`,
+      },
+    ],
+  });
 
 export const catalogIngestStatusValue = z.enum([
   'queued',
@@ -101,13 +119,45 @@ export const catalogIngestSummary = z.object({
 });
 export type CatalogIngestSummary = z.infer<typeof catalogIngestSummary>;
 
-export const catalogIngestStatus = z.object({
-  catalogIngestId: guid,
-  storeId: guid,
-  status: catalogIngestStatusValue,
-  createdAt: dateTime,
-  updatedAt: dateTime,
-  errors: z.array(catalogIngestError),
-  summary: catalogIngestSummary.optional(),
-});
+export const catalogIngestStatus = z
+  .object({
+    catalogIngestId: guid,
+    storeId: guid,
+    status: catalogIngestStatusValue,
+    createdAt: dateTime,
+    updatedAt: dateTime,
+    errors: z.array(catalogIngestError),
+    summary: catalogIngestSummary.optional(),
+  })
+  .meta({ examples: catalogIngestStatusExamples });
 export type CatalogIngestStatus = z.infer<typeof catalogIngestStatus>;
+
+/**
+ * Answer of a CatalogSet dry run (`POST /v1/commerce/stores/{storeId}/catalogset-validation`):
+ * what an ingest of the document at callbackUrl would report now, with nothing stored or
+ * activated. A download failure or invalid JSON is `valid: false` with the message ingest
+ * would record; `summary` (counted against the active catalog) only when valid.
+ */
+export const catalogSetValidation = z
+  .object({
+    valid: z.boolean(),
+    errors: z.array(catalogIngestError).max(catalogLimits.maxErrors),
+    summary: catalogIngestSummary.nullable(),
+  })
+  .meta({
+    examples: [
+      {
+        valid: true,
+        errors: [],
+        summary: {
+          items: 2,
+          sections: 1,
+          modifierGroups: 1,
+          added: 1,
+          removed: 0,
+          priceChanged: 1,
+        },
+      },
+    ],
+  });
+export type CatalogSetValidation = z.infer<typeof catalogSetValidation>;

@@ -1,6 +1,6 @@
 import { addCartItemInput, pricedCart, removeCartItemInput, updateCartItemInput } from './cart.js';
 import { z } from 'zod';
-import { catalogIngestStatus, catalogSetNotification } from './catalog.js';
+import { catalogIngestStatus, catalogSetNotification, catalogSetValidation } from './catalog.js';
 import { dateTime, guid, pageQuery } from './common.js';
 import { bytesReply, defineSubject } from './messaging.js';
 import {
@@ -124,6 +124,16 @@ export const subjects = {
       'v1.ingest.status',
       z.object({ storeId: guid, catalogIngestId: guid }),
       catalogIngestStatus,
+    ),
+    /**
+     * Commerce: a dry run of an ingest (download, validation, summary against the active
+     * catalog); nothing is stored or activated.
+     */
+    validate: defineSubject(
+      'catalog',
+      'v1.ingest.validate',
+      catalogSetNotification.extend({ storeId: guid }),
+      catalogSetValidation,
     ),
     /** The active CatalogSet's version, for caches (and a 304 check). */
     active: defineSubject('catalog', 'v1.active', byStoreId, activeCatalog),

@@ -17,8 +17,11 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { CatalogConfig } from './config.js';
 import type { CatalogDatabase } from './db/catalog.table.js';
+import { ValidationSlots } from './domain/validation-slots.js';
 import { catalogHandlers } from './handlers/catalog.handlers.js';
 import { ingestHandlers } from './handlers/ingest.handlers.js';
+import { validationHandlers } from './handlers/validation.handlers.js';
+import type { CatalogFetchSettings } from './worker/download-catalog.js';
 import { ingestSubject } from './worker/ingest-message.js';
 import { createIngestHandler } from './worker/ingest-worker.js';
 import { createCatalogPreparationPool } from './worker/prepare-catalog.pool.js';
@@ -70,8 +73,25 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     heapMb: config.CATALOG_INGEST_THREAD_HEAP_MB,
     logger,
   });
+  const fetchSettings: CatalogFetchSettings = {
+    allowHttp: config.CATALOG_FETCH_ALLOW_HTTP === 'true',
+    allowlist: parseAllowlist(config.CATALOG_FETCH_ALLOWLIST),
+    timeoutMs: config.CATALOG_FETCH_TIMEOUT_MS,
+    connectTimeoutMs: config.CATALOG_FETCH_CONNECT_TIMEOUT_MS,
+  };
   const subjects = createSubjectService(deps, { name: 'catalog', version: '0.1.0' }, [
     ...ingestHandlers({ db, bus, js, prefix, logger }),
+    ...validationHandlers({
+      db,
+      bus,
+      preparation,
+      fetch: fetchSettings,
+      slots: new ValidationSlots({
+        perReplica: config.CATALOG_VALIDATION_MAX_IN_PROGRESS,
+        perPartner: config.CATALOG_VALIDATION_MAX_PER_PARTNER,
+      }),
+      logger,
+    }),
     ...catalogHandlers(db, { documentCacheBytes: config.CATALOG_DOCUMENT_CACHE_BYTES }),
   ]);
   let consumer: ConsumerLoop | undefined;
@@ -121,12 +141,7 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
           leaseMs: config.CATALOG_INGEST_LEASE_MS,
           maxAttempts: config.CATALOG_INGEST_MAX_ATTEMPTS,
           maxRunsPerPartner: config.CATALOG_INGEST_MAX_RUNS_PER_PARTNER,
-          fetch: {
-            allowHttp: config.CATALOG_FETCH_ALLOW_HTTP === 'true',
-            allowlist: parseAllowlist(config.CATALOG_FETCH_ALLOWLIST),
-            timeoutMs: config.CATALOG_FETCH_TIMEOUT_MS,
-            connectTimeoutMs: config.CATALOG_FETCH_CONNECT_TIMEOUT_MS,
-          },
+          fetch: fetchSettings,
         }),
       });
       relay.start();

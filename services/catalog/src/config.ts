@@ -23,6 +23,13 @@ export const catalogEnvSchema = z.object({
    * twice that, and what the pod's memory limit is sized by (deploy/k8s/README.md).
    */
   CATALOG_INGEST_THREAD_HEAP_MB: z.coerce.number().int().min(64).max(16_384).default(384),
+  /**
+   * Dry runs (catalogset-validation) one replica works on at once; each holds its document
+   * while it waits for a preparation thread. Beyond it: 503 with Retry-After.
+   */
+  CATALOG_VALIDATION_MAX_IN_PROGRESS: z.coerce.number().int().min(1).max(64).default(2),
+  /** Dry runs of one partner on one replica at once. Beyond it: 429 with Retry-After. */
+  CATALOG_VALIDATION_MAX_PER_PARTNER: z.coerce.number().int().min(1).max(64).default(1),
   /** A worker's claim on a run; heartbeats renew it, a crash lets it lapse. */
   CATALOG_INGEST_LEASE_MS: milliseconds(30_000),
   /** Claims of one run before it is failed rather than retried again. */

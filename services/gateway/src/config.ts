@@ -43,6 +43,12 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
    * store (5 s) and capturing. A place cut off here answers 504 and its key resumes.
    */
   ORDERING_PLACE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
+  /**
+   * How long a catalog dry run (catalogset-validation) may take: longer than the catalog
+   * service's CATALOG_FETCH_TIMEOUT_MS (60 s) plus a validation (a few seconds, after waiting
+   * for a preparation thread), so its answer arrives rather than a 504.
+   */
+  CATALOG_VALIDATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(90_000),
   OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(9100),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),

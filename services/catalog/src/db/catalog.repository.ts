@@ -1,6 +1,6 @@
 import { events, type CatalogActivatedData, type CatalogIngestSummary } from '@pcp/contracts';
 import { insertOutboxEvent } from '@pcp/service-kit';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { CatalogDatabase, IngestRunRow } from './catalog.table.js';
 
@@ -95,7 +95,7 @@ export function activateCatalog(
       items: catalog.counts.items,
       sections: catalog.counts.sections,
       modifierGroups: catalog.counts.modifierGroups,
-      ...(await priceChanges(trx, versionId, active?.version_id)),
+      ...(await priceChanges(trx, versionPrices(versionId), versionPrices(active?.version_id))),
     };
     await trx
       .insertInto('active_catalogs')
@@ -174,23 +174,23 @@ function chunkCount(bytes: number): number {
  */
 const CHUNKS_PER_INSERT = 4;
 
+/** Rows (key = itemId, value = minor units) of one stored version's prices. */
+const versionPrices = (versionId: string | undefined) =>
+  sql`select key, value from catalog_versions, jsonb_each(prices)
+      where version_id = ${versionId ?? null}::uuid`;
+
 /**
  * Items added, removed and re-priced against the previously active version (contract §4),
- * counted by Postgres from both versions' stored prices, so the service never parses
- * 100,000 previous prices on its event loop.
+ * counted by Postgres from both sets of prices, so the service never parses 100,000
+ * previous prices on its event loop.
  */
 async function priceChanges(
-  trx: Db,
-  versionId: string,
-  previousVersionId: string | undefined,
+  db: Db,
+  next: RawBuilder<unknown>,
+  previous: RawBuilder<unknown>,
 ): Promise<Pick<CatalogIngestSummary, 'added' | 'removed' | 'priceChanged'>> {
   const { rows } = await sql<{ added: number; removed: number; price_changed: number }>`
-    with next as (
-      select key, value from catalog_versions, jsonb_each(prices) where version_id = ${versionId}
-    ), previous as (
-      select key, value from catalog_versions, jsonb_each(prices)
-      where version_id = ${previousVersionId ?? null}::uuid
-    )
+    with next as (${next}), previous as (${previous})
     select
       (select count(*) from next left join previous using (key) where previous.key is null)::int
         as added,
@@ -198,12 +198,37 @@ async function priceChanges(
         as removed,
       (select count(*) from next join previous using (key) where next.value <> previous.value)::int
         as price_changed
-  `.execute(trx);
+  `.execute(db);
   const [counted] = rows;
   return {
     added: counted?.added ?? 0,
     removed: counted?.removed ?? 0,
     priceChanged: counted?.price_changed ?? 0,
+  };
+}
+
+/**
+ * The summary an ingest of a validated document would report (a dry run): the candidate's
+ * prices (a JSON object itemId → minor units) counted against the store's active version,
+ * stored nowhere.
+ */
+export async function summarizeAgainstActive(
+  db: Db,
+  storeId: string,
+  candidate: Pick<ActivatedCatalog, 'pricesJson' | 'counts'>,
+): Promise<CatalogIngestSummary> {
+  const changes = await priceChanges(
+    db,
+    sql`select key, value from jsonb_each(${candidate.pricesJson}::jsonb)`,
+    sql`select key, value from active_catalogs
+        join catalog_versions using (version_id), jsonb_each(prices)
+        where active_catalogs.store_id = ${storeId}::uuid`,
+  );
+  return {
+    items: candidate.counts.items,
+    sections: candidate.counts.sections,
+    modifierGroups: candidate.counts.modifierGroups,
+    ...changes,
   };
 }
 

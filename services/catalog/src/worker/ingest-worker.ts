@@ -1,8 +1,6 @@
-import { catalogLimits, events, type CatalogIngestError } from '@pcp/contracts';
+import { events, type CatalogIngestError } from '@pcp/contracts';
 import {
-  safeFetch,
   tryParseJson,
-  type AddressAllowlist,
   type ConsumerWork,
   type HandlerOutcome,
   type Logger,
@@ -13,6 +11,7 @@ import type { JetStreamClient, JsMsg } from 'nats';
 import { activateCatalog } from '../db/catalog.repository.js';
 import type { CatalogDatabase, IngestRunRow } from '../db/catalog.table.js';
 import { claimRun, extendLease, releaseLease, transitionRun } from '../db/ingest-run.repository.js';
+import { downloadCatalogSet, type CatalogFetchSettings } from './download-catalog.js';
 import { ingestMessage } from './ingest-message.js';
 import { releaseParkedRuns } from './parked-runs.js';
 import type { CatalogPreparationPool } from './prepare-catalog.pool.js';
@@ -30,12 +29,7 @@ export interface IngestWorkerDeps {
   maxAttempts: number;
   /** Runs of one partner in progress at once, across every replica. */
   maxRunsPerPartner: number;
-  fetch: {
-    allowHttp: boolean;
-    allowlist: AddressAllowlist;
-    timeoutMs: number;
-    connectTimeoutMs: number;
-  };
+  fetch: CatalogFetchSettings;
 }
 
 /** The worker lost its claim (it stalled past the lease and another worker took over). */
@@ -159,14 +153,7 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     work: ConsumerWork,
   ): Promise<void> {
     let lastProgress = 0;
-    const download = await safeFetch(run.callback_url, {
-      allowHttp: deps.fetch.allowHttp,
-      allowlist: deps.fetch.allowlist,
-      maxBytes: catalogLimits.maxDocumentBytes,
-      maxRedirects: 3,
-      urlName: 'callbackUrl',
-      connectTimeoutMs: deps.fetch.connectTimeoutMs,
-      totalTimeoutMs: deps.fetch.timeoutMs,
+    const download = await downloadCatalogSet(run.callback_url, deps.fetch, {
       signal: work.signal,
       onProgress: () => {
         // Long downloads tell JetStream they are alive, at most once a second.

@@ -1,9 +1,10 @@
+import type { ValidationContext } from '@pcp/catalog-validation';
 import type { Logger } from '@pcp/service-kit';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { ValidationContext } from '../domain/validate-catalog-set.js';
 import {
   PARSED,
+  type CheckCatalogResult,
   type PrepareCatalogResult,
   type PrepareCatalogTask,
 } from './prepare-catalog.task.js';
@@ -32,6 +33,12 @@ export interface CatalogPreparationPool {
     context: ValidationContext,
     onParsed: () => void,
   ): Promise<PrepareCatalogResult>;
+  /**
+   * Parse and validate a downloaded document on a worker thread, and price a valid one (a
+   * dry run: nothing is serialized for storing). Same `bytes` rules as `prepare`. It waits
+   * for a thread like any ingest does.
+   */
+  check(bytes: Uint8Array, context: ValidationContext): Promise<CheckCatalogResult>;
   close(): Promise<void>;
 }
 
@@ -42,7 +49,7 @@ export function createCatalogPreparationPool(options: {
   heapMb: number;
   logger: Logger;
 }): CatalogPreparationPool {
-  const pool = new Piscina<PrepareCatalogTask, PrepareCatalogResult>({
+  const pool = new Piscina<PrepareCatalogTask, PrepareCatalogResult | CheckCatalogResult>({
     filename: TASK_FILE,
     minThreads: 0,
     maxThreads: options.threads,
@@ -55,23 +62,33 @@ export function createCatalogPreparationPool(options: {
     options.logger.error({ err: error }, 'catalog preparation thread failed'),
   );
 
+  /** The whole ArrayBuffer of `bytes`, which the task takes over. */
+  function transferable(bytes: Uint8Array): ArrayBuffer {
+    if (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) {
+      throw new Error('the preparation pool needs bytes that span their whole ArrayBuffer');
+    }
+    return bytes.buffer as ArrayBuffer;
+  }
+
   return {
     async prepare(bytes, context, onParsed) {
-      if (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) {
-        throw new Error('prepare needs bytes that span their whole ArrayBuffer');
-      }
+      const buffer = transferable(bytes);
       const { port1, port2 } = new MessageChannel();
       port1.on('message', (message) => {
         if (message === PARSED) onParsed();
       });
       try {
-        return await pool.run(
-          { bytes: bytes.buffer as ArrayBuffer, context, progress: port2 },
-          { transferList: [bytes.buffer as ArrayBuffer, port2] },
-        );
+        return (await pool.run(
+          { bytes: buffer, context, purpose: 'activation', progress: port2 },
+          { transferList: [buffer, port2] },
+        )) as PrepareCatalogResult;
       } finally {
         port1.close();
       }
+    },
+    async check(bytes, context) {
+      const buffer = transferable(bytes);
+      return pool.run({ bytes: buffer, context, purpose: 'check' }, { transferList: [buffer] });
     },
     close: () => pool.destroy(),
   };

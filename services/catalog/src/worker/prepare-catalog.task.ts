@@ -1,30 +1,40 @@
 /**
  * Runs in a worker thread of the catalog preparation pool (prepare-catalog.pool.ts): the
- * CPU-heavy part of an ingest (JSON parse, validation, serialization, hashing), so the
- * service's event loop keeps answering requests meanwhile. The parsed document never leaves
- * this thread; only what activation stores does.
+ * CPU-heavy part of an ingest (JSON parse, validation, serialization, hashing) or of its dry
+ * run (parse, validation), so the service's event loop keeps answering requests meanwhile.
+ * The parsed document never leaves this thread; only what activation stores does.
  */
+import { validateCatalogSet, type ValidationContext } from '@pcp/catalog-validation';
 import type { CatalogIngestError } from '@pcp/contracts';
 import { createHash } from 'node:crypto';
 import type { MessagePort } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { ActivatedCatalog } from '../db/catalog.repository.js';
-import { validateCatalogSet, type ValidationContext } from '../domain/validate-catalog-set.js';
 
 export interface PrepareCatalogTask {
   /** The downloaded bytes, transferred (the sender's view is detached). */
   bytes: ArrayBuffer;
   context: ValidationContext;
+  /**
+   * `activation`: a valid document is serialized and hashed for storing (an ingest).
+   * `check`: it is only validated and priced (a dry run stores nothing).
+   */
+  purpose: 'activation' | 'check';
   /** Receives `PARSED` once the bytes are valid JSON: the run then shows `processing`. */
-  progress: MessagePort;
+  progress?: MessagePort;
 }
 
 export const PARSED = 'parsed';
 
-export type PrepareCatalogResult =
+/** What a dry run learns of a valid document: enough for the change summary. */
+export type CheckedCatalog = Pick<ActivatedCatalog, 'pricesJson' | 'counts'>;
+
+type NotValid =
   | { outcome: 'invalid_json'; message: string }
-  | { outcome: 'invalid'; errors: CatalogIngestError[] }
-  | { outcome: 'valid'; catalog: ActivatedCatalog };
+  | { outcome: 'invalid'; errors: CatalogIngestError[] };
+
+export type PrepareCatalogResult = NotValid | { outcome: 'valid'; catalog: ActivatedCatalog };
+export type CheckCatalogResult = NotValid | { outcome: 'valid'; catalog: CheckedCatalog };
 
 /** Piscina's wrapper of a result whose buffers are transferred, not copied. */
 type Moved = ReturnType<typeof move>;
@@ -47,12 +57,17 @@ export default function prepareCatalog(task: PrepareCatalogTask): Moved {
       message: `callbackUrl did not return valid JSON${where}`,
     });
   }
-  task.progress.postMessage(PARSED);
+  task.progress?.postMessage(PARSED);
 
   const validation = validateCatalogSet(document, task.context);
   if (!validation.ok) return result({ outcome: 'invalid', errors: validation.errors });
 
   const { catalog } = validation;
+  // Serialized here: 100,000 prices take the request loop 90 ms to stringify.
+  const pricesJson = JSON.stringify(Object.fromEntries(catalog.prices));
+  if (task.purpose === 'check') {
+    return result({ outcome: 'valid', catalog: { pricesJson, counts: catalog.counts } });
+  }
   // An encoder's output owns its ArrayBuffer (a small Buffer may sit in Node's shared pool),
   // so it can be transferred back without a copy.
   const bytes = new TextEncoder().encode(JSON.stringify(catalog.document));
@@ -65,8 +80,7 @@ export default function prepareCatalog(task: PrepareCatalogTask): Moved {
         etag,
         catalogSetId: catalog.document.catalogSetId,
         currency: catalog.document.currency,
-        // Serialized here: 100,000 prices take the request loop 90 ms to stringify.
-        pricesJson: JSON.stringify(Object.fromEntries(catalog.prices)),
+        pricesJson,
         counts: catalog.counts,
       },
     },
@@ -75,6 +89,9 @@ export default function prepareCatalog(task: PrepareCatalogTask): Moved {
 }
 
 /** The result for piscina, handing `transfer` over to the main thread instead of copying. */
-function result(value: PrepareCatalogResult, transfer: ArrayBuffer[] = []): Moved {
+function result(
+  value: PrepareCatalogResult | CheckCatalogResult,
+  transfer: ArrayBuffer[] = [],
+): Moved {
   return move({ [transferableSymbol]: transfer, [valueSymbol]: value });
 }

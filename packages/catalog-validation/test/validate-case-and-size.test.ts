@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { generateCatalogSet } from '../../../../scripts/lib/catalog-generator.mjs';
-import { validateCatalogSet } from '../../src/domain/validate-catalog-set.js';
+import { generateCatalogSet } from '../../../scripts/lib/catalog-generator.mjs';
+import { validateCatalogSet } from '../src/validate-catalog-set.js';
 
 const STORE = '5a1e0000-0000-4000-8000-000000000001';
 const context = {

@@ -1,9 +1,9 @@
 /**
- * Validation of a downloaded CatalogSet document (contract §3): shape, limits, store and
- * currency, dictionary keys, references, section and modifier cycles, modifier depth,
- * modifier-group bounds and money precision. Every failed rule yields one
- * `{message, path}` with `path` an RFC 6901 pointer into the document; all errors are
- * collected, capped at `catalogLimits.maxErrors`.
+ * Validation of a CatalogSet document (contract §3): shape, limits, store and currency,
+ * dictionary keys, references, section and modifier cycles, modifier depth, modifier-group
+ * bounds and money precision. Every failed rule yields one `{message, path}` with `path` an
+ * RFC 6901 pointer into the document; all errors are collected, capped at
+ * `catalogLimits.maxErrors`. Catalog ingest, its dry run and `pcp-catalog lint` all run this.
  *
  * The checks run once over 100,000-item documents, so the graph walks are iterative over
  * typed arrays (no recursion, no per-node closures) and every node is visited once.
@@ -23,13 +23,17 @@ import {
 import type { CatalogIngestError, CatalogSetDocument } from '@pcp/contracts';
 import { z } from 'zod';
 
+/** What the document is checked against; a rule whose value is absent is not checked. */
 export interface ValidationContext {
-  storeId: string;
-  catalogIngestId: string;
-  /** the store's currency; the document must match */
-  currency: string;
+  /** The store the document is for; the document's storeId must equal it. */
+  storeId?: string;
+  /** The store's currency; the document's currency must equal it. */
+  currency?: string;
+  /** The ingest run, quoted in referential errors for support (absent: a dry run or a lint). */
+  catalogIngestId?: string;
 }
 
+/** A document that passed every rule, with what activation and the change summary need. */
 export interface ValidatedCatalogSet {
   document: CatalogSetDocument;
   /** itemId → basePrice in integer minor units */
@@ -37,6 +41,7 @@ export interface ValidatedCatalogSet {
   counts: { items: number; sections: number; modifierGroups: number; catalogs: number };
 }
 
+/** The validated document, or every error found (at most `catalogLimits.maxErrors`). */
 export type ValidationResult =
   { ok: true; catalog: ValidatedCatalogSet } | { ok: false; errors: CatalogIngestError[] };
 
@@ -80,8 +85,14 @@ class ErrorSink {
   }
 }
 
-/** Validate a parsed JSON CatalogSet against contract §3 for one store and ingest run. */
-export function validateCatalogSet(input: unknown, context: ValidationContext): ValidationResult {
+/**
+ * Validate a parsed JSON CatalogSet against contract §3. The storeId and currency rules are
+ * checked when `context` names them (ingest and the dry run always do).
+ */
+export function validateCatalogSet(
+  input: unknown,
+  context: ValidationContext = {},
+): ValidationResult {
   const sink = new ErrorSink();
 
   // Limits first: a document over the item limit is refused whatever else is wrong.
@@ -107,20 +118,20 @@ export function validateCatalogSet(input: unknown, context: ValidationContext): 
   const document = parsed.data;
   checkKeysDistinct(input as CatalogSetDocument, document, sink);
 
-  if (document.storeId !== context.storeId) {
+  if (context.storeId !== undefined && document.storeId !== context.storeId) {
     sink.add(
       ['storeId'],
       `storeId ${document.storeId} does not match the notified store ${context.storeId}.`,
     );
   }
-  if (document.currency !== context.currency) {
+  if (context.currency !== undefined && document.currency !== context.currency) {
     sink.add(
       ['currency'],
       `currency ${document.currency} does not match the store's currency ${context.currency}.`,
     );
   }
 
-  const checker = new ReferenceChecker(document, context.catalogIngestId, sink);
+  const checker = new ReferenceChecker(document, referenceAdvice(context.catalogIngestId), sink);
   checker.checkCatalogs();
   checker.checkSections();
   const prices = checker.checkItems();
@@ -209,6 +220,16 @@ function checkKeysDistinct(
   }
 }
 
+/**
+ * How a referential error ends: an ingest run's id is something support can look up (the
+ * spec has partners quote it); without a run there is nothing to quote.
+ */
+function referenceAdvice(catalogIngestId: string | undefined): string {
+  return catalogIngestId === undefined
+    ? 'Fix the reference.'
+    : `Fix the reference, or contact support quoting catalogIngestId ${catalogIngestId}.`;
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -284,7 +305,8 @@ class ReferenceChecker {
 
   constructor(
     private readonly document: CatalogSetDocument,
-    private readonly catalogIngestId: string,
+    /** The sentence that ends every unresolved-reference error. */
+    private readonly referenceAdvice: string,
     private readonly sink: ErrorSink,
   ) {
     this.catalogKeys = Object.keys(document.catalogs);
@@ -611,7 +633,7 @@ class ReferenceChecker {
       if (target === undefined) {
         this.sink.add(
           [...path, i],
-          `${owner} references ${kind} ${id}, which is not in ${dictionary}. Fix the reference, or contact support quoting catalogIngestId ${this.catalogIngestId}.`,
+          `${owner} references ${kind} ${id}, which is not in ${dictionary}. ${this.referenceAdvice}`,
         );
         if (edges) edges[base + i] = -1;
       } else if (edges) {

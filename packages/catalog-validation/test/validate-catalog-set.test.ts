@@ -4,12 +4,12 @@ import { describe, expect, it } from 'vitest';
 import {
   generateCatalogSet,
   withBrokenReference,
-} from '../../../../scripts/lib/catalog-generator.mjs';
+} from '../../../scripts/lib/catalog-generator.mjs';
 import {
   validateCatalogSet,
   type ValidationContext,
   type ValidationResult,
-} from '../../src/domain/validate-catalog-set.js';
+} from '../src/validate-catalog-set.js';
 
 const STORE = '5a1e0000-0000-4000-8000-000000000001';
 const INGEST = 'c0ffee00-0000-4000-8000-000000000002';
@@ -201,6 +201,16 @@ describe('validateCatalogSet: limits, store and currency', () => {
     doc.currency = 'EUR';
     expect(pathsOf(validateCatalogSet(doc, context))).toEqual(['/currency']);
   });
+
+  it('checks the store and currency only when the context names them (a lint without a store)', () => {
+    const doc = baseDocument();
+    doc.storeId = id(7);
+    doc.currency = 'EUR';
+    expect(validateCatalogSet(doc, {}).ok).toBe(true);
+    expect(validateCatalogSet(doc).ok).toBe(true);
+    expect(pathsOf(validateCatalogSet(doc, { storeId: STORE }))).toEqual(['/storeId']);
+    expect(pathsOf(validateCatalogSet(doc, { currency: 'USD' }))).toEqual(['/currency']);
+  });
 });
 
 describe('validateCatalogSet: keys and lists', () => {
@@ -284,6 +294,17 @@ describe('validateCatalogSet: references', () => {
       `Item ${I2} references modifier group ${MISSING}, which is not in modifierGroups. ` +
         `Fix the reference, or contact support quoting catalogIngestId ${INGEST}.`,
     );
+  });
+
+  it('asks only for the fix when there is no ingest run to quote (dry run, lint)', () => {
+    const doc = baseDocument();
+    doc.items[I2].modifierGroupIds = [MISSING];
+    expect(errorsOf(validateCatalogSet(doc, { storeId: STORE, currency: 'USD' }))).toEqual([
+      {
+        path: `/items/${I2}/modifierGroupIds/0`,
+        message: `Item ${I2} references modifier group ${MISSING}, which is not in modifierGroups. Fix the reference.`,
+      },
+    ]);
   });
 
   it('finds the reference broken by withBrokenReference', () => {

@@ -1,0 +1,7 @@
+/** The `pcp-catalog` command (the client package's bin): see lint-command.ts. */
+import { main } from './lint-command.js';
+
+process.exitCode = await main(process.argv.slice(2), {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+});
