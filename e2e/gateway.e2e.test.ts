@@ -216,6 +216,23 @@ describe('malformed, oversized and hostile input', () => {
     expect(response.headers.get('content-type')).not.toContain('html');
   });
 
+  it('answers URLs the router refuses (an over-long segment, broken percent-encoding) as ProblemDetail', async () => {
+    const longSegment = await call(
+      platform.baseUrl,
+      'GET',
+      `/v1/commerce/stores/${'a'.repeat(5_000)}`,
+      { apiKey: commerce.apiKey },
+    );
+    expectProblem(longSegment, 404, 'NOT_FOUND');
+    expect(longSegment.headers.get('x-request-id')).toBe(longSegment.body.requestId);
+
+    const brokenEncoding = await call(platform.baseUrl, 'GET', '/v1/commerce/stores/%E0%A4%A', {
+      apiKey: commerce.apiKey,
+    });
+    expectProblem(brokenEncoding, 400, 'REQUEST_INVALID');
+    expect(brokenEncoding.headers.get('x-request-id')).toBe(brokenEncoding.body.requestId);
+  });
+
   it('keeps a well-formed incoming X-Request-Id and replaces a hostile one', async () => {
     const kept = await call(platform.baseUrl, 'GET', storesPath, {
       apiKey: commerce.apiKey,

@@ -3,6 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { ProblemDetail } from '@pcp/contracts';
+import { buildOpenApiDocument } from '@pcp/gateway';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
@@ -67,19 +69,70 @@ describe('the served OpenAPI document, as a partner generating a client uses it'
     expect(document.components.schemas).toHaveProperty('PricedLineItem');
   });
 
-  it('passes `redocly lint` without errors', async () => {
+  it('passes `redocly lint` with no errors and no warnings', async () => {
     const result = await run(
       join(root, 'node_modules', '.bin', 'redocly'),
       ['lint', documentPath, '--format', 'json', '--config', join(root, 'redocly.yaml')],
-      { cwd: root, maxBuffer: 16 * 1024 * 1024 },
+      { cwd: root, maxBuffer: 64 * 1024 * 1024 },
     ).catch((error: { stdout?: string; code?: number }) => error);
     const report = JSON.parse(result.stdout ?? '{}') as {
-      totals?: { errors: number };
+      totals?: { errors: number; warnings: number };
       problems?: { ruleId: string; message: string; severity: string }[];
     };
-    const errors = (report.problems ?? []).filter((problem) => problem.severity === 'error');
-    expect(errors).toEqual([]);
-    expect(report.totals?.errors).toBe(0);
+    expect((report.problems ?? []).map(({ ruleId, message }) => `${ruleId}: ${message}`)).toEqual(
+      [],
+    );
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+  });
+
+  it('is the document buildOpenApiDocument renders without a server', async () => {
+    const publicBaseUrl = document.servers[0].url as string;
+    expect(await buildOpenApiDocument({ publicBaseUrl })).toEqual(document);
+  });
+
+  it('links the CatalogSet JSON Schema, which the gateway serves to anyone', async () => {
+    const link = new URL(
+      document.tags.find((tag: { name: string }) => tag.name === 'Commerce: catalog').externalDocs
+        .url,
+    );
+    expect(link.pathname).toBe('/schemas/catalogset.json');
+    const response = await fetch(`${platform.baseUrl}${link.pathname}`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { title: string }).title).toBe('CatalogSet');
+  });
+
+  it("serves the page a ProblemDetail's type names: JSON, or HTML to a browser", async () => {
+    const problem = (await (
+      await fetch(`${platform.baseUrl}/v1/commerce/stores`)
+    ).json()) as ProblemDetail;
+    expect(problem.errorCode).toBe('UNAUTHORIZED');
+    const page = new URL(problem.type);
+    expect(page.pathname).toBe('/docs/errors/UNAUTHORIZED');
+    const json = await fetch(`${platform.baseUrl}${page.pathname}`);
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await json.json()).toMatchObject({ errorCode: 'UNAUTHORIZED', status: 401 });
+    const html = await fetch(`${platform.baseUrl}${page.pathname}`, {
+      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+    });
+    expect(html.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await html.text()).toContain('Bearer &lt;key&gt;');
+    const index = (await (await fetch(`${platform.baseUrl}/docs/errors`)).json()) as {
+      errors: unknown[];
+    };
+    expect(index.errors.length).toBeGreaterThan(30);
+  });
+
+  it('answers an unknown or hostile error code with a 404 ProblemDetail', async () => {
+    for (const code of ['NOPE', '%3Cscript%3Ealert(1)%3C%2Fscript%3E', '..%2F..%2Fopenapi.json']) {
+      const response = await fetch(`${platform.baseUrl}/docs/errors/${code}`, {
+        headers: { accept: 'text/html' },
+      });
+      expect(response.status, code).toBe(404);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const problem = (await response.json()) as ProblemDetail;
+      expect(problem.errorCode).toBe('NOT_FOUND');
+      expect(response.headers.get('x-request-id')).toBe(problem.requestId);
+    }
   });
 
   it('generates TypeScript types with openapi-typescript', async () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { catalogLimits } from './catalog.js';
 import { guid, maxProblemErrors, orderError } from './common.js';
+import { cartExample, exampleIds, pricedCartExample } from './examples.js';
 
 /** A line item as partners send it; `name`, `unitPrice` and `totalPrice` are computed. */
 export interface LineItemInput {
@@ -56,18 +57,33 @@ export const cartInput = z.object({
 });
 export type CartInput = z.infer<typeof cartInput>;
 
-export const addCartItemInput = z.object({
-  item: lineItemInput,
-  cart: cartInput.nullable().optional(),
-  catalogSetId: guid.nullable().optional(),
-  storeId: guid.nullable().optional(),
-});
+export const addCartItemInput = z
+  .object({
+    item: lineItemInput,
+    cart: cartInput.nullable().optional(),
+    catalogSetId: guid.nullable().optional(),
+    storeId: guid.nullable().optional(),
+  })
+  .meta({
+    examples: [
+      {
+        item: cartExample.lineItems[0],
+        cart: null,
+        catalogSetId: exampleIds.catalogSet,
+        storeId: exampleIds.store,
+      },
+    ],
+  });
 export type AddCartItemInput = z.infer<typeof addCartItemInput>;
 
-export const removeCartItemInput = z.object({ cart: cartInput, lineItemId: guid });
+export const removeCartItemInput = z
+  .object({ cart: cartInput, lineItemId: guid })
+  .meta({ examples: [{ cart: cartExample, lineItemId: exampleIds.line }] });
 export type RemoveCartItemInput = z.infer<typeof removeCartItemInput>;
 
-export const updateCartItemInput = z.object({ cart: cartInput, lineItemId: guid, quantity: int32 });
+export const updateCartItemInput = z
+  .object({ cart: cartInput, lineItemId: guid, quantity: int32 })
+  .meta({ examples: [{ cart: cartExample, lineItemId: exampleIds.line, quantity: 3 }] });
 export type UpdateCartItemInput = z.infer<typeof updateCartItemInput>;
 
 /**
@@ -124,5 +140,5 @@ export const pricedCart = z
     itemCount: z.number().int(),
     errors: z.array(orderError).max(maxProblemErrors),
   })
-  .meta({ id: 'PricedCart' });
+  .meta({ id: 'PricedCart', examples: [pricedCartExample] });
 export type PricedCart = z.infer<typeof pricedCart>;

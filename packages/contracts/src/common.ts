@@ -28,21 +28,23 @@ export const orderError = z.object({
 export type OrderError = z.infer<typeof orderError>;
 
 /** RFC 9457 ProblemDetail as the gateway sends it (contract §11). */
-export const problemDetail = z.object({
-  type: z.string(),
-  title: z.string(),
-  status: z.number().int(),
-  detail: z.string(),
-  instance: z.string(),
-  requestId: z.string(),
-  timestamp: dateTime,
-  errorCode: z.string(),
-  errorCategory: z.string(),
-  retryable: z.boolean(),
-  errors: z.array(orderError).max(maxProblemErrors).optional(),
-  /** How many more element errors there were than `errors` lists. */
-  errorsOmitted: z.number().int().positive().optional(),
-});
+export const problemDetail = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    instance: z.string(),
+    requestId: z.string(),
+    timestamp: dateTime,
+    errorCode: z.string(),
+    errorCategory: z.string(),
+    retryable: z.boolean(),
+    errors: z.array(orderError).max(maxProblemErrors).optional(),
+    /** How many more element errors there were than `errors` lists. */
+    errorsOmitted: z.number().int().positive().optional(),
+  })
+  .meta({ id: 'ProblemDetail' });
 export type ProblemDetail = z.infer<typeof problemDetail>;
 
 export const partnerKind = z.enum(['commerce', 'distribution']);

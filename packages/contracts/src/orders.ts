@@ -9,6 +9,13 @@ import {
   paymentType,
 } from './common.js';
 import { postalAddress, resolvedLocation } from './stores.js';
+import {
+  orderExample,
+  orderRequestExample,
+  savedAddressExample,
+  savedAddressFields,
+  validatedOrderExamples,
+} from './examples.js';
 
 /** Free-text limits of the spec's Limits table. */
 export const orderLimits = { userAgentMaxLength: 512, instructionsMaxLength: 500 } as const;
@@ -31,9 +38,9 @@ const scheduling = {
 };
 
 /** An address as partners send it inline: the spec's fields, the country US unless given. */
-export const addressInput = postalAddress.extend({
-  country: postalAddress.shape.country.default('US'),
-});
+export const addressInput = postalAddress
+  .extend({ country: postalAddress.shape.country.default('US') })
+  .meta({ examples: [savedAddressFields] });
 export type AddressInput = z.infer<typeof addressInput>;
 
 /** A delivery address: a saved one of the end user (contract §7), or inline fields. */
@@ -61,19 +68,21 @@ export const orderCustomer = z.object({
 });
 
 /** The body of validate and place (contract §7). */
-export const orderRequest = z.object({
-  cart: cartInput,
-  fulfillment: fulfillmentInput,
-  /** Absent is CLIENT_CONTEXT_REQUIRED (a 400 of its own), so not required here. */
-  client: orderClient.nullable().optional(),
-  customer: orderCustomer.optional(),
-  paymentId: guid.optional(),
-  paymentType: paymentType.default('CARD'),
-  tip: moneyAmount.default(0),
-  specialInstructions: z.string().max(10_000).nullable().optional(),
-  /** The total the customer saw: required on place, compared with the recomputed one. */
-  amounts: z.object({ total: moneyAmount }).optional(),
-});
+export const orderRequest = z
+  .object({
+    cart: cartInput,
+    fulfillment: fulfillmentInput,
+    /** Absent is CLIENT_CONTEXT_REQUIRED (a 400 of its own), so not required here. */
+    client: orderClient.nullable().optional(),
+    customer: orderCustomer.optional(),
+    paymentId: guid.optional(),
+    paymentType: paymentType.default('CARD'),
+    tip: moneyAmount.default(0),
+    specialInstructions: z.string().max(10_000).nullable().optional(),
+    /** The total the customer saw: required on place, compared with the recomputed one. */
+    amounts: z.object({ total: moneyAmount }).optional(),
+  })
+  .meta({ examples: [orderRequestExample] });
 export type OrderRequest = z.infer<typeof orderRequest>;
 
 /** The computed price breakdown, in major units of `currency` (contract §7). */
@@ -119,7 +128,7 @@ export const validatedOrder = z
     paymentType: paymentType,
     specialInstructions: z.string().nullable(),
   })
-  .meta({ id: 'ValidatedOrder' });
+  .meta({ id: 'ValidatedOrder', examples: validatedOrderExamples });
 export type ValidatedOrder = z.infer<typeof validatedOrder>;
 
 /** An end user holds at most this many saved addresses. */
@@ -135,12 +144,12 @@ export const savedAddress = z
     longitude: z.number(),
     createdAt: dateTime,
   })
-  .meta({ id: 'SavedAddress' });
+  .meta({ id: 'SavedAddress', examples: [savedAddressExample] });
 export type SavedAddress = z.infer<typeof savedAddress>;
 
-export const savedAddressList = z.object({
-  addresses: z.array(savedAddress).max(maxAddressesPerEndUser),
-});
+export const savedAddressList = z
+  .object({ addresses: z.array(savedAddress).max(maxAddressesPerEndUser) })
+  .meta({ examples: [{ addresses: [savedAddressExample] }] });
 
 /** An order's state (the spec's Order state table). */
 export const orderState = z.enum(['open', 'completed', 'cancelled']);
@@ -183,7 +192,8 @@ export const placeOrderRequest = orderRequest
         params: { code: 'REQUIRED' },
       });
     }
-  });
+  })
+  .meta({ examples: [orderRequestExample] });
 export type PlaceOrderRequest = z.infer<typeof placeOrderRequest>;
 
 /** A placed order (contract §7): what place answers and the order's resources serve. */
@@ -210,7 +220,7 @@ export const order = z
     createdAt: dateTime,
     updatedAt: dateTime,
   })
-  .meta({ id: 'Order' });
+  .meta({ id: 'Order', examples: [orderExample] });
 export type Order = z.infer<typeof order>;
 
 /**
@@ -244,7 +254,10 @@ export const storeOrdersQuery = z.object({
 
 export const storeOrderList = z
   .object({ orders: z.array(order).max(100), nextCursor: z.string().nullable() })
-  .meta({ id: 'StoreOrderList' });
+  .meta({
+    id: 'StoreOrderList',
+    examples: [{ orders: [orderExample], nextCursor: 'eyJjIjoiMjAyNi0xMS0yMlQxODowNTowMFoifQ' }],
+  });
 
 /** The statuses a store steps an order through with `{status}` (contract §10). */
 export const orderProgressStatus = z.enum(['confirmed', 'preparing', 'ready', 'inTransit']);
@@ -285,5 +298,12 @@ export const orderStatusChange = z
         params: { code: 'INVALID_VALUE' },
       });
     }
+  })
+  .meta({
+    examples: [
+      { status: 'confirmed', estimatedReadyAt: '2026-11-22T18:45:00Z' },
+      { state: 'completed' },
+      { state: 'cancelled', cancelReason: 'The kitchen closed early' },
+    ],
   });
 export type OrderStatusChange = z.infer<typeof orderStatusChange>;

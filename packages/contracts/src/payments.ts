@@ -1,39 +1,55 @@
 import { z } from 'zod';
 import { dateTime, guid } from './common.js';
+import { vaultedCardExample } from './examples.js';
 
 /**
  * A card to vault (contract §9). Only the shape is checked here; the card rules (Luhn,
  * network, expiry, CVC length) are the payments service's, answered as CARD_INVALID with
  * pointers. The number and CVC are strings: leading zeros matter, and neither is a number.
  */
-export const vaultCardInput = z.object({
-  cardNumber: z.string().max(64),
-  expMonth: z.number().int(),
-  expYear: z.number().int(),
-  cvc: z.string().max(8),
-  cardholderName: z.string().trim().min(1).max(100),
-  billingPostalCode: z.string().trim().min(1).max(16).optional(),
-});
+export const vaultCardInput = z
+  .object({
+    cardNumber: z.string().max(64),
+    expMonth: z.number().int(),
+    expYear: z.number().int(),
+    cvc: z.string().max(8),
+    cardholderName: z.string().trim().min(1).max(100),
+    billingPostalCode: z.string().trim().min(1).max(16).optional(),
+  })
+  .meta({
+    examples: [
+      {
+        cardNumber: '4242424242424242',
+        expMonth: 12,
+        expYear: 2030,
+        cvc: '123',
+        cardholderName: 'Dana Reyes',
+        billingPostalCode: '60611',
+      },
+    ],
+  });
 export type VaultCardInput = z.infer<typeof vaultCardInput>;
 
 /** A vaulted card as partners see it: never its number or CVC. */
-export const vaultedCard = z.object({
-  paymentId: guid,
-  /** The card network, e.g. VISA, MASTERCARD, AMERICAN_EXPRESS. */
-  brand: z.string(),
-  last4: z.string().regex(/^\d{4}$/),
-  expMonth: z.number().int().min(1).max(12),
-  expYear: z.number().int(),
-  createdAt: dateTime,
-});
+export const vaultedCard = z
+  .object({
+    paymentId: guid,
+    /** The card network, e.g. VISA, MASTERCARD, AMERICAN_EXPRESS. */
+    brand: z.string(),
+    last4: z.string().regex(/^\d{4}$/),
+    expMonth: z.number().int().min(1).max(12),
+    expYear: z.number().int(),
+    createdAt: dateTime,
+  })
+  .meta({ examples: [vaultedCardExample] });
 export type VaultedCard = z.infer<typeof vaultedCard>;
 
 /** An end user holds at most this many cards at once. */
 export const maxCardsPerEndUser = 25;
 
-export const vaultedCardList = z.object({
-  cards: z.array(vaultedCard).max(maxCardsPerEndUser),
-});
+export const vaultedCardList = z
+  .object({ cards: z.array(vaultedCard).max(maxCardsPerEndUser) })
+  .meta({ examples: [{ cards: [vaultedCardExample] }] });
 
 /** The lifecycle of one charge: an authorization hold, then capture or void, then refunds. */
 export const chargeStatus = z.enum([

@@ -2,6 +2,12 @@ import { z } from 'zod';
 import { availability } from './availability.js';
 import { dateTime, fulfillmentType, guid, moneyAmount } from './common.js';
 import { currencyExponent, isKnownCurrency, toScaledInteger } from './money.js';
+import {
+  commerceStoreExample,
+  marketfrontStoreExample,
+  storeProfileExample,
+  storeStatusExamples,
+} from './examples.js';
 
 /** Digits a tax rate may carry: 0.0875 is stored as 87,500 parts per million. */
 export const TAX_RATE_DIGITS = 6;
@@ -131,7 +137,9 @@ function checkStoreProfile(profile: z.infer<typeof storeProfileFields>, ctx: z.R
  * Computed fields (`status`, `storeId`, timestamps, `orderSubmissionSecret`) are ignored
  * when sent back.
  */
-export const storeProfileInput = storeProfileFields.superRefine(checkStoreProfile);
+export const storeProfileInput = storeProfileFields
+  .superRefine(checkStoreProfile)
+  .meta({ examples: [storeProfileExample] });
 export type StoreProfileInput = z.infer<typeof storeProfileInput>;
 
 export const storeStatusValue = z.enum(['online', 'paused']);
@@ -144,23 +152,32 @@ export const pauseReason = z.enum([
 ]);
 
 /** A store's status as read (contract §5). A pause past its `resumeAt` reads as online. */
-export const storeStatus = z.object({
-  status: storeStatusValue,
-  reason: pauseReason.nullable(),
-  pausedAt: dateTime.nullable(),
-  resumeAt: dateTime.nullable(),
-});
+export const storeStatus = z
+  .object({
+    status: storeStatusValue,
+    reason: pauseReason.nullable(),
+    pausedAt: dateTime.nullable(),
+    resumeAt: dateTime.nullable(),
+  })
+  .meta({ examples: storeStatusExamples });
 export type StoreStatus = z.infer<typeof storeStatus>;
 
 /** Body of `POST /v1/commerce/stores/{storeId}/status`. */
-export const setStoreStatusInput = z.discriminatedUnion('status', [
-  z.object({ status: z.literal('online') }),
-  z.object({
-    status: z.literal('paused'),
-    reason: pauseReason,
-    resumeAt: dateTime.nullable().optional(),
-  }),
-]);
+export const setStoreStatusInput = z
+  .discriminatedUnion('status', [
+    z.object({ status: z.literal('online') }),
+    z.object({
+      status: z.literal('paused'),
+      reason: pauseReason,
+      resumeAt: dateTime.nullable().optional(),
+    }),
+  ])
+  .meta({
+    examples: [
+      { status: 'paused', reason: 'too_busy', resumeAt: '2026-11-22T18:35:00Z' },
+      { status: 'online' },
+    ],
+  });
 export type SetStoreStatusInput = z.infer<typeof setStoreStatusInput>;
 
 const storeViewFields = {
@@ -186,31 +203,37 @@ const storeViewFields = {
 };
 
 /** A store as distribution partners see it. */
-export const marketfrontStore = z.object(storeViewFields);
+export const marketfrontStore = z
+  .object(storeViewFields)
+  .meta({ examples: [marketfrontStoreExample] });
 export type MarketfrontStore = z.infer<typeof marketfrontStore>;
 
 /** A store as its owning commerce partner sees it. */
-export const commerceStore = z.object({
-  ...storeViewFields,
-  orderSubmissionUrl: z.string().nullable(),
-  orderSubmissionSecret: z
-    .string()
-    .nullable()
-    .describe(
-      'Verify the Standard Webhooks signature of order submissions with this secret ' +
-        '(whsec_...). Shown only to the owner of the store; null while the store has no ' +
-        'orderSubmissionUrl.',
-    ),
-  createdAt: dateTime,
-  updatedAt: dateTime,
-});
+export const commerceStore = z
+  .object({
+    ...storeViewFields,
+    orderSubmissionUrl: z.string().nullable(),
+    orderSubmissionSecret: z
+      .string()
+      .nullable()
+      .describe(
+        'Verify the Standard Webhooks signature of order submissions with this secret ' +
+          '(whsec_...). Shown only to the owner of the store; null while the store has no ' +
+          'orderSubmissionUrl.',
+      ),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  })
+  .meta({ examples: [commerceStoreExample] });
 export type CommerceStore = z.infer<typeof commerceStore>;
 
-export const commerceStoreList = z.object({
-  stores: z.array(commerceStore),
-  totalCount: z.number().int(),
-  hasMore: z.boolean(),
-});
+export const commerceStoreList = z
+  .object({
+    stores: z.array(commerceStore),
+    totalCount: z.number().int(),
+    hasMore: z.boolean(),
+  })
+  .meta({ examples: [{ stores: [commerceStoreExample], totalCount: 1, hasMore: false }] });
 export type CommerceStoreList = z.infer<typeof commerceStoreList>;
 
 /** A postal address to geocode (discovery, delivery checks). */
@@ -235,22 +258,50 @@ export const customerLocation = z.union([coordinates, postalAddress]);
 export type CustomerLocation = z.infer<typeof customerLocation>;
 
 /** Body of `POST /v1/marketfront/stores/discover` (contract §5). */
-export const discoverStoresInput = z.object({
-  location: customerLocation,
-  fulfillmentType: fulfillmentType,
-  query: z.string().trim().min(1).max(100).optional(),
-  scheduledTime: dateTime.optional(),
-  limit: z.number().int().min(1).max(100).optional(),
-  offset: z.number().int().min(0).max(10_000).optional(),
-});
+export const discoverStoresInput = z
+  .object({
+    location: customerLocation,
+    fulfillmentType: fulfillmentType,
+    query: z.string().trim().min(1).max(100).optional(),
+    scheduledTime: dateTime.optional(),
+    limit: z.number().int().min(1).max(100).optional(),
+    offset: z.number().int().min(0).max(10_000).optional(),
+  })
+  .meta({
+    examples: [
+      {
+        location: {
+          address1: '401 N Wabash Ave',
+          city: 'Chicago',
+          state: 'IL',
+          postalCode: '60611',
+          country: 'US',
+        },
+        fulfillmentType: 'DELIVERY_BY_MERCHANT',
+        query: 'burger',
+        limit: 20,
+      },
+      { location: { latitude: 41.8893, longitude: -87.6268 }, fulfillmentType: 'PICKUP' },
+    ],
+  });
 export type DiscoverStoresInput = z.infer<typeof discoverStoresInput>;
 
 export const discoveredStore = marketfrontStore.extend({ distanceMeters: z.number().int() });
-export const discoverStoresResult = z.object({
-  stores: z.array(discoveredStore),
-  totalCount: z.number().int(),
-  hasMore: z.boolean(),
-});
+export const discoverStoresResult = z
+  .object({
+    stores: z.array(discoveredStore),
+    totalCount: z.number().int(),
+    hasMore: z.boolean(),
+  })
+  .meta({
+    examples: [
+      {
+        stores: [{ ...marketfrontStoreExample, distanceMeters: 1460 }],
+        totalCount: 1,
+        hasMore: false,
+      },
+    ],
+  });
 export type DiscoverStoresResult = z.infer<typeof discoverStoresResult>;
 
 /** Whether a store takes orders at an instant (ordering's ASAP and SCHEDULED checks). */

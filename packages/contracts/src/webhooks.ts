@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { dateTime, guid } from './common.js';
 import { orderEventKind } from './events.js';
 import { orderState, orderStatus } from './orders.js';
+import { exampleIds, webhookDeliveryExample, webhookEndpointExample } from './examples.js';
 
 /**
  * Order-status webhooks (contract §10): a distribution partner registers one endpoint and
@@ -14,18 +15,24 @@ import { orderState, orderStatus } from './orders.js';
  * OpenAPI generator names the input side of `WebhookEndpoint` `WebhookEndpointInput`, and
  * that id here too makes it refuse to build the document.
  */
-export const webhookEndpointInput = z.strictObject({
-  url: z
-    .url({ protocol: /^https?$/ })
-    .max(2048)
-    .describe('Where deliveries are POSTed: https (http only where the deployment allows it)'),
-  events: z
-    .array(orderEventKind)
-    .min(1)
-    .max(orderEventKind.options.length)
-    .refine((kinds) => new Set(kinds).size === kinds.length, 'Each event kind once')
-    .describe('The event kinds to deliver'),
-});
+export const webhookEndpointInput = z
+  .strictObject({
+    url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .describe('Where deliveries are POSTed: https (http only where the deployment allows it)'),
+    events: z
+      .array(orderEventKind)
+      .min(1)
+      .max(orderEventKind.options.length)
+      .refine((kinds) => new Set(kinds).size === kinds.length, 'Each event kind once')
+      .describe('The event kinds to deliver'),
+  })
+  .meta({
+    examples: [
+      { url: webhookEndpointExample.url, events: ['order.created', 'order.status_changed'] },
+    ],
+  });
 export type WebhookEndpointInput = z.infer<typeof webhookEndpointInput>;
 
 /** The partner's endpoint as `GET` shows it: never the secret. */
@@ -41,7 +48,7 @@ export const webhookEndpoint = z
     createdAt: dateTime,
     updatedAt: dateTime,
   })
-  .meta({ id: 'WebhookEndpoint' });
+  .meta({ id: 'WebhookEndpoint', examples: [webhookEndpointExample] });
 export type WebhookEndpoint = z.infer<typeof webhookEndpoint>;
 
 /**
@@ -58,7 +65,10 @@ export const webhookEndpointWithSecret = webhookEndpoint
           'rotated, null otherwise. Verify deliveries with any Standard Webhooks library.',
       ),
   })
-  .meta({ id: 'WebhookEndpointWithSecret' });
+  .meta({
+    id: 'WebhookEndpointWithSecret',
+    examples: [{ ...webhookEndpointExample, secret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD' }],
+  });
 export type WebhookEndpointWithSecret = z.infer<typeof webhookEndpointWithSecret>;
 
 /** The body of every delivery (contract §10), as the partner receives it. */
@@ -76,7 +86,23 @@ export const webhookPayload = z
       version: z.number().int().positive(),
     }),
   })
-  .meta({ id: 'WebhookPayload' });
+  .meta({
+    id: 'WebhookPayload',
+    examples: [
+      {
+        type: 'order.status_changed',
+        timestamp: '2026-11-22T18:10:55Z',
+        data: {
+          orderId: exampleIds.order,
+          storeId: exampleIds.store,
+          state: 'open',
+          status: 'confirmed',
+          previousStatus: 'pending',
+          version: 2,
+        },
+      },
+    ],
+  });
 export type WebhookPayload = z.infer<typeof webhookPayload>;
 
 /**
@@ -105,7 +131,7 @@ export const webhookDelivery = z
     occurredAt: dateTime,
     deliveredAt: dateTime.nullable(),
   })
-  .meta({ id: 'WebhookDelivery' });
+  .meta({ id: 'WebhookDelivery', examples: [webhookDeliveryExample] });
 export type WebhookDelivery = z.infer<typeof webhookDelivery>;
 
 /** `GET /v1/marketfront/webhooks/deliveries`: newest first, by an opaque keyset cursor. */
@@ -118,5 +144,8 @@ export type WebhookDeliveriesQuery = z.infer<typeof webhookDeliveriesQuery>;
 
 export const webhookDeliveryList = z
   .object({ deliveries: z.array(webhookDelivery).max(100), nextCursor: z.string().nullable() })
-  .meta({ id: 'WebhookDeliveryList' });
+  .meta({
+    id: 'WebhookDeliveryList',
+    examples: [{ deliveries: [webhookDeliveryExample], nextCursor: null }],
+  });
 export type WebhookDeliveryList = z.infer<typeof webhookDeliveryList>;

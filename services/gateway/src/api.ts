@@ -2,14 +2,16 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { AppError, type BusClient, type RequestContext } from '@pcp/service-kit';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
+import { openApiOptions } from './openapi/document.js';
 import { registerCartRoutes } from './routes/carts.routes.js';
+import { registerCatalogValidationRoutes } from './routes/catalog-validation.routes.js';
 import { registerCatalogRoutes } from './routes/catalog.routes.js';
 import { registerOrderLifecycleRoutes } from './routes/order-lifecycle.routes.js';
 import { registerOrderRoutes } from './routes/orders.routes.js';
 import { registerPaymentRoutes } from './routes/payments.routes.js';
 import { registerPublicRoutes } from './routes/public.routes.js';
+import { registerSchemaRoutes } from './routes/schemas.routes.js';
 import { registerStoreRoutes } from './routes/stores.routes.js';
 import { registerWebhookRoutes } from './routes/webhooks.routes.js';
 
@@ -22,6 +24,8 @@ export interface ApiOptions {
   readonly docsUrl: string;
   readonly placeTimeoutMs: number;
   readonly paymentsTimeoutMs: number;
+  /** How long a catalog dry run may take: the catalog service's download plus validation. */
+  readonly catalogValidationTimeoutMs: number;
 }
 
 /**
@@ -30,35 +34,20 @@ export interface ApiOptions {
  */
 export function registerApi(app: FastifyInstance, options: ApiOptions): void {
   const { bus, contextOf, docsUrl } = options;
-  void app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Partner Commerce Platform API',
-        version: '1.0.0',
-        description:
-          'Commerce partners (/v1/commerce) and distribution partners (/v1/marketfront). Errors are ' +
-          `RFC 9457 ProblemDetail; each errorCode is described at ${docsUrl}/errors/<errorCode>. ` +
-          'Responses carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset ' +
-          '(seconds until the window resets).',
-      },
-      servers: [{ url: options.publicBaseUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearerAuth: [] }],
-    },
-    transform: jsonSchemaTransform,
-    // Schemas registered with an id (the recursive priced line and cart) become components
-    // that routes reference; without this their $refs would point nowhere.
-    transformObject: jsonSchemaTransformObject,
-  });
+  void app.register(
+    fastifySwagger,
+    openApiOptions({ publicBaseUrl: options.publicBaseUrl, docsUrl }),
+  );
   void app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   // Routes go in a plugin loaded after swagger, so its onRoute hook sees them all.
   void app.register((api, _options, done) => {
-    registerPublicRoutes(api);
+    registerPublicRoutes(api, docsUrl);
+    registerSchemaRoutes(api, options.publicBaseUrl);
     registerStoreRoutes(api, bus, contextOf);
     registerCatalogRoutes(api, bus, contextOf);
+    registerCatalogValidationRoutes(api, bus, contextOf, options.catalogValidationTimeoutMs);
     registerCartRoutes(api, bus, contextOf);
     registerOrderRoutes(api, bus, contextOf, options.placeTimeoutMs);
     registerOrderLifecycleRoutes(api, bus, contextOf, options.paymentsTimeoutMs);
@@ -92,6 +81,7 @@ export async function buildOpenApiDocument(
     docsUrl: options.docsUrl ?? `${publicBaseUrl}/docs`,
     placeTimeoutMs: 0,
     paymentsTimeoutMs: 0,
+    catalogValidationTimeoutMs: 0,
   });
   try {
     await app.ready();

@@ -25,7 +25,7 @@ import { registerApi } from './api.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
 import { findActiveKey } from './db/partner.repository.js';
 import type { GatewayDatabase } from './db/partner.table.js';
-import { installErrorHandling } from './http/problem.js';
+import { frameworkErrorHandler, installErrorHandling } from './http/problem.js';
 import { createRateLimiter, type RateLimitDecision } from './http/rate-limit.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import './routes/route-config.js';
@@ -74,6 +74,7 @@ export interface GatewayDeps {
     | 'NATS_REQUEST_TIMEOUT_MS'
     | 'PAYMENTS_REQUEST_TIMEOUT_MS'
     | 'ORDERING_PLACE_TIMEOUT_MS'
+    | 'CATALOG_VALIDATION_TIMEOUT_MS'
   >;
 }
 
@@ -157,6 +158,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    frameworkErrors: frameworkErrorHandler(docsUrl),
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(plainSerializerCompiler);
@@ -258,6 +260,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     docsUrl,
     placeTimeoutMs: config.ORDERING_PLACE_TIMEOUT_MS,
     paymentsTimeoutMs: config.PAYMENTS_REQUEST_TIMEOUT_MS,
+    catalogValidationTimeoutMs: config.CATALOG_VALIDATION_TIMEOUT_MS,
   });
 
   let invalidations: Subscription | undefined;

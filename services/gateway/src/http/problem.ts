@@ -1,4 +1,4 @@
-import { errorCodes, type ErrorCode, type PlaceOutcome, type ProblemDetail } from '@pcp/contracts';
+import type { ErrorCode, PlaceOutcome, ProblemDetail } from '@pcp/contracts';
 import { AppError, isForbiddenKeyError, jsonBodyProblems, type Logger } from '@pcp/service-kit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -122,9 +122,22 @@ export function installErrorHandling(app: FastifyInstance, docsUrl: string, logg
   );
 }
 
-/** Human-readable description of each code, served under `{DOCS_URL}/errors/<code>`. */
-export function errorDocument(code: string) {
-  if (!Object.hasOwn(errorCodes, code)) return undefined;
-  const info = errorCodes[code as ErrorCode];
-  return { errorCode: code, ...info };
+/**
+ * Fastify's `frameworkErrors`: errors raised before a route is found, which the error
+ * handler never sees (a URL that is not valid percent-encoding, a path parameter longer
+ * than the router accepts). Without it they answer Fastify's own JSON, echoing the path.
+ */
+export function frameworkErrorHandler(docsUrl: string) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    // No route, so no onRequest hook has set it.
+    reply.header('x-request-id', request.id);
+    const appError =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new AppError(
+            'NOT_FOUND',
+            'No route matches: a path segment is longer than any route takes',
+          )
+        : new AppError('REQUEST_INVALID', 'The URL is not valid percent-encoding');
+    void sendProblem(request, reply, appError, docsUrl);
+  };
 }

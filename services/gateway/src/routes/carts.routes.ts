@@ -8,11 +8,23 @@ import {
 import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { forwardBody, problemResponses, registerForwardingRoutes } from './route-config.js';
+import {
+  forwardBody,
+  jsonResponse,
+  problemResponses,
+  registerForwardingRoutes,
+} from './route-config.js';
 
 const config = { area: 'distribution' as const, rateClass: 'reads' as const };
 const tags = ['Marketfront: carts'];
-const responses = { 200: pricedCart, ...problemResponses(400, 404) };
+const responses = {
+  200: jsonResponse(
+    pricedCart,
+    'The whole cart, priced from the store’s current CatalogSet; lines that can no longer be ' +
+      'priced are listed in its errors[]',
+  ),
+  ...problemResponses('CART_INVALID', 'STORE_NOT_FOUND'),
+};
 const errorsNote =
   'Nothing is stored: send the whole cart each time. Computed fields (currency, subTotal, ' +
   'itemCount, errors; name, unitPrice, totalPrice) are ignored on input. A call fails only for ' +

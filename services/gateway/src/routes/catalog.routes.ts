@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import { problemResponses } from './route-config.js';
+import { emptyResponse, jsonResponse, problemResponses } from './route-config.js';
 
 /** Partners poll an unfinished ingest no sooner than this. */
 const STATUS_POLL_SECONDS = 2;
@@ -32,11 +32,22 @@ export function registerCatalogRoutes(
         operationId: 'notifyCatalogSetChanged',
         summary: 'Notify that a store’s CatalogSet changed',
         description:
-          'The service downloads the CatalogSet from callbackUrl asynchronously. Poll the status ' +
-          'URL (Location header) honouring Retry-After until it is succeeded or failed.',
+          'The service downloads the CatalogSet from callbackUrl asynchronously (https, public ' +
+          'addresses, at most 3 redirects, 50 MB) and validates it. Poll the status URL ' +
+          '(statusUrl, also the Location header) honouring Retry-After until it is succeeded or ' +
+          'failed: only succeeded means the store serves the new catalog. Check the document ' +
+          'first against the CatalogSet JSON Schema (GET /schemas/catalogset.json) or with a dry ' +
+          'run (catalogset-validation). 404 STORE_NOT_FOUND for a store that is not yours.',
         querystring: z.object({ storeId: guid }),
         body: catalogSetNotification,
-        response: { 202: catalogIngestAccepted, ...problemResponses(400, 404) },
+        response: {
+          202: jsonResponse(
+            catalogIngestAccepted,
+            'The ingest is queued: poll its status URL after Retry-After seconds',
+            ['Location', 'Retry-After'],
+          ),
+          ...problemResponses('STORE_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) => {
@@ -64,9 +75,19 @@ export function registerCatalogRoutes(
         operationId: 'getCatalogIngestStatus',
         summary: 'Catalog ingest status',
         description:
-          'Poll until succeeded or failed; while unfinished the response carries Retry-After.',
+          'Poll until succeeded (with a summary counted against the previously active catalog) ' +
+          'or failed (with errors[]: partner-safe reasons, each with an RFC 6901 path into the ' +
+          'document); while unfinished the response carries Retry-After. 404 ' +
+          'CATALOG_INGEST_NOT_FOUND for an id that is not of this store.',
         params: z.object({ storeId: guid, catalogIngestId: guid }),
-        response: { 200: catalogIngestStatus, ...problemResponses(400, 404) },
+        response: {
+          200: jsonResponse(
+            catalogIngestStatus,
+            'The ingest now; Retry-After while it is queued, pulling or processing',
+            ['Retry-After'],
+          ),
+          ...problemResponses('CATALOG_INGEST_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) => {
@@ -89,11 +110,17 @@ export function registerCatalogRoutes(
         operationId: 'getCatalogSet',
         summary: 'The store’s active CatalogSet',
         description:
-          'Carries an ETag; send it back in If-None-Match to get 304 when unchanged. ' +
-          '404 CATALOGSET_NOT_FOUND before the first successful ingest.',
+          'The document the store’s commerce partner published (its JSON Schema: GET ' +
+          '/schemas/catalogset.json). Carries an ETag; send it back in If-None-Match to get 304 ' +
+          'when unchanged. 404 CATALOGSET_NOT_FOUND before the first successful ingest (and for ' +
+          'an unknown store).',
         params: z.object({ storeId: guid }),
         headers: z.object({ 'if-none-match': z.string().max(512).optional() }),
-        response: { 200: catalogSetDocument, 304: z.null(), ...problemResponses(400, 404) },
+        response: {
+          200: jsonResponse(catalogSetDocument, 'The active CatalogSet', ['ETag']),
+          304: emptyResponse('Not Modified: your copy (If-None-Match) is the active one', ['ETag']),
+          ...problemResponses('CATALOGSET_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) => {

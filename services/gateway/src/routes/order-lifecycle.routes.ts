@@ -10,7 +10,7 @@ import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { forwardJson, problemResponses } from './route-config.js';
+import { forwardJson, jsonResponse, problemResponses } from './route-config.js';
 
 const commerceTags = ['Commerce: orders'];
 const marketfrontTags = ['Marketfront: orders'];
@@ -38,7 +38,10 @@ export function registerOrderLifecycleRoutes(
           'in its webhooks), estimatedReadyAt and cancelReason. An order placed by another ' +
           'partner answers 404 ORDER_NOT_FOUND, like an unknown id.',
         params: z.object({ orderId: guid }),
-        response: { 200: order, ...problemResponses(400, 404) },
+        response: {
+          200: jsonResponse(order, 'The order as it stands now'),
+          ...problemResponses('ORDER_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) =>
@@ -63,7 +66,10 @@ export function registerOrderLifecycleRoutes(
           '/cursor). A store that is not yours answers 404 STORE_NOT_FOUND.',
         params: z.object({ storeId: guid }),
         querystring: storeOrdersQuery,
-        response: { 200: storeOrderList, ...problemResponses(400, 404) },
+        response: {
+          200: jsonResponse(storeOrderList, 'A page of the store’s orders, newest first'),
+          ...problemResponses('STORE_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) =>
@@ -97,7 +103,18 @@ export function registerOrderLifecycleRoutes(
           'store answers 404 ORDER_NOT_FOUND.',
         params: z.object({ orderId: guid }),
         body: orderStatusChange,
-        response: { 200: order, ...problemResponses(400, 404, 409, 413, 415) },
+        response: {
+          200: jsonResponse(
+            order,
+            'The order after the move (unchanged when it was already there)',
+          ),
+          ...problemResponses(
+            'ORDER_NOT_FOUND',
+            'ORDER_STATUS_TRANSITION_INVALID',
+            // A cancel refunds a card payment; a processor that fails rolls the cancel back.
+            'PAYMENT_PROCESSOR_UNAVAILABLE',
+          ),
+        },
       },
     },
     async (request, reply) =>

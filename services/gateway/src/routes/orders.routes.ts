@@ -17,6 +17,7 @@ import { RecordedProblem } from '../http/problem.js';
 import {
   forwardBody,
   forwardJson,
+  jsonResponse,
   problemResponses,
   registerForwardingRoutes,
 } from './route-config.js';
@@ -38,7 +39,8 @@ export function registerOrderRoutes(
     scope.withTypeProvider<ZodTypeProvider>().post(
       '/v1/marketfront/orders/validate',
       {
-        config: { area: 'distribution', rateClass: 'reads' },
+        // The end user is needed when the order refers to a saved addressId.
+        config: { area: 'distribution', rateClass: 'reads', endUser: 'optional' },
         schema: {
           tags,
           operationId: 'validateOrder',
@@ -50,9 +52,22 @@ export function registerOrderRoutes(
             'MINIMUM_NOT_MET, PRECISION_EXCEEDED, ORDER_TOTAL_DIFFERENT, CATALOGSET_NOT_FOUND and ' +
             'the fulfillment rules. 4xx only for the body shape (400 REQUEST_INVALID), the client ' +
             'context (400 CLIENT_CONTEXT_REQUIRED, CLIENT_IP_INVALID, CLIENT_USER_AGENT_INVALID) ' +
-            'and an unknown store (404 STORE_NOT_FOUND).',
+            'and an unknown store (404 STORE_NOT_FOUND). An order that refers to a saved ' +
+            'addressId needs X-End-User-Id (401 SESSION_USER_REQUIRED).',
           body: orderRequest,
-          response: { 200: validatedOrder, ...problemResponses(400, 404, 413, 415) },
+          response: {
+            200: jsonResponse(
+              validatedOrder,
+              'The order priced and checked: isValid with amounts, or isValid false with ' +
+                'errors[] and amounts null',
+            ),
+            ...problemResponses(
+              'CLIENT_CONTEXT_REQUIRED',
+              'CLIENT_IP_INVALID',
+              'CLIENT_USER_AGENT_INVALID',
+              'STORE_NOT_FOUND',
+            ),
+          },
         },
       },
       forwardBody(bus, subjects.ordering.validate, contextOf),
@@ -63,7 +78,12 @@ export function registerOrderRoutes(
     scope.withTypeProvider<ZodTypeProvider>().post(
       '/v1/marketfront/orders/place',
       {
-        config: { area: 'distribution', rateClass: 'writes', endUser: 'required' },
+        config: {
+          area: 'distribution',
+          rateClass: 'writes',
+          endUser: 'required',
+          idempotencyKey: 'required',
+        },
         schema: {
           tags,
           operationId: 'placeOrder',
@@ -80,11 +100,27 @@ export function registerOrderRoutes(
             'where it stopped, never charging twice. 409 IDEMPOTENCY_KEY_IN_PROGRESS with ' +
             'Retry-After while it runs; 422 IDEMPOTENCY_KEY_CONFLICT for the same key with ' +
             'another body, partner or end user.',
-          headers: z.object({ 'idempotency-key': z.string().optional() }),
           body: placeOrderRequest,
           response: {
-            201: order,
-            ...problemResponses(400, 404, 409, 413, 415, 422, 502),
+            201: jsonResponse(
+              order,
+              'The order, placed: open, pending (or confirmed when the store took it at its ' +
+                'submission URL)',
+              ['Location'],
+            ),
+            ...problemResponses(
+              'CLIENT_CONTEXT_REQUIRED',
+              'CLIENT_IP_INVALID',
+              'CLIENT_USER_AGENT_INVALID',
+              'ORDER_INVALID',
+              'STORE_REJECTED',
+              'PAYMENT_DECLINED',
+              'PAYMENT_FAILED',
+              'PAYMENT_TOKEN_INVALID',
+              'PAYMENT_TYPE_NOT_ALLOWED',
+              'STORE_NOT_FOUND',
+              'PAYMENT_PROCESSOR_UNAVAILABLE',
+            ),
           },
         },
       },
@@ -133,7 +169,11 @@ export function registerOrderRoutes(
           'spacing aside). 422 ADDRESS_INVALID when it cannot be resolved; an end user holds at ' +
           'most 50 (409 ADDRESS_LIMIT_REACHED). Use it as fulfillment.address.addressId.',
         body: addressInput,
-        response: { 200: savedAddress, 201: savedAddress, ...problemResponses(400, 409, 422) },
+        response: {
+          200: jsonResponse(savedAddress, 'The end user had saved this address: the existing one'),
+          201: jsonResponse(savedAddress, 'The address, resolved and saved'),
+          ...problemResponses('ADDRESS_INVALID', 'ADDRESS_LIMIT_REACHED'),
+        },
       },
     },
     async (request, reply) => {
@@ -154,7 +194,8 @@ export function registerOrderRoutes(
         tags: addressTags,
         operationId: 'listAddresses',
         summary: 'List the end user’s saved addresses, newest first',
-        response: { 200: savedAddressList, ...problemResponses() },
+        description: 'Needs X-End-User-Id. At most 50 addresses, all on one page.',
+        response: { 200: jsonResponse(savedAddressList, 'The end user’s saved addresses') },
       },
     },
     async (request, reply) =>
@@ -175,7 +216,10 @@ export function registerOrderRoutes(
         description:
           'Deleting it again is 204; an addressId that is not the end user’s is 422 ADDRESS_INVALID.',
         params: z.object({ addressId: guid }),
-        response: { 204: z.null().describe('Deleted'), ...problemResponses(400, 422) },
+        response: {
+          204: z.null().describe('Deleted (or already deleted)'),
+          ...problemResponses('ADDRESS_INVALID'),
+        },
       },
     },
     async (request, reply) => {

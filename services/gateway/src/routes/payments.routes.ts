@@ -3,7 +3,12 @@ import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { forwardJson, problemResponses, registerForwardingRoutes } from './route-config.js';
+import {
+  forwardJson,
+  jsonResponse,
+  problemResponses,
+  registerForwardingRoutes,
+} from './route-config.js';
 
 const tags = ['Marketfront: payment cards'];
 const cardRoute = { area: 'distribution' as const, endUser: 'required' as const };
@@ -36,9 +41,14 @@ export function registerPaymentRoutes(
             'CARD_LIMIT_REACHED). 503 PAYMENT_PROCESSOR_UNAVAILABLE is retryable.',
           body: vaultCardInput,
           response: {
-            200: vaultedCard,
-            201: vaultedCard,
-            ...problemResponses(400, 409, 413, 415),
+            200: jsonResponse(vaultedCard, 'The end user had vaulted this card: the existing one'),
+            201: jsonResponse(vaultedCard, 'The card, vaulted'),
+            ...problemResponses(
+              'CARD_INVALID',
+              'PAYMENT_TYPE_NOT_ALLOWED',
+              'CARD_LIMIT_REACHED',
+              'PAYMENT_PROCESSOR_UNAVAILABLE',
+            ),
           },
         },
       },
@@ -63,7 +73,10 @@ export function registerPaymentRoutes(
         tags,
         operationId: 'listCards',
         summary: 'List the end user’s vaulted cards, newest first',
-        response: { 200: vaultedCardList, ...problemResponses() },
+        description:
+          'Needs X-End-User-Id. Brand, last4 and expiry of each card (at most 25), never its ' +
+          'number or CVC.',
+        response: { 200: jsonResponse(vaultedCardList, 'The end user’s cards') },
       },
     },
     async (request, reply) =>
@@ -82,7 +95,10 @@ export function registerPaymentRoutes(
           'Deleting a deleted card again is 204; a paymentId that is not the end user’s is 400 ' +
           'PAYMENT_TOKEN_INVALID.',
         params: z.object({ paymentId: guid }),
-        response: { 204: z.null().describe('Deleted'), ...problemResponses(400) },
+        response: {
+          204: z.null().describe('Deleted (or already deleted)'),
+          ...problemResponses('PAYMENT_TOKEN_INVALID'),
+        },
       },
     },
     async (request, reply) => {

@@ -1,24 +1,84 @@
-import { problemDetail, type SubjectDefinition } from '@pcp/contracts';
+import { errorCodes, problemDetail, type ErrorCode, type SubjectDefinition } from '@pcp/contracts';
 import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { RateClass } from '../db/partner.table.js';
+import { PROBLEM_CONTENT_TYPE } from '../http/problem.js';
+import type { ResponseHeaderName } from '../openapi/headers.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Which kind of partner may call the route; absent for public routes (health, docs). */
     area?: 'commerce' | 'distribution';
     rateClass?: RateClass;
-    /** The route acts for an end user: without X-End-User-Id it is 401 SESSION_USER_REQUIRED. */
-    endUser?: 'required';
+    /**
+     * `required`: the route acts for an end user; without X-End-User-Id it is 401
+     * SESSION_USER_REQUIRED. `optional`: the route acts for one when the request needs it
+     * (validate with a saved addressId); the document shows the header as optional.
+     */
+    endUser?: 'required' | 'optional';
+    /**
+     * The route takes an Idempotency-Key (place, contract §8), which its handler checks: the
+     * document shows the header as required, the idempotency codes and Idempotent-Replayed.
+     */
+    idempotencyKey?: 'required';
   }
 }
 
-/** ProblemDetail responses to document on a route, by status. */
-export function problemResponses(...statuses: number[]) {
+/** A ProblemDetail response of a route: the codes it answers with at one status. */
+export interface ProblemResponse {
+  readonly content: { readonly [PROBLEM_CONTENT_TYPE]: { readonly schema: typeof problemDetail } };
+  /** Documentation: the codes this route answers with at this status. */
+  readonly errorCodes: readonly ErrorCode[];
+}
+
+/**
+ * The ProblemDetail responses a route declares, from the error codes its handler and
+ * service answer (each at its status in the errorCodes table). The codes every route of its
+ * kind can answer (authentication, rate limits, bodies, the end user, unavailable services)
+ * are added to the document by rule, from the route's config.
+ */
+export function problemResponses(...codes: readonly ErrorCode[]): Record<number, ProblemResponse> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const { status } = errorCodes[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
   return Object.fromEntries(
-    [401, 403, 429, 503, 504, ...statuses].map((status) => [status, problemDetail]),
+    [...byStatus].map(([status, statusCodes]) => [
+      status,
+      { content: { [PROBLEM_CONTENT_TYPE]: { schema: problemDetail } }, errorCodes: statusCodes },
+    ]),
   );
+}
+
+/** A JSON success response as documented: its body, what it means and the headers it adds. */
+export interface JsonResponse<S extends z.ZodType> {
+  readonly description: string;
+  readonly content: { readonly 'application/json': { readonly schema: S } };
+  /** Documentation: headers the handler sets beyond those every response of the route has. */
+  readonly headers: readonly ResponseHeaderName[];
+}
+
+export function jsonResponse<S extends z.ZodType>(
+  schema: S,
+  description: string,
+  headers: readonly ResponseHeaderName[] = [],
+): JsonResponse<S> {
+  return { description, content: { 'application/json': { schema } }, headers };
+}
+
+/** A response without a body (304), as documented. */
+export interface EmptyResponse {
+  readonly description: string;
+  readonly headers: readonly ResponseHeaderName[];
+}
+
+export function emptyResponse(
+  description: string,
+  headers: readonly ResponseHeaderName[] = [],
+): EmptyResponse {
+  return { description, headers };
 }
 
 /**

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import {
   forwardBody,
   forwardJson,
+  jsonResponse,
   problemResponses,
   registerForwardingRoutes,
 } from './route-config.js';
@@ -46,7 +47,11 @@ export function registerStoreRoutes(
           'An id owned by another partner answers 404 STORE_NOT_FOUND.',
         params: storeParams,
         body: storeProfileInput,
-        response: { 200: commerceStore, 201: commerceStore, ...problemResponses(400, 404) },
+        response: {
+          200: jsonResponse(commerceStore, 'The profile was replaced: the store as stored'),
+          201: jsonResponse(commerceStore, 'The store was created: the store as stored'),
+          ...problemResponses('STORE_NOT_FOUND', 'ADDRESS_INVALID'),
+        },
       },
     },
     async (request, reply) => {
@@ -67,8 +72,15 @@ export function registerStoreRoutes(
         tags: tags.commerce,
         operationId: 'getStore',
         summary: 'Read one of your stores',
+        description:
+          'The profile with its computed fields: status, isOpenNow, nextOpenAt, the active ' +
+          'catalogSetId and the orderSubmissionSecret. Another partner’s store answers 404 ' +
+          'STORE_NOT_FOUND.',
         params: storeParams,
-        response: { 200: commerceStore, ...problemResponses(400, 404) },
+        response: {
+          200: jsonResponse(commerceStore, 'The store'),
+          ...problemResponses('STORE_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) =>
@@ -86,8 +98,11 @@ export function registerStoreRoutes(
         tags: tags.commerce,
         operationId: 'listStores',
         summary: 'List your stores, oldest first',
+        description:
+          'limit is 1..100 (default 50) and offset 0..1,000,000; totalCount counts all your ' +
+          'stores and hasMore says whether another page follows.',
         querystring: pageQuery,
-        response: { 200: commerceStoreList, ...problemResponses(400) },
+        response: { 200: jsonResponse(commerceStoreList, 'A page of your stores') },
       },
     },
     async (request, reply) =>
@@ -105,8 +120,14 @@ export function registerStoreRoutes(
         tags: tags.commerce,
         operationId: 'getStoreStatus',
         summary: 'Get store status',
+        description:
+          'online, or paused with its reason, pausedAt and resumeAt; a pause past its resumeAt ' +
+          'reads as online.',
         params: storeParams,
-        response: { 200: storeStatus, ...problemResponses(400, 404) },
+        response: {
+          200: jsonResponse(storeStatus, 'The store’s status now'),
+          ...problemResponses('STORE_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) =>
@@ -129,7 +150,10 @@ export function registerStoreRoutes(
           'that instant), or set online.',
         params: storeParams,
         body: setStoreStatusInput,
-        response: { 200: storeStatus, ...problemResponses(400, 404) },
+        response: {
+          200: jsonResponse(storeStatus, 'The store’s status after the change'),
+          ...problemResponses('STORE_NOT_FOUND'),
+        },
       },
     },
     (request) =>
@@ -158,7 +182,13 @@ export function registerStoreRoutes(
             'counts the open stores examined, exact when hasMore is false and a lower bound when ' +
             'it is true. offset runs 0..10,000.',
           body: discoverStoresInput,
-          response: { 200: discoverStoresResult, ...problemResponses(400, 422) },
+          response: {
+            200: jsonResponse(
+              discoverStoresResult,
+              'The stores serving the location, nearest first',
+            ),
+            ...problemResponses('ADDRESS_INVALID'),
+          },
         },
       },
       forwardBody(bus, subjects.stores.discover, contextOf),
@@ -178,7 +208,10 @@ export function registerStoreRoutes(
           'An unknown store is 404 STORE_NOT_FOUND; an id that is not a GUID is a 404 with no body.',
         // Checked in the handler: the spec wants a bodiless 404, not a 400, for a malformed id.
         params: z.object({ storeId: z.string() }),
-        response: { 200: marketfrontStore, ...problemResponses(404) },
+        response: {
+          200: jsonResponse(marketfrontStore, 'The store'),
+          ...problemResponses('STORE_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) => {

@@ -12,7 +12,7 @@ import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { forwardJson, problemResponses } from './route-config.js';
+import { forwardJson, jsonResponse, problemResponses } from './route-config.js';
 
 const tags = ['Marketfront: webhooks'];
 const webhookRoute = { area: 'distribution' as const };
@@ -43,9 +43,11 @@ export function registerWebhookRoutes(
           'per order.',
         body: webhookEndpointInput,
         response: {
-          200: webhookEndpointWithSecret,
-          201: webhookEndpointWithSecret,
-          ...problemResponses(400, 413, 415),
+          200: jsonResponse(webhookEndpointWithSecret, 'The endpoint was replaced (secret null)'),
+          201: jsonResponse(
+            webhookEndpointWithSecret,
+            'The endpoint was created, with its signing secret (shown this once)',
+          ),
         },
       },
     },
@@ -70,7 +72,10 @@ export function registerWebhookRoutes(
         description:
           'The url, event kinds and status (disabled, with disabledReason, after it answered ' +
           '410 Gone), never the secret. 404 WEBHOOK_NOT_FOUND when none is registered.',
-        response: { 200: webhookEndpoint, ...problemResponses(404) },
+        response: {
+          200: jsonResponse(webhookEndpoint, 'Your endpoint'),
+          ...problemResponses('WEBHOOK_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) =>
@@ -96,7 +101,13 @@ export function registerWebhookRoutes(
           'previous secret too, so receivers can switch without losing any. No body is ' +
           'needed (one sent, such as {}, is ignored). 404 WEBHOOK_NOT_FOUND when no endpoint ' +
           'is registered.',
-        response: { 200: webhookEndpointWithSecret, ...problemResponses(400, 404, 413, 415) },
+        response: {
+          200: jsonResponse(
+            webhookEndpointWithSecret,
+            'The endpoint with its new signing secret (shown this once)',
+          ),
+          ...problemResponses('WEBHOOK_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) =>
@@ -120,7 +131,7 @@ export function registerWebhookRoutes(
           'nextCursor is null on the last page; otherwise send it back as cursor for the next ' +
           'page (it is opaque; one that was not issued is 400 REQUEST_INVALID at /cursor).',
         querystring: webhookDeliveriesQuery,
-        response: { 200: webhookDeliveryList, ...problemResponses(400) },
+        response: { 200: jsonResponse(webhookDeliveryList, 'A page of your deliveries') },
       },
     },
     async (request, reply) =>
@@ -148,7 +159,10 @@ export function registerWebhookRoutes(
           'can tell. 202 with the delivery, pending again. No body is needed (one sent is ' +
           'ignored). A deliveryId that is not yours is 404 WEBHOOK_DELIVERY_NOT_FOUND.',
         params: z.object({ deliveryId: guid }),
-        response: { 202: webhookDelivery, ...problemResponses(400, 404, 413, 415) },
+        response: {
+          202: jsonResponse(webhookDelivery, 'The delivery, pending again'),
+          ...problemResponses('WEBHOOK_DELIVERY_NOT_FOUND'),
+        },
       },
     },
     async (request, reply) =>

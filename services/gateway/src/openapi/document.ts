@@ -1,0 +1,262 @@
+import type { SwaggerOptions, SwaggerTransformObject } from '@fastify/swagger';
+import { errorCodes, isErrorCode, orderEventKind } from '@pcp/contracts';
+import { jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { CATALOGSET_SCHEMA_PATH } from '../routes/schemas.routes.js';
+import { problemExample } from '../docs/error-docs.js';
+import { responseHeaders, type ResponseHeaderName } from './headers.js';
+import { createRouteTransform } from './route-transform.js';
+
+/**
+ * The document's version: bump the major for a change that breaks clients of the previous
+ * release (the breaking-change check compares with `services/gateway/openapi/release.json`).
+ */
+export const API_VERSION = '1.0.0';
+
+/** Every tag an operation carries, with what its operations are for. */
+const tags = (catalogSetSchema: { url: string; description: string }) => [
+  {
+    name: 'Commerce: stores',
+    description:
+      'Your stores: their profiles (the store id is your own GUID) and their status, online or ' +
+      "paused with a reason. Another partner's store answers 404 STORE_NOT_FOUND.",
+  },
+  {
+    name: 'Commerce: catalog',
+    description:
+      "Publish a store's CatalogSet: host the JSON document at a URL, notify it, then poll the " +
+      'ingest until it succeeded or failed. Check a document against the CatalogSet JSON ' +
+      `Schema (${catalogSetSchema.url}) before notifying it.`,
+    externalDocs: catalogSetSchema,
+  },
+  {
+    name: 'Commerce: orders',
+    description:
+      'Orders placed at your stores: list them and move them along their statuses; each move ' +
+      'is a webhook to the partner that placed the order.',
+  },
+  {
+    name: 'Marketfront: stores',
+    description: "Find the stores that serve a customer's location, and look one up by id.",
+  },
+  {
+    name: 'Marketfront: catalog',
+    description:
+      "A store's active CatalogSet, cached by ETag. Its JSON Schema: " + `${catalogSetSchema.url}.`,
+    externalDocs: catalogSetSchema,
+  },
+  {
+    name: 'Marketfront: carts',
+    description:
+      'Stateless cart helpers: send the whole cart, get it back priced from the current ' +
+      'CatalogSet with its modifier rules checked. Nothing is stored.',
+  },
+  {
+    name: 'Marketfront: orders',
+    description:
+      'Validate an order (a dry run that prices it and lists every problem), place it (with an ' +
+      'Idempotency-Key) and read it afterwards.',
+  },
+  {
+    name: 'Marketfront: saved addresses',
+    description: "An end user's geocoded delivery addresses, for fulfillment.address.addressId.",
+  },
+  {
+    name: 'Marketfront: payment cards',
+    description:
+      "An end user's cards, vaulted with the payment processor; an order pays with a card's " +
+      'paymentId. Card numbers and CVCs are never stored or returned.',
+  },
+  {
+    name: 'Marketfront: webhooks',
+    description:
+      'Your order-status webhook endpoint, its signing secret and its deliveries (see the ' +
+      "document's webhooks for what each delivery carries).",
+  },
+];
+
+/** `order.status_changed` → `orderStatusChanged`. */
+const camelCase = (name: string) =>
+  name.replace(/[._]([a-z])/g, (_match, letter: string) => letter.toUpperCase());
+
+/** Order-status events as delivered to a distribution partner's endpoint (contract §10). */
+function orderWebhooks() {
+  const signatureHeaders = Object.entries({
+    'webhook-id': 'The event id: the same on every retry and resend of this event; dedupe on it.',
+    'webhook-timestamp': 'Seconds since the Unix epoch when this try was signed.',
+    'webhook-signature':
+      'Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a ' +
+      'secret rotation one per secret.',
+  }).map(([name, description]) => ({
+    in: 'header' as const,
+    name,
+    required: true,
+    description,
+    schema: { type: 'string' as const },
+  }));
+  const meaning = {
+    'order.created': 'An order was placed.',
+    'order.status_changed': 'An order moved to another status, or was completed.',
+    'order.cancelled': 'The store cancelled an order.',
+  } as const satisfies Record<(typeof orderEventKind.options)[number], string>;
+  return Object.fromEntries(
+    orderEventKind.options.map((kind) => [
+      kind,
+      {
+        post: {
+          operationId: `${camelCase(kind)}Webhook`,
+          summary: `Webhook ${kind}`,
+          description:
+            `${meaning[kind]} POSTed to your registered endpoint, signed with Standard ` +
+            'Webhooks, at least once and in order per order (keep the highest version). ' +
+            'Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is ' +
+            'honoured; other answers are retried with backoff for about a day.',
+          tags: ['Marketfront: webhooks'],
+          security: [],
+          parameters: signatureHeaders,
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': { schema: { $ref: '#/components/schemas/WebhookPayload' } },
+            },
+          },
+          responses: {
+            '2XX': { description: 'Received' },
+            '410': { description: 'Gone: disable the endpoint; nothing more is sent to it' },
+          },
+        },
+      },
+    ]),
+  );
+}
+
+/** Every `$ref` target under `value`. */
+function referencesIn(value: unknown, found: Set<string>): Set<string> {
+  const pending = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) pending.push(...(node as unknown[]));
+    else if (typeof node === 'object' && node !== null) {
+      for (const [key, child] of Object.entries(node)) {
+        if (key === '$ref' && typeof child === 'string') found.add(child);
+        else pending.push(child);
+      }
+    }
+  }
+  return found;
+}
+
+type JsonObject = Record<string, unknown>;
+const objectsOf = (value: unknown): JsonObject[] =>
+  typeof value === 'object' && value !== null ? (Object.values(value) as JsonObject[]) : [];
+
+/**
+ * The route transform writes every response header and ProblemDetail example out in full;
+ * they are the same on every operation, so the document holds each once, in
+ * `components.headers` and `components.examples`, and responses refer to it.
+ */
+function withSharedHeadersAndExamples(document: JsonObject, docsUrl: string): JsonObject {
+  const headers: JsonObject = {};
+  const examples: JsonObject = {};
+  const responses = objectsOf(document.paths)
+    .flatMap(objectsOf)
+    .flatMap((operation) => objectsOf(operation.responses));
+  for (const response of responses) {
+    for (const name of Object.keys(response.headers ?? {})) {
+      if (!Object.hasOwn(responseHeaders, name)) continue;
+      const { description, ...schema } = responseHeaders[name as ResponseHeaderName];
+      // Only X-Request-Id is on every response; the others depend on route and status.
+      headers[name] = { description, required: name === 'X-Request-Id', schema };
+      (response.headers as JsonObject)[name] = { $ref: `#/components/headers/${name}` };
+    }
+    for (const media of objectsOf(response.content)) {
+      for (const key of Object.keys(media.examples ?? {})) {
+        if (!isErrorCode(key)) continue;
+        examples[key] = {
+          summary: errorCodes[key].title,
+          value: problemExample(key, docsUrl),
+        };
+        (media.examples as JsonObject)[key] = { $ref: `#/components/examples/${key}` };
+      }
+    }
+  }
+  const components = (document.components ?? {}) as JsonObject;
+  return { ...document, components: { ...components, headers, examples } };
+}
+
+/**
+ * The component schemas the document uses. fastify-type-provider-zod renders an input and
+ * an output variant of every schema with an id; the variants no operation uses would be
+ * types of nothing in generated clients.
+ */
+function withoutUnusedSchemas(document: JsonObject): JsonObject {
+  const components = (document.components ?? {}) as { schemas?: JsonObject };
+  const schemas = components.schemas ?? {};
+  const prefix = '#/components/schemas/';
+  const used = referencesIn({ ...document, components: { ...components, schemas: {} } }, new Set());
+  for (let added = true; added;) {
+    added = false;
+    for (const ref of [...used]) {
+      const name = ref.startsWith(prefix) ? ref.slice(prefix.length) : undefined;
+      if (name === undefined || !(name in schemas)) continue;
+      const before = used.size;
+      referencesIn(schemas[name], used);
+      added ||= used.size > before;
+    }
+  }
+  return {
+    ...document,
+    components: {
+      ...components,
+      schemas: Object.fromEntries(
+        Object.entries(schemas).filter(([name]) => used.has(`${prefix}${name}`)),
+      ),
+    },
+  };
+}
+
+const documentTransform =
+  (docsUrl: string): SwaggerTransformObject =>
+  (input) =>
+    withoutUnusedSchemas(withSharedHeadersAndExamples(jsonSchemaTransformObject(input), docsUrl));
+
+/** The @fastify/swagger options of the served document. */
+export function openApiOptions(options: {
+  publicBaseUrl: string;
+  docsUrl: string;
+}): SwaggerOptions {
+  const catalogSetSchema = {
+    url: `${options.publicBaseUrl}${CATALOGSET_SCHEMA_PATH}`,
+    description: 'The CatalogSet JSON Schema',
+  };
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Partner Commerce Platform API',
+        version: API_VERSION,
+        description:
+          'Commerce partners (/v1/commerce) publish stores and catalogs and move orders; ' +
+          'distribution partners (/v1/marketfront) discover stores, price carts, place orders ' +
+          'and receive order webhooks. Authenticate with your API key as ' +
+          'Authorization: Bearer <key>.\n\n' +
+          'Errors are RFC 9457 ProblemDetail (application/problem+json); each errorCode has a ' +
+          `page at ${options.docsUrl}/errors/<errorCode> saying what happened and what to do. ` +
+          'Every response carries X-Request-Id; rate-limited routes carry X-RateLimit-Limit, ' +
+          'X-RateLimit-Remaining and X-RateLimit-Reset, and a 429 carries Retry-After.\n\n' +
+          'Versioning: the major version is in the path (/v1). Within it, changes are ' +
+          'additive (new operations, optional fields, new OrderError codes, which clients ' +
+          'must route to OTHER); a change that breaks clients bumps info.version’s major.',
+      },
+      servers: [{ url: options.publicBaseUrl }],
+      externalDocs: { url: `${options.docsUrl}/errors`, description: 'Error codes' },
+      tags: tags(catalogSetSchema),
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearerAuth: [] }],
+      webhooks: orderWebhooks(),
+    },
+    transform: createRouteTransform({ docsUrl: options.docsUrl }),
+    // Schemas registered with an id (the recursive priced line and cart) become components
+    // that routes reference; without this their $refs would point nowhere.
+    transformObject: documentTransform(options.docsUrl),
+  };
+}

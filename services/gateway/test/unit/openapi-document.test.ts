@@ -1,0 +1,273 @@
+import { errorCodes, isErrorCode } from '@pcp/contracts';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../../src/api.js';
+
+const root = join(import.meta.dirname, '..', '..', '..', '..');
+const docsUrl = 'https://api.partner-commerce.test/docs';
+const methods = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an OpenAPI document as rendered
+type Json = any;
+let document: Json;
+let directory: string;
+
+interface Operation {
+  method: string;
+  path: string;
+  operation: Json;
+}
+let operations: Operation[];
+
+beforeAll(async () => {
+  document = await buildOpenApiDocument({ docsUrl });
+  directory = await mkdtemp(join(tmpdir(), 'pcp-openapi-'));
+  operations = Object.entries(document.paths as Record<string, Json>).flatMap(([path, item]) =>
+    methods
+      .filter((method) => item[method])
+      .map((method) => ({ method, path, operation: item[method] })),
+  );
+});
+
+afterAll(async () => {
+  if (directory) await rm(directory, { recursive: true, force: true });
+});
+
+function operation(operationId: string): Json {
+  const found = operations.find((entry) => entry.operation.operationId === operationId);
+  if (!found) throw new Error(`no operation ${operationId}`);
+  return found.operation;
+}
+
+/** A `$ref` resolved in the document (one level). */
+function resolve(node: Json): Json {
+  if (!node?.$ref) return node;
+  return (node.$ref as string)
+    .slice(2)
+    .split('/')
+    .reduce((at: Json, token: string) => at?.[token], document);
+}
+
+const headerNames = (response: Json) => Object.keys(response.headers ?? {});
+const parameter = (op: Json, name: string) =>
+  (op.parameters as Json[] | undefined)?.find((entry) => entry.name === name);
+
+/** `redocly lint` of `value` with the repository's redocly.yaml. */
+async function lint(value: unknown) {
+  const path = join(directory, `lint-${Math.random().toString(36).slice(2)}.json`);
+  await writeFile(path, JSON.stringify(value));
+  const result = await promisify(execFile)(
+    join(root, 'node_modules', '.bin', 'redocly'),
+    ['lint', path, '--format', 'json', '--config', join(root, 'redocly.yaml')],
+    { cwd: root, maxBuffer: 64 * 1024 * 1024 },
+  ).catch((error: { stdout?: string }) => error);
+  return JSON.parse(result.stdout ?? '{}') as {
+    totals: { errors: number; warnings: number };
+    problems: { ruleId: string; message: string; severity: string }[];
+  };
+}
+
+describe('the OpenAPI document', () => {
+  it('passes `redocly lint` with no errors and no warnings', async () => {
+    const report = await lint(document);
+    expect(report.problems.map(({ ruleId, message }) => `${ruleId}: ${message}`)).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+  });
+
+  it('lint catches an example that does not match its schema (the check above can fail)', async () => {
+    const broken = structuredClone(document);
+    broken.components.schemas.Order.examples[0].orderId = 42;
+    const report = await lint(broken);
+    expect(report.problems.map((problem) => problem.ruleId)).toContain(
+      'no-invalid-schema-examples',
+    );
+  });
+
+  it('gives every operation an id, a summary, a description and declared tags', () => {
+    const declared = new Map(
+      (document.tags as { name: string; description?: string }[]).map((tag) => [tag.name, tag]),
+    );
+    expect(operations.length).toBeGreaterThan(25);
+    for (const { method, path, operation: op } of operations) {
+      const where = `${method} ${path}`;
+      expect(op.operationId, where).toMatch(/^[a-zA-Z]+$/);
+      expect(op.summary, where).toBeTruthy();
+      expect(op.description, where).toBeTruthy();
+      for (const tag of op.tags as string[])
+        expect(declared.get(tag)?.description, where).toBeTruthy();
+    }
+  });
+
+  it('answers every failure as ProblemDetail, each code linked to its page with an example', () => {
+    for (const { method, path, operation: op } of operations) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+        if (Number(status) < 400) continue;
+        const where = `${method} ${path} ${status}`;
+        expect(Object.keys(response.content), where).toEqual(['application/problem+json']);
+        const media = response.content['application/problem+json'];
+        expect(media.schema, where).toEqual({ $ref: '#/components/schemas/ProblemDetail' });
+        const codes = Object.keys(media.examples);
+        expect(codes.length, where).toBeGreaterThan(0);
+        for (const code of codes) {
+          expect(isErrorCode(code), where).toBe(true);
+          expect(errorCodes[code as keyof typeof errorCodes].status, `${where} ${code}`).toBe(
+            Number(status),
+          );
+          expect(response.description, where).toContain(`(${docsUrl}/errors/${code})`);
+          const example = resolve(media.examples[code]);
+          expect(example.value).toMatchObject({
+            errorCode: code,
+            status: Number(status),
+            type: `${docsUrl}/errors/${code}`,
+          });
+        }
+      }
+    }
+  });
+
+  it('declares the codes every authenticated route answers, and each route its own', () => {
+    const codesOf = (op: Json, status: number) =>
+      Object.keys(op.responses[status]?.content['application/problem+json'].examples ?? {});
+    for (const { operation: op } of operations.filter(({ path }) => path.startsWith('/v1/'))) {
+      expect(codesOf(op, 401)).toContain('UNAUTHORIZED');
+      expect(codesOf(op, 403)).toContain('FORBIDDEN');
+      expect(codesOf(op, 429)).toEqual(['RATE_LIMITED']);
+      expect(codesOf(op, 500)).toEqual(['INTERNAL']);
+      expect(codesOf(op, 503)).toContain('SERVICE_UNAVAILABLE');
+      expect(codesOf(op, 504)).toEqual(['UPSTREAM_TIMEOUT']);
+    }
+    const place = operation('placeOrder');
+    expect(codesOf(place, 400)).toEqual(
+      expect.arrayContaining(['MISSING_IDEMPOTENCY_KEY', 'ORDER_INVALID', 'PAYMENT_DECLINED']),
+    );
+    expect(codesOf(place, 401)).toEqual(['UNAUTHORIZED', 'SESSION_USER_REQUIRED']);
+    expect(codesOf(place, 409)).toEqual(['IDEMPOTENCY_KEY_IN_PROGRESS']);
+    expect(codesOf(place, 413)).toEqual(['PAYLOAD_TOO_LARGE']);
+    expect(codesOf(operation('getOrder'), 404)).toEqual(['ORDER_NOT_FOUND']);
+    expect(codesOf(operation('getOrder'), 413)).toEqual([]);
+    expect(codesOf(operation('getCatalogSet'), 404)).toEqual(['CATALOGSET_NOT_FOUND']);
+  });
+
+  it('sends X-Request-Id on every response, X-RateLimit-* on rate-limited routes, Retry-After on 429', () => {
+    for (const { method, path, operation: op } of operations.filter(({ path }) =>
+      path.startsWith('/v1/'),
+    )) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+        const where = `${method} ${path} ${status}`;
+        expect(headerNames(response), where).toEqual(
+          expect.arrayContaining([
+            'X-Request-Id',
+            'X-RateLimit-Limit',
+            'X-RateLimit-Remaining',
+            'X-RateLimit-Reset',
+          ]),
+        );
+        if (status === '429') expect(headerNames(response), where).toContain('Retry-After');
+        if (status === '401') expect(headerNames(response), where).toContain('WWW-Authenticate');
+      }
+    }
+    // Declared once, referred to everywhere.
+    expect(operation('getOrder').responses[200].headers['X-Request-Id']).toEqual({
+      $ref: '#/components/headers/X-Request-Id',
+    });
+    expect(document.components.headers['X-Request-Id']).toMatchObject({
+      required: true,
+      schema: { type: 'string' },
+    });
+  });
+
+  it('documents the headers of place: Idempotency-Key, the end user, replays, Location, Retry-After', () => {
+    const place = operation('placeOrder');
+    expect(parameter(place, 'Idempotency-Key')).toMatchObject({ in: 'header', required: true });
+    expect(parameter(place, 'X-End-User-Id')).toMatchObject({ in: 'header', required: true });
+    expect(parameter(place, 'X-Request-Id')).toMatchObject({ in: 'header', required: false });
+    expect(headerNames(place.responses[201])).toEqual(
+      expect.arrayContaining(['Location', 'Idempotent-Replayed']),
+    );
+    for (const status of [400, 403, 404]) {
+      expect(headerNames(place.responses[status])).toContain('Idempotent-Replayed');
+    }
+    expect(headerNames(place.responses[409])).toContain('Retry-After');
+    expect(headerNames(place.responses[422])).not.toContain('Idempotent-Replayed');
+  });
+
+  it('documents X-End-User-Id as required or optional by route, and no idempotency elsewhere', () => {
+    expect(parameter(operation('vaultCard'), 'X-End-User-Id')?.required).toBe(true);
+    expect(parameter(operation('listAddresses'), 'X-End-User-Id')?.required).toBe(true);
+    expect(parameter(operation('validateOrder'), 'X-End-User-Id')?.required).toBe(false);
+    expect(parameter(operation('getOrder'), 'X-End-User-Id')).toBeUndefined();
+    expect(parameter(operation('validateOrder'), 'Idempotency-Key')).toBeUndefined();
+  });
+
+  it('documents the catalog headers: Location and Retry-After, ETag and If-None-Match', () => {
+    const notify = operation('notifyCatalogSetChanged');
+    expect(headerNames(notify.responses[202])).toEqual(
+      expect.arrayContaining(['Location', 'Retry-After']),
+    );
+    expect(headerNames(operation('getCatalogIngestStatus').responses[200])).toContain(
+      'Retry-After',
+    );
+    const catalogSet = operation('getCatalogSet');
+    expect(parameter(catalogSet, 'If-None-Match')).toMatchObject({
+      in: 'header',
+      required: false,
+      schema: { type: 'string', maxLength: 512 },
+    });
+    expect(headerNames(catalogSet.responses[200])).toContain('ETag');
+    expect(headerNames(catalogSet.responses[304])).toContain('ETag');
+    expect(catalogSet.responses[304].content).toBeUndefined();
+  });
+
+  it('has a request example for every body and a success example for every JSON response', () => {
+    const hasExample = (media: Json) =>
+      media.example !== undefined ||
+      media.examples !== undefined ||
+      resolve(media.schema)?.examples?.length > 0;
+    for (const { method, path, operation: op } of operations) {
+      const where = `${method} ${path}`;
+      const body = op.requestBody?.content['application/json'];
+      if (body) expect(hasExample(body), `${where} request`).toBe(true);
+      for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+        const media = response.content?.['application/json'];
+        if (Number(status) < 300 && media) {
+          expect(hasExample(media), `${where} ${status}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('links the CatalogSet JSON Schema and documents the order webhooks', () => {
+    const catalogTags = (document.tags as Json[]).filter((tag) => tag.name.endsWith(': catalog'));
+    expect(catalogTags).toHaveLength(2);
+    for (const tag of catalogTags) {
+      expect(tag.externalDocs.url).toBe('http://localhost:8080/schemas/catalogset.json');
+    }
+    expect(Object.keys(document.webhooks)).toEqual([
+      'order.created',
+      'order.status_changed',
+      'order.cancelled',
+    ]);
+    expect(
+      document.webhooks['order.created'].post.requestBody.content['application/json'].schema,
+    ).toEqual({ $ref: '#/components/schemas/WebhookPayload' });
+  });
+
+  it('keeps only the component schemas it refers to', () => {
+    const text = JSON.stringify({
+      ...document,
+      components: { ...document.components, schemas: {} },
+    });
+    const schemas = Object.keys(document.components.schemas);
+    expect(schemas).toContain('ProblemDetail');
+    for (const name of schemas) {
+      const referred =
+        text.includes(`"#/components/schemas/${name}"`) ||
+        JSON.stringify(document.components.schemas).includes(`"#/components/schemas/${name}"`);
+      expect(referred, name).toBe(true);
+    }
+  });
+});
