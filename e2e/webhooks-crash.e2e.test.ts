@@ -1,10 +1,10 @@
+import { createPlatformClient } from '@pcp/client';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
-import { call } from './http.js';
 import {
   publishOrderEvent,
   startWebhookReceiver,
@@ -15,7 +15,7 @@ import {
  * Dispatchers as real processes (ordering runs as its own process here): two replicas
  * sharing one partner's deliveries keep each order in order; one SIGKILLed while the
  * partner's endpoint holds the request leaves the event to the next replica once its lease
- * lapses (at least once, the same webhook-id).
+ * lapses (at least once, the same webhook-id). Partners use the typed client.
  */
 
 const WEBHOOK_TIMEOUT_MS = 1_000;
@@ -54,18 +54,26 @@ function startOrdering(): ChildProcess {
 const publishEvent = (partnerId: string, orderId: string, version: number) =>
   publishOrderEvent(env, { partnerId, orderId, storeId: randomUUID(), version });
 
+/** A distribution partner with its typed client. */
+async function newPartner() {
+  const partner = await platform.newPartner('distribution');
+  return {
+    ...partner,
+    client: createPlatformClient({ baseUrl: platform.baseUrl, apiKey: partner.apiKey }),
+  };
+}
+
 describe('two dispatcher replicas', () => {
   it('share the work without breaking any order’s order or losing an event', async () => {
     const replicas = [startOrdering(), startOrdering()];
     await waitUntilServing('ordering', env);
     const receiver = await startWebhookReceiver();
     try {
-      const partner = await platform.newPartner('distribution');
-      const put = await call(platform.baseUrl, 'PUT', '/v1/marketfront/webhooks', {
-        apiKey: partner.apiKey,
+      const partner = await newPartner();
+      const put = await partner.client.PUT('/v1/marketfront/webhooks', {
         body: { url: receiver.url, events: ['order.created', 'order.status_changed'] },
       });
-      expect(put.status).toBe(201);
+      expect(put.response.status).toBe(201);
       const orders = Array.from({ length: 8 }, () => randomUUID());
       const versions = 6;
       for (let version = 1; version <= versions; version++) {
@@ -91,14 +99,13 @@ describe('two dispatcher replicas', () => {
 
 describe('the dispatcher killed mid-delivery', () => {
   it('delivers the event again from another replica once the lease lapses', async () => {
-    const partner = await platform.newPartner('distribution');
+    const partner = await newPartner();
     const doomed = startOrdering();
     await waitUntilServing('ordering', env);
-    const put = await call(platform.baseUrl, 'PUT', '/v1/marketfront/webhooks', {
-      apiKey: partner.apiKey,
+    const put = await partner.client.PUT('/v1/marketfront/webhooks', {
       body: { url: target.url, events: ['order.created'] },
     });
-    expect(put.status).toBe(201);
+    expect(put.response.status).toBe(201);
     target.answer = (_request, index) => (index === 0 ? 'hang' : { status: 204 });
 
     const eventId = await publishEvent(partner.partnerId, randomUUID(), 1);
@@ -117,10 +124,8 @@ describe('the dispatcher killed mid-delivery', () => {
     expect(second!.at).toBeGreaterThan(killedAt);
     await expect
       .poll(async () => {
-        const log = await call(platform.baseUrl, 'GET', '/v1/marketfront/webhooks/deliveries', {
-          apiKey: partner.apiKey,
-        });
-        return log.body.deliveries[0];
+        const log = await partner.client.GET('/v1/marketfront/webhooks/deliveries');
+        return log.data?.deliveries[0];
       })
       .toMatchObject({ eventId, status: 'delivered', attempts: 1 });
   }, 60_000);
