@@ -1,3 +1,4 @@
+import { createPlatformClient } from '@pcp/client';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -107,7 +108,11 @@ async function stopOrdering(child: ChildProcess): Promise<void> {
   await exited(child);
 }
 
-const buyer = () => newBuyer(platform.baseUrl, distribution.apiKey, '4242424242424242');
+const buyer = () =>
+  newBuyer(
+    createPlatformClient({ baseUrl: platform.baseUrl, apiKey: distribution.apiKey }),
+    '4242424242424242',
+  );
 const orderBody = (paymentId: string) => sodaOrder(ids, storeId, paymentId);
 
 const place = (body: unknown, key: string, endUser: string): Promise<HttpResult> =>

@@ -1,3 +1,11 @@
+import {
+  createPlatformClient,
+  ingestCatalog,
+  placeOrder,
+  PlatformProblem,
+  type PlaceOrderRequest,
+  type PlatformClient,
+} from '@pcp/client';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,8 +17,7 @@ import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
-import { ingestCatalog } from './ingest.js';
-import { newBuyer, sodaOrder } from './orders.js';
+import { newBuyer, recordingClient, sodaOrder } from './orders.js';
 
 const PLACE = '/v1/marketfront/orders/place';
 const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
@@ -23,23 +30,35 @@ const cards = {
   hangs: '4000000000007775',
 };
 
-/** A store's order-submission endpoint whose answer the test sets. */
+interface SubmissionAnswer {
+  status: number;
+  body?: unknown;
+}
+
+/** A store's order-submission endpoint whose answers the test sets. */
 interface SubmissionHost {
   url: string;
-  answer: { status: number; body?: unknown };
+  /** The answers of the next requests, in order; `answer` once they are used up. */
+  next: SubmissionAnswer[];
+  answer: SubmissionAnswer;
   received: { headers: IncomingHttpHeaders; body: string }[];
   close(): Promise<void>;
 }
 
 async function startSubmissionHost(): Promise<SubmissionHost> {
-  const host: Omit<SubmissionHost, 'url' | 'close'> = { answer: { status: 200 }, received: [] };
+  const host: Omit<SubmissionHost, 'url' | 'close'> = {
+    next: [],
+    answer: { status: 200 },
+    received: [],
+  };
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       host.received.push({ headers: request.headers, body: Buffer.concat(chunks).toString() });
-      response.writeHead(host.answer.status, { 'content-type': 'application/json' });
-      response.end(host.answer.body === undefined ? '' : JSON.stringify(host.answer.body));
+      const answer = host.next.shift() ?? host.answer;
+      response.writeHead(answer.status, { 'content-type': 'application/json' });
+      response.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -54,9 +73,12 @@ let env: TestEnvironment;
 let platform: TestPlatform;
 let host: Awaited<ReturnType<typeof startCatalogHost>>;
 let submissions: SubmissionHost;
-let commerce: { apiKey: string };
+let commerce: PlatformClient;
 let distribution: { apiKey: string; partnerId: string };
-let other: { apiKey: string };
+/** The distribution partner's client, keeping every answer as it came over the wire. */
+let market: ReturnType<typeof recordingClient>;
+/** Another distribution partner's client. */
+let other: PlatformClient;
 /** Each store's catalog ids (its CatalogSet is its own). */
 const catalogIds = new Map<string, ReturnType<typeof cartTestCatalog>['ids']>();
 /** A store without a submission URL, and one whose URL is the test's host. */
@@ -65,20 +87,20 @@ let submittingStore: string;
 
 async function createStore(profile: Record<string, unknown>): Promise<string> {
   const storeId = randomUUID();
-  const put = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
-    apiKey: commerce.apiKey,
+  const put = await commerce.PUT('/v1/commerce/stores/{storeId}', {
+    params: { path: { storeId } },
     body: storeProfile({ availability: everyDay, minimumOrder: 5, ...profile }),
   });
-  expect(put.status).toBeLessThan(300);
+  expect(put.response.status).toBeLessThan(300);
   const catalog = cartTestCatalog(storeId);
   catalogIds.set(storeId, catalog.ids);
-  await ingestCatalog({
-    baseUrl: platform.baseUrl,
-    apiKey: commerce.apiKey,
+  const ingest = await ingestCatalog(commerce, {
     storeId,
-    host,
-    document: catalog.document,
+    callbackUrl: host.serveJson(`/${randomUUID()}.json`, catalog.document),
+    timeoutMs: 30_000,
   });
+  expect(ingest.errors).toEqual([]);
+  expect(ingest.status).toBe('succeeded');
   return storeId;
 }
 
@@ -95,11 +117,14 @@ beforeAll(async () => {
   });
   host = await startCatalogHost();
   submissions = await startSubmissionHost();
-  commerce = await platform.newPartner('commerce');
+  const clientOf = (partner: { apiKey: string }) =>
+    createPlatformClient({ baseUrl: platform.baseUrl, apiKey: partner.apiKey });
+  commerce = clientOf(await platform.newPartner('commerce'));
   distribution = await platform.newPartner('distribution', {
     paymentTypes: ['CARD', 'PAY_AT_STORE'],
   });
-  other = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
+  market = recordingClient(platform.baseUrl, distribution.apiKey);
+  other = clientOf(await platform.newPartner('distribution', { paymentTypes: ['CARD'] }));
   plainStore = await createStore({ orderSubmissionUrl: undefined });
   submittingStore = await createStore({ orderSubmissionUrl: submissions.url });
 });
@@ -111,14 +136,37 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-const orderBody = (storeId: string, paymentId: string, overrides: Record<string, unknown> = {}) =>
+const orderBody = (
+  storeId: string,
+  paymentId: string,
+  overrides: Partial<PlaceOrderRequest> = {},
+): PlaceOrderRequest =>
   // An unknown store borrows a real store's catalog: only the store id is wrong.
   sodaOrder(catalogIds.get(storeId) ?? catalogIds.get(plainStore)!, storeId, paymentId, overrides);
 
-const place = (
+/** A PAY_AT_STORE order: no card. */
+const payAtStoreBody = (storeId: string) => {
+  const { paymentId: _none, ...body } = orderBody(storeId, randomUUID(), {
+    paymentType: 'PAY_AT_STORE',
+  });
+  return body;
+};
+
+/**
+ * One place request through the typed client, without placeOrder's retries: the answer
+ * exactly as the platform gave it (status, headers; the text through `market.wireOf`).
+ */
+const post = (body: PlaceOrderRequest, key: string, endUser: string, client = market.client) =>
+  client.POST(PLACE, {
+    params: { header: { 'Idempotency-Key': key, 'X-End-User-Id': endUser } },
+    body,
+  });
+
+/** Place what the types forbid: no key or end user, a malformed body, bytes of our choosing. */
+const rawPlace = (
   body: unknown,
   key: string | null,
-  endUser: string | null = 'shopper',
+  endUser: string | null,
   apiKey = distribution.apiKey,
 ): Promise<HttpResult> =>
   call(platform.baseUrl, 'POST', PLACE, {
@@ -129,6 +177,9 @@ const place = (
       ...(endUser === null ? {} : { 'x-end-user-id': endUser }),
     },
   });
+
+/** The latest answer the distribution partner's client got, as it came. */
+const lastAnswer = () => market.answers.at(-1)!;
 
 /** The simulator's charges for one amount placed by this file's orders. */
 const chargesOf = (last4: string) => platform.processor.charges().filter((c) => c.last4 === last4);
@@ -148,7 +199,7 @@ const reshuffled = (value: unknown): string => {
   return JSON.stringify(reverse(value), null, 2);
 };
 
-const buyer = (card = cards.success) => newBuyer(platform.baseUrl, distribution.apiKey, card);
+const buyer = (card = cards.success) => newBuyer(market.client, card);
 
 describe('placing an order', () => {
   it('charges once, answers 201 with the order, and replays it byte for byte', async () => {
@@ -156,11 +207,13 @@ describe('placing an order', () => {
     const body = orderBody(plainStore, paymentId);
     const key = randomUUID();
     const before = platform.processor.charges().length;
-    const placed = await place(body, key, endUser);
-    expect(placed.status).toBe(201);
-    expect(placed.headers.get('idempotent-replayed')).toBeNull();
-    expect(placed.headers.get('location')).toBe(`/v1/marketfront/orders/${placed.body.orderId}`);
-    expect(placed.body).toMatchObject({
+    const placed = await post(body, key, endUser);
+    expect(placed.response.status).toBe(201);
+    expect(placed.response.headers.get('idempotent-replayed')).toBeNull();
+    expect(placed.response.headers.get('location')).toBe(
+      `/v1/marketfront/orders/${placed.data?.orderId}`,
+    );
+    expect(placed.data).toMatchObject({
       storeId: plainStore,
       isValid: true,
       errors: [],
@@ -176,21 +229,23 @@ describe('placing an order', () => {
     expect(charges).toHaveLength(1);
     expect(charges[0]).toMatchObject({ amount: 2364, status: 'captured', capturedAmount: 2364 });
 
-    // Key order and whitespace do not change the fingerprint (RFC 8785).
-    const replay = await place(reshuffled(body), key, endUser);
+    // Key order and whitespace do not change the fingerprint (RFC 8785): bytes of our own.
+    const replay = await rawPlace(reshuffled(body), key, endUser);
     expect(replay.status).toBe(201);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(replay.text).toBe(placed.text);
+    expect(replay.text).toBe(market.wireOf(placed.response).text);
     expect(platform.processor.charges()).toHaveLength(before + 1);
   });
 
   it('takes PAY_AT_STORE without a card and charges nothing', async () => {
     const before = platform.processor.charges().length;
-    const body = orderBody(plainStore, randomUUID(), { paymentType: 'PAY_AT_STORE' });
-    delete (body as { paymentId?: string }).paymentId;
-    const placed = await place(body, randomUUID());
-    expect(placed.status).toBe(201);
-    expect(placed.body).toMatchObject({ paymentType: 'PAY_AT_STORE', payment: null });
+    const placed = await placeOrder(market.client, {
+      body: payAtStoreBody(plainStore),
+      endUserId: 'shopper',
+    });
+    expect(lastAnswer().status).toBe(201);
+    expect(placed).toMatchObject({ replayed: false, attempts: 1 });
+    expect(placed.order).toMatchObject({ paymentType: 'PAY_AT_STORE', payment: null });
     expect(platform.processor.charges()).toHaveLength(before);
   });
 
@@ -201,25 +256,66 @@ describe('placing an order', () => {
       const body = orderBody(plainStore, paymentId);
       const key = randomUUID();
       const before = platform.processor.charges().length;
-      const results = await Promise.all(
-        Array.from({ length: 20 }, () => place(body, key, endUser)),
-      );
-      const created = results.filter((result) => result.status === 201);
-      const busy = results.filter((result) => result.status === 409);
+      const results = await Promise.all(Array.from({ length: 20 }, () => post(body, key, endUser)));
+      const created = results.filter((result) => result.response.status === 201);
+      const busy = results.filter((result) => result.response.status === 409);
       expect(created.length + busy.length).toBe(20);
       expect(created.length).toBeGreaterThanOrEqual(1);
-      expect(new Set(created.map((result) => result.body.orderId)).size).toBe(1);
+      expect(new Set(created.map((result) => result.data?.orderId)).size).toBe(1);
       for (const result of busy) {
-        expect(result.body.errorCode).toBe('IDEMPOTENCY_KEY_IN_PROGRESS');
-        expect(Number(result.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(result.error?.errorCode).toBe('IDEMPOTENCY_KEY_IN_PROGRESS');
+        expect(Number(result.response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       }
       const charges = platform.processor.charges().slice(before);
       expect(charges).toHaveLength(1);
       expect(charges[0]?.status).toBe('captured');
       // The retry the 409s were told to make gets the order.
-      const retried = await place(body, key, endUser);
-      expect(retried.status).toBe(201);
-      expect(retried.text).toBe(created[0]?.text);
+      const retried = await placeOrder(market.client, {
+        body,
+        endUserId: endUser,
+        idempotencyKey: key,
+      });
+      expect(lastAnswer().status).toBe(201);
+      expect(lastAnswer().text).toBe(market.wireOf(created[0]!.response).text);
+      expect(retried).toMatchObject({
+        replayed: true,
+        order: { orderId: created[0]?.data?.orderId },
+      });
+    } finally {
+      platform.processor.setFaults({ latencyMs: 0 });
+    }
+  });
+
+  it('placeOrder waits out IDEMPOTENCY_KEY_IN_PROGRESS with the same key: one order, one charge', async () => {
+    const { endUser, paymentId } = await buyer();
+    platform.processor.setFaults({ latencyMs: 150 });
+    try {
+      const body = orderBody(plainStore, paymentId);
+      const key = randomUUID();
+      const before = platform.processor.charges().length;
+      const seen = market.answers.length;
+      const placed = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          // The 409s ask to wait out the holder's lease (15 s); a partner may wait less.
+          placeOrder(market.client, {
+            body,
+            endUserId: endUser,
+            idempotencyKey: key,
+            maxAttempts: 10,
+            maxDelayMs: 250,
+          }),
+        ),
+      );
+      expect(new Set(placed.map((result) => result.order.orderId)).size).toBe(1);
+      expect(placed.filter((result) => !result.replayed)).toHaveLength(1);
+      // Every 409 was tried again (after its Retry-After) until it got the order.
+      const answers = market.answers.slice(seen);
+      const busy = answers.filter((answer) => answer.status === 409);
+      expect(busy.length).toBeGreaterThan(0);
+      expect(answers.filter((answer) => answer.status === 201)).toHaveLength(5);
+      expect(answers).toHaveLength(5 + busy.length);
+      expect(placed.reduce((sum, result) => sum + result.attempts, 0)).toBe(answers.length);
+      expect(platform.processor.charges().slice(before)).toHaveLength(1);
     } finally {
       platform.processor.setFaults({ latencyMs: 0 });
     }
@@ -231,39 +327,50 @@ describe('the scope and fingerprint of a key', () => {
     const { endUser, paymentId } = await buyer();
     const body = orderBody(plainStore, paymentId);
     const key = randomUUID();
-    const placed = await place(body, key, endUser);
-    expect(placed.status).toBe(201);
+    const placed = await placeOrder(market.client, {
+      body,
+      endUserId: endUser,
+      idempotencyKey: key,
+    });
+    const placedAnswer = lastAnswer();
+    expect(placedAnswer.status).toBe(201);
 
-    const otherBody = await place({ ...body, tip: 3, amounts: { total: 24.64 } }, key, endUser);
-    const otherUser = await place(body, key, 'someone-else');
-    const otherPartner = await place(body, key, endUser, other.apiKey);
+    const otherBody = await post({ ...body, tip: 3, amounts: { total: 24.64 } }, key, endUser);
+    const otherUser = await post(body, key, 'someone-else');
+    const otherPartner = await post(body, key, endUser, other);
     for (const result of [otherBody, otherUser, otherPartner]) {
-      expect(result.status).toBe(422);
-      expect(result.body).toMatchObject({
+      expect(result.response.status).toBe(422);
+      expect(result.error).toMatchObject({
         errorCode: 'IDEMPOTENCY_KEY_CONFLICT',
         errorCategory: 'idempotency',
         retryable: false,
       });
-      expect(result.headers.get('idempotent-replayed')).toBeNull();
+      expect(result.response.headers.get('idempotent-replayed')).toBeNull();
     }
     // A recorded key never lets a malformed body through: it is refused as malformed.
-    const malformed = await place({ ...body, tip: '2' }, key, endUser);
+    const malformed = await rawPlace({ ...body, tip: '2' }, key, endUser);
     expect(malformed.status).toBe(400);
     expect(malformed.body.errorCode).toBe('REQUEST_INVALID');
-    expect((await place(body, key, endUser)).text).toBe(placed.text);
+    const again = await placeOrder(market.client, {
+      body,
+      endUserId: endUser,
+      idempotencyKey: key,
+    });
+    expect(lastAnswer().text).toBe(placedAnswer.text);
+    expect(again).toMatchObject({ replayed: true, order: { orderId: placed.order.orderId } });
   });
 
   it('needs the key and the end user, and does not record a malformed body', async () => {
     const { endUser, paymentId } = await buyer();
-    const missing = await place(orderBody(plainStore, paymentId), null, endUser);
+    const missing = await rawPlace(orderBody(plainStore, paymentId), null, endUser);
     expect(missing.status).toBe(400);
     expect(missing.body.errorCode).toBe('MISSING_IDEMPOTENCY_KEY');
-    const noUser = await place(orderBody(plainStore, paymentId), randomUUID(), null);
+    const noUser = await rawPlace(orderBody(plainStore, paymentId), randomUUID(), null);
     expect(noUser.status).toBe(401);
     expect(noUser.body.errorCode).toBe('SESSION_USER_REQUIRED');
-    const longKey = await place(orderBody(plainStore, paymentId), 'k'.repeat(256), endUser);
-    expect(longKey.status).toBe(400);
-    expect(longKey.body.errorCode).toBe('REQUEST_INVALID');
+    const longKey = await post(orderBody(plainStore, paymentId), 'k'.repeat(256), endUser);
+    expect(longKey.response.status).toBe(400);
+    expect(longKey.error?.errorCode).toBe('REQUEST_INVALID');
 
     const key = randomUUID();
     const shapes: unknown[] = [
@@ -276,23 +383,29 @@ describe('the scope and fingerprint of a key', () => {
       '{"__proto__": {"admin": true}}',
     ];
     for (const shape of shapes) {
-      const result = await place(shape, key, endUser);
+      const result = await rawPlace(shape, key, endUser);
       expect(result.status).toBe(400);
       expect(result.body.errorCode).toBe('REQUEST_INVALID');
     }
     const pointers = (
-      await place({ ...orderBody(plainStore, paymentId), paymentId: undefined }, key, endUser)
+      await rawPlace({ ...orderBody(plainStore, paymentId), paymentId: undefined }, key, endUser)
     ).body.errors.map((error: { pointer: string }) => error.pointer);
     expect(pointers).toContain('/paymentId');
     // None of them took the key: it still places the order.
-    expect((await place(orderBody(plainStore, paymentId), key, endUser)).status).toBe(201);
+    const placed = await placeOrder(market.client, {
+      body: orderBody(plainStore, paymentId),
+      endUserId: endUser,
+      idempotencyKey: key,
+    });
+    expect(lastAnswer().status).toBe(201);
+    expect(placed.replayed).toBe(false);
   });
 
   it('refuses an oversized body and another media type before touching the key', async () => {
     const { endUser, paymentId } = await buyer();
     const huge = orderBody(plainStore, paymentId, { specialInstructions: 'x'.repeat(2_000_000) });
-    const tooLarge = await place(huge, randomUUID(), endUser);
-    expect(tooLarge.status).toBe(413);
+    const tooLarge = await post(huge, randomUUID(), endUser);
+    expect(tooLarge.response.status).toBe(413);
     const text = await call(platform.baseUrl, 'POST', PLACE, {
       apiKey: distribution.apiKey,
       rawBody: 'hello',
@@ -312,18 +425,18 @@ describe('final failures are recorded and replayed', () => {
     const before = platform.processor.charges().length;
     const body = orderBody(plainStore, paymentId, { amounts: { total: 20 } });
     const key = randomUUID();
-    const refused = await place(body, key, endUser);
-    expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({
+    const refused = await post(body, key, endUser);
+    expect(refused.response.status).toBe(400);
+    expect(refused.error).toMatchObject({
       errorCode: 'ORDER_INVALID',
       errorCategory: 'order',
       retryable: false,
       errors: [{ code: 'ORDER_TOTAL_DIFFERENT', pointer: '/amounts/total' }],
     });
-    const replay = await place(body, key, endUser);
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(replay.status).toBe(400);
-    expect(replay.text).toBe(refused.text);
+    const replay = await post(body, key, endUser);
+    expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.response.status).toBe(400);
+    expect(market.wireOf(replay.response).text).toBe(market.wireOf(refused.response).text);
     expect(platform.processor.charges()).toHaveLength(before);
   });
 
@@ -331,19 +444,21 @@ describe('final failures are recorded and replayed', () => {
     const { endUser, paymentId } = await buyer();
     const unknownStore = orderBody(randomUUID(), paymentId);
     const key = randomUUID();
-    const notFound = await place(unknownStore, key, endUser);
-    expect(notFound.status).toBe(404);
-    expect(notFound.body.errorCode).toBe('STORE_NOT_FOUND');
-    expect((await place(unknownStore, key, endUser)).headers.get('idempotent-replayed')).toBe(
-      'true',
-    );
+    const notFound = await post(unknownStore, key, endUser);
+    expect(notFound.response.status).toBe(404);
+    expect(notFound.error?.errorCode).toBe('STORE_NOT_FOUND');
+    expect(
+      (await post(unknownStore, key, endUser)).response.headers.get('idempotent-replayed'),
+    ).toBe('true');
 
     const cardOnly = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
-    const body = orderBody(plainStore, paymentId, { paymentType: 'PAY_AT_STORE' });
-    delete (body as { paymentId?: string }).paymentId;
-    const forbidden = await place(body, randomUUID(), endUser, cardOnly.apiKey);
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toMatchObject({
+    const cardOnlyClient = createPlatformClient({
+      baseUrl: platform.baseUrl,
+      apiKey: cardOnly.apiKey,
+    });
+    const forbidden = await post(payAtStoreBody(plainStore), randomUUID(), endUser, cardOnlyClient);
+    expect(forbidden.response.status).toBe(403);
+    expect(forbidden.error).toMatchObject({
       errorCode: 'PAYMENT_TYPE_NOT_ALLOWED',
       errors: [{ code: 'PAYMENT_TYPE_NOT_ALLOWED', pointer: '/paymentType' }],
     });
@@ -354,15 +469,24 @@ describe('final failures are recorded and replayed', () => {
     const body = orderBody(plainStore, paymentId);
     const key = randomUUID();
     const before = platform.processor.charges().length;
-    const declined = await place(body, key, endUser);
-    expect(declined.status).toBe(400);
-    expect(declined.body).toMatchObject({
-      errorCode: 'PAYMENT_DECLINED',
-      errors: [{ pointer: '/paymentId' }],
+    // A final answer: placeOrder throws it at once, without trying again.
+    const declined = await placeOrder(market.client, {
+      body,
+      endUserId: endUser,
+      idempotencyKey: key,
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(declined).toBeInstanceOf(PlatformProblem);
+    expect(declined).toMatchObject({
+      status: 400,
+      problem: { errorCode: 'PAYMENT_DECLINED', errors: [{ pointer: '/paymentId' }] },
     });
-    const replay = await place(body, key, endUser);
-    expect(replay.text).toBe(declined.text);
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    const declinedAnswer = lastAnswer();
+    const replay = await post(body, key, endUser);
+    expect(market.wireOf(replay.response).text).toBe(declinedAnswer.text);
+    expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
     expect(platform.processor.charges()).toHaveLength(before + 1);
   });
 });
@@ -372,13 +496,13 @@ describe('retryable failures keep the key', () => {
     const { endUser, paymentId } = await buyer(cards.processingError);
     const body = orderBody(plainStore, paymentId);
     const key = randomUUID();
-    const first = await place(body, key, endUser);
-    expect(first.status).toBe(400);
-    expect(first.body).toMatchObject({ errorCode: 'PAYMENT_FAILED', retryable: true });
-    const second = await place(body, key, endUser);
-    expect(second.status).toBe(400);
-    expect(second.headers.get('idempotent-replayed')).toBeNull();
-    expect(second.body.requestId).not.toBe(first.body.requestId);
+    const first = await post(body, key, endUser);
+    expect(first.response.status).toBe(400);
+    expect(first.error).toMatchObject({ errorCode: 'PAYMENT_FAILED', retryable: true });
+    const second = await post(body, key, endUser);
+    expect(second.response.status).toBe(400);
+    expect(second.response.headers.get('idempotent-replayed')).toBeNull();
+    expect(second.error?.requestId).not.toBe(first.error?.requestId);
   });
 
   it('a processor that hangs is 503 PAYMENT_PROCESSOR_UNAVAILABLE; nothing is captured', async () => {
@@ -386,41 +510,44 @@ describe('retryable failures keep the key', () => {
     const body = orderBody(plainStore, paymentId);
     const key = randomUUID();
     const started = Date.now();
-    const first = await place(body, key, endUser);
-    expect(first.status).toBe(503);
-    expect(first.body).toMatchObject({
+    const first = await post(body, key, endUser);
+    expect(first.response.status).toBe(503);
+    expect(first.error).toMatchObject({
       errorCode: 'PAYMENT_PROCESSOR_UNAVAILABLE',
       retryable: true,
     });
     expect(Date.now() - started).toBeLessThan(4_000);
-    const second = await place(body, key, endUser);
-    expect(second.status).toBe(503);
-    expect(second.headers.get('idempotent-replayed')).toBeNull();
+    const second = await post(body, key, endUser);
+    expect(second.response.status).toBe(503);
+    expect(second.response.headers.get('idempotent-replayed')).toBeNull();
     expect(chargesOf('7775').filter((charge) => charge.capturedAmount > 0)).toHaveLength(0);
   });
 });
 
 describe('submission to the store', () => {
   it('POSTs the signed order; a store that took it starts it confirmed', async () => {
-    const store = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${submittingStore}`, {
-      apiKey: commerce.apiKey,
+    const store = await commerce.GET('/v1/commerce/stores/{storeId}', {
+      params: { path: { storeId: submittingStore } },
     });
-    const secret = store.body.orderSubmissionSecret as string;
+    const secret = store.data?.orderSubmissionSecret;
     expect(secret).toMatch(/^whsec_/);
     const { endUser, paymentId } = await buyer();
     submissions.answer = { status: 202 };
     submissions.received.length = 0;
-    const placed = await place(orderBody(submittingStore, paymentId), randomUUID(), endUser);
-    expect(placed.status).toBe(201);
-    expect(placed.body.status).toBe('confirmed');
+    const placed = await placeOrder(market.client, {
+      body: orderBody(submittingStore, paymentId),
+      endUserId: endUser,
+    });
+    expect(lastAnswer().status).toBe(201);
+    expect(placed.order.status).toBe('confirmed');
     expect(submissions.received).toHaveLength(1);
     const [request] = submissions.received;
-    const submitted = new Webhook(secret).verify(
+    const submitted = new Webhook(secret!).verify(
       request!.body,
       request!.headers as Record<string, string>,
     ) as { orderId: string; amounts: { total: number } };
-    expect(submitted).toMatchObject({ orderId: placed.body.orderId, amounts: { total: 23.64 } });
-    expect(request!.headers['webhook-id']).toBe(placed.body.orderId);
+    expect(submitted).toMatchObject({ orderId: placed.order.orderId, amounts: { total: 23.64 } });
+    expect(request!.headers['webhook-id']).toBe(placed.order.orderId);
   });
 
   it('a 4xx is STORE_REJECTED with the store’s errors, and the authorization is voided', async () => {
@@ -434,32 +561,43 @@ describe('submission to the store', () => {
     const before = platform.processor.charges().length;
     const body = orderBody(submittingStore, paymentId);
     const key = randomUUID();
-    const rejected = await place(body, key, endUser);
-    expect(rejected.status).toBe(400);
-    expect(rejected.body).toMatchObject({
+    const rejected = await post(body, key, endUser);
+    expect(rejected.response.status).toBe(400);
+    expect(rejected.error).toMatchObject({
       errorCode: 'STORE_REJECTED',
       errors: [{ code: 'ITEM_SOLD_OUT', message: 'No soda left', pointer: '/cart/lineItems/0' }],
     });
     const charges = platform.processor.charges().slice(before);
     expect(charges).toHaveLength(1);
     expect(charges[0]?.status).toBe('voided');
-    expect((await place(body, key, endUser)).text).toBe(rejected.text);
+    const replay = await post(body, key, endUser);
+    expect(market.wireOf(replay.response).text).toBe(market.wireOf(rejected.response).text);
   });
 
   it('an unreachable store keeps the key; the retry submits once more and charges once', async () => {
     const { endUser, paymentId } = await buyer();
-    submissions.answer = { status: 503 };
+    submissions.next = [{ status: 503 }];
+    submissions.answer = { status: 200 };
     submissions.received.length = 0;
     const before = platform.processor.charges().length;
-    const body = orderBody(submittingStore, paymentId);
-    const key = randomUUID();
-    const unavailable = await place(body, key, endUser);
-    expect(unavailable.status).toBe(503);
-    expect(unavailable.body).toMatchObject({ errorCode: 'SERVICE_UNAVAILABLE', retryable: true });
-    submissions.answer = { status: 200 };
-    const placed = await place(body, key, endUser);
-    expect(placed.status).toBe(201);
-    expect(placed.headers.get('idempotent-replayed')).toBeNull();
+    const seen = market.answers.length;
+    // The 503 asks for 5 s; a partner may wait less.
+    const placed = await placeOrder(market.client, {
+      body: orderBody(submittingStore, paymentId),
+      endUserId: endUser,
+      maxDelayMs: 200,
+    });
+    const [unavailable, created] = market.answers.slice(seen);
+    expect(placed.attempts).toBe(2);
+    expect(unavailable?.status).toBe(503);
+    expect(JSON.parse(unavailable!.text)).toMatchObject({
+      errorCode: 'SERVICE_UNAVAILABLE',
+      retryable: true,
+    });
+    expect(created?.status).toBe(201);
+    expect(created?.headers.get('idempotent-replayed')).toBeNull();
+    expect(placed.replayed).toBe(false);
+    // Both tries carried one key: the store got the same order twice, the card one charge.
     expect(submissions.received).toHaveLength(2);
     expect(new Set(submissions.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
     const charges = platform.processor.charges().slice(before);
@@ -475,13 +613,18 @@ describe('keys past their retention', () => {
     submissions.answer = { status: 503 };
     const before = platform.processor.charges().length;
     const abandonedKey = randomUUID();
-    const abandoned = await place(orderBody(submittingStore, paymentId), abandonedKey, endUser);
-    expect(abandoned.status).toBe(503);
+    const abandoned = await post(orderBody(submittingStore, paymentId), abandonedKey, endUser);
+    expect(abandoned.response.status).toBe(503);
     expect(platform.processor.charges().slice(before)[0]?.status).toBe('authorized');
     submissions.answer = { status: 200 };
     const placedKey = randomUUID();
     const placedBody = orderBody(plainStore, paymentId);
-    expect((await place(placedBody, placedKey, endUser)).status).toBe(201);
+    await placeOrder(market.client, {
+      body: placedBody,
+      endUserId: endUser,
+      idempotencyKey: placedKey,
+    });
+    expect(lastAnswer().status).toBe(201);
 
     await platform.orderingDb
       .updateTable('place_attempts')
@@ -498,8 +641,13 @@ describe('keys past their retention', () => {
       .execute();
     expect(left).toEqual([]);
     // The order itself stays; only its key is forgotten (a new use of it is a new attempt).
-    const again = await place(placedBody, placedKey, endUser);
-    expect(again.status).toBe(201);
-    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    const again = await placeOrder(market.client, {
+      body: placedBody,
+      endUserId: endUser,
+      idempotencyKey: placedKey,
+    });
+    expect(lastAnswer().status).toBe(201);
+    expect(lastAnswer().headers.get('idempotent-replayed')).toBeNull();
+    expect(again.replayed).toBe(false);
   });
 });

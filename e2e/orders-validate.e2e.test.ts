@@ -1,3 +1,9 @@
+import {
+  createPlatformClient,
+  ingestCatalog,
+  type operations,
+  type PlatformClient,
+} from '@pcp/client';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '../test-support/cart-catalog.js';
@@ -5,8 +11,7 @@ import { createTestEnvironment, type TestEnvironment } from '../test-support/env
 import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
-import { call, type HttpResult } from './http.js';
-import { ingestCatalog } from './ingest.js';
+import { call } from './http.js';
 
 const VALIDATE = '/v1/marketfront/orders/validate';
 const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
@@ -16,8 +21,9 @@ const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Frida
 let env: TestEnvironment;
 let platform: TestPlatform;
 let host: Awaited<ReturnType<typeof startCatalogHost>>;
-let commerce: { apiKey: string };
+let commerce: PlatformClient;
 let distribution: { apiKey: string };
+let market: PlatformClient;
 let storeId: string;
 let ids: ReturnType<typeof cartTestCatalog>['ids'];
 
@@ -27,23 +33,27 @@ beforeAll(async () => {
     gatewayEnv: { RATE_LIMIT_READS_PER_MIN: '100000', RATE_LIMIT_WRITES_PER_MIN: '100000' },
   });
   host = await startCatalogHost();
-  commerce = await platform.newPartner('commerce');
+  const clientOf = (partner: { apiKey: string }) =>
+    createPlatformClient({ baseUrl: platform.baseUrl, apiKey: partner.apiKey });
+  commerce = clientOf(await platform.newPartner('commerce'));
   distribution = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
+  market = clientOf(distribution);
   storeId = randomUUID();
   // Open all week, pickup minimum 5.00, delivery within 5 km for 2.99 from 15.00, tax 8.75%.
-  await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
-    apiKey: commerce.apiKey,
+  const put = await commerce.PUT('/v1/commerce/stores/{storeId}', {
+    params: { path: { storeId } },
     body: storeProfile({ availability: everyDay, minimumOrder: 5 }),
   });
+  expect(put.response.status).toBe(201);
   const catalog = cartTestCatalog(storeId);
   ids = catalog.ids;
-  await ingestCatalog({
-    baseUrl: platform.baseUrl,
-    apiKey: commerce.apiKey,
+  const ingest = await ingestCatalog(commerce, {
     storeId,
-    host,
-    document: catalog.document,
+    callbackUrl: host.serveJson(`/${randomUUID()}.json`, catalog.document),
+    timeoutMs: 30_000,
   });
+  expect(ingest.errors).toEqual([]);
+  expect(ingest.status).toBe('succeeded');
 });
 
 afterAll(async () => {
@@ -52,7 +62,16 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-const line = (itemId: string, quantity = 1, modifierGroups?: unknown[]) => ({
+type OrderRequest = operations['validateOrder']['requestBody']['content']['application/json'];
+type LineItem = OrderRequest['cart']['lineItems'][number];
+type Fulfillment = OrderRequest['fulfillment'];
+type Delivery = Extract<Fulfillment, { mode: 'DELIVERY_BY_MERCHANT' }>;
+
+const line = (
+  itemId: string,
+  quantity = 1,
+  modifierGroups?: LineItem['modifierGroups'],
+): LineItem => ({
   itemId,
   lineItemId: randomUUID(),
   quantity,
@@ -60,7 +79,7 @@ const line = (itemId: string, quantity = 1, modifierGroups?: unknown[]) => ({
 });
 
 /** Ten sodas (19.90), picked up as soon as possible, with a 2.00 tip. */
-const order = (overrides: Record<string, unknown> = {}) => ({
+const order = (overrides: Partial<OrderRequest> = {}): OrderRequest => ({
   cart: { catalogSetId: ids.catalogSetId, storeId, lineItems: [line(ids.soda, 10)] },
   fulfillment: { mode: 'PICKUP', scheduleType: 'ASAP' },
   client: { ip: '8.8.4.4', userAgent: 'Mozilla/5.0 (test)' },
@@ -69,7 +88,7 @@ const order = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-const delivery = (address: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+const delivery = (address: Delivery['address'], extra: Partial<Delivery> = {}): Delivery => ({
   mode: 'DELIVERY_BY_MERCHANT',
   scheduleType: 'ASAP',
   address,
@@ -79,36 +98,44 @@ const delivery = (address: Record<string, unknown>, extra: Record<string, unknow
 const nearby = { address1: '100 S Wacker Dr', city: 'Chicago', state: 'IL', postalCode: '60606' };
 
 const validate = (
-  body: unknown,
-  apiKey = distribution.apiKey,
+  body: OrderRequest,
+  client = market,
   headers: Record<string, string> = { 'x-end-user-id': 'shopper-1' },
-): Promise<HttpResult> => call(platform.baseUrl, 'POST', VALIDATE, { apiKey, body, headers });
+) => client.POST(VALIDATE, { body, headers });
+
+/** Validate what the types forbid (a malformed field), as raw HTTP. */
+const validateRaw = (body: unknown) =>
+  call(platform.baseUrl, 'POST', VALIDATE, {
+    apiKey: distribution.apiKey,
+    body,
+    headers: { 'x-end-user-id': 'shopper-1' },
+  });
 
 const ADDRESSES = '/v1/marketfront/addresses';
-const addresses = (method: string, path: string, endUser: string | null, body?: unknown) =>
-  call(platform.baseUrl, method, path, {
-    apiKey: distribution.apiKey,
-    ...(body === undefined ? {} : { body }),
-    headers: endUser === null ? {} : { 'x-end-user-id': endUser },
+const endUserHeader = (endUser: string) => ({ 'X-End-User-Id': endUser });
+const saveAddress = (endUser: string, body: typeof nearby & { country?: string }) =>
+  market.POST(ADDRESSES, { body, params: { header: endUserHeader(endUser) } });
+const listAddresses = (endUser: string) =>
+  market.GET(ADDRESSES, { params: { header: endUserHeader(endUser) } });
+const deleteAddress = (endUser: string, addressId: string) =>
+  market.DELETE('/v1/marketfront/addresses/{addressId}', {
+    params: { path: { addressId }, header: endUserHeader(endUser) },
   });
 
 /** The (code, pointer) pairs of a validate answer, which must be a 200 refusing to price. */
-async function problemsOf(body: unknown): Promise<[string, string | null][]> {
-  const result = await validate(body);
-  expect(result.status).toBe(200);
-  expect(result.body.isValid).toBe(false);
-  expect(result.body.amounts).toBeNull();
-  return result.body.errors.map((error: { code: string; pointer: string | null }) => [
-    error.code,
-    error.pointer,
-  ]);
+async function problemsOf(body: OrderRequest): Promise<[string, string | null][]> {
+  const { data, response } = await validate(body);
+  expect(response.status).toBe(200);
+  expect(data?.isValid).toBe(false);
+  expect(data?.amounts).toBeNull();
+  return data!.errors.map((error) => [error.code, error.pointer]);
 }
 
 describe('a valid order', () => {
   it('is priced: tax half up once on the subTotal, the tip, no fee for pickup', async () => {
     const result = await validate(order());
-    expect(result.status).toBe(200);
-    expect(result.body).toMatchObject({
+    expect(result.response.status).toBe(200);
+    expect(result.data).toMatchObject({
       isValid: true,
       errors: [],
       amounts: {
@@ -137,7 +164,7 @@ describe('a valid order', () => {
         amounts: { total: 26.63 },
       }),
     );
-    expect(result.body).toMatchObject({
+    expect(result.data).toMatchObject({
       isValid: true,
       amounts: { fees: 2.99, feesBreakdown: [{ type: 'DELIVERY', amount: 2.99 }], total: 26.63 },
       fulfillment: {
@@ -242,22 +269,25 @@ describe('business problems: 200, isValid false, amounts null, each at its point
     expect(await problemsOf(order({ paymentType: 'PAY_AT_STORE' }))).toEqual([
       ['PAYMENT_TYPE_NOT_ALLOWED', '/paymentType'],
     ]);
-    const status = (body: unknown) =>
-      call(platform.baseUrl, 'POST', `/v1/commerce/stores/${storeId}/status`, {
-        apiKey: commerce.apiKey,
+    const setStatus = (
+      body: operations['setStoreStatus']['requestBody']['content']['application/json'],
+    ) =>
+      commerce.POST('/v1/commerce/stores/{storeId}/status', {
+        params: { path: { storeId } },
         body,
       });
-    expect((await status({ status: 'paused', reason: 'too_busy' })).status).toBe(200);
+    expect((await setStatus({ status: 'paused', reason: 'too_busy' })).response.status).toBe(200);
     try {
       expect(await problemsOf(order())).toEqual([['STORE_CLOSED', null]]);
     } finally {
-      await status({ status: 'online' });
+      await setStatus({ status: 'online' });
     }
-    expect((await validate(order())).body.isValid).toBe(true);
+    expect((await validate(order())).data?.isValid).toBe(true);
   });
 });
 
 describe('4xx only where the contract gives one', () => {
+  // Raw HTTP: the statuses and media type as sent, and a mode the types would not let through.
   it.each([
     [{ client: undefined }, 400, 'CLIENT_CONTEXT_REQUIRED'],
     [{ client: { ip: '8.8.4.4', userAgent: '  ' } }, 400, 'CLIENT_CONTEXT_REQUIRED'],
@@ -272,7 +302,7 @@ describe('4xx only where the contract gives one', () => {
       'STORE_NOT_FOUND',
     ],
   ])('%j → %i %s', async (overrides, status, errorCode) => {
-    const result = await validate(order(overrides));
+    const result = await validateRaw({ ...order(), ...overrides });
     expect(result.status).toBe(status);
     expect(result.body.errorCode).toBe(errorCode);
     expect(result.headers.get('content-type')).toContain('application/problem+json');
@@ -286,15 +316,15 @@ describe('4xx only where the contract gives one', () => {
     expect(malformed.body.errorCode).toBe('REQUEST_INVALID');
     const anonymous = await call(platform.baseUrl, 'POST', VALIDATE, { body: order() });
     expect(anonymous.status).toBe(401);
-    expect((await validate(order(), commerce.apiKey)).status).toBe(403);
+    expect((await validate(order(), commerce)).response.status).toBe(403);
   });
 });
 
 describe('saved addresses', () => {
   it('saves, lists, resolves in validate, scopes to the end user and deletes', async () => {
-    const saved = await addresses('POST', ADDRESSES, 'saver', nearby);
-    expect(saved.status).toBe(201);
-    expect(saved.body).toMatchObject({
+    const saved = await saveAddress('saver', nearby);
+    expect(saved.response.status).toBe(201);
+    expect(saved.data).toMatchObject({
       addressId: expect.any(String),
       address1: '100 S Wacker Dr',
       postalCode: '60606',
@@ -302,75 +332,77 @@ describe('saved addresses', () => {
       latitude: expect.any(Number),
       longitude: expect.any(Number),
     });
-    const { addressId } = saved.body;
+    const { addressId, latitude, longitude } = saved.data!;
     // The same address, spelled differently, keeps its addressId.
-    const again = await addresses('POST', ADDRESSES, 'saver', {
-      ...nearby,
-      address1: '  100 s  WACKER dr ',
-    });
-    expect(again).toMatchObject({ status: 200, body: { addressId } });
-    const listed = await addresses('GET', ADDRESSES, 'saver');
-    expect(listed.body.addresses.map((entry: { addressId: string }) => entry.addressId)).toEqual([
-      addressId,
-    ]);
+    const again = await saveAddress('saver', { ...nearby, address1: '  100 s  WACKER dr ' });
+    expect(again.response.status).toBe(200);
+    expect(again.data).toMatchObject({ addressId });
+    const listed = await listAddresses('saver');
+    expect(listed.data?.addresses.map((entry) => entry.addressId)).toEqual([addressId]);
 
     const byId = order({ fulfillment: delivery({ addressId }) });
-    const valid = await validate(byId, distribution.apiKey, { 'x-end-user-id': 'saver' });
-    expect(valid.body).toMatchObject({
+    const valid = await validate(byId, market, { 'x-end-user-id': 'saver' });
+    expect(valid.data).toMatchObject({
       isValid: true,
       amounts: { fees: 2.99 },
       fulfillment: {
         address: {
-          latitude: saved.body.latitude,
-          longitude: saved.body.longitude,
+          latitude,
+          longitude,
           address: { address1: '100 S Wacker Dr', postalCode: '60606' },
         },
       },
     });
     expect(await problemsOf(byId)).toEqual([['ADDRESS_INVALID', '/fulfillment/address/addressId']]);
-    const anonymous = await validate(byId, distribution.apiKey, {});
-    expect(anonymous).toMatchObject({ status: 401, body: { errorCode: 'SESSION_USER_REQUIRED' } });
+    const anonymous = await validate(byId, market, {});
+    expect(anonymous.response.status).toBe(401);
+    expect(anonymous.error?.errorCode).toBe('SESSION_USER_REQUIRED');
 
-    const foreign = await addresses('DELETE', `${ADDRESSES}/${addressId}`, 'someone-else');
-    expect(foreign).toMatchObject({ status: 422, body: { errorCode: 'ADDRESS_INVALID' } });
-    expect((await addresses('DELETE', `${ADDRESSES}/${addressId}`, 'saver')).status).toBe(204);
-    expect((await addresses('DELETE', `${ADDRESSES}/${addressId}`, 'saver')).status).toBe(204);
-    expect((await addresses('GET', ADDRESSES, 'saver')).body.addresses).toEqual([]);
-    const stale = await validate(byId, distribution.apiKey, { 'x-end-user-id': 'saver' });
-    expect(stale.body.errors).toMatchObject([
+    const foreign = await deleteAddress('someone-else', addressId);
+    expect(foreign.response.status).toBe(422);
+    expect(foreign.error?.errorCode).toBe('ADDRESS_INVALID');
+    expect((await deleteAddress('saver', addressId)).response.status).toBe(204);
+    expect((await deleteAddress('saver', addressId)).response.status).toBe(204);
+    expect((await listAddresses('saver')).data?.addresses).toEqual([]);
+    const stale = await validate(byId, market, { 'x-end-user-id': 'saver' });
+    expect(stale.data?.errors).toMatchObject([
       { code: 'ADDRESS_INVALID', pointer: '/fulfillment/address/addressId' },
     ]);
   });
 
   it('refuses what cannot be saved with a ProblemDetail', async () => {
-    const unresolvable = await addresses('POST', ADDRESSES, 'saver', {
-      ...nearby,
-      postalCode: '00000',
+    const unresolvable = await saveAddress('saver', { ...nearby, postalCode: '00000' });
+    expect(unresolvable.response.status).toBe(422);
+    expect(unresolvable.error?.errorCode).toBe('ADDRESS_INVALID');
+    expect(unresolvable.error?.errors?.[0]?.pointer).toBe('/address/postalCode');
+    // Without X-End-User-Id, which the types require: raw HTTP.
+    const noUser = await call(platform.baseUrl, 'POST', ADDRESSES, {
+      apiKey: distribution.apiKey,
+      body: nearby,
     });
-    expect(unresolvable).toMatchObject({ status: 422, body: { errorCode: 'ADDRESS_INVALID' } });
-    expect(unresolvable.body.errors[0].pointer).toBe('/address/postalCode');
-    const noUser = await addresses('POST', ADDRESSES, null, nearby);
     expect(noUser).toMatchObject({ status: 401, body: { errorCode: 'SESSION_USER_REQUIRED' } });
-    const shape = await addresses('POST', ADDRESSES, 'saver', { address1: 7 });
+    // A number where the types want a string: raw HTTP.
+    const shape = await call(platform.baseUrl, 'POST', ADDRESSES, {
+      apiKey: distribution.apiKey,
+      body: { address1: 7 },
+      headers: { 'x-end-user-id': 'saver' },
+    });
     expect(shape).toMatchObject({ status: 400, body: { errorCode: 'REQUEST_INVALID' } });
-    const nul = await addresses('POST', ADDRESSES, 'saver', { ...nearby, city: 'Chi\u0000cago' });
-    expect(nul.body.errorCode).toBe('REQUEST_INVALID');
-    const badId = await addresses('DELETE', `${ADDRESSES}/not-a-uuid`, 'saver');
-    expect(badId.body.errorCode).toBe('REQUEST_INVALID');
+    const nul = await saveAddress('saver', { ...nearby, city: 'Chi\u0000cago' });
+    expect(nul.error?.errorCode).toBe('REQUEST_INVALID');
+    const badId = await deleteAddress('saver', 'not-a-uuid');
+    expect(badId.error?.errorCode).toBe('REQUEST_INVALID');
   });
 
   it('caps an end user at 50 addresses with 409 ADDRESS_LIMIT_REACHED', async () => {
     const results = await Promise.all(
       Array.from({ length: 52 }, (_, index) =>
-        addresses('POST', ADDRESSES, 'collector', {
-          ...nearby,
-          address1: `${index + 1} S Wacker Dr`,
-        }),
+        saveAddress('collector', { ...nearby, address1: `${index + 1} S Wacker Dr` }),
       ),
     );
-    expect(results.filter((result) => result.status === 201)).toHaveLength(50);
-    const refused = results.filter((result) => result.status === 409);
+    expect(results.filter((result) => result.response.status === 201)).toHaveLength(50);
+    const refused = results.filter((result) => result.response.status === 409);
     expect(refused).toHaveLength(2);
-    expect(refused[0]!.body.errorCode).toBe('ADDRESS_LIMIT_REACHED');
+    expect(refused[0]!.error?.errorCode).toBe('ADDRESS_LIMIT_REACHED');
   });
 });

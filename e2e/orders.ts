@@ -1,7 +1,7 @@
-/** Order bodies and buyers shared by the place tests. */
+/** Order bodies, buyers and the typed client shared by the order tests. */
+import { createPlatformClient, type PlaceOrderRequest, type PlatformClient } from '@pcp/client';
 import { randomUUID } from 'node:crypto';
 import type { cartTestCatalog } from '../test-support/cart-catalog.js';
-import { call } from './http.js';
 
 /**
  * Ten sodas (19.90) of the cart test catalog, picked up ASAP with a 2.00 tip: 23.64 with
@@ -11,8 +11,8 @@ export const sodaOrder = (
   ids: ReturnType<typeof cartTestCatalog>['ids'],
   storeId: string,
   paymentId: string,
-  overrides: Record<string, unknown> = {},
-) => ({
+  overrides: Partial<PlaceOrderRequest> = {},
+): PlaceOrderRequest => ({
   cart: {
     catalogSetId: ids.catalogSetId,
     storeId,
@@ -28,13 +28,55 @@ export const sodaOrder = (
 });
 
 /** A new end user with `cardNumber` vaulted: its id and the card's paymentId. */
-export async function newBuyer(baseUrl: string, apiKey: string, cardNumber: string) {
+export async function newBuyer(client: PlatformClient, cardNumber: string) {
   const endUser = `buyer-${randomUUID()}`;
-  const vaulted = await call(baseUrl, 'POST', '/v1/marketfront/payments/cards', {
-    apiKey,
-    headers: { 'x-end-user-id': endUser },
+  const { data, response } = await client.POST('/v1/marketfront/payments/cards', {
+    params: { header: { 'X-End-User-Id': endUser } },
     body: { cardNumber, expMonth: 12, expYear: 2035, cvc: '123', cardholderName: 'Pat Doe' },
   });
-  if (vaulted.status >= 300) throw new Error(`vaulting answered ${vaulted.status}`);
-  return { endUser, paymentId: vaulted.body.paymentId as string };
+  if (!data) throw new Error(`vaulting answered ${response.status}`);
+  return { endUser, paymentId: data.paymentId };
+}
+
+/** One answer exactly as it came over the wire. */
+export interface WireAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/**
+ * The typed client of `apiKey`, which also keeps every answer it got, in order, as it came
+ * over the wire: tests of exact HTTP behaviour (a replay byte for byte, the answers of each
+ * try `placeOrder` made) read them after driving the platform through the client.
+ */
+export function recordingClient(baseUrl: string, apiKey: string) {
+  const answers: WireAnswer[] = [];
+  const byResponse = new WeakMap<Response, WireAnswer>();
+  const client = createPlatformClient({
+    baseUrl,
+    apiKey,
+    fetch: async (input, init) => {
+      const response = await fetch(input, init);
+      const answer = {
+        status: response.status,
+        headers: response.headers,
+        text: await response.clone().text(),
+      };
+      answers.push(answer);
+      byResponse.set(response, answer);
+      return response;
+    },
+  });
+  return {
+    client,
+    /** Every answer so far; `answers.slice(n)` are those after the first `n`. */
+    answers,
+    /** The answer a typed call returned as `response`. */
+    wireOf(response: Response): WireAnswer {
+      const answer = byResponse.get(response);
+      if (!answer) throw new Error('not an answer of this client');
+      return answer;
+    },
+  };
 }
