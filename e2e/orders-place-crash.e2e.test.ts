@@ -123,13 +123,22 @@ const place = (body: unknown, key: string, endUser: string): Promise<HttpResult>
   });
 
 /** Retry the key as a partner would: after Retry-After while the dead holder's lease runs. */
+/** Each test outlives a process start and placeUntilSettled's deadline. */
+const CRASH_TEST_TIMEOUT_MS = 60_000;
+
+/**
+ * Retry the key as a partner would until its outcome is final. By a deadline, not a count of
+ * tries: on a busy machine the services take seconds to reconnect after their sessions end.
+ */
 async function placeUntilSettled(body: unknown, key: string, endUser: string) {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const result = await place(body, key, endUser);
-    if (result.status !== 409 && result.status < 500) return result;
+  const deadline = Date.now() + 30_000;
+  let last: HttpResult | undefined;
+  while (Date.now() < deadline) {
+    last = await place(body, key, endUser);
+    if (last.status !== 409 && last.status < 500) return last;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  throw new Error('the key never settled');
+  throw new Error(`the key never settled; the last answer: ${last?.status} ${last?.text}`);
 }
 
 /** The end user's orders and the simulator's charges for its card since `before`. */
@@ -151,7 +160,7 @@ async function sqlClient(text: string, values: unknown[] = []) {
   }
 }
 
-describe('the ordering process killed mid-place', () => {
+describe('the ordering process killed mid-place', { timeout: CRASH_TEST_TIMEOUT_MS }, () => {
   it.each(['validated', 'authorized', 'submitted', 'captured', 'recorded'])(
     'after %s: the retried key gives one order, one captured charge',
     async (step) => {
@@ -187,7 +196,7 @@ describe('the ordering process killed mid-place', () => {
   );
 });
 
-describe('the database going away mid-place', () => {
+describe('the database going away mid-place', { timeout: CRASH_TEST_TIMEOUT_MS }, () => {
   it('every connection terminated while authorizing: the retried key charges once', async () => {
     const ordering = startOrdering();
     await waitUntilServing('ordering', env);
@@ -218,7 +227,7 @@ describe('the database going away mid-place', () => {
   });
 });
 
-describe('a store without an order-submission URL', () => {
+describe('a store without an order-submission URL', { timeout: CRASH_TEST_TIMEOUT_MS }, () => {
   const setSubmissionUrl = (orderSubmissionUrl: string | null) =>
     call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
       apiKey: commerce.apiKey,
