@@ -4,6 +4,7 @@ import { createDatabase, migrateToLatest } from '@pcp/service-kit';
 import { ORDERING_SCHEMA, orderingMigrations } from '@pcp/ordering';
 import { PAYMENTS_SCHEMA, paymentsMigrations } from '@pcp/payments';
 import { STORES_SCHEMA, storesMigrations } from '@pcp/stores';
+import { connect, type JetStreamManager } from 'nats';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
@@ -20,6 +21,11 @@ declare module 'vitest' {
 const STALE_AFTER_SECONDS = 3_600;
 
 export const TEST_DATABASE_PREFIX = 'pcp_t_';
+/**
+ * A stream of a test file: environment.ts gives each the NATS prefix `test_<epoch>_<hex>`.
+ * Not merely `test_`: a deployment may well be called `test`.
+ */
+export const TEST_STREAM_NAME = /^test_\d+_[0-9a-f]+_/;
 
 /**
  * Once per run: find the servers (or start containers), then migrate every service's schema
@@ -33,6 +39,9 @@ export default async function setup(project: TestProject) {
   const admin = new pg.Client({ connectionString: databaseUrlFor(databaseUrl, 'postgres') });
   await admin.connect();
   await dropStaleDatabases(admin);
+  const nc = await connect({ servers: servers.urls.natsUrl, name: 'test-setup' });
+  await removeStaleStreams(await nc.jetstreamManager());
+  await nc.close();
 
   const template = `${TEST_DATABASE_PREFIX}${Math.floor(Date.now() / 1000)}_tmpl_${randomBytes(3).toString('hex')}`;
   await admin.query(`CREATE DATABASE ${template}`);
@@ -71,4 +80,30 @@ async function dropStaleDatabases(admin: pg.Client) {
       await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     }
   }
+}
+
+/**
+ * Streams (with their consumers) of test files that died before their cleanup: names that
+ * `isTestStream`, created before `createdBefore`. Returns the names it removed.
+ */
+export async function removeStaleStreams(
+  jsm: JetStreamManager,
+  {
+    isTestStream = (name: string) => TEST_STREAM_NAME.test(name),
+    createdBefore = new Date(Date.now() - STALE_AFTER_SECONDS * 1000),
+  } = {},
+): Promise<string[]> {
+  const stale: string[] = [];
+  for await (const stream of jsm.streams.list()) {
+    if (isTestStream(stream.config.name) && new Date(stream.created) < createdBefore) {
+      stale.push(stream.config.name);
+    }
+  }
+  for (const name of stale) {
+    // Another run starting at the same time may remove it first.
+    await jsm.streams.delete(name).catch((error: unknown) => {
+      if (!/stream not found/i.test(String(error))) throw error;
+    });
+  }
+  return stale;
 }
