@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import { importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 const unusedVars = [
@@ -51,6 +52,34 @@ export default tseslint.config(
       ],
       '@typescript-eslint/no-unused-vars': unusedVars,
     },
+  },
+  {
+    // Each workspace declares what it imports in its own package.json, so it installs and runs
+    // alone (the image prunes devDependencies): only tests and tools may use devDependencies.
+    files: ['**/*.ts', '**/*.mjs', '**/*.js'],
+    plugins: { 'import-x': importX },
+    rules: {
+      'import-x/no-extraneous-dependencies': [
+        'error',
+        {
+          devDependencies: [
+            '**/test/**',
+            'e2e/**',
+            'test-support/**',
+            'scripts/**',
+            'deploy/**',
+            'services/gateway/openapi/**',
+            '*.config.{ts,js}',
+          ],
+          includeTypes: true,
+        },
+      ],
+    },
+  },
+  {
+    // The root package is the monorepo itself: its tests and tools use the workspaces.
+    files: ['e2e/**', 'test-support/**', 'scripts/**', 'deploy/**'],
+    settings: { 'import-x/internal-regex': '^@pcp/' },
   },
   {
     // Tests read arbitrary JSON bodies and assert on them.

@@ -12,11 +12,11 @@ import {
   log,
   root,
 } from './lib/setup.mjs';
+import { localServiceEnv, processorPort } from './lib/local-env.mjs';
 
 const port = Number(process.env.PORT ?? 8080);
 // Each serves /health/ready and /metrics on its own ops port, off the gateway's public port.
 // The card processor simulator stands in for the real processor (PAYMENT_PROCESSOR_URL).
-const processorPort = Number(process.env.PROCESSOR_SIMULATOR_PORT ?? 4010);
 const services = [
   {
     name: 'processor-simulator',
@@ -32,6 +32,11 @@ const services = [
   { name: 'gateway', color: 32, opsPort: 9100 },
 ];
 const STOP_GRACE_MS = 15_000;
+/** A process that dies sooner than this after starting is crashing at start. */
+const CRASH_AT_START_MS = 30_000;
+/** Crashes at start in a row that make a crash loop, explained once. */
+const CRASH_LOOP_AFTER = 2;
+const KEPT_ERROR_LINES = 6;
 const levels = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 const color = process.stdout.isTTY
   ? (code, text) => `\x1b[${code}m${text}\x1b[0m`
@@ -67,22 +72,73 @@ function format(service, line) {
   return `${clock} ${color(service.color, (service.label ?? service.name).padEnd(9))} ${level >= 50 ? color(31, label) : label} ${msg ?? ''} ${color(90, extra)}${error}`;
 }
 
+/**
+ * What an error line says in short: a pino line of level 50 and above as its message and
+ * error; a line on stderr that is not JSON (an uncaught error) unless it is a stack frame.
+ */
+function errorSummary(line, fromStderr) {
+  let entry;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    const frame = /^\s+at\s|^Node\.js v|^\s*$/.test(line);
+    return fromStderr && !frame ? line.trimEnd() : undefined;
+  }
+  if (!(entry.level >= 50)) return undefined;
+  return [entry.msg, entry.err?.message].filter(Boolean).join(': ');
+}
+
+/** `database failing (nats, subjects pass)` from a /health/ready answer. */
+function describeReadiness(status, body) {
+  let checks;
+  try {
+    checks = JSON.parse(body).checks;
+  } catch {
+    // Not the service kit's JSON: only the status says something.
+  }
+  if (!checks || typeof checks !== 'object') return `HTTP ${status}`;
+  const failing = Object.keys(checks).filter((name) => checks[name] !== true);
+  const passing = Object.keys(checks).filter((name) => checks[name] === true);
+  if (failing.length === 0) return `every check passes (${passing.join(', ')})`;
+  return `${failing.join(', ')} failing${passing.length ? ` (${passing.join(', ')} pass)` : ''}`;
+}
+
+/**
+ * Polls the process's readiness until it is ready or gone, keeping the last answer: what a
+ * crash loop's explanation shows about the run that died.
+ */
+function watchReadiness(service, child) {
+  const url = service.readyUrl ?? `http://127.0.0.1:${service.opsPort}/health/ready`;
+  const seen = { url, answer: undefined };
+  const timer = setInterval(() => {
+    fetch(url, { signal: AbortSignal.timeout(1_000) })
+      .then(async (response) => {
+        seen.answer = describeReadiness(response.status, await response.text());
+        if (response.ok) clearInterval(timer);
+      })
+      .catch(() => undefined);
+  }, 1_000);
+  timer.unref();
+  child.once('exit', () => clearInterval(timer));
+  return seen;
+}
+
+/** Once per crash loop: what the dead run's readiness said, and its last errors. */
+function explainCrashLoop(service, readiness, errorLines) {
+  const lines = [
+    `${service.name} keeps crashing at start (${CRASH_LOOP_AFTER} times in a row, each within ${CRASH_AT_START_MS / 1000}s)`,
+    `  readiness at ${readiness.url}: ${readiness.answer ?? 'never answered'}`,
+    errorLines.length > 0 ? '  its last errors:' : '  it logged no error; see its lines above',
+    ...errorLines.map((line) => `    ${line}`),
+  ];
+  process.stdout.write(`${color(31, '[setup]')} ${lines.join('\n')}\n`);
+}
+
 function launch(service, attempt = 0) {
   const child = spawn(process.execPath, [join(root, 'services', service.name, 'dist', 'main.js')], {
     cwd: root,
-    // Local runs listen on loopback unless told otherwise.
     env: {
-      HOST: '127.0.0.1',
-      OPS_HOST: '127.0.0.1',
-      // A developer hosts test CatalogSets, store submission URLs and webhook receivers on this
-      // machine; production keeps https and public hosts only.
-      CATALOG_FETCH_ALLOW_HTTP: 'true',
-      CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
-      ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
-      ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
-      WEBHOOK_ALLOW_HTTP: 'true',
-      WEBHOOK_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
-      PAYMENT_PROCESSOR_URL: `http://127.0.0.1:${processorPort}`,
+      ...localServiceEnv(),
       ...process.env,
       PORT: String(port),
       ...(service.opsPort ? { OPS_PORT: String(service.opsPort) } : {}),
@@ -91,18 +147,27 @@ function launch(service, attempt = 0) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.set(service.name, child);
+  const errorLines = [];
   for (const stream of [child.stdout, child.stderr]) {
-    createInterface({ input: stream }).on('line', (line) =>
-      process.stdout.write(`${format(service, line)}\n`),
-    );
+    createInterface({ input: stream }).on('line', (line) => {
+      process.stdout.write(`${format(service, line)}\n`);
+      const summary = errorSummary(line, stream === child.stderr);
+      if (summary) {
+        errorLines.push(summary);
+        if (errorLines.length > KEPT_ERROR_LINES) errorLines.shift();
+      }
+    });
   }
+  const readiness = watchReadiness(service, child);
   const startedAt = Date.now();
-  child.on('exit', (code, signal) => {
+  // 'close', not 'exit': the last lines (the fatal error) are read by then.
+  child.on('close', (code, signal) => {
     children.delete(service.name);
     if (stopping) return;
     // A process that ran a while before dying starts over with a short delay.
-    const next = Date.now() - startedAt > 30_000 ? 0 : attempt + 1;
+    const next = Date.now() - startedAt > CRASH_AT_START_MS ? 0 : attempt + 1;
     const delay = Math.min(30_000, 1_000 * 2 ** next);
+    if (next === CRASH_LOOP_AFTER) explainCrashLoop(service, readiness, errorLines);
     log(`${service.name} exited (${signal ?? code}); restarting in ${delay / 1000}s`);
     setTimeout(() => launch(service, next), delay).unref();
   });
