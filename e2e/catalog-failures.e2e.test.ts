@@ -16,6 +16,7 @@ import {
 } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { storeProfile } from '../test-support/fixtures.js';
+import { countsBy, growth } from '../test-support/metrics.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
@@ -868,5 +869,47 @@ describe('catalog endpoints: bad input', () => {
       `/v1/commerce/stores/nope/catalog-ingest/${randomUUID()}/status`,
     );
     expectProblem(badStore, 400, 'REQUEST_INVALID');
+  });
+});
+
+describe('the ingest run metric', () => {
+  const ingestRuns = () =>
+    countsBy(
+      platform.metrics.get('catalog')!.registry,
+      'pcp_catalog_ingest_run_duration_seconds',
+      'outcome',
+    );
+
+  /** The seconds observed, by outcome (the histogram's `_sum`). */
+  const ingestRunSeconds = async () => {
+    const histogram = await platform.metrics
+      .get('catalog')!
+      .registry.getSingleMetric('pcp_catalog_ingest_run_duration_seconds')!
+      .get();
+    return Object.fromEntries(
+      histogram.values
+        .filter((value) => (value as { metricName?: string }).metricName?.endsWith('_sum'))
+        .map((value) => [String(value.labels.outcome), value.value]),
+    );
+  };
+
+  it('counts each finished run by outcome, with its time from the notification', async () => {
+    const storeId = await newStore();
+    const before = await ingestRuns();
+    const beforeSeconds = await ingestRunSeconds();
+    const started = Date.now();
+    await ingest(storeId, `http://127.0.0.1:${await closedPort()}/catalog.json`);
+    await ingest(storeId, host.serveJson(`/metric-array-${storeId}.json`, '[]'));
+    const { document } = smallDocument(storeId);
+    await ingest(storeId, host.serveJson(`/metric-small-${storeId}.json`, document));
+    expect(growth(before, await ingestRuns())).toEqual({
+      download_failed: 1,
+      invalid: 1,
+      succeeded: 1,
+    });
+    // The seconds observed for the success lie within the time the three runs took.
+    const seconds = growth(beforeSeconds, await ingestRunSeconds()).succeeded;
+    expect(seconds).toBeGreaterThan(0);
+    expect(seconds).toBeLessThan((Date.now() - started) / 1000);
   });
 });

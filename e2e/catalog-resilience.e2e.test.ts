@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } 
 import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { storeProfile } from '../test-support/fixtures.js';
+import { countsBy, growth } from '../test-support/metrics.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
 import { startCatalogHost } from './catalog-host.js';
@@ -131,6 +132,14 @@ function heldRoute(path: string, document: unknown) {
   };
 }
 
+/** Ingest runs the current catalog service finished, by outcome. */
+const ingestRuns = () =>
+  countsBy(
+    platform.metrics.get('catalog')!.registry,
+    'pcp_catalog_ingest_run_duration_seconds',
+    'outcome',
+  );
+
 describe('notification order', () => {
   it('never lets an earlier run replace a catalog a later notification activated', async () => {
     const storeId = await newStore();
@@ -138,6 +147,7 @@ describe('notification order', () => {
     const second = generateCatalogSet({ storeId, items: 40, seed: 2 });
     const slow = heldRoute(`/${storeId}/first`, first);
 
+    const runsBefore = await ingestRuns();
     const firstStatus = await notify(storeId, slow.url);
     await expect.poll(() => slow.requests()).toBe(1);
     const secondStatus = await notify(storeId, host.serveJson(`/${storeId}/second`, second));
@@ -147,6 +157,7 @@ describe('notification order', () => {
     const superseded = await waitFor(firstStatus, /succeeded|failed/);
     expect(superseded.status).toBe('failed');
     expect(superseded.errors[0].message).toMatch(/later notification/);
+    expect(growth(runsBefore, await ingestRuns())).toEqual({ succeeded: 1, superseded: 1 });
     expect((await served(storeId)).body).toEqual(second);
   });
 
@@ -378,6 +389,7 @@ describe('a later notification supersedes queued runs', () => {
     const firstStatus = await notify(storeId, firstUrl);
     const queued = await status(firstStatus);
     expect(queued.status).toBe('queued');
+    const runsBefore = await ingestRuns();
 
     const second = generateCatalogSet({ storeId, items: 12, seed: 2 });
     const secondStatus = await notify(storeId, host.serveJson(`/${storeId}/second`, second));
@@ -389,6 +401,8 @@ describe('a later notification supersedes queued runs', () => {
     });
     expect(Date.parse(superseded.updatedAt)).toBeGreaterThan(Date.parse(queued.updatedAt));
     expect((await status(secondStatus)).status).toBe('queued');
+    // Counted when it failed, from its notification.
+    expect(growth(runsBefore, await ingestRuns())).toEqual({ superseded: 1 });
 
     blocker.release();
     expect((await waitFor(secondStatus, /succeeded|failed/)).status).toBe('succeeded');

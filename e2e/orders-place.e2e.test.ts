@@ -7,6 +7,7 @@ import {
   type PlatformClient,
 } from '@pcp/client';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as setTimeoutPromise } from 'node:timers/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '../test-support/cart-catalog.js';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { storeProfile } from '../test-support/fixtures.js';
+import { countsBy, growth } from '../test-support/metrics.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
@@ -649,5 +651,47 @@ describe('keys past their retention', () => {
     expect(lastAnswer().status).toBe(201);
     expect(lastAnswer().headers.get('idempotent-replayed')).toBeNull();
     expect(again.replayed).toBe(false);
+  });
+});
+
+describe('the idempotency metric', () => {
+  const decided = () =>
+    countsBy(platform.metrics.get('ordering')!.registry, 'pcp_place_idempotency_total', 'outcome');
+
+  it('counts what each key decided: new, replayed, conflict, in_progress and resumed', async () => {
+    const { endUser, paymentId } = await buyer();
+    const body = orderBody(plainStore, paymentId);
+    const key = randomUUID();
+    const before = await decided();
+    platform.processor.setFaults({ latencyMs: 300 });
+    try {
+      const [first, second] = await Promise.all([
+        post(body, key, endUser),
+        // Sent once the first holds the key.
+        setTimeoutPromise(100).then(() => post(body, key, endUser)),
+      ]);
+      expect(first.response.status).toBe(201);
+      expect(second.error?.errorCode).toBe('IDEMPOTENCY_KEY_IN_PROGRESS');
+    } finally {
+      platform.processor.setFaults({ latencyMs: 0 });
+    }
+    expect((await post(body, key, endUser)).response.status).toBe(201);
+    expect((await post(body, key, 'someone-else')).response.status).toBe(422);
+    // A retryable failure leaves the key to its retry, which resumes it.
+    const failing = await buyer(cards.processingError);
+    const failingBody = orderBody(plainStore, failing.paymentId);
+    const failingKey = randomUUID();
+    for (let i = 0; i < 2; i++) {
+      expect((await post(failingBody, failingKey, failing.endUser)).error?.errorCode).toBe(
+        'PAYMENT_FAILED',
+      );
+    }
+    expect(growth(before, await decided())).toEqual({
+      new: 2,
+      in_progress: 1,
+      replayed: 1,
+      conflict: 1,
+      resumed: 1,
+    });
   });
 });

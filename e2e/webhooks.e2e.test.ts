@@ -494,16 +494,16 @@ describe('metrics', () => {
       );
       return matching.reduce((sum, v) => sum + v.value, 0);
     };
-    const delivered = await value('webhook_deliveries_total', { outcome: 'delivered' });
-    const attempts = await value('webhook_delivery_attempts_total');
-    const lagCount = await value('webhook_delivery_lag_seconds_count');
+    const delivered = await value('pcp_webhook_deliveries_total', { outcome: 'delivered' });
+    const attempts = await value('pcp_webhook_delivery_attempts_total');
+    const lagCount = await value('pcp_webhook_delivery_lag_seconds_count');
     await publishOrderEvents(partner, randomUUID(), [1, 2]);
     await target.waitFor(2);
     await expect
-      .poll(() => value('webhook_deliveries_total', { outcome: 'delivered' }))
+      .poll(() => value('pcp_webhook_deliveries_total', { outcome: 'delivered' }))
       .toBe(delivered + 2);
-    expect(await value('webhook_delivery_attempts_total')).toBeGreaterThanOrEqual(attempts + 2);
-    expect(await value('webhook_delivery_lag_seconds_count')).toBe(lagCount + 2);
+    expect(await value('pcp_webhook_delivery_attempts_total')).toBeGreaterThanOrEqual(attempts + 2);
+    expect(await value('pcp_webhook_delivery_lag_seconds_count')).toBe(lagCount + 2);
   });
 });
 

@@ -262,9 +262,9 @@ async function orderingCounters() {
       .split('\n')
       .filter((line) => new RegExp(`^(\\w+_)?${name}[{ ]`).test(line) && line.includes(match))
       .reduce((total, line) => total + Number(line.split(' ').at(-1)), 0);
-  const outcome = (name) => sum('webhook_deliveries_total', `outcome="${name}"`);
+  const outcome = (name) => sum('pcp_webhook_deliveries_total', `outcome="${name}"`);
   return {
-    attempts: sum('webhook_delivery_attempts_total'),
+    attempts: sum('pcp_webhook_delivery_attempts_total'),
     delivered: outcome('delivered'),
     retry: outcome('retry'),
     postponed: outcome('postponed'),

@@ -180,6 +180,14 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
     await options.jsm.consumers.update(options.stream, durable, config);
   }
   const consumer = await options.js.consumers.get(options.stream, durable);
+  const unwatch = options.metrics?.watchConsumer(durable, async () => {
+    const info = await consumer.info();
+    return {
+      pending: info.num_pending,
+      ackPending: info.num_ack_pending,
+      redelivered: info.num_redelivered,
+    };
+  });
   const count = (outcome: string) =>
     options.metrics?.consumerMessages.inc({ consumer: durable, outcome });
 
@@ -328,6 +336,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
   return {
     async stop(timeoutMs = 10_000) {
       stopping = true;
+      unwatch?.();
       wakeUp?.();
       // End the open pull instead of waiting for it to expire.
       pending?.stop();

@@ -1,4 +1,14 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** A durable consumer's backlog, from its consumer info. */
+export interface ConsumerBacklog {
+  /** Messages in the stream the consumer has not been delivered yet (`num_pending`). */
+  readonly pending: number;
+  /** Delivered and not yet acked (`num_ack_pending`). */
+  readonly ackPending: number;
+  /** Delivered more than once and not yet acked (`num_redelivered`). */
+  readonly redelivered: number;
+}
 
 export interface ServiceMetrics {
   readonly registry: Registry;
@@ -13,6 +23,22 @@ export interface ServiceMetrics {
    * (failed, redelivered after its backoff), `timed_out` (also retried) or `dead_lettered`.
    */
   readonly consumerMessages: Counter<'consumer' | 'outcome'>;
+  /**
+   * Report a durable consumer's backlog on each scrape (`pcp_consumer_backlog_messages`);
+   * `read` is called at most once per few seconds. Returns the call that stops it.
+   */
+  watchConsumer(consumer: string, read: () => Promise<ConsumerBacklog>): () => void;
+}
+
+/**
+ * How long a consumer's backlog reading serves scrapes: each reading is a JetStream API
+ * call, and several Prometheus servers (or a dashboard's refresh) may scrape at once.
+ */
+const BACKLOG_CACHE_MS = 5_000;
+
+interface BacklogSource {
+  read(): Promise<ConsumerBacklog>;
+  last?: { at: number; reading: Promise<ConsumerBacklog | undefined> };
 }
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -28,6 +54,34 @@ export function createMetrics(
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
+  const backlogSources = new Map<string, BacklogSource>();
+  const reading = (source: BacklogSource) => {
+    if (!source.last || Date.now() - source.last.at >= BACKLOG_CACHE_MS) {
+      // A failed reading (NATS away) leaves the consumer out of this scrape, not the scrape.
+      source.last = { at: Date.now(), reading: source.read().catch(() => undefined) };
+    }
+    return source.last.reading;
+  };
+  new Gauge({
+    name: 'pcp_consumer_backlog_messages',
+    help: 'A durable consumer’s messages by state: pending (not yet delivered), ack_pending (delivered, not acked), redelivered (delivered more than once, not acked)',
+    labelNames: ['consumer', 'state'],
+    registers: [registry],
+    async collect() {
+      const readings = await Promise.all(
+        [...backlogSources].map(
+          async ([consumer, source]) => [consumer, await reading(source)] as const,
+        ),
+      );
+      this.reset();
+      for (const [consumer, backlog] of readings) {
+        if (!backlog) continue;
+        this.set({ consumer, state: 'pending' }, backlog.pending);
+        this.set({ consumer, state: 'ack_pending' }, backlog.ackPending);
+        this.set({ consumer, state: 'redelivered' }, backlog.redelivered);
+      }
+    },
+  });
   return {
     registry,
     natsHandlerDuration: new Histogram({
@@ -56,6 +110,13 @@ export function createMetrics(
       labelNames: ['consumer', 'outcome'],
       registers: [registry],
     }),
+    watchConsumer(consumer, read) {
+      const source: BacklogSource = { read };
+      backlogSources.set(consumer, source);
+      return () => {
+        if (backlogSources.get(consumer) === source) backlogSources.delete(consumer);
+      };
+    },
   };
 }
 

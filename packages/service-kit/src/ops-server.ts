@@ -1,13 +1,17 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from './logger.js';
 
 export type ReadinessChecks = () => Promise<Record<string, boolean>>;
 
+const READINESS_METRIC = 'pcp_readiness_check';
+
 /**
  * The small HTTP port every service exposes for Kubernetes probes and Prometheus:
- * `/health/live`, `/health/ready` (200 only when every check passes) and `/metrics`.
+ * `/health/live`, `/health/ready` (200 only when every check passes) and `/metrics`, which
+ * also reports each readiness check (`pcp_readiness_check`), so alerts see a process that
+ * runs but cannot serve.
  */
 export async function startOpsServer(options: {
   port: number;
@@ -16,6 +20,20 @@ export async function startOpsServer(options: {
   readiness: ReadinessChecks;
   logger: Logger;
 }): Promise<{ port: number; close(): Promise<void> }> {
+  new Gauge({
+    name: READINESS_METRIC,
+    help: 'Each readiness check of the process, read on scrape: 1 passes, 0 fails',
+    labelNames: ['check'],
+    registers: [options.registry],
+    async collect() {
+      this.reset();
+      const checks = await options.readiness().catch((error: unknown) => {
+        options.logger.error({ err: error }, 'readiness check failed');
+        return { readiness: false };
+      });
+      for (const [check, passes] of Object.entries(checks)) this.set({ check }, passes ? 1 : 0);
+    },
+  });
   const server = createServer((req, res) => {
     const send = (status: number, body: string, type = 'application/json') => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
@@ -54,11 +72,15 @@ export async function startOpsServer(options: {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, resolve);
+  }).catch((error: unknown) => {
+    options.registry.removeSingleMetric(READINESS_METRIC);
+    throw error;
   });
   return {
     port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
+        options.registry.removeSingleMetric(READINESS_METRIC);
         server.close(() => resolve());
         server.closeIdleConnections();
       }),

@@ -162,6 +162,45 @@ describe('consumer loop', () => {
     expect(letter.header.get(deadLetterHeaders.reason)).toMatch(/the database is down/);
   });
 
+  it('reports its backlog on scrape: pending, ack pending and redelivered', async () => {
+    const { base, metrics, subject } = await withMessages(1);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const loop = await startConsumer({
+      ...base,
+      handle: async (msg, work) => {
+        // The first message fails once, then holds the only slot: in hand, and redelivered.
+        if (indexOf(msg) === 0 && work.attempt === 1) throw new Error('transient');
+        if (indexOf(msg) === 0) {
+          holding();
+          await released;
+        }
+      },
+    });
+    const backlog = async () => {
+      const gauge = await metrics.registry.getSingleMetric('pcp_consumer_backlog_messages')!.get();
+      return Object.fromEntries(
+        gauge.values
+          .filter((value) => value.labels.consumer === base.durable)
+          .map((value) => [value.labels.state, value.value]),
+      );
+    };
+    await held;
+    // Two more wait behind it (a reading serves scrapes for 5 s: the poll outlasts one).
+    const js = env.nc.jetstream();
+    for (const i of [1, 2]) await js.publish(subject, JSON.stringify({ i }));
+    await expect
+      .poll(backlog, { timeout: 12_000 })
+      .toEqual({ pending: 2, ack_pending: 1, redelivered: 1 });
+    release();
+    await expect.poll(() => counted(metrics, 'acked'), { timeout: 5_000 }).toBe(3);
+    await loop.stop();
+    // A stopped loop is no longer reported.
+    expect(await backlog()).toEqual({});
+  });
+
   it('dead-letters at once a message its handler says can never be handled', async () => {
     const { base, metrics } = await withMessages(2);
     const before = (await deadLetters().catch(() => [])).length;

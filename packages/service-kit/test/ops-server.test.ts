@@ -71,6 +71,27 @@ describe('startOpsServer', () => {
     expect(text).toContain('service="ops-test"');
   });
 
+  it('reports each readiness check on /metrics, read at the scrape', async () => {
+    let database = true;
+    const { url } = await start(() => Promise.resolve({ nats: true, database }));
+    const scrape = async () => (await fetch(url('/metrics'))).text();
+    expect(await scrape()).toMatch(/pcp_readiness_check\{check="database",service="ops-test"\} 1/);
+    database = false;
+    const text = await scrape();
+    expect(text).toMatch(/pcp_readiness_check\{check="database",service="ops-test"\} 0/);
+    expect(text).toMatch(/pcp_readiness_check\{check="nats",service="ops-test"\} 1/);
+  });
+
+  it('reports readiness 0 when the readiness check itself fails, and frees the name on close', async () => {
+    const { url, metrics } = await start(() => Promise.reject(new Error('db down')));
+    expect(await (await fetch(url('/metrics'))).text()).toMatch(
+      /pcp_readiness_check\{check="readiness",service="ops-test"\} 0/,
+    );
+    await close?.();
+    close = undefined;
+    expect(metrics.registry.getSingleMetric('pcp_readiness_check')).toBeUndefined();
+  });
+
   it('answers an unknown path 404 and a non-GET method 405', async () => {
     const { url } = await start(() => Promise.resolve({ a: true }));
     const unknown = await fetch(url('/nope'));

@@ -23,6 +23,7 @@ import { ingestHandlers } from './handlers/ingest.handlers.js';
 import { validationHandlers } from './handlers/validation.handlers.js';
 import type { CatalogFetchSettings } from './worker/download-catalog.js';
 import { ingestSubject } from './worker/ingest-message.js';
+import { createIngestRunMetrics } from './worker/ingest-metrics.js';
 import { createIngestHandler } from './worker/ingest-worker.js';
 import { createCatalogPreparationPool } from './worker/prepare-catalog.pool.js';
 import { createReconciler } from './worker/reconciler.js';
@@ -79,8 +80,9 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     timeoutMs: config.CATALOG_FETCH_TIMEOUT_MS,
     connectTimeoutMs: config.CATALOG_FETCH_CONNECT_TIMEOUT_MS,
   };
+  const ingestRunMetrics = createIngestRunMetrics(deps.metrics.registry);
   const subjects = createSubjectService(deps, { name: 'catalog', version: '0.1.0' }, [
-    ...ingestHandlers({ db, bus, js, prefix, logger }),
+    ...ingestHandlers({ db, bus, js, prefix, logger, metrics: ingestRunMetrics }),
     ...validationHandlers({
       db,
       bus,
@@ -142,6 +144,7 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
           maxAttempts: config.CATALOG_INGEST_MAX_ATTEMPTS,
           maxRunsPerPartner: config.CATALOG_INGEST_MAX_RUNS_PER_PARTNER,
           fetch: fetchSettings,
+          metrics: ingestRunMetrics,
         }),
       });
       relay.start();

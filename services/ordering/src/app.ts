@@ -113,6 +113,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     }),
     clock,
     logger: deps.logger,
+    registry: deps.metrics.registry,
     prefix: deps.subjectPrefix,
     nudge,
     holder,

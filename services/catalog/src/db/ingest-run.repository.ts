@@ -22,13 +22,13 @@ export const SUPERSEDED_WHILE_QUEUED: CatalogIngestError = {
 /**
  * Record a notification's run. Only the latest document of a store matters, so the
  * store's runs still `queued` from earlier notifications fail as superseded in the same
- * transaction. A lock per store orders concurrent notifications, so the later one always
- * sees (and supersedes) the earlier.
+ * transaction (returned: when each was created). A lock per store orders concurrent
+ * notifications, so the later one always sees (and supersedes) the earlier.
  */
 export function insertRun(
   db: Db,
   run: { runId: string; storeId: string; partnerId: string; callbackUrl: string; currency: string },
-): Promise<IngestRunRow> {
+): Promise<{ run: IngestRunRow; superseded: Date[] }> {
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtextextended(${run.storeId}, ${NOTIFY_LOCK_SEED}))`.execute(
       trx,
@@ -47,7 +47,7 @@ export function insertRun(
       .executeTakeFirstOrThrow();
     // A claim moves a run off `queued` in one statement, so no run superseded here is
     // being downloaded.
-    await trx
+    const superseded = await trx
       .updateTable('ingest_runs')
       .set({
         status: 'failed',
@@ -58,8 +58,9 @@ export function insertRun(
       .where('store_id', '=', run.storeId)
       .where('status', '=', 'queued')
       .where('sequence', '<', inserted.sequence)
+      .returning('created_at')
       .execute();
-    return inserted;
+    return { run: inserted, superseded: superseded.map((row) => row.created_at) };
   });
 }
 

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { CatalogDatabase, IngestRunRow } from '../db/catalog.table.js';
 import { findPartnerRun, insertRun, markPublished } from '../db/ingest-run.repository.js';
 import { publishIngest } from '../worker/ingest-message.js';
+import type { IngestRunMetrics } from '../worker/ingest-metrics.js';
 
 /** How long partners should wait before polling the status (the 202's Retry-After). */
 const POLL_AFTER_SECONDS = 2;
@@ -50,19 +51,21 @@ export function ingestHandlers(deps: {
   js: JetStreamClient;
   prefix: string;
   logger: Logger;
+  metrics: IngestRunMetrics;
 }): HandlerBinding[] {
   return [
     handle(subjects.catalog.notify, async ({ storeId, callbackUrl }, ctx) => {
       const partnerId = requirePartner(ctx, 'commerce');
       // The stores service answers 404 for another partner's store; that error passes through.
       const store = await deps.bus.request(subjects.stores.get, { storeId }, ctx);
-      const run = await insertRun(deps.db, {
+      const { run, superseded } = await insertRun(deps.db, {
         runId: randomUUID(),
         storeId,
         partnerId,
         callbackUrl,
         currency: store.currency,
       });
+      for (const createdAt of superseded) deps.metrics.finished('superseded', createdAt);
       // The run is durable now; if this publish fails the reconciler publishes it later.
       try {
         await publishIngest(deps.js, deps.prefix, run.run_id);

@@ -13,6 +13,7 @@ import type { CatalogDatabase, IngestRunRow } from '../db/catalog.table.js';
 import { claimRun, extendLease, releaseLease, transitionRun } from '../db/ingest-run.repository.js';
 import { downloadCatalogSet, type CatalogFetchSettings } from './download-catalog.js';
 import { ingestMessage } from './ingest-message.js';
+import type { IngestRunMetrics, IngestRunOutcome } from './ingest-metrics.js';
 import { releaseParkedRuns } from './parked-runs.js';
 import type { CatalogPreparationPool } from './prepare-catalog.pool.js';
 import type { PrepareCatalogResult } from './prepare-catalog.task.js';
@@ -30,6 +31,7 @@ export interface IngestWorkerDeps {
   /** Runs of one partner in progress at once, across every replica. */
   maxRunsPerPartner: number;
   fetch: CatalogFetchSettings;
+  metrics: IngestRunMetrics;
 }
 
 /** The worker lost its claim (it stalled past the lease and another worker took over). */
@@ -102,7 +104,9 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     const runId = run.run_id;
     const log = logger.child({ runId, storeId: run.store_id, attempt: run.attempts });
     if (run.attempts > deps.maxAttempts) {
-      await transitionRun(db, runId, workerId, 'failed', contactSupport(runId));
+      if (await transitionRun(db, runId, workerId, 'failed', contactSupport(runId))) {
+        deps.metrics.finished('gave_up', run.created_at);
+      }
       log.error('ingest failed after the maximum number of attempts');
       return;
     }
@@ -146,6 +150,11 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     if (!(await transitionRun(db, run.run_id, workerId, status, errors))) throw new LeaseLost();
   }
 
+  async function fail(run: IngestRunRow, outcome: IngestRunOutcome, errors: CatalogIngestError[]) {
+    await move(run, 'failed', errors);
+    deps.metrics.finished(outcome, run.created_at);
+  }
+
   async function ingest(
     run: IngestRunRow,
     log: Logger,
@@ -167,7 +176,7 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
     if (!download.ok) {
       // The partner's message may hide the kind (a DNS failure reads as a private address).
       log.info({ failure: download.failure }, 'callbackUrl download failed');
-      return move(run, 'failed', failure(download.message));
+      return fail(run, 'download_failed', failure(download.message));
     }
 
     // The run shows `processing` as soon as the bytes parse, while validation goes on.
@@ -192,18 +201,18 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
       if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         log.error({ err: error }, 'the document exhausted a preparation thread’s heap');
         await processing?.catch(() => undefined);
-        return move(run, 'failed', contactSupport(run.run_id));
+        return fail(run, 'gave_up', contactSupport(run.run_id));
       }
       throw error;
     }
     if (prepared.outcome === 'invalid_json') {
       ensureLease();
-      return move(run, 'failed', failure(prepared.message));
+      return fail(run, 'invalid', failure(prepared.message));
     }
     // The thread's note that the bytes parsed may arrive after its result.
     await enterProcessing();
     ensureLease();
-    if (prepared.outcome === 'invalid') return move(run, 'failed', prepared.errors);
+    if (prepared.outcome === 'invalid') return fail(run, 'invalid', prepared.errors);
 
     const activation = await activateCatalog(db, {
       run,
@@ -215,14 +224,15 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
       case 'lease_lost':
         throw new LeaseLost();
       case 'superseded':
-        return move(
+        return fail(
           run,
-          'failed',
+          'superseded',
           failure(
             'A later notification for this store was applied first; this CatalogSet was not activated',
           ),
         );
       case 'activated':
+        deps.metrics.finished('succeeded', run.created_at);
         void deps.relay.nudge();
         return;
     }

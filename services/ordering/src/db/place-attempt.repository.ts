@@ -9,7 +9,8 @@ import type {
 type Db = Kysely<OrderingDatabase>;
 
 export type Claim =
-  | { kind: 'claimed'; attempt: PlaceAttemptRow }
+  /** `resumed`: a key whose earlier run did not finish, taken up from its last recovery point. */
+  | { kind: 'claimed'; attempt: PlaceAttemptRow; resumed: boolean }
   | { kind: 'replay'; attempt: RecordedAttempt }
   | { kind: 'conflict' }
   | { kind: 'busy'; retryAfterSeconds: number };
@@ -62,7 +63,7 @@ export async function claimAttempt(db: Db, claim: ClaimRequest): Promise<Claim> 
   // between the two (the retention sweep) is simply new again.
   for (let tries = 1; ; tries++) {
     const inserted = await insertAttempt(db, claim);
-    if (inserted) return { kind: 'claimed', attempt: inserted };
+    if (inserted) return { kind: 'claimed', attempt: inserted, resumed: false };
     const known = await db.transaction().execute((trx) => claimKnownAttempt(trx, claim));
     if (known) return known;
     if (tries === 3) throw new Error('an Idempotency-Key kept vanishing while it was claimed');
@@ -122,7 +123,7 @@ async function claimKnownAttempt(trx: Db, claim: ClaimRequest): Promise<Claim | 
     .where('idempotency_key', '=', claim.key)
     .returningAll()
     .executeTakeFirstOrThrow();
-  return { kind: 'claimed', attempt: taken };
+  return { kind: 'claimed', attempt: taken, resumed: true };
 }
 
 /** Thrown when another holder took the key over: this run must stop without writing. */

@@ -23,6 +23,7 @@ import {
 import canonicalize from 'canonicalize';
 import type { Kysely } from 'kysely';
 import { createHash, randomUUID } from 'node:crypto';
+import { Counter, type Registry } from 'prom-client';
 import { insertOrder, toOrder, type OrderDetails } from '../db/order.repository.js';
 import type { OrderingDatabase, PlaceAttemptRow, PlaceStep } from '../db/ordering.table.js';
 import {
@@ -35,6 +36,7 @@ import {
   recordAttemptOutcome,
   releaseLease,
   renewLease,
+  type Claim,
   type RecordedAttempt,
 } from '../db/place-attempt.repository.js';
 import type { StoreSubmitter } from '../store-submission/store-submitter.js';
@@ -47,6 +49,8 @@ export interface PlaceHandlerDeps {
   readonly submitter: StoreSubmitter;
   readonly clock: () => Date;
   readonly logger: Logger;
+  /** Where the idempotency outcomes are counted. */
+  readonly registry: Registry;
   /** The deployment's subject prefix (the outbox's event subjects carry it). */
   readonly prefix: string;
   /** Publish the outbox now (after a commit that wrote an event). */
@@ -110,6 +114,20 @@ function replayOf(attempt: RecordedAttempt): PlaceOutcome {
     : { replayed: true, status, problem: JSON.parse(body) as PlaceOutcome['problem'] };
 }
 
+/** What a key's claim decided, as the idempotency metric counts it. */
+function idempotencyOutcome(claim: Claim): string {
+  switch (claim.kind) {
+    case 'claimed':
+      return claim.resumed ? 'resumed' : 'new';
+    case 'replay':
+      return 'replayed';
+    case 'conflict':
+      return 'conflict';
+    case 'busy':
+      return 'in_progress';
+  }
+}
+
 /**
  * Place (contract §7, §8): idempotency check → re-validate → authorize → submit to the store
  * → capture (void if the store rejects) → the order, open. Each recovery point is written
@@ -122,6 +140,12 @@ export function createPlacing(deps: PlaceHandlerDeps): {
   sweepExpired(): Promise<number>;
 } {
   const { db, bus, holder } = deps;
+  const idempotency = new Counter({
+    name: 'pcp_place_idempotency_total',
+    help: 'Place requests by what their Idempotency-Key decided: new, resumed (an unfinished earlier run taken up: a retry after a retryable failure, or a holder that died), replayed, conflict, in_progress',
+    labelNames: ['outcome'] as const,
+    registers: [deps.registry],
+  });
 
   async function place(body: unknown, ctx: RequestContext): Promise<PlaceOutcome> {
     const partnerId = requirePartner(ctx, 'distribution');
@@ -142,6 +166,7 @@ export function createPlacing(deps: PlaceHandlerDeps): {
       recorded.end_user_id === endUserId &&
       recorded.fingerprint === fingerprint
     ) {
+      idempotency.inc({ outcome: 'replayed' });
       return replayOf(recorded);
     }
     const parsed = parseContract(placeOrderRequest, body);
@@ -157,6 +182,7 @@ export function createPlacing(deps: PlaceHandlerDeps): {
       leaseMs: deps.leaseMs,
       retentionMs: deps.retentionMs,
     });
+    idempotency.inc({ outcome: idempotencyOutcome(claim) });
     switch (claim.kind) {
       case 'conflict':
         throw new AppError(

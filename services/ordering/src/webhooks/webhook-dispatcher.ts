@@ -67,18 +67,18 @@ const WAKE_SWEEP_MS = 5_000;
 export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   const { db, logger, holder } = options;
   const deliveries = new Counter({
-    name: 'webhook_deliveries_total',
+    name: 'pcp_webhook_deliveries_total',
     help: 'Webhook tries by outcome: delivered, retry (failed, tried again later), dead, gone (410), postponed (breaker open)',
     labelNames: ['outcome'] as const,
     registers: [options.registry],
   });
   const attempts = new Counter({
-    name: 'webhook_delivery_attempts_total',
+    name: 'pcp_webhook_delivery_attempts_total',
     help: 'HTTP calls made to partners’ webhook endpoints',
     registers: [options.registry],
   });
   const lag = new Histogram({
-    name: 'webhook_delivery_lag_seconds',
+    name: 'pcp_webhook_delivery_lag_seconds',
     help: 'From the order status change to its successful delivery',
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1_800, 7_200, 36_000, 86_400],
     registers: [options.registry],
