@@ -1,5 +1,5 @@
 import js from '@eslint/js';
-import { importX } from 'eslint-plugin-import-x';
+import importPlugin from 'eslint-plugin-import';
 import tseslint from 'typescript-eslint';
 
 const unusedVars = [
@@ -57,9 +57,9 @@ export default tseslint.config(
     // Each workspace declares what it imports in its own package.json, so it installs and runs
     // alone (the image prunes devDependencies): only tests and tools may use devDependencies.
     files: ['**/*.ts', '**/*.mjs', '**/*.js'],
-    plugins: { 'import-x': importX },
+    plugins: { import: importPlugin },
     rules: {
-      'import-x/no-extraneous-dependencies': [
+      'import/no-extraneous-dependencies': [
         'error',
         {
           devDependencies: [
@@ -79,7 +79,7 @@ export default tseslint.config(
   {
     // The root package is the monorepo itself: its tests and tools use the workspaces.
     files: ['e2e/**', 'test-support/**', 'scripts/**', 'deploy/**'],
-    settings: { 'import-x/internal-regex': '^@pcp/' },
+    settings: { 'import/internal-regex': '^@pcp/' },
   },
   {
     // Tests read arbitrary JSON bodies and assert on them.
