@@ -1,30 +1,14 @@
-/** One element-level error: `Order.errors[]` and `ProblemDetail.errors[]` (spec: OrderError). */
-export interface OrderError {
-  /** An open enum: route it through `orderErrorCode`, which maps unknown codes to `OTHER`. */
-  code: string;
-  /** Curated and user-facing. */
-  message: string;
-  /** A rooted RFC 6901 pointer into the request, or null. */
-  pointer: string | null;
-}
+import type { components } from './generated/openapi.js';
 
-/** An RFC 9457 ProblemDetail as the platform sends it. */
-export interface ProblemDetail {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance: string;
-  requestId: string;
-  timestamp: string;
-  /** The whole failure, e.g. `PAYMENT_DECLINED`; described at `type`. */
-  errorCode: string;
-  errorCategory: string;
-  retryable: boolean;
-  errors?: OrderError[];
-  /** How many more element errors there were than `errors` lists. */
-  errorsOmitted?: number;
-}
+/** An RFC 9457 ProblemDetail as the platform sends it (the document's `ProblemDetail`). */
+export type ProblemDetail = components['schemas']['ProblemDetail'];
+
+/**
+ * One element-level error: `Order.errors[]` and `ProblemDetail.errors[]` (spec: OrderError).
+ * Its `code` is an open enum: route it through `orderErrorCode`, which maps unknown codes to
+ * `OTHER`.
+ */
+export type OrderError = NonNullable<ProblemDetail['errors']>[number];
 
 function isProblemDetail(body: unknown): body is ProblemDetail {
   if (typeof body !== 'object' || body === null) return false;
