@@ -3,6 +3,7 @@ export * from './common.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './messaging.js';
+export * from './nats-permissions.js';
 export * from './money.js';
 export * from './stores.js';
 export * from './subjects.js';

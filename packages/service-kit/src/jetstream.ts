@@ -11,37 +11,106 @@ import {
   type StreamConfig,
 } from 'nats';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { defaultJetStreamSettings, type JetStreamSettings, type StreamLimits } from './config.js';
 import type { Logger } from './logger.js';
+import { consumeInContext } from './message-tracing.js';
 import type { ServiceMetrics } from './metrics.js';
 
 /** Stream names cannot hold dots; they carry the deployment prefix like subjects do. */
 export const streamName = (prefix: string, name: string) => `${prefix}_${name}`;
 
-/** Create the stream, or bring an existing one to this config (safe from many replicas). */
+/** What ensureStream compares between the configured and the live stream (operator-owned). */
+const OPERATOR_SETTINGS = ['num_replicas', 'max_age', 'max_bytes', 'max_msgs'] as const;
+
+/**
+ * Create the stream with this config, or leave an existing one as it is but for subjects the
+ * code needs and it lacks, which are added (safe from many replicas at once). Replicas and
+ * limits of an existing stream are never changed: an operator may have set them (`nats
+ * stream edit`), and a deploy must not revert that; a difference is logged as a warning.
+ */
 export async function ensureStream(
   jsm: JetStreamManager,
   config: Partial<StreamConfig> & { name: string; subjects: string[] },
+  logger?: Logger,
 ): Promise<void> {
-  try {
-    await jsm.streams.add(config);
-  } catch (error) {
-    if (!/already in use/i.test(String(error))) throw error;
-    await jsm.streams.update(config.name, config);
+  let live = await streamInfo(jsm, config.name);
+  if (!live) {
+    try {
+      await jsm.streams.add(config);
+      logger?.info({ stream: config.name }, 'stream created');
+      return;
+    } catch (error) {
+      if (!/already in use/i.test(String(error))) throw error;
+      live = await streamInfo(jsm, config.name);
+      if (!live) throw error;
+    }
+  }
+  const missing = config.subjects.filter((subject) => !live.config.subjects.includes(subject));
+  if (missing.length > 0) {
+    await jsm.streams.update(config.name, {
+      ...live.config,
+      subjects: [...live.config.subjects, ...missing],
+    });
+    logger?.info({ stream: config.name, added: missing }, 'stream subjects added');
+  }
+  const differences = OPERATOR_SETTINGS.flatMap((key) =>
+    config[key] !== undefined && config[key] !== live.config[key]
+      ? [{ setting: key, configured: config[key], live: live.config[key] }]
+      : [],
+  );
+  if (differences.length > 0) {
+    logger?.warn(
+      { stream: config.name, differences },
+      'stream settings differ from the configured ones; kept (change them with nats stream edit)',
+    );
   }
 }
 
-/** The platform's event stream: every `<prefix>.events.>` subject, kept a week. */
-export async function ensureEventsStream(jsm: JetStreamManager, prefix: string): Promise<string> {
+async function streamInfo(jsm: JetStreamManager, name: string) {
+  try {
+    return await jsm.streams.info(name);
+  } catch (error) {
+    if (/stream not found/i.test(String(error))) return undefined;
+    throw error;
+  }
+}
+
+/** Where the stream settings come from: `ServiceDeps` carries both. */
+export interface StreamSetup {
+  readonly jetstream?: JetStreamSettings | undefined;
+  readonly logger?: Logger | undefined;
+}
+
+/** The platform's event stream: every `<prefix>.events.>` subject (a week by default). */
+export async function ensureEventsStream(
+  jsm: JetStreamManager,
+  prefix: string,
+  setup: StreamSetup = {},
+): Promise<string> {
   const name = streamName(prefix, 'events');
-  await ensureStream(jsm, {
-    name,
-    subjects: [`${prefix}.events.>`],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    max_age: nanos(7 * 24 * 3_600_000),
-    duplicate_window: nanos(120_000),
-  });
+  const settings = setup.jetstream ?? defaultJetStreamSettings;
+  await ensureStream(
+    jsm,
+    {
+      name,
+      subjects: [`${prefix}.events.>`],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      ...streamLimits(settings, settings.events),
+      duplicate_window: nanos(120_000),
+    },
+    setup.logger,
+  );
   return name;
+}
+
+/** A stream's replicas and limits, as a StreamConfig's fields. */
+export function streamLimits(settings: JetStreamSettings, limits: StreamLimits) {
+  return {
+    num_replicas: settings.replicas,
+    max_age: nanos(limits.maxAgeMs),
+    max_bytes: limits.maxBytes,
+  };
 }
 
 /** Where every consumer of a deployment records the messages it gave up on. */
@@ -50,17 +119,25 @@ export const deadLetterSubject = (prefix: string, durable: string) =>
   `${prefix}.dead-letters.${durable}`;
 
 /** Dead letters wait for an operator: a month, within a bounded size (oldest go first). */
-async function ensureDeadLetterStream(jsm: JetStreamManager, prefix: string): Promise<string> {
+async function ensureDeadLetterStream(
+  jsm: JetStreamManager,
+  prefix: string,
+  setup: StreamSetup,
+): Promise<string> {
   const name = deadLetterStream(prefix);
-  await ensureStream(jsm, {
-    name,
-    subjects: [`${prefix}.dead-letters.>`],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    max_age: nanos(30 * 24 * 3_600_000),
-    max_bytes: 1024 * 1024 * 1024,
-    duplicate_window: nanos(120_000),
-  });
+  const settings = setup.jetstream ?? defaultJetStreamSettings;
+  await ensureStream(
+    jsm,
+    {
+      name,
+      subjects: [`${prefix}.dead-letters.>`],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      ...streamLimits(settings, settings.deadLetters),
+      duplicate_window: nanos(120_000),
+    },
+    setup.logger,
+  );
   return name;
 }
 
@@ -118,6 +195,8 @@ export interface ConsumerOptions {
   maxDeliveries: number;
   logger: Logger;
   metrics?: ServiceMetrics;
+  /** Replicas and limits of the dead-letter stream, if this creates it (default: defaults). */
+  jetstream?: JetStreamSettings | undefined;
   handle(msg: JsMsg, work: ConsumerWork): Promise<HandlerOutcome>;
 }
 
@@ -172,7 +251,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
     // Cleared explicitly: an update merges into the consumer's old config.
     backoff: undefined,
   };
-  await ensureDeadLetterStream(options.jsm, options.prefix);
+  await ensureDeadLetterStream(options.jsm, options.prefix, options);
   try {
     await options.jsm.consumers.add(options.stream, config);
   } catch (error) {
@@ -294,7 +373,13 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
     };
     // A handler that throws before its first await is a failure like any other.
     Promise.resolve(work)
-      .then((w) => options.handle(msg, w))
+      .then((w) =>
+        consumeInContext(msg, durable, async () => {
+          const outcome = await options.handle(msg, w);
+          logger.debug({ durable, seq: msg.seq, attempt }, 'message handled');
+          return outcome;
+        }),
+      )
       .then(
         (outcome) => {
           if (controller.signal.aborted) return; // timed out or handed back already

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { baseEnvSchema, loadConfig } from '../src/config.js';
+import { baseEnvSchema, loadConfig, natsCredentials } from '../src/config.js';
 
 describe('loadConfig', () => {
   it('applies the defaults of an empty environment', () => {
@@ -14,7 +14,28 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'info',
       SHUTDOWN_TIMEOUT_MS: 10_000,
       OPS_HOST: '0.0.0.0',
+      JETSTREAM_REPLICAS: 1,
+      JETSTREAM_EVENTS_MAX_AGE_HOURS: 168,
+      JETSTREAM_EVENTS_MAX_BYTES: -1,
+      JETSTREAM_INGEST_MAX_AGE_HOURS: 168,
+      JETSTREAM_INGEST_MAX_BYTES: -1,
+      JETSTREAM_DEAD_LETTERS_MAX_AGE_HOURS: 720,
+      JETSTREAM_DEAD_LETTERS_MAX_BYTES: 1024 * 1024 * 1024,
     });
+    // No NATS user: local runs connect anonymously.
+    expect(natsCredentials(config)).toBeUndefined();
+  });
+
+  it('takes a NATS user and password together, never one alone', () => {
+    const both = loadConfig(baseEnvSchema, { NATS_USER: 'stores', NATS_PASSWORD: 's3cret' });
+    expect(natsCredentials(both)).toEqual({ user: 'stores', password: 's3cret' });
+    expect(() => natsCredentials(loadConfig(baseEnvSchema, { NATS_USER: 'stores' }))).toThrow(
+      /NATS_PASSWORD: required when NATS_USER is set/,
+    );
+    expect(() => natsCredentials(loadConfig(baseEnvSchema, { NATS_PASSWORD: 's3cret' }))).toThrow(
+      /NATS_USER: required when NATS_PASSWORD is set/,
+    );
+    expect(() => loadConfig(baseEnvSchema, { NATS_USER: 'a.b' })).toThrow(/NATS_USER/);
   });
 
   it('reads and coerces given values', () => {

@@ -2,10 +2,12 @@ import {
   createBusClient,
   createOutboxRelay,
   createSubjectService,
+  defaultJetStreamSettings,
   ensureEventsStream,
   ensureStream,
   parseAllowlist,
   startConsumer,
+  streamLimits,
   streamName,
   type ConsumerLoop,
   type ServiceDeps,
@@ -103,15 +105,20 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     async start() {
       const jsm = await nc.jetstreamManager();
       const stream = streamName(prefix, 'catalog_ingest');
-      await ensureStream(jsm, {
-        name: stream,
-        subjects: [ingestSubject(prefix)],
-        retention: RetentionPolicy.Workqueue,
-        storage: StorageType.File,
-        max_age: nanos(7 * 24 * 3_600_000),
-        duplicate_window: nanos(120_000),
-      });
-      await ensureEventsStream(jsm, prefix);
+      const streams = deps.jetstream ?? defaultJetStreamSettings;
+      await ensureStream(
+        jsm,
+        {
+          name: stream,
+          subjects: [ingestSubject(prefix)],
+          retention: RetentionPolicy.Workqueue,
+          storage: StorageType.File,
+          ...streamLimits(streams, streams.ingest),
+          duplicate_window: nanos(120_000),
+        },
+        logger,
+      );
+      await ensureEventsStream(jsm, prefix, deps);
       await subjects.start();
       consumer = await startConsumer({
         js,
@@ -132,6 +139,7 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
         maxDeliveries: 50,
         logger,
         metrics: deps.metrics,
+        jetstream: deps.jetstream,
         handle: createIngestHandler({
           db,
           js,

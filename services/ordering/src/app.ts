@@ -150,7 +150,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     sweepExpiredPlaces: () => placing.sweepExpired(),
     async start() {
       const jsm = await deps.nc.jetstreamManager();
-      const stream = await ensureEventsStream(jsm, deps.subjectPrefix);
+      const stream = await ensureEventsStream(jsm, deps.subjectPrefix, deps);
       await subjects.start();
       relay.start();
       recorder = await startConsumer({
@@ -170,6 +170,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         maxDeliveries: 20,
         logger: deps.logger,
         metrics: deps.metrics,
+        jetstream: deps.jetstream,
         handle: webhookRecorder(db, dispatcher.poke),
       });
       dispatcher.start();

@@ -59,7 +59,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
         js: deps.nc.jetstream(),
         jsm,
         prefix: deps.subjectPrefix,
-        stream: await ensureEventsStream(jsm, deps.subjectPrefix),
+        stream: await ensureEventsStream(jsm, deps.subjectPrefix, deps),
         durable: 'stores-catalog-activated',
         concurrency: 4,
         config: {
@@ -72,6 +72,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
         maxDeliveries: 20,
         logger: deps.logger,
         metrics: deps.metrics,
+        jetstream: deps.jetstream,
         handle: catalogActivatedHandler(deps.db),
       });
     },

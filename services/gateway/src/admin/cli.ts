@@ -5,6 +5,7 @@ import {
   createLogger,
   loadConfig,
   migrateToLatest,
+  natsCredentials,
 } from '@pcp/service-kit';
 import { parseArgs } from 'node:util';
 import {
@@ -58,7 +59,12 @@ function required(name: keyof typeof values): string {
 async function announceChange(target: { partnerId: string }) {
   const logger = createLogger('admin', 'silent');
   try {
-    const nc = await connectNats({ url: config.NATS_URL, name: 'admin', logger });
+    const nc = await connectNats({
+      url: config.NATS_URL,
+      name: 'admin',
+      logger,
+      credentials: natsCredentials(config),
+    });
     nc.publish(authInvalidationSubject(config.NATS_SUBJECT_PREFIX), JSON.stringify(target));
     await nc.drain();
   } catch {

@@ -1,0 +1,419 @@
+import {
+  createPlatformClient,
+  createWebhookVerifier,
+  ingestCatalog,
+  placeOrder,
+  type PlatformClient,
+} from '@pcp/client';
+import {
+  events,
+  natsAuthorization,
+  natsInboxPrefix,
+  natsOperatorUser,
+  natsPasswordEnv,
+  natsUsers,
+  subjects,
+  type NatsAccountUser,
+  type NatsUser,
+} from '@pcp/contracts';
+import { AppError, connectNats, createBusClient, drainNats } from '@pcp/service-kit';
+import { connect, type NatsConnection } from 'nats';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cartTestCatalog } from '../test-support/cart-catalog.js';
+import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
+import { storeProfile } from '../test-support/fixtures.js';
+import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { startCatalogHost } from './catalog-host.js';
+import { newBuyer, sodaOrder } from './orders.js';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
+
+/**
+ * The platform on a NATS server that enforces the permissions of nats-permissions.ts (the
+ * module deploy/nats/values.yaml is rendered from), each service connected as its own user:
+ * a flow through every service works without one permission violation, and what the
+ * permissions exist for is refused (reading another service's subjects or replies,
+ * requests from other than the gateway and the named callers, events of another service,
+ * another service's JetStream objects, no or wrong credentials).
+ */
+
+type Violation = { operation: string; subject: string };
+
+/**
+ * The nats-server binary the set-up runs too. Where there is none (a laptop whose servers are
+ * containers), this file is skipped: it needs a server of its own with its own configuration.
+ * In CI (CI set) it fails instead: .ci/run installs one.
+ */
+const natsServer = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin']
+  .map((dir) => join(dir, 'nats-server'))
+  .find((path) => existsSync(path));
+if (!natsServer && process.env.CI) {
+  throw new Error('nats-server is missing in CI: .ci/run installs it');
+}
+
+interface AuthNats {
+  readonly url: string;
+  readonly passwords: Record<NatsAccountUser, string>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * A nats-server with JetStream and the `authorization` block for `prefix`, each password a
+ * variable the server reads from its environment, as in the Helm chart's configuration.
+ */
+async function startAuthNats(prefix: string): Promise<AuthNats> {
+  const dir = await mkdtemp(join(tmpdir(), 'pcp-nats-auth-'));
+  const port = await freePort();
+  const authorization = natsAuthorization(prefix, (user) => `$${natsPasswordEnv(user)}`);
+  const config = JSON.stringify(
+    { listen: `127.0.0.1:${port}`, jetstream: { store_dir: join(dir, 'js') }, authorization },
+    null,
+    2,
+  ).replace(/"(\$NATS_PW_[A-Z]+)"/g, '$1');
+  await writeFile(join(dir, 'nats.conf'), config);
+  const users = authorization.users.map(({ user }) => user);
+  const passwords = Object.fromEntries(
+    // The server parses a variable's value as configuration: letters and digits, from a letter.
+    users.map((user) => [user, `pw${randomBytes(18).toString('hex')}`]),
+  ) as Record<NatsAccountUser, string>;
+  const server: ChildProcess = spawn(natsServer!, ['-c', join(dir, 'nats.conf')], {
+    env: {
+      ...process.env,
+      ...Object.fromEntries(users.map((user) => [natsPasswordEnv(user), passwords[user]])),
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let output = '';
+  server.stderr?.on(
+    'data',
+    (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4_000)),
+  );
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  const url = `nats://127.0.0.1:${port}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const nc = await connect({ servers: url, user: 'gateway', pass: passwords.gateway });
+      await nc.close();
+      break;
+    } catch (error) {
+      if (attempt > 100 || server.exitCode !== null) {
+        server.kill();
+        throw new Error(`nats-server did not start: ${String(error)}\n${output}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return {
+    url,
+    passwords,
+    async stop() {
+      if (server.exitCode === null) {
+        server.kill('SIGTERM');
+        await exited;
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Permission violations the server reported to `nc`, as they come. */
+function watchViolations(nc: NatsConnection): Violation[] {
+  const seen: Violation[] = [];
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.permissionContext) seen.push({ ...status.permissionContext });
+    }
+  })();
+  return seen;
+}
+
+let env: TestEnvironment;
+let nats: AuthNats;
+let platform: TestPlatform;
+const connections = new Map<NatsUser, NatsConnection>();
+const serviceViolations = new Map<NatsUser, Violation[]>();
+const probes: NatsConnection[] = [];
+let host: Awaited<ReturnType<typeof startCatalogHost>>;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  if (!natsServer) return;
+  env = await createTestEnvironment();
+  nats = await startAuthNats(env.prefix);
+  for (const user of natsUsers) {
+    const nc = await connectNats({
+      url: nats.url,
+      name: `${user}-${env.prefix}`,
+      logger: env.logger,
+      credentials: { user, password: nats.passwords[user] },
+    });
+    connections.set(user, nc);
+    serviceViolations.set(user, watchViolations(nc));
+  }
+  platform = await startPlatform(env, {
+    connections: Object.fromEntries(connections),
+    gatewayEnv: { RATE_LIMIT_READS_PER_MIN: '100000', RATE_LIMIT_WRITES_PER_MIN: '100000' },
+    orderingEnv: {
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOWLIST: '127.0.0.1/32',
+      WEBHOOK_POLL_MS: '100',
+      ORDERING_PAYMENTS_TIMEOUT_MS: '4000',
+    },
+  });
+  host = await startCatalogHost();
+  receiver = await startWebhookReceiver();
+});
+
+afterAll(async () => {
+  await receiver?.close();
+  await host?.close();
+  await platform?.stop();
+  await Promise.all([...connections.values(), ...probes].map((nc) => drainNats(nc, 2_000)));
+  await nats?.stop();
+  await env?.cleanup();
+});
+
+/** A fresh connection as `user`, with the violations the server reports to it. */
+async function probe(user: NatsAccountUser) {
+  const nc = await connectNats({
+    url: nats.url,
+    name: `probe-${user}`,
+    logger: env.logger,
+    credentials: { user, password: nats.passwords[user] },
+  });
+  probes.push(nc);
+  return { nc, violations: watchViolations(nc) };
+}
+
+/** Resolves once the server refused `operation` on `subject` to this connection. */
+async function expectRefused(
+  connection: { nc: NatsConnection; violations: Violation[] },
+  operation: 'publish' | 'subscription',
+  subject: string,
+) {
+  await connection.nc.flush();
+  await expect
+    .poll(() => connection.violations, { timeout: 2_000, interval: 20 })
+    .toContainEqual({ operation, subject });
+}
+
+describe.skipIf(!natsServer)('the platform under per-service NATS users', () => {
+  it('runs a store, a catalog ingest, a paid order and its webhooks without a violation', async () => {
+    const commercePartner = await platform.newPartner('commerce');
+    const distribution = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
+    const commerce = createPlatformClient({
+      baseUrl: platform.baseUrl,
+      apiKey: commercePartner.apiKey,
+    });
+    const market: PlatformClient = createPlatformClient({
+      baseUrl: platform.baseUrl,
+      apiKey: distribution.apiKey,
+    });
+
+    // stores
+    const storeId = randomUUID();
+    const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+    const created = await commerce.PUT('/v1/commerce/stores/{storeId}', {
+      params: { path: { storeId } },
+      body: storeProfile({
+        orderSubmissionUrl: undefined,
+        availability: everyDay.map((dayOfWeek) => ({
+          dayOfWeek,
+          start: '00:00:00',
+          end: '00:00:00',
+        })),
+      }),
+    });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(201);
+
+    // catalog: notify (catalog → stores), the run on the ingest stream, the activation
+    // event taken by stores' durable consumer
+    const catalog = cartTestCatalog(storeId);
+    const ingest = await ingestCatalog(commerce, {
+      storeId,
+      callbackUrl: host.serveJson(`/${randomUUID()}.json`, catalog.document),
+      timeoutMs: 30_000,
+    });
+    expect(ingest.errors).toEqual([]);
+    expect(ingest.status).toBe('succeeded');
+    await expect
+      .poll(async () => {
+        const store = await commerce.GET('/v1/commerce/stores/{storeId}', {
+          params: { path: { storeId } },
+        });
+        return store.data?.catalogSetId;
+      })
+      .toBe(catalog.ids.catalogSetId);
+
+    // ordering's webhooks, payments' vault, and place (ordering → stores, catalog, payments)
+    const hook = await market.PUT('/v1/marketfront/webhooks', {
+      body: {
+        url: receiver.url,
+        events: ['order.created', 'order.status_changed', 'order.cancelled'],
+      },
+    });
+    expect(hook.response.status, JSON.stringify(hook.error)).toBe(201);
+    const verify = createWebhookVerifier(hook.data!.secret!);
+    const buyer = await newBuyer(market, '4242424242424242');
+    const placed = await placeOrder(market, {
+      body: sodaOrder(catalog.ids, storeId, buyer.paymentId),
+      endUserId: buyer.endUser,
+    });
+    const orderId = placed.order.orderId;
+    expect(placed.order).toMatchObject({
+      status: 'pending',
+      payment: { paymentId: buyer.paymentId },
+    });
+
+    // a status change by the store, and both events delivered as signed webhooks
+    const confirmed = await commerce.POST('/v1/commerce/orders/{orderId}/status', {
+      params: { path: { orderId } },
+      body: { status: 'confirmed' },
+    });
+    expect(confirmed.response.status, JSON.stringify(confirmed.error)).toBe(200);
+    const delivered = await receiver.waitFor(
+      2,
+      (request) => request.payload?.data?.orderId === orderId,
+    );
+    const kinds = delivered.map((request) => {
+      verify.verify(request.body, request.headers);
+      return request.payload.type as string;
+    });
+    expect(kinds.sort()).toEqual(['order.created', 'order.status_changed']);
+
+    for (const user of natsUsers) expect(serviceViolations.get(user), user).toEqual([]);
+  }, 60_000);
+});
+
+describe.skipIf(!natsServer)('what the permissions refuse', () => {
+  it('lets a service subscribe to no other service’s subjects or replies', async () => {
+    const stores = await probe('stores');
+    for (const subject of [
+      `${env.prefix}.${subjects.ordering.place.name}`,
+      `${env.prefix}.ordering.>`,
+      `${env.prefix}.payments.>`,
+      `${env.prefix}.events.>`,
+      `${natsInboxPrefix('gateway')}.>`,
+      '_INBOX.>',
+      '>',
+    ]) {
+      stores.nc.subscribe(subject);
+      await expectRefused(stores, 'subscription', subject);
+    }
+  });
+
+  it('lets a service call another only where it is a named caller', async () => {
+    const ctx = { requestId: randomUUID() };
+    // ordering is a named caller of payments' charges, not of its cards
+    const ordering = await probe('ordering');
+    const vault = `${env.prefix}.${subjects.payments.vaultCard.name}`;
+    ordering.nc.publish(vault, '{}');
+    await expectRefused(ordering, 'publish', vault);
+    // stores calls nobody: not payments, not ordering
+    const stores = await probe('stores');
+    const bus = createBusClient(stores.nc, {
+      prefix: env.prefix,
+      timeoutMs: 500,
+      logger: env.logger,
+    });
+    await expect(
+      bus.requestRaw(subjects.payments.authorize, new TextEncoder().encode('{}'), ctx),
+    ).rejects.toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
+    await expectRefused(stores, 'publish', `${env.prefix}.${subjects.payments.authorize.name}`);
+    // and no service calls its own subjects, so none can bypass the gateway through itself
+    const payments = await probe('payments');
+    const listCards = `${env.prefix}.${subjects.payments.listCards.name}`;
+    payments.nc.publish(listCards, '{}');
+    await expectRefused(payments, 'publish', listCards);
+  });
+
+  it('lets only the gateway send ordering a request that claims a partner', async () => {
+    const ctx = {
+      requestId: randomUUID(),
+      partnerId: randomUUID(),
+      partnerKind: 'distribution' as const,
+      endUserId: 'someone',
+    };
+    const request = (nc: NatsConnection) =>
+      createBusClient(nc, { prefix: env.prefix, timeoutMs: 1_000, logger: env.logger }).request(
+        subjects.ordering.getOrder,
+        { orderId: randomUUID() },
+        ctx,
+      );
+    // The gateway's request reaches ordering, which answers (no such order for that partner).
+    const gateway = await probe('gateway');
+    await expect(request(gateway.nc)).rejects.toMatchObject({ code: 'ORDER_NOT_FOUND' });
+    for (const user of ['stores', 'catalog', 'payments', 'ordering'] as const) {
+      const other = await probe(user);
+      const outcome = await request(other.nc).catch((error: unknown) => error);
+      expect(outcome, user).toBeInstanceOf(AppError);
+      expect(outcome, user).toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
+      await expectRefused(other, 'publish', `${env.prefix}.${subjects.ordering.getOrder.name}`);
+    }
+  });
+
+  it('lets a service publish only its own events, and touch only its own JetStream objects', async () => {
+    const activated = `${env.prefix}.${events.catalogActivated.subject}`;
+    const statusChanged = `${env.prefix}.${events.orderStatusChanged.subject}`;
+    const ordering = await probe('ordering');
+    ordering.nc.publish(activated, '{}');
+    await expectRefused(ordering, 'publish', activated);
+    const stores = await probe('stores');
+    for (const subject of [
+      statusChanged,
+      activated,
+      `$JS.API.STREAM.DELETE.${env.prefix}_events`,
+      `$JS.API.STREAM.PURGE.${env.prefix}_events`,
+      `$JS.API.CONSUMER.DELETE.${env.prefix}_events.ordering-webhook-deliveries`,
+      `$JS.API.CONSUMER.MSG.NEXT.${env.prefix}_events.ordering-webhook-deliveries`,
+      `$JS.API.STREAM.CREATE.${env.prefix}_catalog_ingest`,
+    ]) {
+      stores.nc.publish(subject, '{}');
+      await expectRefused(stores, 'publish', subject);
+    }
+    // the gateway has no JetStream at all
+    const gateway = await probe('gateway');
+    gateway.nc.publish('$JS.API.INFO');
+    await expectRefused(gateway, 'publish', '$JS.API.INFO');
+  });
+
+  it('lets the operators’ user run JetStream but speak for no partner', async () => {
+    const operator = await probe(natsOperatorUser);
+    const jsm = await operator.nc.jetstreamManager();
+    const events = await jsm.streams.info(`${env.prefix}_events`);
+    expect(events.config.subjects).toEqual([`${env.prefix}.events.>`]);
+    const place = `${env.prefix}.${subjects.ordering.place.name}`;
+    operator.nc.publish(place, '{}');
+    await expectRefused(operator, 'publish', place);
+    operator.nc.subscribe(`${env.prefix}.>`);
+    await expectRefused(operator, 'subscription', `${env.prefix}.>`);
+  });
+
+  it('refuses connections without credentials or with another user’s password', async () => {
+    await expect(connect({ servers: nats.url, reconnect: false })).rejects.toMatchObject({
+      code: 'AUTHORIZATION_VIOLATION',
+    });
+    await expect(
+      connect({
+        servers: nats.url,
+        user: 'payments',
+        pass: nats.passwords.stores,
+        reconnect: false,
+      }),
+    ).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+  });
+});

@@ -1,0 +1,262 @@
+import { events } from './events.js';
+import { serviceNames, type ServiceName } from './messaging.js';
+import { subjects } from './subjects.js';
+
+/**
+ * Who may do what on NATS: one user per service and one for the gateway. Services trust
+ * the partner identity in message headers, so only the gateway (and the callers named
+ * below) may publish to a service's subjects, and each user subscribes only to its own
+ * subjects and its own reply inbox. `npm run nats:auth` renders this into the NATS Helm
+ * chart's values (deploy/nats/values.yaml); the NATS auth test runs the platform under it.
+ */
+
+/** The NATS users of the platform: the gateway and each service, named as the service. */
+export const natsUsers = ['gateway', ...serviceNames] as const;
+export type NatsUser = (typeof natsUsers)[number];
+
+/**
+ * The operators' user (`nats stream edit`, `nats consumer info`, `nats micro ls`): the
+ * JetStream and services APIs, and none of the platform's subjects, so it cannot speak for a
+ * partner either.
+ */
+export const natsOperatorUser = 'operator';
+/** Every user of the `authorization` block. */
+export type NatsAccountUser = NatsUser | typeof natsOperatorUser;
+
+/**
+ * A user's reply inbox (nats.js `inboxPrefix`): replies to its requests, JetStream API
+ * answers and pulled messages arrive below it, and only that user may subscribe to it.
+ */
+export const natsInboxPrefix = (user: string) => `_INBOX_${user}`;
+
+/**
+ * Where each user's password lives in Kubernetes: the key `password` of Secret
+ * `pcp-nats-<user>` (one in the service's namespace, one in the NATS server's).
+ */
+export const natsSecretName = (user: NatsAccountUser) => `pcp-nats-${user}`;
+export const natsSecretKey = 'password';
+/** The variable the NATS server reads the user's password from (set from that Secret). */
+export const natsPasswordEnv = (user: NatsAccountUser) => `NATS_PW_${user.toUpperCase()}`;
+
+/** A subject definition, by its name below the prefix. */
+interface Named {
+  readonly name: string;
+}
+
+/**
+ * Subjects no partner request reaches: only the services named in `serviceCalls` publish to
+ * them. Every other subject in `subjects` is the gateway's to call.
+ */
+const internalSubjects: readonly Named[] = [
+  subjects.stores.orderContext,
+  subjects.stores.geocode,
+  subjects.stores.deliveryCheck,
+  subjects.catalog.active,
+  subjects.payments.authorize,
+  subjects.payments.capture,
+  subjects.payments.void,
+  subjects.payments.refund,
+];
+
+/** The named callers: the subjects of other services each service requests. */
+const serviceCalls: Record<ServiceName, readonly Named[]> = {
+  stores: [],
+  // Notify and validate check that the store is the caller's.
+  catalog: [subjects.stores.get],
+  ordering: [
+    subjects.stores.get,
+    subjects.stores.lookup,
+    subjects.stores.orderContext,
+    subjects.stores.geocode,
+    subjects.stores.deliveryCheck,
+    subjects.catalog.active,
+    subjects.catalog.document,
+    subjects.catalog.documentChunk,
+    subjects.payments.authorize,
+    subjects.payments.capture,
+    subjects.payments.void,
+    subjects.payments.refund,
+  ],
+  payments: [],
+};
+
+/** JetStream stream names below the deployment prefix (service-kit's `streamName`). */
+export const natsStreams = {
+  events: 'events',
+  catalogIngest: 'catalog_ingest',
+  deadLetters: 'dead_letters',
+} as const;
+
+interface JetStreamUse {
+  /** Streams the service creates at start (and may add its subjects to). */
+  readonly streams: readonly string[];
+  /** Its durable pull consumers; each also dead-letters under its own name. */
+  readonly consumers: readonly { readonly stream: string; readonly durable: string }[];
+  /** Stream subjects it publishes to besides its events (below the prefix). */
+  readonly publishes: readonly string[];
+  /** Whether it runs an outbox relay (which looks streams up by subject). */
+  readonly outbox: boolean;
+}
+
+const { events: eventsStream, catalogIngest, deadLetters } = natsStreams;
+const jetStreamUse: Record<ServiceName, JetStreamUse | undefined> = {
+  stores: {
+    streams: [eventsStream, deadLetters],
+    consumers: [{ stream: eventsStream, durable: 'stores-catalog-activated' }],
+    publishes: [],
+    outbox: false,
+  },
+  catalog: {
+    streams: [catalogIngest, eventsStream, deadLetters],
+    consumers: [{ stream: catalogIngest, durable: 'catalog-ingest' }],
+    publishes: ['catalog.ingest.requested'],
+    outbox: true,
+  },
+  ordering: {
+    streams: [eventsStream, deadLetters],
+    consumers: [{ stream: eventsStream, durable: 'ordering-webhook-deliveries' }],
+    publishes: [],
+    outbox: true,
+  },
+  payments: undefined,
+};
+
+/** Events a service takes with a plain subscription (not a durable consumer). */
+const eventSubscriptions: Record<ServiceName, readonly { subject: string }[]> = {
+  stores: [],
+  catalog: [],
+  // Each replica's catalog cache drops a store's entry when its catalog changes.
+  ordering: [events.catalogActivated],
+  payments: [],
+};
+
+/**
+ * The most messages one reply may take: a reply in parts (service-kit's bus) is at most
+ * 16 MiB in parts of at least 16 KiB. NATS allows each responder this many messages to a
+ * request's reply subject, for `REPLY_WINDOW` after the request.
+ */
+export const MAX_REPLY_MESSAGES = 1_024;
+const REPLY_WINDOW = '2m';
+
+/** One user's NATS permissions, in the server's configuration shape. */
+export interface NatsPermissions {
+  readonly publish: { readonly allow: readonly string[] };
+  readonly subscribe: { readonly allow: readonly string[] };
+  /** Replies to the requests it received (services only), bounded in count and time. */
+  readonly allow_responses?: { readonly max: number; readonly expires: string };
+}
+
+/** Every subject in the subjects table, in order. */
+function allSubjects(): Named[] {
+  return Object.values(subjects).flatMap((group) => Object.values<Named>(group));
+}
+
+/** The request subjects `user` may publish to (below the prefix). */
+export function natsCalls(user: NatsUser): string[] {
+  if (user === 'gateway') {
+    const internal = new Set(internalSubjects.map((s) => s.name));
+    return allSubjects()
+      .map((s) => s.name)
+      .filter((name) => !internal.has(name));
+  }
+  return serviceCalls[user].map((s) => s.name);
+}
+
+/** The JetStream API and ack subjects a service needs, scoped to its streams and consumers. */
+function jetStreamSubjects(prefix: string, use: JetStreamUse): string[] {
+  const stream = (name: string) => `${prefix}_${name}`;
+  return [
+    // Account info: what `jetstreamManager()` asks first.
+    '$JS.API.INFO',
+    ...(use.outbox ? ['$JS.API.STREAM.NAMES'] : []),
+    ...use.streams.flatMap((name) =>
+      ['CREATE', 'UPDATE', 'INFO'].map((verb) => `$JS.API.STREAM.${verb}.${stream(name)}`),
+    ),
+    ...use.consumers.flatMap(({ stream: name, durable }) => {
+      const id = `${stream(name)}.${durable}`;
+      return [
+        `$JS.API.CONSUMER.CREATE.${id}`,
+        // The same with the filter subject appended (nats.js on servers from 2.9).
+        `$JS.API.CONSUMER.CREATE.${id}.>`,
+        `$JS.API.CONSUMER.DURABLE.CREATE.${id}`,
+        `$JS.API.CONSUMER.INFO.${id}`,
+        `$JS.API.CONSUMER.MSG.NEXT.${id}`,
+        `$JS.ACK.${id}.>`,
+        `${prefix}.dead-letters.${durable}`,
+      ];
+    }),
+    ...use.publishes.map((subject) => `${prefix}.${subject}`),
+  ];
+}
+
+/** What `user` may publish and subscribe to in the deployment (or test run) `prefix`. */
+export function natsPermissions(prefix: string, user: NatsUser): NatsPermissions {
+  const inbox = `${natsInboxPrefix(user)}.>`;
+  const calls = natsCalls(user).map((name) => `${prefix}.${name}`);
+  if (user === 'gateway') {
+    return {
+      // Its own subjects: the admin command announces key changes to every gateway.
+      publish: { allow: [...calls, `${prefix}.gateway.>`] },
+      subscribe: { allow: [`${prefix}.gateway.>`, inbox] },
+    };
+  }
+  const use = jetStreamUse[user];
+  const owned = Object.values(events)
+    .filter((event) => event.subject.startsWith(`events.${user}.`))
+    .map((event) => `${prefix}.${event.subject}`);
+  return {
+    publish: { allow: [...calls, ...owned, ...(use ? jetStreamSubjects(prefix, use) : [])] },
+    subscribe: {
+      allow: [
+        // Its request subjects (in its queue group) and nothing of another service's.
+        `${prefix}.${user}.>`,
+        inbox,
+        ...eventSubscriptions[user].map((event) => `${prefix}.${event.subject}`),
+        // The NATS services API: $SRV.PING|INFO|STATS, for all, by name and by id.
+        '$SRV.*',
+        `$SRV.*.${user}`,
+        `$SRV.*.${user}.*`,
+      ],
+    },
+    allow_responses: { max: MAX_REPLY_MESSAGES, expires: REPLY_WINDOW },
+  };
+}
+
+/** The operators' permissions: every JetStream API call and service ping, replies to itself. */
+export function natsOperatorPermissions(): NatsPermissions {
+  return {
+    publish: { allow: ['$JS.API.>', '$SRV.>'] },
+    subscribe: { allow: [`${natsInboxPrefix(natsOperatorUser)}.>`, '_INBOX.>'] },
+  };
+}
+
+/** A user entry of the NATS server's `authorization` block. */
+export interface NatsUserEntry {
+  readonly user: NatsAccountUser;
+  readonly password: string;
+  readonly permissions: NatsPermissions;
+}
+
+/**
+ * The NATS server's `authorization` block for `prefix`; `password(user)` is what the
+ * configuration holds for each password (a variable reference, in deployments).
+ */
+export function natsAuthorization(
+  prefix: string,
+  password: (user: NatsAccountUser) => string,
+): { users: NatsUserEntry[] } {
+  return {
+    users: [
+      ...natsUsers.map((user) => ({
+        user,
+        password: password(user),
+        permissions: natsPermissions(prefix, user),
+      })),
+      {
+        user: natsOperatorUser,
+        password: password(natsOperatorUser),
+        permissions: natsOperatorPermissions(),
+      },
+    ],
+  };
+}
