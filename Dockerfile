@@ -26,6 +26,9 @@ RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
+# Every node command of the image (services, migrations) preloads the tracing
+# instrumentation, which must patch pg, redis, http and undici before a service loads them.
+ENV NODE_OPTIONS="--import @pcp/service-kit/instrument"
 WORKDIR /app
 RUN groupadd --system --gid 10001 pcp \
   && useradd --system --uid 10001 --gid 10001 --home-dir /nonexistent --no-create-home \

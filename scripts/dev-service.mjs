@@ -31,6 +31,9 @@ const child = spawn(
     '--conditions=@pcp/source',
     '--import',
     'tsx',
+    // Patches pg, redis, http and undici before the service loads them (tracing).
+    '--import',
+    '@pcp/service-kit/instrument',
     join('src', 'main.ts'),
   ],
   { stdio: 'inherit', env: { ...localServiceEnv(), ...process.env } },

@@ -135,7 +135,9 @@ function explainCrashLoop(service, readiness, errorLines) {
 }
 
 function launch(service, attempt = 0) {
-  const child = spawn(process.execPath, [join(root, 'services', service.name, 'dist', 'main.js')], {
+  // The preload patches pg, redis, http and undici before the service loads them (tracing).
+  const main = join(root, 'services', service.name, 'dist', 'main.js');
+  const child = spawn(process.execPath, ['--import', '@pcp/service-kit/instrument', main], {
     cwd: root,
     env: {
       ...localServiceEnv(),

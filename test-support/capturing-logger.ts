@@ -1,17 +1,26 @@
+import { createLogger } from '@pcp/service-kit';
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
 
-/** A logger that keeps everything logged through it, one parsed line each, for assertions. */
+/**
+ * A logger that keeps everything logged through it, one parsed line each, for assertions.
+ * It is the services' own (`createLogger`: redaction, request and trace ids), so tests see
+ * the lines production would write.
+ */
 export function capturingLogger(level: 'info' | 'debug' | 'trace' = 'info') {
   const lines: { msg: string; level: number; [field: string]: unknown }[] = [];
-  const logger = pino(
-    { level },
+  /** Every line exactly as written, for searching the raw text. */
+  const raw: string[] = [];
+  const logger = createLogger(
+    'test',
+    level,
     new Writable({
       write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
+        const text = chunk.toString();
+        raw.push(text);
+        lines.push(JSON.parse(text) as (typeof lines)[number]);
         done();
       },
     }),
   );
-  return { logger, lines };
+  return { logger, lines, raw };
 }

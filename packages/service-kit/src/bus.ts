@@ -1,6 +1,7 @@
 import {
   healthSubject,
   isErrorCode,
+  natsInboxPrefix,
   parseContract,
   replyLengthHeader,
   replyPartsHeader,
@@ -38,6 +39,7 @@ import type { z } from 'zod';
 import { AppError, requestInvalid } from './app-error.js';
 import { readContextHeaders, writeContextHeaders, type RequestContext } from './context.js';
 import { parseJsonBytes } from './json-body.js';
+import { withLogContext } from './log-context.js';
 import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics.js';
 
@@ -52,12 +54,22 @@ const headerGetter: TextMapGetter<MsgHdrs | undefined> = {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** Connect to NATS with the options measured to matter here (DEPENDENCIES.md). */
+/** The reply inbox prefix of connections made as a NATS user (see `natsInboxPrefix`). */
+const inboxPrefixes = new WeakMap<NatsConnection, string>();
+
+/**
+ * Connect to NATS with the options measured to matter here (DEPENDENCIES.md), as the user
+ * `credentials` names (`natsCredentials(config)`) or anonymously (local runs). A user's
+ * replies come to its own inbox prefix, the only one its permissions let it read.
+ */
 export async function connectNats(options: {
   url: string;
   name: string;
   logger: Logger;
+  credentials?: { user: string; password: string } | undefined;
 }): Promise<NatsConnection> {
+  const { credentials } = options;
+  const inboxPrefix = credentials ? natsInboxPrefix(credentials.user) : undefined;
   const nc = await connect({
     servers: options.url,
     name: options.name,
@@ -65,10 +77,21 @@ export async function connectNats(options: {
     noAsyncTraces: true,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+    ...(credentials ? { user: credentials.user, pass: credentials.password, inboxPrefix } : {}),
   });
+  if (inboxPrefix) inboxPrefixes.set(nc, inboxPrefix);
   void (async () => {
     for await (const status of nc.status()) {
-      options.logger.info({ nats: status.type, data: status.data }, 'nats connection status');
+      // A permission violation names the subject: the permissions (nats-permissions.ts) or
+      // the code is wrong, and the operation was dropped.
+      if (status.permissionContext) {
+        options.logger.error(
+          { nats: status.type, data: status.data, permission: status.permissionContext },
+          'nats permission violation',
+        );
+      } else {
+        options.logger.info({ nats: status.type, data: status.data }, 'nats connection status');
+      }
     }
   })();
   return nc;
@@ -155,7 +178,7 @@ interface PendingReply {
  * order (NATS keeps the order of one publisher's messages to one subscriber).
  */
 function createReplyInbox(nc: NatsConnection, maxReplyBytes: number, logger: Logger) {
-  const prefix = `${createInbox()}.`;
+  const prefix = `${createInbox(inboxPrefixes.get(nc))}.`;
   const pending = new Map<string, PendingReply>();
   let nextToken = 0;
 
@@ -510,8 +533,14 @@ async function dispatch(
     const input = parseContract(binding.definition.request, parseJsonBytes(msg.data));
     if (!input.success) throw requestInvalid(input.error.issues, input);
     const context = ctx;
-    const result = await otelContext.with(trace.setSpan(parent, span), () =>
-      binding.handler(input.data, context),
+    const active = trace.setSpan(parent, span);
+    // Every line the handler logs names the request, its partner and its trace.
+    const result = await withLogContext(context, () =>
+      otelContext.with(active, async () => {
+        const handled = await binding.handler(input.data, context);
+        options.logger.debug({ subject }, 'request handled');
+        return handled;
+      }),
     );
     reply = replyBody(binding, result);
   } catch (error) {

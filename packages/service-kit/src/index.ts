@@ -4,6 +4,8 @@ export * from './config.js';
 export * from './context.js';
 export * from './database.js';
 export * from './logger.js';
+export * from './log-context.js';
+export * from './message-tracing.js';
 export * from './metrics.js';
 export * from './ops-server.js';
 export * from './shutdown.js';

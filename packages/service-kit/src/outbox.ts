@@ -1,7 +1,15 @@
 import { sql, type ColumnType, type Generated, type Kysely } from 'kysely';
-import { ErrorCode, NatsError, type JetStreamClient, type PubAck } from 'nats';
+import {
+  ErrorCode,
+  headers as createHeaders,
+  NatsError,
+  type JetStreamClient,
+  type PubAck,
+} from 'nats';
 import { v5 as uuidV5 } from 'uuid';
+import { detachFromRequest } from './log-context.js';
 import type { Logger } from './logger.js';
+import { outboxEventHeaders, rememberEventOrigin } from './message-tracing.js';
 import type { ServiceMetrics } from './metrics.js';
 
 /**
@@ -129,6 +137,7 @@ export async function insertOutboxEvent<DB extends OutboxDatabase, T extends str
       payload: JSON.stringify(envelope),
     })
     .execute();
+  rememberEventOrigin(envelope.id);
   return envelope;
 }
 
@@ -258,6 +267,8 @@ export function createOutboxRelay<DB extends OutboxDatabase>(options: {
   function publish(row: PendingRow): Promise<PubAck> {
     return options.js.publish(row.subject, encoder.encode(JSON.stringify(row.payload)), {
       msgID: row.event_id,
+      // The consumers' work continues the trace of the request that wrote the event.
+      headers: outboxEventHeaders(row.event_id, row.subject, createHeaders()),
     });
   }
 
@@ -311,7 +322,8 @@ export function createOutboxRelay<DB extends OutboxDatabase>(options: {
       again = true;
       return running;
     }
-    running = drain().finally(() => (running = undefined));
+    // A nudge comes from a request's handler; the batch is not that request's work.
+    running = detachFromRequest(drain).finally(() => (running = undefined));
     return running;
   }
 

@@ -1,3 +1,4 @@
+import { messageHeaders } from '@pcp/service-kit';
 import type { JetStreamClient } from 'nats';
 import { z } from 'zod';
 
@@ -9,7 +10,8 @@ export const ingestSubject = (prefix: string) => `${prefix}.catalog.ingest.reque
 /**
  * Publish a run's work message and wait for JetStream to store it. The message id dedupes
  * a re-publish within the stream's duplicate window; a later one is harmless (a run that
- * is finished or claimed is skipped).
+ * is finished or claimed is skipped). The headers carry the notifying request's trace, so
+ * the run continues it.
  */
 export async function publishIngest(
   js: JetStreamClient,
@@ -17,5 +19,9 @@ export async function publishIngest(
   runId: string,
   msgId = runId,
 ) {
-  await js.publish(ingestSubject(prefix), JSON.stringify({ runId }), { msgID: msgId });
+  const subject = ingestSubject(prefix);
+  await js.publish(subject, JSON.stringify({ runId }), {
+    msgID: msgId,
+    headers: messageHeaders(subject),
+  });
 }

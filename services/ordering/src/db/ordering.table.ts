@@ -114,6 +114,8 @@ export interface WebhookDeliveryTable {
   last_error: string | null;
   occurred_at: Date;
   delivered_at: Date | null;
+  /** The request the event came from (`storedOrigin`), for the delivery's trace. */
+  origin: string | null;
   created_at: ColumnType<Date, never, never>;
   updated_at: ColumnType<Date, never, Date>;
 }

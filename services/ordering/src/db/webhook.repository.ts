@@ -97,6 +97,8 @@ export interface OrderEventDelivery {
   eventType: OrderEventKind;
   payload: string;
   occurredAt: Date;
+  /** The request the event came from (`storedOrigin`), or null. */
+  origin: string | null;
 }
 
 /**
@@ -118,7 +120,7 @@ export async function recordDelivery(
     )
     insert into webhook_deliveries
       (delivery_id, event_id, partner_id, order_id, version, event_type, payload, status,
-       next_attempt_at, occurred_at)
+       next_attempt_at, occurred_at, origin)
     select ${event.deliveryId}, ${event.eventId}, ${event.partnerId}, ${event.orderId},
            ${event.version}, ${event.eventType}, ${event.payload},
            case when endpoint.subscribed then 'pending' else 'skipped' end,
@@ -127,7 +129,7 @@ export async function recordDelivery(
                    where earlier.order_id = ${event.orderId} and earlier.version < ${event.version}
                      and earlier.status in ('pending', 'failed'))
                 then now() end,
-           ${event.occurredAt}
+           ${event.occurredAt}, ${event.origin}
       from endpoint
     on conflict (order_id, version) do nothing
     returning status, next_attempt_at

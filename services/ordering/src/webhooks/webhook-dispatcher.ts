@@ -1,4 +1,4 @@
-import type { Logger } from '@pcp/service-kit';
+import { resumeOrigin, type Logger } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
@@ -147,7 +147,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   }
 
   async function deliver(delivery: ClaimedDelivery): Promise<void> {
-    const outcome = await attempt(delivery);
+    // Each try continues the trace of the request that changed the order.
+    const outcome = await resumeOrigin(delivery.origin, 'webhook deliver', () => attempt(delivery));
     const id = delivery.delivery_id;
     // This try's own lease: a resend or a takeover gives the next try another.
     const lease = delivery.lease_owner!;

@@ -1,5 +1,5 @@
 import { events, type WebhookPayload } from '@pcp/contracts';
-import type { ConsumerWork, HandlerOutcome } from '@pcp/service-kit';
+import { storedOrigin, type ConsumerWork, type HandlerOutcome } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { JsMsg } from 'nats';
 import { randomUUID } from 'node:crypto';
@@ -45,6 +45,7 @@ export function webhookRecorder(db: Kysely<OrderingDatabase>, due: () => void) {
       eventType: data.event,
       payload: JSON.stringify(payload),
       occurredAt: new Date(event.occurredAt),
+      origin: storedOrigin(),
     });
     if (recorded === 'due') due();
   };
