@@ -398,7 +398,7 @@ describe('health and resilience', () => {
     expect((await call(platform.baseUrl, 'GET', '/health/live')).status).toBe(200);
     const ready = await call(platform.gateway.opsUrl(), 'GET', '/health/ready');
     expect(ready.status).toBe(200);
-    expect(ready.body.checks).toEqual({ nats: true, database: true });
+    expect(ready.body.checks).toEqual({ nats: true, database: true, accepting: true });
   });
 
   it('serves Prometheus metrics on its ops port only', async () => {

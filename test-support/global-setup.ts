@@ -8,6 +8,7 @@ import { connect, type JetStreamManager } from 'nats';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { build } from '../scripts/lib/setup.mjs';
 import { databaseUrlFor, resolveServers, type ServerUrls } from './servers.js';
 
 declare module 'vitest' {
@@ -33,6 +34,9 @@ export const TEST_STREAM_NAME = /^test_\d+_[0-9a-f]+_/;
  * fast and fully isolated.
  */
 export default async function setup(project: TestProject) {
+  // Tests start services as processes from their build: never from a stale one, even under
+  // `npx vitest` run directly (incremental; about a second when nothing changed).
+  build();
   const servers = await resolveServers();
   project.provide('servers', servers.urls);
   const { databaseUrl } = servers.urls;

@@ -34,7 +34,9 @@ import {
 } from '@pcp/service-kit';
 import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '@pcp/stores';
 import { GATEWAY_SCHEMA } from '@pcp/gateway';
+import type { NatsUser } from '@pcp/contracts';
 import type { Kysely } from 'kysely';
+import type { NatsConnection } from 'nats';
 import type { TestEnvironment } from './environment.js';
 
 export interface TestPlatform {
@@ -79,6 +81,11 @@ export async function startPlatform(
     orderingEnv?: Record<string, string>;
     /** Every service's and the gateway's logger (default: the environment's). */
     logger?: Logger;
+    /**
+     * A connection per service (or the gateway), each as its own NATS user (default: the
+     * environment's connection for all).
+     */
+    connections?: Partial<Record<NatsUser, NatsConnection>>;
   } = {},
 ): Promise<TestPlatform> {
   const { gatewayEnv = {}, catalogEnv = {}, paymentsEnv = {}, orderingEnv = {} } = options;
@@ -88,7 +95,7 @@ export async function startPlatform(
     const serviceMetrics = env.newMetrics(service);
     metrics.set(service, serviceMetrics);
     return {
-      nc: env.nc,
+      nc: options.connections?.[service as NatsUser] ?? env.nc,
       logger,
       metrics: serviceMetrics,
       subjectPrefix: env.prefix,
@@ -164,7 +171,7 @@ export async function startPlatform(
     ...gatewayEnv,
   });
   const gateway = createGatewayService({
-    nc: env.nc,
+    nc: options.connections?.gateway ?? env.nc,
     db: gatewayDb,
     redis: env.redis,
     logger,

@@ -30,6 +30,10 @@ export function createDatabase<DB>(options: {
   // An idle connection the server closed (a restart, a failover, a terminated backend): the
   // pool drops it and connects anew for the next query. Unheard, the event ends the process.
   pool.on('error', () => undefined);
+  // The same on a connection in use (a query or transaction running; the pool stops listening
+  // while it is lent): its queries fail with the error, the pool discards it on release, and
+  // the process lives on (a database outage makes it unready, never kills it).
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
   return db;

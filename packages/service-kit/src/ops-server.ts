@@ -1,11 +1,28 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Events, type NatsConnection } from 'nats';
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from './logger.js';
 
 export type ReadinessChecks = () => Promise<Record<string, boolean>>;
 
 const READINESS_METRIC = 'pcp_readiness_check';
+
+/**
+ * The `nats` readiness check: false while the connection is lost and nats.js reconnects
+ * (`isClosed()` stays false then, so it alone would keep an isolated pod ready), and once it
+ * drains or closes.
+ */
+export function natsReadiness(nc: NatsConnection): () => boolean {
+  let connected = true;
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === Events.Disconnect) connected = false;
+      else if (status.type === Events.Reconnect) connected = true;
+    }
+  })();
+  return () => connected && !nc.isClosed() && !nc.isDraining();
+}
 
 /**
  * The small HTTP port every service exposes for Kubernetes probes and Prometheus:
@@ -82,7 +99,9 @@ export async function startOpsServer(options: {
       new Promise<void>((resolve) => {
         options.registry.removeSingleMetric(READINESS_METRIC);
         server.close(() => resolve());
-        server.closeIdleConnections();
+        // It closes last, as the process exits: a probe or scrape still open only learns it a
+        // moment sooner, and a keep-alive one must not hold the exit up.
+        server.closeAllConnections();
       }),
   };
 }

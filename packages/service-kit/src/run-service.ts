@@ -3,11 +3,18 @@ import type { Kysely, Migration } from 'kysely';
 import type { NatsConnection } from 'nats';
 import { z } from 'zod';
 import { connectNats, drainNats } from './bus.js';
-import { baseEnvSchema, loadConfig, type BaseEnv } from './config.js';
+import {
+  baseEnvSchema,
+  jetStreamSettings,
+  loadConfig,
+  natsCredentials,
+  type BaseEnv,
+  type JetStreamSettings,
+} from './config.js';
 import { createDatabase, migrateToLatest, pingDatabase } from './database.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
-import { startOpsServer } from './ops-server.js';
+import { natsReadiness, startOpsServer } from './ops-server.js';
 import { createShutdown } from './shutdown.js';
 import { startTracing } from './tracing.js';
 
@@ -18,6 +25,8 @@ export interface ServiceDeps {
   readonly metrics: ServiceMetrics;
   readonly subjectPrefix: string;
   readonly requestTimeoutMs: number;
+  /** Replicas and limits of the streams the service creates (default: one replica). */
+  readonly jetstream?: JetStreamSettings;
 }
 
 /** What a `createXService(deps)` factory returns. */
@@ -35,9 +44,10 @@ export interface ServiceInstance {
 /**
  * Marks of the shutdown deadline by which each step is done: the service's in-flight work
  * gets most of it, then NATS drains (flushing the acks, naks and replies of that work), then
- * the pool closes.
+ * the pool closes. The ops port closes last, so probes and scrapes see the shutdown (readiness
+ * 503 once the service stops answering its subjects) instead of a refused connection.
  */
-const SHUTDOWN_MARKS = { opsServer: 0.05, service: 0.6, nats: 0.85, database: 0.95 } as const;
+const SHUTDOWN_MARKS = { service: 0.6, nats: 0.85, database: 0.95, opsServer: 1 } as const;
 
 interface ServiceSpec {
   readonly name: ServiceName;
@@ -81,8 +91,9 @@ export async function runService(
   const logger = createLogger(spec.name, config.LOG_LEVEL);
   const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
   try {
+    // Ids for every request and log line; exported only when the OTEL_* variables say so.
     const tracing = startTracing(spec.name);
-    if (tracing) shutdown.add('tracing', () => tracing.shutdown());
+    shutdown.add('tracing', () => tracing.shutdown());
 
     const db = spec.database ? await openDatabase(spec.database, config, spec.name) : undefined;
     if (db) shutdown.add('database', () => db.destroy(), SHUTDOWN_MARKS.database);
@@ -91,7 +102,12 @@ export async function runService(
       return;
     }
 
-    const nc = await connectNats({ url: config.NATS_URL, name: spec.name, logger });
+    const nc = await connectNats({
+      url: config.NATS_URL,
+      name: spec.name,
+      logger,
+      credentials: natsCredentials(config),
+    });
     shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
     const metrics = createMetrics(spec.name, { processMetrics: true });
     const service = spec.create({
@@ -100,18 +116,20 @@ export async function runService(
       metrics,
       subjectPrefix: config.NATS_SUBJECT_PREFIX,
       requestTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
+      jetstream: jetStreamSettings(config),
       ...(db ? { db } : {}),
     });
     await service.start();
     shutdown.add(spec.name, (timeLeftMs) => service.stop(timeLeftMs), SHUTDOWN_MARKS.service);
 
+    const natsConnected = natsReadiness(nc);
     const ops = await startOpsServer({
       port: config.OPS_PORT ?? spec.defaultOpsPort,
       host: config.OPS_HOST,
       registry: metrics.registry,
       logger,
       readiness: async () => ({
-        nats: !nc.isClosed() && !nc.isDraining(),
+        nats: natsConnected(),
         subjects: service.serving(),
         ...(db ? { database: await pingDatabase(db) } : {}),
       }),

@@ -8,26 +8,50 @@ interface ShutdownStep {
   readonly doneBy: number;
 }
 
+interface Unready {
+  readonly begin: () => void;
+  readonly delayMs: number;
+}
+
 /**
  * Ordered shutdown: resources register a close step as they are acquired and are closed in
- * reverse order (HTTP, consumers, NATS drain, db pool), all within one deadline that is
- * shorter than the Kubernetes grace period. Each step is given the time left until its own
- * mark (`doneBy` of the deadline) and is not waited for past it, so a slow step cannot use
- * up the time of the ones after it; the process exits when the whole deadline passes.
+ * the order of their marks (`doneBy`; steps with the same mark in reverse order of
+ * registration): HTTP, consumers, NATS drain, db pool, and the ops port last, so readiness
+ * answers 503 (not a refused connection) until the end. All of it runs within one deadline
+ * that is shorter than the Kubernetes grace period. Each step is given the time left until
+ * its own mark and is not waited for past it, so a slow step cannot use up the time of the
+ * ones after it; the process exits when the whole deadline passes.
+ *
+ * A process behind a load balancer registers `unreadyFirst`: on SIGTERM it turns unready at
+ * once and keeps serving for a delay before the deadline starts, so the balancer takes it out
+ * before its port closes.
  */
 export function createShutdown(logger: Logger, timeoutMs: number) {
   const steps: ShutdownStep[] = [];
+  let unready: Unready | undefined;
   let running: Promise<void> | undefined;
 
   async function run(reason: string): Promise<void> {
     logger.info({ reason }, 'shutting down');
+    if (unready) {
+      unready.begin();
+      // Only an orchestrator's SIGTERM: a developer's Ctrl-C (SIGINT) has no balancer to wait for.
+      if (reason === 'SIGTERM' && unready.delayMs > 0) {
+        logger.info({ delayMs: unready.delayMs }, 'unready; still serving until balancers notice');
+        await sleep(unready.delayMs);
+      }
+    }
     const startedAt = Date.now();
     const deadline = setTimeout(() => {
       logger.error({ timeoutMs }, 'shutdown deadline passed; exiting');
       process.exit(1);
     }, timeoutMs);
     deadline.unref();
-    for (const step of [...steps].reverse()) {
+    const ordered = steps
+      .map((step, index) => ({ step, index }))
+      .sort((a, b) => a.step.doneBy - b.step.doneBy || b.index - a.index)
+      .map(({ step }) => step);
+    for (const step of ordered) {
       const timeLeftMs = Math.max(0, startedAt + step.doneBy * timeoutMs - Date.now());
       const cutOff = new AbortController();
       try {
@@ -45,7 +69,7 @@ export function createShutdown(logger: Logger, timeoutMs: number) {
       }
     }
     clearTimeout(deadline);
-    logger.info('stopped');
+    logger.info({ tookMs: Date.now() - startedAt }, 'stopped');
   }
 
   return {
@@ -55,6 +79,14 @@ export function createShutdown(logger: Logger, timeoutMs: number) {
      */
     add(name: string, close: (timeLeftMs: number) => Promise<void>, doneBy = 1): void {
       steps.push({ name, close, doneBy });
+    },
+    /**
+     * What happens before any step: `begin` (stop being ready, ask clients to reconnect
+     * elsewhere) at once, then, on SIGTERM, `delayMs` of serving as usual before the first
+     * step closes anything. The deadline starts after the delay.
+     */
+    unreadyFirst(begin: () => void, delayMs: number): void {
+      unready = { begin, delayMs };
     },
     /** Run once; later calls (a second signal) wait for the same run. */
     run(reason: string): Promise<void> {

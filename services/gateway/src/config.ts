@@ -50,6 +50,12 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
    */
   CATALOG_VALIDATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(90_000),
   OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(9100),
+  /**
+   * On SIGTERM, how long the gateway keeps serving while unready (answering `Connection:
+   * close`) before it closes its port, so load balancers that poll readiness take it out
+   * first. Added to SHUTDOWN_TIMEOUT_MS, which starts after it.
+   */
+  SHUTDOWN_UNREADY_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),
 });

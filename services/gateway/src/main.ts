@@ -7,6 +7,7 @@ import {
   drainNats,
   loadConfig,
   migrateToLatest,
+  natsCredentials,
   startTracing,
 } from '@pcp/service-kit';
 import {
@@ -27,7 +28,7 @@ const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
 
 try {
   const tracing = startTracing('gateway');
-  if (tracing) shutdown.add('tracing', () => tracing.shutdown());
+  shutdown.add('tracing', () => tracing.shutdown());
 
   const db = createDatabase<GatewayDatabase>({
     url: config.DATABASE_URL,
@@ -46,7 +47,12 @@ try {
     await redis.connect();
     shutdown.add('redis', () => Promise.resolve(redis.destroy()), SHUTDOWN_MARKS.redis);
 
-    const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', logger });
+    const nc = await connectNats({
+      url: config.NATS_URL,
+      name: 'gateway',
+      logger,
+      credentials: natsCredentials(config),
+    });
     shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
 
     const gateway = createGatewayService({
@@ -59,6 +65,7 @@ try {
     });
     await gateway.start();
     shutdown.add('http', () => gateway.stop(), SHUTDOWN_MARKS.http);
+    shutdown.unreadyFirst(() => gateway.drain(), config.SHUTDOWN_UNREADY_DELAY_MS);
     shutdown.trapSignals();
   }
 } catch (error) {

@@ -111,7 +111,7 @@ describe('the ops port', () => {
     expect(ready.status).toBe(200);
     expect(JSON.parse(ready.text)).toEqual({
       status: 'ok',
-      checks: { nats: true, database: true },
+      checks: { nats: true, database: true, accepting: true },
     });
     expect((await get(`${gateway.url()}/health/live`)).status).toBe(200);
     const metrics = await get(`${gateway.opsUrl()}/metrics`);
