@@ -66,6 +66,17 @@ const issueCodes: Record<string, string> = {
 };
 
 /**
+ * Longest message kept per error: zod quotes the partner's input in some (every unknown key
+ * of an object, however long), so a message is cut rather than echo a body back.
+ */
+const MAX_ERROR_MESSAGE_CHARS = 500;
+
+const bounded = (message: string) =>
+  message.length > MAX_ERROR_MESSAGE_CHARS
+    ? `${message.slice(0, MAX_ERROR_MESSAGE_CHARS - 1)}…`
+    : message;
+
+/**
  * zod issues → element errors with RFC 6901 pointers under `root` (e.g. `''` for a body).
  * A missing required field reads as REQUIRED; a refinement may name its own code.
  */
@@ -78,7 +89,7 @@ export function issuesToErrors(issues: readonly z.core.$ZodIssue[], root = ''): 
         : undefined;
     return {
       code: missing ? 'REQUIRED' : (custom ?? issueCodes[issue.code] ?? 'INVALID_VALUE'),
-      message: missing ? 'Required' : issue.message,
+      message: missing ? 'Required' : bounded(issue.message),
       pointer: root + toJsonPointer(issue.path),
     };
   });

@@ -1,9 +1,13 @@
 import {
   AppError,
+  bindLogContextToSpan,
   createBusClient,
   latencyBuckets,
+  natsReadiness,
   pingDatabase,
+  setHttpRoute,
   startOpsServer,
+  withLogContext,
   type Logger,
   type RequestContext,
   type ServiceMetrics,
@@ -25,7 +29,7 @@ import { registerApi } from './api.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
 import { findActiveKey } from './db/partner.repository.js';
 import type { GatewayDatabase } from './db/partner.table.js';
-import { frameworkErrorHandler, installErrorHandling } from './http/problem.js';
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/problem.js';
 import { createRateLimiter, type RateLimitDecision } from './http/rate-limit.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import './routes/route-config.js';
@@ -83,7 +87,13 @@ const END_USER_ID = /^[\x20-\x7e]{1,128}$/;
 
 export interface GatewayService {
   start(): Promise<void>;
-  /** Stop taking requests and answer those in flight. */
+  /**
+   * Turn unready (readiness `accepting: false`) and answer every request with `Connection:
+   * close`, so balancers take this replica out and keep-alive clients reconnect to another;
+   * requests are still served as usual meanwhile. The first step of a shutdown.
+   */
+  drain(): void;
+  /** Stop taking requests and answer those in flight (on the connections already open). */
   stop(): Promise<void>;
   readonly app: FastifyInstance;
   /** The base URL of its ops port (readiness and metrics), once started. */
@@ -159,6 +169,11 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     frameworkErrors: frameworkErrorHandler(docsUrl),
+    clientErrorHandler: clientErrorHandler(docsUrl),
+    // A request that reaches a closing gateway on an open keep-alive connection is served
+    // (with Connection: close), not refused with Fastify's own 503: a balancer may still send
+    // one before it notices, and that partner's request must not fail.
+    return503OnClosing: false,
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(plainSerializerCompiler);
@@ -166,8 +181,19 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   app.decorateRequest('endUserId', undefined);
   installErrorHandling(app, docsUrl, logger);
 
+  let draining = false;
+  // First hook: the server span gets its route, and every line logged for the request (by
+  // any later hook, the handler or onResponse) its request id, partner and trace.
+  app.addHook('onRequest', (request, _reply, done) => {
+    setHttpRoute(request.routeOptions.url ?? 'unmatched');
+    const fields = () => ({ requestId: request.id, partnerId: request.principal?.partnerId });
+    bindLogContextToSpan(fields);
+    withLogContext(fields, done);
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (draining) reply.header('connection', 'close');
     const area = request.routeOptions.config.area;
     // Unknown routes under /v1 still demand a key, so the API's shape is not probeable.
     const needsKey = area !== undefined || /^\/v1(\/|$|\?)/.test(request.url);
@@ -283,6 +309,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
         },
       });
       listeningUrl = await app.listen({ port: config.PORT, host: config.HOST });
+      const natsConnected = natsReadiness(deps.nc);
       // Probes and Prometheus on their own port, which the public ingress does not expose.
       ops = await startOpsServer({
         port: config.OPS_PORT,
@@ -293,8 +320,9 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
         // one that is down makes its own routes 503 (no responders), not every gateway
         // unready. Not Redis either: rate limits fall back to an in-memory budget meanwhile.
         readiness: async () => ({
-          nats: !deps.nc.isClosed() && !deps.nc.isDraining(),
+          nats: natsConnected(),
           database: await pingDatabase(deps.db),
+          accepting: !draining,
         }),
       });
       logger.info(
@@ -302,7 +330,11 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
         'gateway listening',
       );
     },
+    drain() {
+      draining = true;
+    },
     async stop() {
+      draining = true;
       await app.close();
       await ops?.close();
       invalidations?.unsubscribe();

@@ -1,6 +1,8 @@
 import type { ErrorCode, PlaceOutcome, ProblemDetail } from '@pcp/contracts';
 import { AppError, isForbiddenKeyError, jsonBodyProblems, type Logger } from '@pcp/service-kit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -120,6 +122,44 @@ export function installErrorHandling(app: FastifyInstance, docsUrl: string, logg
       docsUrl,
     ),
   );
+}
+
+/**
+ * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses before Fastify sees a
+ * request (headers over the 16 KB limit, a malformed request line, a request not received in
+ * time). Fastify's default answers its own JSON; partners get a ProblemDetail like any other
+ * 4xx. The contract has no code for 431 or 408, so these are 400 REQUEST_INVALID.
+ */
+export function clientErrorHandler(docsUrl: string) {
+  return (error: Error & { code?: string }, socket: Duplex): void => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    if (socket.writable) {
+      const detail =
+        error.code === 'HPE_HEADER_OVERFLOW'
+          ? 'The request line and headers are larger than the platform accepts'
+          : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? 'The request was not received in time'
+            : 'The request is not valid HTTP';
+      const appError = new AppError('REQUEST_INVALID', detail);
+      const body = JSON.stringify({
+        type: `${docsUrl}/errors/${appError.code}`,
+        title: appError.info.title,
+        status: appError.info.status,
+        detail,
+        instance: '/',
+        requestId: randomUUID(),
+        timestamp: new Date().toISOString(),
+        errorCode: appError.code,
+        errorCategory: appError.info.category,
+        retryable: appError.info.retryable,
+      } satisfies ProblemDetail);
+      socket.write(
+        `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy(error);
+  };
 }
 
 /**

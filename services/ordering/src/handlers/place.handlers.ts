@@ -79,8 +79,19 @@ export interface PlaceSnapshot {
 
 /** SHA-256 of the RFC 8785 canonical JSON of the body (contract §8). */
 export function fingerprintOf(body: unknown): string {
+  let canonical: string | undefined;
+  try {
+    canonical = canonicalize(body);
+  } catch (error) {
+    // canonicalize recurses: a body nested ~2,000 levels deep overflows the stack (found by
+    // the fuzzer as a 500). No order nests that deep, so it is the partner's invalid request.
+    if (error instanceof RangeError) {
+      throw new AppError('REQUEST_INVALID', 'The body is nested deeper than any order can be');
+    }
+    throw error;
+  }
   return createHash('sha256')
-    .update(canonicalize(body) ?? '')
+    .update(canonical ?? '')
     .digest('hex');
 }
 

@@ -1,6 +1,6 @@
 import type { Coordinates, FulfillmentType } from '@pcp/contracts';
 import { sql, type Kysely } from 'kysely';
-import { boundingBox, EARTH_RADIUS_METERS } from '../domain/geo.js';
+import { boundingBox, DEGREE_GRID, EARTH_RADIUS_METERS, snapDegrees } from '../domain/geo.js';
 import type { ScanPosition } from '../domain/open-store-scan.js';
 import type { StoreRow, StoresDatabase } from './store.table.js';
 
@@ -27,10 +27,14 @@ const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${cha
  */
 function nearbyStores(db: Db, q: DiscoveryQuery) {
   const box = boundingBox(q.center, q.searchRadiusMeters);
-  const { latitude, longitude } = q.center;
+  const latitude = snapDegrees(q.center.latitude);
+  const longitude = snapDegrees(q.center.longitude);
+  // The stored coordinates are snapped too (stores written before the snap, or tiny ones).
+  const rowLatitude = sql<number>`(round(latitude * ${DEGREE_GRID}::double precision) / ${DEGREE_GRID}::double precision)`;
+  const rowLongitude = sql<number>`(round(longitude * ${DEGREE_GRID}::double precision) / ${DEGREE_GRID}::double precision)`;
   const distance = sql<number>`2 * ${EARTH_RADIUS_METERS}::double precision * asin(least(1, sqrt(
-      power(sin(radians(latitude - ${latitude}) / 2), 2)
-      + cos(radians(${latitude})) * cos(radians(latitude)) * power(sin(radians(longitude - ${longitude}) / 2), 2))))`;
+      power(sin(radians(${rowLatitude} - ${latitude}) / 2), 2)
+      + cos(radians(${latitude})) * cos(radians(${rowLatitude})) * power(sin(radians(${rowLongitude} - ${longitude}) / 2), 2))))`;
   const reach =
     q.fulfillmentType === 'DELIVERY_BY_MERCHANT'
       ? sql<number>`delivery_radius_meters`

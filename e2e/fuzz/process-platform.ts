@@ -1,0 +1,144 @@
+import { createProcessorSimulator, type ProcessorSimulator } from '@pcp/processor-simulator';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { expect } from 'vitest';
+import type { TestEnvironment } from '../../test-support/environment.js';
+import { startPlatform, type TestPlatform } from '../../test-support/platform.js';
+import { startServiceProcess, waitUntilServing } from '../../test-support/service-process.js';
+
+export type ServiceName = 'stores' | 'catalog' | 'ordering' | 'payments';
+const SERVICES: readonly ServiceName[] = ['stores', 'catalog', 'ordering', 'payments'];
+
+/** Limits high enough that fuzzing reaches the handlers instead of the rate limiter. */
+export const unthrottledGatewayEnv = {
+  // A loaded CI machine answers slowly; a 504 would read as a failure the fuzzer found.
+  NATS_REQUEST_TIMEOUT_MS: '10000',
+  RATE_LIMIT_READS_PER_MIN: '1000000',
+  RATE_LIMIT_WRITES_PER_MIN: '1000000',
+  RATE_LIMIT_DISCOVERY_PER_MIN: '1000000',
+  AUTH_FAILURES_PER_MIN_PER_IP: '1000000',
+};
+
+/** Resident memory of a process now, in bytes (Linux /proc); undefined once it is gone. */
+export function residentBytes(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kilobytes = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
+    return kilobytes === undefined ? undefined : Number(kilobytes) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface ProcessPlatform {
+  readonly platform: TestPlatform;
+  readonly processes: ReadonlyMap<ServiceName, ChildProcess>;
+  readonly simulator: ProcessorSimulator;
+  /** The highest RSS sampled per service process so far, in MB. */
+  peakRssMb(): Record<ServiceName, number>;
+  /**
+   * Every service process is the one started (same PID, never exited), answers its health
+   * subject, and stayed under `maxRssMb`; prints the peaks.
+   */
+  expectHealthy(label: string, maxRssMb: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The platform with the four services as their own processes (the gateway in this process):
+ * a crash or a restart is a real process's, and its memory is measurable. RSS is sampled
+ * every `sampleMs` for the whole run.
+ */
+export async function startProcessPlatform(
+  env: TestEnvironment,
+  options: {
+    gatewayEnv?: Record<string, string>;
+    serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+    sampleMs?: number;
+  } = {},
+): Promise<ProcessPlatform> {
+  const platform = await startPlatform(env, {
+    gatewayEnv: { ...unthrottledGatewayEnv, ...options.gatewayEnv },
+  });
+  const simulator = createProcessorSimulator();
+  const processorUrl = await simulator.listen();
+  await Promise.all([
+    platform.stores.stop(),
+    platform.catalog.stop(),
+    platform.ordering.stop(),
+    platform.payments.stop(),
+  ]);
+  const defaults: Record<ServiceName, Record<string, string>> = {
+    stores: {},
+    catalog: { CATALOG_FETCH_ALLOW_HTTP: 'true', CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32' },
+    ordering: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWLIST: '127.0.0.1/32' },
+    payments: { PAYMENT_PROCESSOR_URL: processorUrl },
+  };
+  const processes = new Map<ServiceName, ChildProcess>();
+  const pids = new Map<ServiceName, number>();
+  for (const service of SERVICES) {
+    const child = startServiceProcess(service, env, {
+      ...defaults[service],
+      ...options.serviceEnv?.[service],
+    });
+    processes.set(service, child);
+    pids.set(service, child.pid!);
+  }
+  await Promise.all(SERVICES.map((service) => waitUntilServing(service, env, 180_000)));
+
+  const peaks = new Map<ServiceName, number>();
+  const sample = () => {
+    for (const [service, pid] of pids) {
+      const bytes = residentBytes(pid) ?? 0;
+      peaks.set(service, Math.max(peaks.get(service) ?? 0, bytes));
+    }
+  };
+  sample();
+  const sampler = setInterval(sample, options.sampleMs ?? 100);
+  sampler.unref();
+
+  const peakRssMb = () =>
+    Object.fromEntries(
+      SERVICES.map((service) => [service, Math.round((peaks.get(service) ?? 0) / 1024 / 1024)]),
+    ) as Record<ServiceName, number>;
+
+  return {
+    platform,
+    processes,
+    simulator,
+    peakRssMb,
+    async expectHealthy(label, maxRssMb) {
+      sample();
+      const peak = peakRssMb();
+      console.log(`[fuzz] ${label}: peak RSS (MB) ${JSON.stringify(peak)}`);
+      for (const service of SERVICES) {
+        const child = processes.get(service)!;
+        expect(child.exitCode, `${service} exited`).toBeNull();
+        expect(child.signalCode, `${service} was killed`).toBeNull();
+        expect(child.pid, `${service} is another process`).toBe(pids.get(service));
+        expect(peak[service], `${service} peak RSS (MB)`).toBeLessThan(maxRssMb);
+      }
+      await Promise.all(SERVICES.map((service) => waitUntilServing(service, env, 20_000)));
+    },
+    async stop() {
+      clearInterval(sampler);
+      await Promise.all(
+        [...processes.values()].map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              if (child.exitCode !== null || child.signalCode !== null) return resolve();
+              // A service that does not finish its shutdown in time is not left behind.
+              const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+              child.once('exit', () => {
+                clearTimeout(kill);
+                resolve();
+              });
+              child.kill('SIGTERM');
+            }),
+        ),
+      );
+      await simulator.close();
+      await platform.stop();
+    },
+  };
+}
