@@ -149,7 +149,7 @@ function answers({ host, port }, timeoutMs = 1_000) {
   });
 }
 
-async function waitUntilAnswers(address, seconds) {
+export async function waitUntilAnswers(address, seconds) {
   for (let i = 0; i < seconds * 4; i++) {
     if (await answers(address, 250)) return true;
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -171,7 +171,7 @@ async function firstFreePort(from) {
   throw new Error(`no free port between ${from} and ${from + 99} on 127.0.0.1`);
 }
 
-function which(binary) {
+export function which(binary) {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin'];
   return dirs.map((dir) => join(dir, binary)).find((path) => existsSync(path));
 }
@@ -294,7 +294,7 @@ const refusals = {
 };
 
 /** `runuser -u postgres --` when this is root: initdb and postgres refuse to run as root. */
-function asPostgresUser(command, args) {
+export function asPostgresUser(command, args) {
   if (process.getuid?.() !== 0) return [command, args];
   const runuser = which('runuser');
   if (!runuser) {
@@ -304,7 +304,7 @@ function asPostgresUser(command, args) {
 }
 
 /** Make `path` the postgres user's when this is root. */
-function giveToPostgresUser(path) {
+export function giveToPostgresUser(path) {
   if (process.getuid?.() !== 0) return;
   const id = (flag) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
   const [uid, gid] = [id('-u'), id('-g')];
@@ -318,7 +318,7 @@ function giveToPostgresUser(path) {
  * initdb and pg_ctl: Debian keeps them off the PATH, in /usr/lib/postgresql/<version>/bin;
  * the version of the project's own cluster once it exists, else the newest.
  */
-function postgresBinaries() {
+export function postgresBinaries() {
   const versionFile = join(existingOwnPostgresDir() ?? ownPostgresPlaces[0], 'PG_VERSION');
   const clusterVersion = existsSync(versionFile) ? readFileSync(versionFile, 'utf8').trim() : '';
   const versions = existsSync('/usr/lib/postgresql')

@@ -1,0 +1,190 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startFaultServers, type FaultServers } from '../../scripts/lib/fault-servers.mjs';
+import { Supervisor, type ProcessSpec } from './supervisor.js';
+
+const root = join(import.meta.dirname, '..', '..');
+export const SERVICES = ['stores', 'catalog', 'ordering', 'payments', 'gateway'] as const;
+export type Service = (typeof SERVICES)[number];
+const REPLICAS = 2;
+const PROCESSOR_KEY = 'sk_test_simulator';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** The fault control and charge list of the processor simulator (its in-memory ledger). */
+export interface SimulatorCharge {
+  id: string;
+  status: string;
+  amount: number;
+  idempotencyKey: string;
+  createdAt: string;
+}
+
+/**
+ * Two replicas of every service and the gateway as separate processes from their builds,
+ * with the processor simulator, on the suite's own NATS, PostgreSQL and Redis.
+ */
+export class FaultPlatform {
+  private constructor(
+    readonly servers: FaultServers,
+    readonly supervisor: Supervisor,
+    readonly gatewayUrls: readonly string[],
+    readonly processorUrl: string,
+    readonly databaseUrl: string,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  static async start(log: (line: string) => void): Promise<FaultPlatform> {
+    for (const service of [...SERVICES, 'processor-simulator']) {
+      if (!existsSync(join(root, 'services', service, 'dist', 'main.js'))) {
+        throw new Error(`services/${service}/dist is missing: build first (npx tsc -b)`);
+      }
+    }
+    const servers = await startFaultServers();
+    let supervisor: Supervisor | undefined;
+    try {
+      log(`servers: ${servers.natsUrl} ${servers.databaseUrl} ${servers.redisUrl}`);
+      const admin = new pg.Client({ connectionString: servers.databaseUrl });
+      await admin.connect();
+      await admin.query('CREATE DATABASE pcp');
+      await admin.end();
+      const databaseUrl = servers.databaseUrl.replace(/\/postgres$/, '/pcp');
+      const processorPort = await freePort();
+      const processorUrl = `http://127.0.0.1:${processorPort}`;
+      const env: Record<string, string> = {
+        PATH: process.env.PATH ?? '',
+        NATS_URL: servers.natsUrl,
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: servers.redisUrl,
+        NATS_SUBJECT_PREFIX: 'faults',
+        REDIS_KEY_PREFIX: 'faults:',
+        HOST: '127.0.0.1',
+        OPS_HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        MIGRATE_ON_START: 'false',
+        DB_POOL_MAX: '5',
+        CATALOG_FETCH_ALLOW_HTTP: 'true',
+        CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
+        // A replica that dies holding an ingest run or a place key is taken over soon.
+        CATALOG_INGEST_LEASE_MS: '5000',
+        CATALOG_RECONCILE_INTERVAL_MS: '2000',
+        CATALOG_INGEST_MAX_RUNS_PER_PARTNER: '20',
+        ORDERING_PLACE_LEASE_MS: '5000',
+        WEBHOOK_ALLOW_HTTP: 'true',
+        WEBHOOK_ALLOWLIST: '127.0.0.1/32',
+        // Retries within seconds (the contract's schedule runs for hours), and enough of them
+        // that a receiver down for a while gets everything once it is back.
+        WEBHOOK_RETRY_SCHEDULE_MS: [0, 250, 500, 1000, ...Array<number>(40).fill(2000)].join(','),
+        WEBHOOK_BREAKER_RESET_MS: '1000',
+        WEBHOOK_POLL_MS: '250',
+        PAYMENT_PROCESSOR_URL: processorUrl,
+        PAYMENT_PROCESSOR_API_KEY: PROCESSOR_KEY,
+      };
+      log('migrating');
+      for (const service of SERVICES) {
+        const result = spawnSync(
+          process.execPath,
+          [join(root, 'services', service, 'dist', 'main.js'), 'migrate'],
+          { env, encoding: 'utf8' },
+        );
+        if (result.status !== 0) throw new Error(`${service} migrate failed: ${result.stderr}`);
+      }
+
+      const specs: ProcessSpec[] = [
+        {
+          name: 'processor-simulator',
+          service: 'processor-simulator',
+          args: [join(root, 'services/processor-simulator/dist/main.js')],
+          env: { ...env, PORT: String(processorPort), PROCESSOR_API_KEY: PROCESSOR_KEY },
+          readyUrl: `${processorUrl}/health`,
+          logFile: join(servers.logDir, 'processor-simulator.log'),
+        },
+      ];
+      const gatewayUrls: string[] = [];
+      for (const service of SERVICES) {
+        for (let replica = 1; replica <= REPLICAS; replica++) {
+          const opsPort = await freePort();
+          const extra: Record<string, string> = { OPS_PORT: String(opsPort) };
+          if (service === 'gateway') {
+            const port = await freePort();
+            extra.PORT = String(port);
+            // Generous: the workload's many orders come from a handful of partners.
+            extra.RATE_LIMIT_WRITES_PER_MIN = '100000';
+            extra.RATE_LIMIT_READS_PER_MIN = '100000';
+            gatewayUrls.push(`http://127.0.0.1:${port}`);
+          }
+          const name = `${service}#${replica}`;
+          specs.push({
+            name,
+            service,
+            args: [join(root, 'services', service, 'dist', 'main.js')],
+            env: { ...env, ...extra },
+            readyUrl: `http://127.0.0.1:${opsPort}/health/ready`,
+            logFile: join(servers.logDir, `${service}-${replica}.log`),
+          });
+        }
+      }
+      supervisor = new Supervisor(specs);
+      log(`starting ${specs.length} processes`);
+      await supervisor.start();
+      return new FaultPlatform(servers, supervisor, gatewayUrls, processorUrl, databaseUrl, env);
+    } catch (error) {
+      await supervisor?.stop();
+      await servers.stop();
+      throw error;
+    }
+  }
+
+  /** The gateway's admin command on this platform; its last stdout line is JSON. */
+  admin(...args: string[]): Record<string, string> {
+    const result = spawnSync(
+      process.execPath,
+      [join(root, 'services/gateway/dist/admin/cli.js'), ...args],
+      { env: this.env, encoding: 'utf8' },
+    );
+    if (result.status !== 0) throw new Error(`admin ${args[0]} failed: ${result.stderr}`);
+    return JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, string>;
+  }
+
+  async setProcessorFaults(faults: Record<string, number>): Promise<void> {
+    const response = await fetch(`${this.processorUrl}/_control/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(faults),
+    });
+    if (!response.ok) throw new Error(`setting processor faults: ${response.status}`);
+  }
+
+  async processorCharges(): Promise<SimulatorCharge[]> {
+    const response = await fetch(`${this.processorUrl}/v1/charges`, {
+      headers: { authorization: `Bearer ${PROCESSOR_KEY}` },
+    });
+    if (!response.ok) throw new Error(`listing processor charges: ${response.status}`);
+    return ((await response.json()) as { charges: SimulatorCharge[] }).charges;
+  }
+
+  /** A client on the platform's database, for read-only checks (the caller ends it). */
+  async connectDatabase(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.databaseUrl });
+    await client.connect();
+    return client;
+  }
+
+  /** Stop everything; `keepLogs` keeps the processes' and servers' logs in `servers.logDir`. */
+  async stop(keepLogs = false): Promise<void> {
+    await this.supervisor.stop();
+    await this.servers.stop({ keepLogs });
+  }
+}

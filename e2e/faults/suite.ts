@@ -1,0 +1,273 @@
+import { mulberry32 } from '../../scripts/lib/prng.mjs';
+import { checkPhase, INVARIANTS, type Count, type Invariant } from './invariants.js';
+import { FaultPlatform } from './platform.js';
+import { PhaseLog, Workload } from './workload.js';
+
+type Random = () => number;
+
+/** What a fault does to the running platform: inject, hold, recover. */
+interface Fault {
+  readonly name: string;
+  inject(platform: FaultPlatform, workload: Workload, random: Random): Promise<string>;
+  /** Undo the fault (nothing for a kill: the supervisor restarts the process). */
+  recover?(platform: FaultPlatform, workload: Workload): Promise<void>;
+}
+
+/** Each replica of `service` in turn, at a random point, once the previous one is back. */
+const kill = (service: string): Fault => ({
+  name: `SIGKILL ${service}`,
+  async inject(platform, _workload, random) {
+    const killed: string[] = [];
+    for (const victim of platform.supervisor.replicas(service)) {
+      await platform.supervisor.waitAllReady(60_000);
+      await sleep(random() * 2_000);
+      platform.supervisor.kill(victim);
+      killed.push(victim);
+    }
+    return `killed ${killed.join(', ')}`;
+  },
+});
+
+const restart = (server: 'nats' | 'postgres' | 'redis'): Fault => ({
+  name: `restart ${server}`,
+  async inject(platform) {
+    await platform.servers.restart(server);
+    return `${server} restarted`;
+  },
+});
+
+const processor = (name: string, faults: Record<string, number>): Fault => ({
+  name: `processor ${name}`,
+  async inject(platform) {
+    await platform.setProcessorFaults(faults);
+    return `processor faults ${JSON.stringify(faults)}`;
+  },
+  recover: (platform) =>
+    platform.setProcessorFaults({
+      latencyMs: 0,
+      errorRate: 0,
+      hangRate: 0,
+      slowRate: 0,
+      slowMs: 0,
+    }),
+});
+
+const receiverDown: Fault = {
+  name: 'webhook receiver down',
+  async inject(_platform, workload) {
+    await Promise.all(workload.receivers.map((receiver) => receiver.down()));
+    return `${workload.receivers.length} receivers down`;
+  },
+  async recover(_platform, workload) {
+    await Promise.all(workload.receivers.map((receiver) => receiver.up()));
+  },
+};
+
+export const FAULTS: Record<string, Fault> = Object.fromEntries(
+  [
+    kill('gateway'),
+    kill('stores'),
+    kill('catalog'),
+    kill('ordering'),
+    kill('payments'),
+    restart('nats'),
+    restart('postgres'),
+    restart('redis'),
+    processor('hanging', { hangRate: 0.5 }),
+    processor('failing 50%', { errorRate: 0.5 }),
+    processor('slow 5 s', { latencyMs: 5_000 }),
+    receiverDown,
+  ].map((fault) => [fault.name, fault]),
+);
+
+/** How long each phase runs its load around the fault, and which faults run. */
+export interface Profile {
+  readonly faults: readonly string[];
+  /** The fault comes at a random point up to this long after the load starts. */
+  readonly maxLeadMs: number;
+  /** How long the fault lasts (a kill or restart is instant; the load goes on as long). */
+  readonly holdMs: number;
+  /** Load after the recovery, before the phase's load stops. */
+  readonly tailMs: number;
+  readonly buyers: number;
+}
+
+export const PROFILES: Record<'short' | 'full', Profile> = {
+  // CI: the faults most likely to lose or double a payment, and a receiver outage.
+  short: {
+    faults: [
+      'SIGKILL ordering',
+      'SIGKILL payments',
+      'processor failing 50%',
+      'webhook receiver down',
+    ],
+    maxLeadMs: 3_000,
+    holdMs: 5_000,
+    tailMs: 2_000,
+    buyers: 3,
+  },
+  full: {
+    faults: Object.keys(FAULTS),
+    maxLeadMs: 6_000,
+    holdMs: 12_000,
+    tailMs: 4_000,
+    buyers: 4,
+  },
+};
+
+export interface PhaseResult {
+  readonly fault: string;
+  readonly what: string;
+  readonly counts: ReadonlyMap<Invariant, Count>;
+  readonly violations: readonly string[];
+  readonly places: number;
+  readonly seconds: number;
+}
+
+export interface SuiteResult {
+  readonly seed: number;
+  readonly profile: string;
+  readonly phases: readonly PhaseResult[];
+  readonly violated: number;
+  /** Where the servers' and processes' logs were (removed at the end unless kept). */
+  readonly logDir: string;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Run the fault suite: start the platform on its own servers, then for each fault of the
+ * profile run the workload, inject the fault at a seeded random point, recover, let the
+ * workload finish and check every invariant against the truth.
+ */
+export async function runFaultSuite(options: {
+  profile: 'short' | 'full';
+  seed: number;
+  /** Only these faults (names of FAULTS), e.g. to replay one. */
+  only?: readonly string[];
+  /** Keep the logs of the servers and processes when a violation was found. */
+  keepLogsOnViolation?: boolean;
+  log?: (line: string) => void;
+}): Promise<SuiteResult> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`[faults] ${line}\n`));
+  const profile = PROFILES[options.profile];
+  const names = options.only?.length ? options.only : profile.faults;
+  for (const name of names) {
+    if (!FAULTS[name])
+      throw new Error(`no fault named ${name}; known: ${Object.keys(FAULTS).join(', ')}`);
+  }
+  const { seed } = options;
+  log(`profile ${options.profile}, seed ${seed} (FAULT_SEED=${seed} replays it)`);
+  const faultRandom = mulberry32(seed);
+  const started = Date.now();
+  const platform = await FaultPlatform.start(log);
+  let workload: Workload | undefined;
+  const phases: PhaseResult[] = [];
+  // Interrupted: stop the processes and servers rather than leave them running.
+  const interrupted = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping the platform`);
+    void platform.stop().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    workload = await Workload.create(platform, {
+      distributionPartners: 2,
+      stores: 2,
+      buyers: profile.buyers,
+      random: mulberry32(seed ^ 0x5bd1e995),
+    });
+    log(`platform and partners ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    for (const [index, name] of names.entries()) {
+      const fault = FAULTS[name]!;
+      const phaseStartedAt = Date.now();
+      const phase = new PhaseLog();
+      workload.start(
+        phase,
+        workload.buyers.map((_buyer, worker) => mulberry32(seed + 7919 * (index + 1) + worker)),
+      );
+      await sleep(500 + faultRandom() * profile.maxLeadMs);
+      const what = await fault.inject(platform, workload, faultRandom);
+      log(`${name}: ${what}`);
+      await sleep(profile.holdMs);
+      await fault.recover?.(platform, workload);
+      await sleep(profile.tailMs);
+      await workload.stop();
+      await platform.supervisor.waitAllReady(60_000);
+      await workload.resolveUnknown(45_000);
+      const tally = await checkPhase(platform, workload, phase, phaseStartedAt);
+      const seconds = (Date.now() - phaseStartedAt) / 1000;
+      log(
+        `${name}: ${phase.outcomes.length} places, ${phase.statusChanges} status changes, ` +
+          `${phase.ingests.length} ingests, ${phase.requests} requests` +
+          (phase.failures.size > 0
+            ? ` (journeys cut short: ${[...phase.failures].map(([why, n]) => `${why} ×${n}`).join(', ')})`
+            : '') +
+          '; ' +
+          `${tally.violated} violations (${seconds.toFixed(1)} s)`,
+      );
+      phases.push({
+        fault: name,
+        what,
+        counts: tally.counts,
+        violations: tally.violations,
+        places: phase.outcomes.length,
+        seconds,
+      });
+    }
+  } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+    await workload?.close();
+    const violated = phases.some((phase) => phase.violations.length > 0);
+    await platform.stop(Boolean(options.keepLogsOnViolation) && violated);
+  }
+  return {
+    seed,
+    profile: options.profile,
+    phases,
+    violated: phases.reduce((sum, phase) => sum + phase.violations.length, 0),
+    logDir: platform.servers.logDir,
+  };
+}
+
+/** Faults × invariants, `checked/violated` in each cell, then every violation. */
+export function formatReport(result: SuiteResult, maxViolationsShown = 30): string {
+  const header = ['fault', ...INVARIANTS];
+  const rows = result.phases.map((phase) => [
+    phase.fault,
+    ...INVARIANTS.map((invariant) => {
+      const count = phase.counts.get(invariant)!;
+      return `${count.checked}/${count.violated}`;
+    }),
+  ]);
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column]!.length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) =>
+        column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!),
+      )
+      .join(' | ');
+  const out = [
+    `Fault suite (${result.profile}), seed ${result.seed}: cells are checked/violated`,
+    line(header),
+    widths.map((width) => '-'.repeat(width)).join('-+-'),
+    ...rows.map(line),
+  ];
+  const violations = result.phases.flatMap((phase) =>
+    phase.violations.map((violation) => `  [${phase.fault}] ${violation}`),
+  );
+  out.push(
+    '',
+    violations.length === 0
+      ? 'No invariant violated.'
+      : `${violations.length} violations:\n${violations.slice(0, maxViolationsShown).join('\n')}` +
+          (violations.length > maxViolationsShown
+            ? `\n  … and ${violations.length - maxViolationsShown} more`
+            : ''),
+    `Replay: FAULT_SEED=${result.seed} FAULT_PROFILE=${result.profile} npm run test:faults`,
+  );
+  return out.join('\n');
+}
