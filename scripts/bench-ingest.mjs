@@ -59,6 +59,15 @@ function memoryOf(pid) {
   return { rss: kB('VmRSS'), hwm: kB('VmHWM') };
 }
 
+/** The largest VmRSS and VmHWM among a service's processes (its replicas, with BENCH_REPLICAS). */
+function serviceMemory(service) {
+  const memories = platform.pidsOf(service).map(memoryOf);
+  return {
+    rss: Math.max(...memories.map((memory) => memory.rss)),
+    hwm: Math.max(...memories.map((memory) => memory.hwm)),
+  };
+}
+
 const round = (value, digits) => Number(value.toFixed(digits));
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -147,7 +156,7 @@ function pollRow(phase, endpoint, result) {
  * The catalog service's responsiveness while it ingests a `pollSize`-item document: the
  * polls once with nothing running (baseline), then from the notification of the ingest on.
  */
-async function measureResponsiveness({ commerce, distribution, catalogPid }) {
+async function measureResponsiveness({ commerce, distribution }) {
   const readerStoreId = await platform.createStore(commerce.apiKey, 'Bench reader store');
   const readerPath = '/catalogsets/reader.json';
   platform.documents.set(
@@ -193,7 +202,7 @@ async function measureResponsiveness({ commerce, distribution, catalogPid }) {
   const phase = `during ${pollSize}-item ingest`;
   pollRows.push(pollRow(phase, 'ingest status', busyStatus));
   pollRows.push(pollRow(phase, 'catalogset (other store)', busyReads));
-  const memory = memoryOf(catalogPid);
+  const memory = serviceMemory('catalog');
   pollNotes.push(
     `the polled ${pollSize}-item ingest took ${round(ingestSeconds, 3)} s ` +
       `(poll window ${seconds} s); catalog VmHWM after it ${round(memory.hwm / MB, 1)} MB`,
@@ -226,16 +235,13 @@ function printReport() {
 }
 
 await platform.run(async () => {
-  const catalogPid = platform.children.get('catalog').pid;
   // Ordering compiles each activated version ahead of use, and the gateway streams the GET:
-  // their peaks size their pods too.
-  const orderingPid = platform.children.get('ordering').pid;
-  const gatewayPid = platform.children.get('gateway').pid;
+  // their peaks size their pods too (serviceMemory: the largest replica's).
   const { commerce, distribution } = platform.createPartners();
   platform.setRateLimits(commerce, { writes: 100_000, reads: 100_000 });
   platform.setRateLimits(distribution, { reads: 100_000 });
 
-  const baseline = memoryOf(catalogPid);
+  const baseline = serviceMemory('catalog');
   log(
     `catalog baseline: VmRSS ${round(baseline.rss / MB, 1)} MB, ` +
       `VmHWM ${round(baseline.hwm / MB, 1)} MB`,
@@ -263,7 +269,7 @@ await platform.run(async () => {
         storeId,
         platform.documentUrl(paths[run]),
         commerce.apiKey,
-        () => (sampledRss = Math.max(sampledRss, memoryOf(catalogPid).rss)),
+        () => (sampledRss = Math.max(sampledRss, serviceMemory('catalog').rss)),
       );
       if (summary && summary.items !== size) {
         throw new Error(`ingest of ${size} items reported ${summary.items} items`);
@@ -271,9 +277,9 @@ await platform.run(async () => {
       times.push(seconds);
       log(`${size} items, run ${run + 1}/${runs}: ${round(seconds, 3)} s`);
     }
-    const afterIngest = memoryOf(catalogPid);
+    const afterIngest = serviceMemory('catalog');
     const served = await fetchServed(storeId, distribution.apiKey, size);
-    const afterGet = memoryOf(catalogPid);
+    const afterGet = serviceMemory('catalog');
     log(
       `${size} items: catalog VmRSS peak sampled while polling ${round(sampledRss / MB, 1)} MB, ` +
         `VmHWM after ingests ${round(afterIngest.hwm / MB, 1)} MB, ` +
@@ -291,9 +297,9 @@ await platform.run(async () => {
       'best s': round(best, 3),
       'items/s (median)': Math.round(size / med),
       'catalog VmHWM MB': round(afterIngest.hwm / MB, 1),
-      'ordering VmHWM MB': round(memoryOf(orderingPid).hwm / MB, 1),
+      'ordering VmHWM MB': round(serviceMemory('ordering').hwm / MB, 1),
       'GET s': round(served.seconds, 3),
-      'gateway VmHWM MB': round(memoryOf(gatewayPid).hwm / MB, 1),
+      'gateway VmHWM MB': round(serviceMemory('gateway').hwm / MB, 1),
       'If-None-Match': served.revalidateStatus,
     });
     if (served.revalidateStatus !== 304) {
@@ -302,7 +308,7 @@ await platform.run(async () => {
       );
     }
   }
-  if (pollSize > 0) await measureResponsiveness({ commerce, distribution, catalogPid });
+  if (pollSize > 0) await measureResponsiveness({ commerce, distribution });
   log(
     `catalog baseline before the first ingest: VmRSS ${round(baseline.rss / MB, 1)} MB, ` +
       `VmHWM ${round(baseline.hwm / MB, 1)} MB`,

@@ -35,10 +35,16 @@ const withCpu = cpuMeter(platform);
 const report = new Report();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The sum of a Prometheus counter's samples on payments' ops port whose labels match. */
+/**
+ * The sum of a Prometheus counter's samples whose labels match on payments' ops ports (every
+ * replica's, with BENCH_REPLICAS).
+ */
 async function paymentsCounter(name, match) {
-  const text = await (await fetch(platform.opsUrl('payments', '/metrics'))).text();
-  return text
+  const texts = await Promise.all(
+    platform.opsUrls('payments', '/metrics').map(async (url) => (await fetch(url)).text()),
+  );
+  return texts
+    .join('\n')
     .split('\n')
     .filter((line) => line.startsWith(`${name}{`) && line.includes(match))
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);

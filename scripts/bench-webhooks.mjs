@@ -254,9 +254,15 @@ const withCpu = cpuMeter(platform);
 const report = new Report();
 const platformCpu = ['gateway', 'ordering', 'nats', 'postgres'];
 
-/** Ordering's webhook counters (its /metrics), summed over the samples whose labels match. */
+/**
+ * Ordering's webhook counters (its /metrics, every replica's with BENCH_REPLICAS), summed
+ * over the samples whose labels match.
+ */
 async function orderingCounters() {
-  const text = await (await fetch(platform.opsUrl('ordering', '/metrics'))).text();
+  const texts = await Promise.all(
+    platform.opsUrls('ordering', '/metrics').map(async (url) => (await fetch(url)).text()),
+  );
+  const text = texts.join('\n');
   const sum = (name, match = '') =>
     text
       .split('\n')

@@ -55,11 +55,14 @@ const SERVER_COMMS = { nats: 'nats-server', postgres: 'postgres', redis: 'redis-
  * own (the load generator) and how busy the whole machine was (% of all cores).
  */
 export function cpuMeter(platform) {
-  // Ticks per pid of a name: one child of the platform, or every process of a server, listed
-  // anew each time (Postgres starts a backend per connection and ends it when it closes).
+  // Ticks per pid of a name: a child of the platform with its replicas and their workers
+  // (BENCH_REPLICAS), or every process of a server, listed anew each time (Postgres starts a
+  // backend per connection and ends it when it closes).
   const ticksOf = (name) => {
     const comm = SERVER_COMMS[name];
-    const pids = comm ? pidsNamed(comm) : [platform.children.get(name)?.pid];
+    const pids = comm ? pidsNamed(comm) : platform.pidsOf(name);
+    // No such child (yet): NaN, so the column leaves it out rather than show 0.
+    if (pids.length === 0) return new Map([[undefined, NaN]]);
     return new Map(pids.map((pid) => [pid, cpuTicks(pid)]));
   };
   // A process that ended meanwhile took its ticks with it: only the ones still here count.
