@@ -56,7 +56,10 @@ const testCards = {
 for (const number of Object.values(testCards)) secretNumbers.add(number);
 
 const cardBody = (cardNumber: string, overrides: Record<string, unknown> = {}) => {
-  secretNumbers.add(cardNumber.replace(/\D/g, ''));
+  const digits = cardNumber.replace(/\D/g, '');
+  // Only card-length numbers: a short one ('1234' of a malformed body) turns up by chance in
+  // the hex of a card's fingerprint, which is no leak.
+  if (digits.length >= 12) secretNumbers.add(digits);
   return {
     cardNumber,
     expMonth: 12,
