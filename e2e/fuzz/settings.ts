@@ -15,7 +15,15 @@ function positiveInteger(name: string, fallback: number): number {
 
 /** Cases per property; `npm test` keeps it small so CI runs the suite in seconds. */
 export const FUZZ_RUNS = positiveInteger('FUZZ_RUNS', 12);
-export const FUZZ_SEED = positiveInteger('FUZZ_SEED', Math.floor(Math.random() * 2 ** 31));
+/**
+ * `npm run test:fuzz` (FUZZ_RUNS set) explores a new seed each run; the short form in
+ * `npm test` replays one fixed seed, so CI judges the change, not the luck of the draw.
+ */
+const SHORT_FORM_SEED = 1_387_865_013;
+export const FUZZ_SEED = positiveInteger(
+  'FUZZ_SEED',
+  process.env.FUZZ_RUNS ? Math.floor(Math.random() * 2 ** 31) : SHORT_FORM_SEED,
+);
 
 console.log(
   `[fuzz] FUZZ_RUNS=${FUZZ_RUNS} FUZZ_SEED=${FUZZ_SEED} (replay: FUZZ_SEED=${FUZZ_SEED} npm run test:fuzz)`,
