@@ -10,7 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '../test-support/cart-catalog.js';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { storeProfile } from '../test-support/fixtures.js';
-import { launchProcess, type ObservedProcess } from '../test-support/service-process.js';
+import {
+  launchProcess,
+  stopProcesses,
+  type ObservedProcess,
+} from '../test-support/service-process.js';
 import { startCatalogHost } from './catalog-host.js';
 import { ingestCatalog } from './ingest.js';
 import { sodaOrder } from './orders.js';
@@ -89,11 +93,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  // SIGINT: a stop with no balancer to wait for (the gateway skips its unready delay).
-  const running = children.filter((child) => child.exitCode === null && !child.signalCode);
-  const exits = running.map((child) => new Promise((resolve) => child.once('exit', resolve)));
-  for (const child of running) child.kill('SIGINT');
-  await Promise.all(exits);
+  await stopProcesses(children);
   await host?.close();
   await processor?.close();
   await gatewayDb?.destroy();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import {
   launchProcess,
+  stopProcesses,
   waitUntilServing,
   type ObservedProcess,
 } from '../test-support/service-process.js';
@@ -45,10 +46,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  const running = children.filter((child) => child.exitCode === null && !child.signalCode);
-  const exits = running.map((child) => new Promise((resolve) => child.once('exit', resolve)));
-  for (const child of running) child.kill('SIGINT');
-  await Promise.all(exits);
+  await stopProcesses(children);
   await database?.close();
   await nats?.close();
   await env?.cleanup();

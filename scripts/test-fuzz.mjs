@@ -2,26 +2,11 @@
 // full size. FUZZ_RUNS (default 300) sets the cases per property; every run prints its
 // FUZZ_SEED, and `FUZZ_SEED=<seed> npm run test:fuzz` replays it. Extra arguments go to
 // vitest, e.g. `npm run test:fuzz -- e2e/fuzz/catalog.fuzz.test.ts`.
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { build, ensureDependencies, ensureServers, fail, log, root, run } from './lib/setup.mjs';
+import { log, prepareTests, runVitestAndExit } from './lib/setup.mjs';
 
 const DEFAULT_RUNS = '300';
 
-try {
-  ensureDependencies();
-  await ensureServers({ dockerFallback: true });
-  build();
-  log('type-checking tests');
-  run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.tests.json']);
-} catch (error) {
-  fail(error);
-}
+await prepareTests();
 const env = { ...process.env, FUZZ_RUNS: process.env.FUZZ_RUNS ?? DEFAULT_RUNS };
 log(`fuzzing with FUZZ_RUNS=${env.FUZZ_RUNS}${env.FUZZ_SEED ? ` FUZZ_SEED=${env.FUZZ_SEED}` : ''}`);
-const vitest = spawnSync(
-  join(root, 'node_modules', '.bin', 'vitest'),
-  ['run', '--config', 'vitest.fuzz.config.ts', ...process.argv.slice(2)],
-  { cwd: root, stdio: 'inherit', env },
-);
-process.exit(vitest.status ?? 1);
+runVitestAndExit(['--config', 'vitest.fuzz.config.ts', ...process.argv.slice(2)], env);

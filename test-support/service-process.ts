@@ -163,3 +163,14 @@ export function launchProcess(
   });
   return { child, started };
 }
+
+/**
+ * Stop the processes of `children` still running with SIGINT (a stop with no balancer to
+ * wait for: the gateway skips its unready delay) and wait until each has exited.
+ */
+export async function stopProcesses(children: readonly ChildProcess[]): Promise<void> {
+  const running = children.filter((child) => child.exitCode === null && !child.signalCode);
+  const exits = running.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+  for (const child of running) child.kill('SIGINT');
+  await Promise.all(exits);
+}

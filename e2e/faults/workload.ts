@@ -7,6 +7,7 @@ import {
   type PlaceOrderRequest,
   type PlatformClient,
 } from '@pcp/client';
+import { dayOfWeek } from '@pcp/contracts';
 import { randomUUID } from 'node:crypto';
 import { cartTestCatalog } from '../../test-support/cart-catalog.js';
 import { startCatalogHost } from '../catalog-host.js';
@@ -423,15 +424,6 @@ async function expectOk<T extends { data?: unknown; response: Response }>(
 }
 
 function storeBody(name: string) {
-  const days = [
-    'Sunday',
-    'Monday',
-    'Tuesday',
-    'Wednesday',
-    'Thursday',
-    'Friday',
-    'Saturday',
-  ] as const;
   return {
     name,
     phone: '+13125550100',
@@ -447,7 +439,11 @@ function storeBody(name: string) {
     },
     fulfillmentTypes: ['PICKUP' as const],
     // Open every day, all day: the orders are placed whatever the time in Chicago.
-    availability: days.map((dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' })),
+    availability: dayOfWeek.options.map((day) => ({
+      dayOfWeek: day,
+      start: '00:00:00',
+      end: '00:00:00',
+    })),
     pickup: { etaMinutes: 15 },
     taxRate: 0.0875,
   };

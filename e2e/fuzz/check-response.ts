@@ -1,4 +1,5 @@
 import { errorCodes, maxProblemErrors, type ErrorCode } from '@pcp/contracts';
+import { request as httpRequest } from 'node:http';
 import type { FuzzRequest } from './operations.js';
 
 /** A fuzzed request that takes longer than this is a hang. */
@@ -15,46 +16,80 @@ export interface FuzzResponse {
   readonly ms: number;
 }
 
-/** Send `request` with the deadline, reading at most MAX_RESPONSE_BYTES + 1 of the answer. */
+/**
+ * Send `request` with the deadline, reading at most MAX_RESPONSE_BYTES + 1 of the answer.
+ * Sent with node:http, which puts the path on the wire as generated (only characters HTTP
+ * cannot carry percent-encoded): fetch would resolve dot segments first, so
+ * `/stores/./catalogset` went out as `/stores/catalogset`, another route.
+ */
 export async function send(baseUrl: string, request: FuzzRequest): Promise<FuzzResponse> {
   const started = Date.now();
-  const signal = AbortSignal.timeout(REQUEST_DEADLINE_MS);
-  let response: Response;
+  const { hostname, port } = new URL(baseUrl);
+  const body = request.body === undefined ? undefined : Buffer.from(request.body);
   try {
-    response = await fetch(`${baseUrl}${request.url}`, {
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      signal,
-      redirect: 'manual',
+    const answer = await new Promise<{
+      status: number;
+      headers: Headers;
+      text: string;
+      bytes: number;
+    }>((resolve, reject) => {
+      const outgoing = httpRequest(
+        {
+          hostname,
+          port,
+          method: request.method,
+          path: onTheWire(request.url),
+          headers: {
+            ...request.headers,
+            ...(body ? { 'content-length': String(body.byteLength) } : {}),
+          },
+          signal: AbortSignal.timeout(REQUEST_DEADLINE_MS),
+          agent: false,
+        },
+        (incoming) => {
+          const headers = new Headers();
+          for (let i = 0; i < incoming.rawHeaders.length; i += 2) {
+            headers.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!);
+          }
+          const chunks: Buffer[] = [];
+          let bytes = 0;
+          const settle = () =>
+            resolve({
+              status: incoming.statusCode ?? 0,
+              headers,
+              text: Buffer.concat(chunks).toString('utf8'),
+              bytes,
+            });
+          incoming.on('data', (chunk: Buffer) => {
+            bytes += chunk.byteLength;
+            chunks.push(chunk);
+            if (bytes > MAX_RESPONSE_BYTES) {
+              incoming.destroy();
+              settle();
+            }
+          });
+          incoming.on('end', settle);
+          incoming.on('error', reject);
+        },
+      );
+      outgoing.on('error', reject);
+      outgoing.end(body);
     });
+    return { ...answer, ms: Date.now() - started };
   } catch (error) {
     throw new Error(
       `${describeRequest(request)}: no answer within ${REQUEST_DEADLINE_MS} ms (${String(error)})`,
     );
   }
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  const reader = response.body?.getReader();
-  if (reader) {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      bytes += value.byteLength;
-      chunks.push(value);
-      if (bytes > MAX_RESPONSE_BYTES) {
-        await reader.cancel();
-        break;
-      }
-    }
-  }
-  return {
-    status: response.status,
-    headers: response.headers,
-    text: Buffer.concat(chunks).toString('utf8'),
-    bytes,
-    ms: Date.now() - started,
-  };
+}
+
+/** `url` with what an HTTP request line cannot carry (spaces, controls, non-ASCII) escaped. */
+function onTheWire(url: string): string {
+  return url.replace(/[^\x21-\x7e]/gu, (char) =>
+    [...Buffer.from(char, 'utf8')]
+      .map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)
+      .join(''),
+  );
 }
 
 /** A short description of a request for a failure message (bodies cut short). */

@@ -181,6 +181,51 @@ describe('regressions found by fuzzing: deep bodies', () => {
   });
 });
 
+describe('regressions found by fuzzing: numbers and strings JSON.parse takes but I-JSON refuses', () => {
+  const placeWith = (body: string) => ({
+    method: 'POST',
+    url: '/v1/marketfront/orders/place',
+    headers: {
+      authorization: `Bearer ${context.keys.distribution}`,
+      'content-type': 'application/json',
+      'idempotency-key': randomUUID(),
+      'x-end-user-id': 'fuzz-user',
+    },
+    body,
+    key: 'own' as const,
+  });
+
+  it.each([
+    ['a number beyond a double (-1e309 parsed as -Infinity)', '{"tip":-1e309}'],
+    ['a lone surrogate', '{"client":{"userAgent":"\\ud800"}}'],
+  ])('answers place with %s as 400 (fingerprinting it was a 500)', async (_name, body) => {
+    const request = placeWith(body);
+    const response = await send(running.platform.baseUrl, request);
+    checkResponse(request, response);
+    expect(response.status, response.text).toBe(400);
+    expect(JSON.parse(response.text)).toMatchObject({ errorCode: 'REQUEST_INVALID' });
+  });
+});
+
+describe('regressions found by fuzzing: dot segments on the wire', () => {
+  it.each(['.', '..', '%2e', '%2E%2e'])(
+    'answers GET /v1/marketfront/stores/%s/catalogset with a ProblemDetail',
+    async (segment) => {
+      const request = {
+        method: 'GET',
+        url: `/v1/marketfront/stores/${segment}/catalogset`,
+        headers: { authorization: `Bearer ${context.keys.distribution}` },
+        body: undefined,
+        key: 'own' as const,
+      };
+      const response = await send(running.platform.baseUrl, request);
+      checkResponse(request, response);
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    },
+  );
+});
+
 describe('regressions found by fuzzing: echoes of the input', () => {
   it('cuts a message quoting a 10,000-character unknown key (the detail echoed it whole)', async () => {
     const request = {

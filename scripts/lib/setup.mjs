@@ -516,3 +516,29 @@ export function fail(error) {
   process.stderr.write(`\n[setup] ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 }
+
+/**
+ * What `npm test` and `npm run test:fuzz` do before vitest: dependencies, servers, the
+ * build, the tests' type check. Exits with a readable message when a step fails.
+ */
+export async function prepareTests() {
+  try {
+    ensureDependencies();
+    await ensureServers({ dockerFallback: true });
+    build();
+    log('type-checking tests');
+    run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.tests.json']);
+  } catch (error) {
+    fail(error);
+  }
+}
+
+/** Run vitest with `args` (and `env` over this process's) and exit with its status. */
+export function runVitestAndExit(args, env = process.env) {
+  const vitest = spawnSync(join(root, 'node_modules', '.bin', 'vitest'), ['run', ...args], {
+    cwd: root,
+    stdio: 'inherit',
+    env,
+  });
+  process.exit(vitest.status ?? 1);
+}

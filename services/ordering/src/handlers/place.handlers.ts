@@ -83,16 +83,38 @@ export function fingerprintOf(body: unknown): string {
   try {
     canonical = canonicalize(body);
   } catch (error) {
-    // canonicalize recurses: a body nested ~2,000 levels deep overflows the stack (found by
-    // the fuzzer as a 500). No order nests that deep, so it is the partner's invalid request.
-    if (error instanceof RangeError) {
-      throw new AppError('REQUEST_INVALID', 'The body is nested deeper than any order can be');
-    }
-    throw error;
+    throw notCanonicalizable(error);
   }
   return createHash('sha256')
     .update(canonical ?? '')
     .digest('hex');
+}
+
+/**
+ * Why a parsed JSON body has no RFC 8785 form, as the partner's invalid request: each was
+ * found by the fuzzer as a 500. A parsed body has no cycles or toJSON, so what remains is
+ * what the partner sent.
+ */
+function notCanonicalizable(error: unknown): AppError {
+  // canonicalize recurses: a body nested ~2,000 levels deep overflows the stack.
+  if (error instanceof RangeError) {
+    return new AppError('REQUEST_INVALID', 'The body is nested deeper than any order can be');
+  }
+  const message = error instanceof Error ? error.message : '';
+  // JSON.parse reads 1e309 as Infinity, which I-JSON (RFC 7493) and RFC 8785 refuse.
+  if (/Infinity|NaN/.test(message)) {
+    return new AppError(
+      'REQUEST_INVALID',
+      'A number in the body is beyond the range of a double (such as 1e309)',
+    );
+  }
+  if (/surrogate/i.test(message)) {
+    return new AppError(
+      'REQUEST_INVALID',
+      'A string in the body holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)',
+    );
+  }
+  return new AppError('REQUEST_INVALID', 'The body is not I-JSON (RFC 7493)');
 }
 
 /**
