@@ -65,30 +65,52 @@ function nearbyStores(db: Db, q: DiscoveryQuery) {
 }
 
 /**
- * One page of the matching stores, nearest first, and how many match in all (ranked and
- * counted from narrow columns; whole rows are loaded only for the page).
+ * One page of the matching stores, nearest first, each with how many match in all, in one
+ * statement: ranked and counted from the columns the location index carries, then joined
+ * to the whole rows of the page only.
  */
+export function discoveryPageQuery(
+  db: Db,
+  q: DiscoveryQuery,
+  page: { limit: number; offset: number },
+) {
+  return db
+    .with('ranked', () =>
+      nearbyStores(db, q)
+        .select([
+          'store_id',
+          'distance_meters',
+          sql<number>`count(*) over ()::int`.as('total_count'),
+        ])
+        .orderBy('distance_meters')
+        .orderBy('store_id')
+        .limit(page.limit)
+        .offset(page.offset),
+    )
+    .selectFrom('ranked')
+    .innerJoin('stores', 'stores.store_id', 'ranked.store_id')
+    .selectAll('stores')
+    .select(['ranked.distance_meters', 'ranked.total_count'])
+    .orderBy('ranked.distance_meters')
+    .orderBy('ranked.store_id');
+}
+
+/** One page of the matching stores, nearest first, and how many match in all. */
 export async function discoverStores(
   db: Db,
   q: DiscoveryQuery,
   page: { limit: number; offset: number },
 ): Promise<{ rows: DiscoveredRow[]; totalCount: number }> {
-  const ranked = await nearbyStores(db, q)
-    .select(['store_id', 'distance_meters', sql<number>`count(*) over ()::int`.as('total_count')])
-    .orderBy('distance_meters')
-    .orderBy('store_id')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  let totalCount = ranked[0]?.total_count ?? 0;
-  if (ranked.length === 0 && page.offset > 0) {
+  const rows = await discoveryPageQuery(db, q, page).execute();
+  let totalCount = rows[0]?.total_count ?? 0;
+  if (rows.length === 0 && page.offset > 0) {
     // A page past the end carries no window count; count on its own.
     const counted = await nearbyStores(db, q)
       .select(sql<number>`count(*)::int`.as('total_count'))
       .executeTakeFirst();
     totalCount = counted?.total_count ?? 0;
   }
-  return { rows: await loadStores(db, ranked), totalCount };
+  return { rows, totalCount };
 }
 
 /** A candidate of a scheduled discovery: what deciding whether it is open at an instant needs. */
@@ -103,11 +125,11 @@ export type DiscoveryCandidate = Pick<
  * (which live in each store's time zone). Distances are recomputed by the same expression
  * on every call, so the keyset compares equal values exactly.
  */
-export function nearestCandidates(
+export function nearestCandidatesQuery(
   db: Db,
   q: DiscoveryQuery,
   batch: { after: ScanPosition | undefined; limit: number },
-): Promise<DiscoveryCandidate[]> {
+) {
   let candidates = nearbyStores(db, q).select([
     'store_id',
     'status',
@@ -122,7 +144,7 @@ export function nearestCandidates(
       sql<boolean>`(distance_meters, store_id) > (${after.distance_meters}::double precision, ${after.store_id}::uuid)`,
     );
   }
-  return candidates.orderBy('distance_meters').orderBy('store_id').limit(batch.limit).execute();
+  return candidates.orderBy('distance_meters').orderBy('store_id').limit(batch.limit);
 }
 
 /**

@@ -6,7 +6,7 @@ import {
   discoverStores,
   loadStores,
   maxDeliveryRadius,
-  nearestCandidates,
+  nearestCandidatesQuery,
   type DiscoveredRow,
   type DiscoveryCandidate,
 } from '../db/store-discovery.repository.js';
@@ -66,7 +66,8 @@ export function discoveryHandlers(
         limit,
         scanCap: options.scanCap,
         isOpen: (candidate: DiscoveryCandidate) => isOpenAt(candidate, at),
-        nextBatch: (after, size) => nearestCandidates(db, query, { after, limit: size }),
+        nextBatch: (after, size) =>
+          nearestCandidatesQuery(db, query, { after, limit: size }).execute(),
       });
       const page = await loadStores(db, found.page);
       return { stores: page.map(view), totalCount: found.openCount, hasMore: found.hasMore };

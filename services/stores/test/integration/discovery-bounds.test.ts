@@ -6,6 +6,7 @@ import {
   type ServiceInstance,
 } from '@pcp/service-kit';
 import {
+  CompiledQuery,
   Kysely,
   PostgresDialect,
   sql,
@@ -24,7 +25,9 @@ import {
 } from '../../../../test-support/environment.js';
 import { expectAppError, storeProfile } from '../../../../test-support/fixtures.js';
 import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '../../src/app.js';
+import { discoveryPageQuery } from '../../src/db/store-discovery.repository.js';
 import { SCAN_BATCH_MAX } from '../../src/domain/open-store-scan.js';
+import { PICKUP_SEARCH_RADIUS_METERS } from '../../src/handlers/discovery.handlers.js';
 
 /** The service's scan cap here (STORES_DISCOVERY_SCAN_CAP). */
 const SCAN_CAP = 20_000;
@@ -93,6 +96,18 @@ async function seed(
   `.execute(db);
 }
 
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Heap Fetches'?: number;
+  Plans?: PlanNode[];
+}
+
+const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+
 beforeAll(async () => {
   env = await createTestEnvironment();
   const pool = new pg.Pool({
@@ -127,7 +142,8 @@ beforeAll(async () => {
   });
   // As many closed stores as the scan examines, then open ones beyond them.
   await seed(closedNearest, SCAN_CAP + 50, { open: sql<boolean>`n > ${SCAN_CAP}` });
-  await sql`analyze stores`.execute(db);
+  // As autovacuum does after bulk inserts: index-only scans need the visibility map.
+  await sql`vacuum (analyze) stores`.execute(db);
 }, 120_000);
 
 afterAll(async () => {
@@ -139,6 +155,46 @@ afterAll(async () => {
 beforeEach(() => {
   statements.parameters.length = 0;
   statements.rows.length = 0;
+});
+
+describe('discovery without a scheduledTime', () => {
+  it('ranks and counts in one statement, from the location index alone', async () => {
+    const page = await discover({ location: mostlyClosed, fulfillmentType: 'PICKUP', limit: 20 });
+    expect(page.stores).toHaveLength(20);
+    expect(page.totalCount).toBe(6_000);
+    expect(statements.rows).toEqual([20]);
+
+    // The plan: every store in the search box is ranked from the index (no heap page read
+    // for any of the 6,000); only the page's 20 whole rows come from the table.
+    const compiled = discoveryPageQuery(
+      db,
+      {
+        center: mostlyClosed,
+        fulfillmentType: 'PICKUP',
+        query: undefined,
+        searchRadiusMeters: PICKUP_SEARCH_RADIUS_METERS,
+      },
+      { limit: 20, offset: 0 },
+    ).compile();
+    const explained = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+      CompiledQuery.raw(`explain (analyze, format json) ${compiled.sql}`, [...compiled.parameters]),
+    );
+    const scans = nodesOf(explained.rows[0]!['QUERY PLAN'][0].Plan).filter(
+      (node) => node['Relation Name'] === 'stores',
+    );
+    expect(scans).toContainEqual(
+      expect.objectContaining({
+        'Node Type': 'Index Only Scan',
+        'Index Name': 'stores_location_covering',
+        'Actual Rows': 6_000,
+        'Heap Fetches': 0,
+      }),
+    );
+    const rest = scans.filter((node) => node['Index Name'] !== 'stores_location_covering');
+    expect(rest.reduce((rows, node) => rows + node['Actual Rows'] * node['Actual Loops'], 0)).toBe(
+      20,
+    );
+  });
 });
 
 describe('discovery with a scheduledTime among 70,000 matching stores', () => {
