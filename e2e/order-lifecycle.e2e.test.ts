@@ -476,12 +476,7 @@ describe('cancelling', () => {
     };
     const authorized = await bus.request(
       subjects.payments.authorize,
-      {
-        paymentId,
-        amount: TOTAL_MINOR,
-        currency: 'USD',
-        idempotencyKey: randomUUID(),
-      },
+      { orderId: randomUUID(), paymentId, amount: TOTAL_MINOR, currency: 'USD' },
       ctx,
     );
     const captured = await bus.request(

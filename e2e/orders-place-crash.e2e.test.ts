@@ -161,7 +161,7 @@ async function sqlClient(text: string, values: unknown[] = []) {
 }
 
 describe('the ordering process killed mid-place', { timeout: CRASH_TEST_TIMEOUT_MS }, () => {
-  it.each(['validated', 'authorized', 'submitted', 'captured', 'recorded'])(
+  it.each(['validated', 'submitting', 'capturing', 'recorded'])(
     'after %s: the retried key gives one order, one captured charge',
     async (step) => {
       const doomed = startOrdering({ ORDERING_FAILPOINT: step });
@@ -234,10 +234,10 @@ describe('a store without an order-submission URL', { timeout: CRASH_TEST_TIMEOU
       body: storeProfile({ availability: everyDay, orderSubmissionUrl }),
     });
 
-  it('killed after authorized (nothing to submit, so no submitted point): one pending order, one charge', async () => {
+  it('killed after authorizing (nothing to submit, so straight to capturing): one pending order, one charge', async () => {
     expect((await setSubmissionUrl(null)).status).toBe(200);
     try {
-      const doomed = startOrdering({ ORDERING_FAILPOINT: 'authorized' });
+      const doomed = startOrdering({ ORDERING_FAILPOINT: 'capturing' });
       await waitUntilServing('ordering', env);
       const { endUser, paymentId } = await buyer();
       const body = orderBody(paymentId);

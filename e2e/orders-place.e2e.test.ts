@@ -8,8 +8,6 @@ import {
 } from '@pcp/client';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as setTimeoutPromise } from 'node:timers/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '../test-support/cart-catalog.js';
@@ -20,6 +18,7 @@ import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
 import { newBuyer, recordingClient, sodaOrder } from './orders.js';
+import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
 
 const PLACE = '/v1/marketfront/orders/place';
 const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
@@ -31,45 +30,6 @@ const cards = {
   processingError: '4000000000000119',
   hangs: '4000000000007775',
 };
-
-interface SubmissionAnswer {
-  status: number;
-  body?: unknown;
-}
-
-/** A store's order-submission endpoint whose answers the test sets. */
-interface SubmissionHost {
-  url: string;
-  /** The answers of the next requests, in order; `answer` once they are used up. */
-  next: SubmissionAnswer[];
-  answer: SubmissionAnswer;
-  received: { headers: IncomingHttpHeaders; body: string }[];
-  close(): Promise<void>;
-}
-
-async function startSubmissionHost(): Promise<SubmissionHost> {
-  const host: Omit<SubmissionHost, 'url' | 'close'> = {
-    next: [],
-    answer: { status: 200 },
-    received: [],
-  };
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      host.received.push({ headers: request.headers, body: Buffer.concat(chunks).toString() });
-      const answer = host.next.shift() ?? host.answer;
-      response.writeHead(answer.status, { 'content-type': 'application/json' });
-      response.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return Object.assign(host, {
-    url: `http://127.0.0.1:${port}/orders`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  });
-}
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -605,52 +565,6 @@ describe('submission to the store', () => {
     const charges = platform.processor.charges().slice(before);
     expect(charges).toHaveLength(1);
     expect(charges[0]?.status).toBe('captured');
-  });
-});
-
-describe('keys past their retention', () => {
-  it('are deleted; an abandoned authorization is voided first', async () => {
-    const { endUser, paymentId } = await buyer();
-    // Abandoned: the store could not be reached and the partner never retried.
-    submissions.answer = { status: 503 };
-    const before = platform.processor.charges().length;
-    const abandonedKey = randomUUID();
-    const abandoned = await post(orderBody(submittingStore, paymentId), abandonedKey, endUser);
-    expect(abandoned.response.status).toBe(503);
-    expect(platform.processor.charges().slice(before)[0]?.status).toBe('authorized');
-    submissions.answer = { status: 200 };
-    const placedKey = randomUUID();
-    const placedBody = orderBody(plainStore, paymentId);
-    await placeOrder(market.client, {
-      body: placedBody,
-      endUserId: endUser,
-      idempotencyKey: placedKey,
-    });
-    expect(lastAnswer().status).toBe(201);
-
-    await platform.orderingDb
-      .updateTable('place_attempts')
-      .set({ expires_at: new Date(Date.now() - 1_000) })
-      .where('idempotency_key', 'in', [abandonedKey, placedKey])
-      .execute();
-    expect(await platform.ordering.sweepExpiredPlaces()).toBe(2);
-
-    expect(platform.processor.charges().slice(before)[0]?.status).toBe('voided');
-    const left = await platform.orderingDb
-      .selectFrom('place_attempts')
-      .select('idempotency_key')
-      .where('idempotency_key', 'in', [abandonedKey, placedKey])
-      .execute();
-    expect(left).toEqual([]);
-    // The order itself stays; only its key is forgotten (a new use of it is a new attempt).
-    const again = await placeOrder(market.client, {
-      body: placedBody,
-      endUserId: endUser,
-      idempotencyKey: placedKey,
-    });
-    expect(lastAnswer().status).toBe(201);
-    expect(lastAnswer().headers.get('idempotent-replayed')).toBeNull();
-    expect(again.replayed).toBe(false);
   });
 });
 

@@ -194,7 +194,7 @@ describe('vaulted cards', () => {
     await expectAppError(
       bus.request(
         subjects.payments.authorize,
-        { paymentId: mine.body.paymentId, amount: 100, currency: 'USD', idempotencyKey: 'k' },
+        { orderId: randomUUID(), paymentId: mine.body.paymentId, amount: 100, currency: 'USD' },
         asOrdering('stranger'),
       ),
       'PAYMENT_TOKEN_INVALID',
@@ -327,12 +327,7 @@ describe('every test card, vaulted through the gateway and charged as place char
     const chargesBefore = platform.processor.charges().length;
     const charge = bus.request(
       subjects.payments.authorize,
-      {
-        paymentId: vaulted.body.paymentId,
-        amount: 1_999,
-        currency: 'USD',
-        idempotencyKey: randomUUID(),
-      },
+      { orderId: randomUUID(), paymentId: vaulted.body.paymentId, amount: 1_999, currency: 'USD' },
       asOrdering(endUser),
     );
     if (!errorCode) {

@@ -7,6 +7,8 @@ export const INVARIANTS = [
   'place 2xx: 1 order, 1 capture',
   'no key charged twice',
   'no open authorization',
+  'the ledger balances',
+  "the store's orders placed",
   'webhooks all, in order',
   'ingest runs terminal',
   'answered by deadline',
@@ -69,58 +71,68 @@ export async function checkPhase(
   const db = await platform.connectDatabase();
   try {
     const keys = phase.outcomes.map((outcome) => outcome.key);
-    const attempts = new Map(
-      (
-        await db.query<{ idempotency_key: string; order_id: string }>(
-          'SELECT idempotency_key, order_id FROM ordering.place_attempts WHERE idempotency_key = ANY($1)',
-          [keys],
-        )
-      ).rows.map((row) => [row.idempotency_key, row.order_id]),
+    // The answers recorded as refusals: their attempts' orders must not exist.
+    const refusedOrders = (
+      await db.query<{ order_id: string }>(
+        'SELECT order_id FROM ordering.place_attempts WHERE idempotency_key = ANY($1) AND response_status >= 400',
+        [keys],
+      )
+    ).rows.map((row) => row.order_id);
+    const placedIds = phase.outcomes.flatMap((outcome) =>
+      outcome.orderId ? [outcome.orderId] : [],
     );
-    const orderIds = [...attempts.values()];
     const orders = new Map(
       (
         await db.query<OrderRow>(
           'SELECT order_id, version, charge_id FROM ordering.orders WHERE order_id = ANY($1)',
-          [orderIds],
+          [[...placedIds, ...refusedOrders]],
         )
       ).rows.map((row) => [row.order_id, row]),
     );
     const charges = await platform.processorCharges();
     const byPaymentsCharge = new Map<string, SimulatorCharge[]>();
     for (const charge of charges) {
-      // payments' key: pcp-authorize-<its charge id>-<attempt>
-      const chargeId = /^pcp-authorize-(.+)-\d+$/.exec(charge.idempotencyKey)?.[1];
-      if (!chargeId) continue;
-      byPaymentsCharge.set(chargeId, [...(byPaymentsCharge.get(chargeId) ?? []), charge]);
+      // Authorized for the payments charge named by its reference.
+      if (!charge.reference) continue;
+      byPaymentsCharge.set(charge.reference, [
+        ...(byPaymentsCharge.get(charge.reference) ?? []),
+        charge,
+      ]);
     }
 
     for (const outcome of phase.outcomes) {
-      const attemptOrder = attempts.get(outcome.key);
       if (outcome.result === 'ok') {
         const order = outcome.orderId ? orders.get(outcome.orderId) : undefined;
         const captures = (
           order?.charge_id ? (byPaymentsCharge.get(order.charge_id) ?? []) : []
         ).filter((charge) => CAPTURED.has(charge.status)).length;
+        // A key used again after its retention is a new order, never its first life's.
+        const reused = outcome.reusedFrom !== undefined && outcome.reusedFrom !== outcome.orderId;
+        const first = reused ? orders.get(outcome.reusedFrom!) : undefined;
         tally.check(
           'place 2xx: 1 order, 1 capture',
-          order !== undefined && attemptOrder === outcome.orderId && captures === 1,
+          order !== undefined &&
+            captures === 1 &&
+            (!reused || first === undefined || first.charge_id !== order.charge_id),
           () =>
             `key ${outcome.key} answered 2xx with order ${outcome.orderId}: ` +
-            `${order ? 'order stored' : 'NO order stored'}, key's order ${attemptOrder}, ${captures} captures`,
+            `${order ? 'order stored' : 'NO order stored'}, ${captures} captures` +
+            (reused ? ` (a reuse of the key that placed ${outcome.reusedFrom})` : ''),
         );
       } else {
-        // A key the partner was finally refused must not have left an order behind.
-        const phantom = attemptOrder !== undefined && orders.has(attemptOrder);
         tally.check(
           'place 2xx: 1 order, 1 capture',
-          !phantom && outcome.result === 'rejected',
-          () =>
-            outcome.result === 'unknown'
-              ? `key ${outcome.key} still has no final answer (${outcome.problem ?? 'no answer'})`
-              : `key ${outcome.key} was refused (${outcome.problem}) yet order ${attemptOrder} exists`,
+          outcome.result === 'rejected',
+          () => `key ${outcome.key} still has no final answer (${outcome.problem ?? 'no answer'})`,
         );
       }
+    }
+    for (const orderId of refusedOrders) {
+      tally.check(
+        'place 2xx: 1 order, 1 capture',
+        !orders.has(orderId),
+        () => `a key was refused, yet its order ${orderId} exists`,
+      );
     }
 
     const phaseCharges = charges.filter(
@@ -145,6 +157,8 @@ export async function checkPhase(
       );
     }
 
+    await checkLedger(platform, phaseCharges, db, tally);
+    await checkStoreOrders(workload, phase, db, tally);
     await checkWebhooks(workload, phase, db, tally);
     await checkIngests(workload, phase, tally);
   } finally {
@@ -174,6 +188,100 @@ export async function checkPhase(
     );
   }
   return tally;
+}
+
+/**
+ * The ledger balances: the reconciler, run as an operator runs it, finds every charge
+ * explained or released (none it cannot explain, none it could not examine); every capture
+ * the processor made in the phase pays for exactly one order, or was refunded; and no two
+ * orders share a charge.
+ */
+async function checkLedger(
+  platform: FaultPlatform,
+  phaseCharges: readonly SimulatorCharge[],
+  db: pg.Client,
+  tally: Tally,
+): Promise<void> {
+  const report = await platform.reconcile();
+  tally.check(
+    'the ledger balances',
+    report.unexplained.length === 0,
+    () =>
+      `the reconciler cannot explain ${report.classes.unexplained} charges: ${JSON.stringify(report.unexplained.slice(0, 5))}`,
+  );
+  tally.check(
+    'the ledger balances',
+    report.failed === 0,
+    () => `the reconciler could not examine ${report.failed} charges`,
+  );
+  const references = phaseCharges.flatMap((charge) => (charge.reference ? [charge.reference] : []));
+  const holders = new Map<string, number>();
+  for (const row of (
+    await db.query<{ charge_id: string; orders: number }>(
+      `SELECT charge_id, count(*)::int AS orders FROM ordering.orders
+        WHERE charge_id = ANY($1) AND state <> 'cancelled' GROUP BY charge_id`,
+      [references],
+    )
+  ).rows) {
+    holders.set(row.charge_id, row.orders);
+  }
+  for (const charge of phaseCharges) {
+    if (charge.status !== 'captured') continue;
+    const orders = charge.reference ? (holders.get(charge.reference) ?? 0) : 0;
+    tally.check(
+      'the ledger balances',
+      orders === 1,
+      () =>
+        `processor capture ${charge.id} (payments charge ${charge.reference}) pays for ${orders} live orders`,
+    );
+  }
+  const shared = await db.query<{ charge_id: string }>(
+    'SELECT charge_id FROM ordering.orders WHERE charge_id IS NOT NULL GROUP BY charge_id HAVING count(*) > 1',
+  );
+  tally.check(
+    'the ledger balances',
+    shared.rows.length === 0,
+    () => `charges shared by orders: ${shared.rows.map((row) => row.charge_id).join(', ')}`,
+  );
+}
+
+/**
+ * Every order the store took in the phase (it answered 2xx or 409) was placed, or its key
+ * expired unfinished and was answered IDEMPOTENCY_KEY_EXPIRED (released, counted and logged
+ * as an order the store may hold: only the retention faults make that happen in seconds).
+ */
+async function checkStoreOrders(
+  workload: Workload,
+  phase: PhaseLog,
+  db: pg.Client,
+  tally: Tally,
+): Promise<void> {
+  const taken = workload.store.takenSince(phase.startedAt);
+  if (taken.length === 0) return;
+  const placed = new Set(
+    (
+      await db.query<{ order_id: string }>(
+        'SELECT order_id FROM ordering.orders WHERE order_id = ANY($1)',
+        [taken],
+      )
+    ).rows.map((row) => row.order_id),
+  );
+  const expired = new Set(
+    (
+      await db.query<{ order_id: string }>(
+        `SELECT order_id FROM ordering.place_attempts
+          WHERE order_id = ANY($1) AND response_body LIKE '%IDEMPOTENCY_KEY_EXPIRED%'`,
+        [taken],
+      )
+    ).rows.map((row) => row.order_id),
+  );
+  for (const orderId of taken) {
+    tally.check(
+      "the store's orders placed",
+      placed.has(orderId) || expired.has(orderId),
+      () => `the store took order ${orderId}, which the platform never placed`,
+    );
+  }
 }
 
 /** Every placed order's versions 1..N (N: its version in the database) arrived, in order. */

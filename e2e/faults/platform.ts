@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startFaultServers, type FaultServers } from '../../scripts/lib/fault-servers.mjs';
+import type { ReconciliationReport } from '@pcp/payments';
 import { Supervisor, type ProcessSpec } from './supervisor.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -29,6 +30,8 @@ export interface SimulatorCharge {
   status: string;
   amount: number;
   idempotencyKey: string;
+  /** The payments charge it was authorized for. */
+  reference?: string;
   createdAt: string;
 }
 
@@ -82,6 +85,15 @@ export class FaultPlatform {
         CATALOG_RECONCILE_INTERVAL_MS: '2000',
         CATALOG_INGEST_MAX_RUNS_PER_PARTNER: '20',
         ORDERING_PLACE_LEASE_MS: '5000',
+        // Stores answer within 2 s or their answer is lost; an attempt the store may hold
+        // is finished by the sweeper 3 s after its partner gave up.
+        ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
+        ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.1/32',
+        ORDERING_SUBMISSION_TIMEOUT_MS: '2000',
+        ORDERING_PLACE_SETTLE_AFTER_MS: '3000',
+        ORDERING_PLACE_SWEEP_INTERVAL_MS: '1000',
+        // The ledger's reconciler runs under the load, as in production.
+        PAYMENTS_RECONCILE_INTERVAL_MS: '3000',
         WEBHOOK_ALLOW_HTTP: 'true',
         WEBHOOK_ALLOWLIST: '127.0.0.1/32',
         // Retries within seconds (the contract's schedule runs for hours), and enough of them
@@ -165,6 +177,26 @@ export class FaultPlatform {
       body: JSON.stringify(faults),
     });
     if (!response.ok) throw new Error(`setting processor faults: ${response.status}`);
+  }
+
+  /**
+   * One reconciliation, as an operator runs it (`main.js admin reconcile` of a payments
+   * process on this platform), waiting out a run another replica holds.
+   */
+  async reconcile(): Promise<ReconciliationReport> {
+    for (let attempt = 1; ; attempt++) {
+      const result = spawnSync(
+        process.execPath,
+        [join(root, 'services/payments/dist/main.js'), 'admin', 'reconcile'],
+        { env: { ...this.env, MIGRATE_ON_START: 'false' }, encoding: 'utf8' },
+      );
+      if (result.status !== 0) throw new Error(`reconcile failed: ${result.stderr}`);
+      const report = JSON.parse(
+        result.stdout.trim().split('\n').at(-1) ?? '{}',
+      ) as ReconciliationReport;
+      if (!report.skipped || attempt === 20) return report;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
   }
 
   async processorCharges(): Promise<SimulatorCharge[]> {

@@ -1,6 +1,7 @@
 import { mulberry32 } from '../../scripts/lib/prng.mjs';
 import { checkPhase, INVARIANTS, type Count, type Invariant } from './invariants.js';
 import { FaultPlatform } from './platform.js';
+import type { StoreMood } from './store-receiver.js';
 import { PhaseLog, Workload } from './workload.js';
 
 type Random = () => number;
@@ -36,21 +37,81 @@ const restart = (server: 'nats' | 'postgres' | 'redis'): Fault => ({
   },
 });
 
-const processor = (name: string, faults: Record<string, number>): Fault => ({
+const noProcessorFaults = {
+  latencyMs: 0,
+  errorRate: 0,
+  hangRate: 0,
+  slowRate: 0,
+  slowMs: 0,
+  operations: [],
+};
+
+const processor = (name: string, faults: Record<string, unknown>): Fault => ({
   name: `processor ${name}`,
   async inject(platform) {
     await platform.setProcessorFaults(faults);
     return `processor faults ${JSON.stringify(faults)}`;
   },
-  recover: (platform) =>
-    platform.setProcessorFaults({
-      latencyMs: 0,
-      errorRate: 0,
-      hangRate: 0,
-      slowRate: 0,
-      slowMs: 0,
-    }),
+  recover: (platform) => platform.setProcessorFaults(noProcessorFaults),
 });
+
+/** The store with a submission URL answers differently for a while. */
+const store = (name: string, mood: StoreMood): Fault => ({
+  name,
+  inject(_platform, workload) {
+    workload.store.mood = mood;
+    return Promise.resolve(`the store answers ${mood}`);
+  },
+  recover(_platform, workload) {
+    workload.store.mood = 'prompt';
+    return Promise.resolve();
+  },
+});
+
+/** How long a place key lives in the retention faults (a day in production). */
+const SHORT_RETENTION_MS = 6_000;
+
+/**
+ * Ordering restarted (rolling) with keys that live seconds, not a day, so the sweeper
+ * settles keys while their partners still retry them (`reuse`: or partners use a key
+ * again after its retention, as if replaying an old request).
+ */
+const shortRetention = (name: string, reuse: boolean): Fault => ({
+  name,
+  async inject(platform, workload) {
+    await platform.supervisor.restartWith('ordering', {
+      ORDERING_IDEMPOTENCY_RETENTION_MS: String(SHORT_RETENTION_MS),
+    });
+    if (reuse) workload.reuseKeysAfterMs = SHORT_RETENTION_MS + 2_000;
+    // Half the payments fail (retryable), so keys need retries that outlive them.
+    else await platform.setProcessorFaults({ errorRate: 0.5, operations: ['authorize'] });
+    return `keys live ${SHORT_RETENTION_MS / 1000} s${reuse ? ', then are used again' : ' while half the authorizations fail'}`;
+  },
+  async recover(platform, workload) {
+    workload.reuseKeysAfterMs = undefined;
+    await platform.setProcessorFaults(noProcessorFaults);
+    await platform.supervisor.restartWith('ordering', {
+      ORDERING_IDEMPOTENCY_RETENTION_MS: undefined,
+    });
+  },
+});
+
+/** Payments dies after the processor authorized, before it recorded the authorization. */
+const paymentsDiesUnrecorded: Fault = {
+  name: 'SIGKILL payments between authorize and record',
+  async inject(platform) {
+    await platform.supervisor.restartWith('payments', {
+      PAYMENTS_FAILPOINT: 'authorized-unrecorded',
+      PAYMENTS_FAILPOINT_RATE: '0.2',
+    });
+    return 'payments dies after 1 in 5 authorizations, before recording it';
+  },
+  recover: (platform) =>
+    platform.supervisor.restartWith('payments', {
+      PAYMENTS_FAILPOINT: undefined,
+      PAYMENTS_FAILPOINT_RATE: undefined,
+    }),
+};
 
 const receiverDown: Fault = {
   name: 'webhook receiver down',
@@ -76,6 +137,13 @@ export const FAULTS: Record<string, Fault> = Object.fromEntries(
     processor('hanging', { hangRate: 0.5 }),
     processor('failing 50%', { errorRate: 0.5 }),
     processor('slow 5 s', { latencyMs: 5_000 }),
+    // Captures executed, their answers lost past payments' 10 s timeout.
+    processor('losing capture answers', { slowRate: 0.5, slowMs: 12_000, operations: ['capture'] }),
+    paymentsDiesUnrecorded,
+    store('store accepts after the timeout', 'late'),
+    store('store answers 409 and 429', 'flaky'),
+    shortRetention('keys expire while retried', false),
+    shortRetention('keys reused after retention', true),
     receiverDown,
   ].map((fault) => [fault.name, fault]),
 );
@@ -99,6 +167,8 @@ export const PROFILES: Record<'short' | 'full', Profile> = {
       'SIGKILL ordering',
       'SIGKILL payments',
       'processor failing 50%',
+      'processor losing capture answers',
+      'SIGKILL payments between authorize and record',
       'webhook receiver down',
     ],
     maxLeadMs: 3_000,

@@ -32,8 +32,12 @@ class Supervised {
   ready = false;
   crashesAtStart = 0;
   down: Downtime | undefined;
+  /** The environment of its next start (a fault may change it). */
+  env: Record<string, string>;
 
-  constructor(readonly spec: ProcessSpec) {}
+  constructor(readonly spec: ProcessSpec) {
+    this.env = { ...spec.env };
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -87,6 +91,32 @@ export class Supervisor {
     return [...this.#processes.keys()];
   }
 
+  /**
+   * Start every replica of `service` again, one at a time (as a rolling update does), with
+   * `changes` to its environment (a value of undefined removes the variable).
+   */
+  async restartWith(
+    service: string,
+    changes: Record<string, string | undefined>,
+    timeoutMs = 60_000,
+  ): Promise<void> {
+    for (const name of this.replicas(service)) {
+      const entry = this.#processes.get(name)!;
+      for (const [variable, value] of Object.entries(changes)) {
+        if (value === undefined) delete entry.env[variable];
+        else entry.env[variable] = value;
+      }
+      const child = entry.child;
+      if (child && child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        entry.ready = false;
+        child.kill('SIGTERM');
+        await exited;
+      }
+      if (!(await this.waitAllReady(timeoutMs))) throw new Error(`${name} did not come back`);
+    }
+  }
+
   notReady(): string[] {
     return [...this.#processes.values()]
       .filter((entry) => !entry.ready)
@@ -124,7 +154,7 @@ export class Supervisor {
   #launch(entry: Supervised): void {
     const out = openSync(entry.spec.logFile, 'a');
     const child = spawn(process.execPath, [...entry.spec.args], {
-      env: entry.spec.env,
+      env: entry.env,
       stdio: ['ignore', out, out],
     });
     closeSync(out);

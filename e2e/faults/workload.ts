@@ -13,6 +13,7 @@ import { cartTestCatalog } from '../../test-support/cart-catalog.js';
 import { startCatalogHost } from '../catalog-host.js';
 import type { FaultPlatform } from './platform.js';
 import { FaultReceiver } from './receiver.js';
+import { StoreReceiver } from './store-receiver.js';
 
 type StatusChange = operations['changeOrderStatus']['requestBody']['content']['application/json'];
 type Random = () => number;
@@ -35,6 +36,10 @@ export interface PlaceOutcome {
   orderId?: string;
   /** The final answer's status and errorCode when it was not 2xx. */
   problem?: string;
+  /** Set on a key used again after its retention: the order its first life placed. */
+  readonly reusedFrom?: string;
+  /** When its 2xx arrived (ms since the epoch). */
+  answeredAt?: number;
 }
 
 export interface IngestRun {
@@ -52,6 +57,8 @@ export class PhaseLog {
   statusChanges = 0;
   /** Journeys that ended before place, by why: shows a phase whose load did not get through. */
   readonly failures = new Map<string, number>();
+  /** When the phase's load started (ms since the epoch). */
+  readonly startedAt = Date.now();
 
   failed(reason: string): void {
     this.failures.set(reason, (this.failures.get(reason) ?? 0) + 1);
@@ -71,6 +78,11 @@ interface Store {
   readonly callbackUrl: string;
 }
 
+/** How long a store that answers late waits: past the suite's submission timeout. */
+export const STORE_LATE_MS = 3_000;
+/** Keys placed (2xx) remembered for reuse, at most. */
+const MAX_REMEMBERED = 200;
+
 interface Buyer {
   readonly partnerIndex: number;
   readonly endUserId: string;
@@ -85,14 +97,23 @@ interface Buyer {
  */
 export class Workload {
   phase = new PhaseLog();
+  /**
+   * Set: some journeys use a key again this long after its 2xx (past its retention), as a
+   * partner replaying an old request would; the platform must place a new order on a new
+   * charge (or replay the first answer while it still keeps it).
+   */
+  reuseKeysAfterMs: number | undefined;
   #stopping = false;
   #running: Promise<void>[] = [];
+  readonly #placed: PlaceOutcome[] = [];
 
   private constructor(
     readonly commerce: Partner,
     readonly distribution: readonly Partner[],
     readonly stores: readonly Store[],
     readonly buyers: readonly Buyer[],
+    /** The order-submission endpoint of the last store (the others have none). */
+    readonly store: StoreReceiver,
     private readonly closeHost: () => Promise<void>,
   ) {}
 
@@ -176,13 +197,15 @@ export class Workload {
     };
     const commerce = newPartner('commerce', 0);
     const host = await startCatalogHost();
+    const storeReceiver = await StoreReceiver.start(STORE_LATE_MS, options.random);
     const stores: Store[] = [];
     for (let index = 0; index < options.stores; index++) {
       const storeId = randomUUID();
+      const submits = index === options.stores - 1;
       await expectOk(
         commerce.client.PUT('/v1/commerce/stores/{storeId}', {
           params: { path: { storeId } },
-          body: storeBody(`Faults ${index}`),
+          body: storeBody(`Faults ${index}`, submits ? storeReceiver.url : undefined),
         }),
         'create a store',
       );
@@ -236,7 +259,9 @@ export class Workload {
       );
       buyers.push({ partnerIndex, endUserId, paymentId: data.paymentId });
     }
-    made.workload = new Workload(commerce, distribution, stores, buyers, () => host.close());
+    made.workload = new Workload(commerce, distribution, stores, buyers, storeReceiver, () =>
+      Promise.all([host.close(), storeReceiver.close()]).then(() => undefined),
+    );
     return made.workload;
   }
 
@@ -297,6 +322,19 @@ export class Workload {
   }
 
   async #journey(buyer: Buyer, random: Random): Promise<void> {
+    const reused = this.#reusable(random);
+    if (reused) {
+      const outcome: PlaceOutcome = {
+        key: reused.key,
+        partnerIndex: reused.partnerIndex,
+        endUserId: reused.endUserId,
+        body: reused.body,
+        result: 'unknown',
+        reusedFrom: reused.orderId!,
+      };
+      this.phase.outcomes.push(outcome);
+      return this.#place(outcome, 6);
+    }
     const partner = this.distribution[buyer.partnerIndex]!;
     const store = this.stores[Math.floor(random() * this.stores.length)]!;
     const line = () => ({
@@ -356,6 +394,11 @@ export class Workload {
       });
       outcome.result = 'ok';
       outcome.orderId = placed.order.orderId;
+      outcome.answeredAt = Date.now();
+      if (!outcome.reusedFrom) {
+        this.#placed.push(outcome);
+        if (this.#placed.length > MAX_REMEMBERED) this.#placed.shift();
+      }
     } catch (error) {
       if (error instanceof PlatformProblem) {
         const retryable =
@@ -366,6 +409,14 @@ export class Workload {
         if (!retryable) outcome.result = 'rejected';
       }
     }
+  }
+
+  /** A key placed long enough ago to be used again, taken out of the list (once each). */
+  #reusable(random: Random): PlaceOutcome | undefined {
+    if (this.reuseKeysAfterMs === undefined || random() >= 0.3) return undefined;
+    const ripe = Date.now() - this.reuseKeysAfterMs;
+    const index = this.#placed.findIndex((outcome) => (outcome.answeredAt ?? Infinity) < ripe);
+    return index < 0 ? undefined : this.#placed.splice(index, 1)[0];
   }
 
   /** The store's moves: some orders stay pending, some are cancelled, most go on. */
@@ -423,9 +474,10 @@ async function expectOk<T extends { data?: unknown; response: Response }>(
   return result as T & { data: NonNullable<T['data']> };
 }
 
-function storeBody(name: string) {
+function storeBody(name: string, orderSubmissionUrl: string | undefined) {
   return {
     name,
+    ...(orderSubmissionUrl ? { orderSubmissionUrl } : {}),
     phone: '+13125550100',
     timezone: 'America/Chicago',
     address: {

@@ -46,6 +46,9 @@ export const errorCodes = {
   MISSING_IDEMPOTENCY_KEY: entry(400, 'idempotency', false, 'Idempotency key required'),
   IDEMPOTENCY_KEY_IN_PROGRESS: entry(409, 'idempotency', true, 'Request in progress'),
   IDEMPOTENCY_KEY_CONFLICT: entry(422, 'idempotency', false, 'Idempotency key conflict'),
+  // Not named by the contract: a key whose attempt never finished within its 24 hours. Its
+  // payment was released and no order placed; it is the key's final answer (recorded).
+  IDEMPOTENCY_KEY_EXPIRED: entry(400, 'idempotency', false, 'Idempotency key expired'),
   ORDER_INVALID: entry(400, 'order', false, 'Order invalid'),
   STORE_REJECTED: entry(400, 'order', false, 'Store rejected the order'),
   PAYMENT_DECLINED: entry(400, 'payment', false, 'Payment declined'),

@@ -2,6 +2,7 @@ export * from './availability.js';
 export * from './common.js';
 export * from './errors.js';
 export * from './events.js';
+export * from './ledger.js';
 export * from './messaging.js';
 export * from './nats-permissions.js';
 export * from './money.js';

@@ -54,8 +54,9 @@ const internalSubjects: readonly Named[] = [
   subjects.catalog.active,
   subjects.payments.authorize,
   subjects.payments.capture,
-  subjects.payments.void,
   subjects.payments.refund,
+  subjects.payments.release,
+  subjects.ordering.chargeOwners,
 ];
 
 /** The named callers: the subjects of other services each service requests. */
@@ -74,10 +75,11 @@ const serviceCalls: Record<ServiceName, readonly Named[]> = {
     subjects.catalog.documentChunk,
     subjects.payments.authorize,
     subjects.payments.capture,
-    subjects.payments.void,
     subjects.payments.refund,
+    subjects.payments.release,
   ],
-  payments: [],
+  // The reconciler asks which orders hold its charges.
+  payments: [subjects.ordering.chargeOwners],
 };
 
 /** JetStream stream names below the deployment prefix (service-kit's `streamName`). */

@@ -68,19 +68,22 @@ const minorUnits = z.number().int().min(1).max(1_000_000_000_000);
 const currencyCode = z.string().regex(/^[A-Z]{3}$/);
 
 /**
- * Hold `amount` on a vaulted card of the calling end user. `idempotencyKey` is the caller's
- * (place's Idempotency-Key): the same key with the same partner and end user never charges
- * twice, and resumes an attempt whose outcome was unknown.
+ * Hold `amount` on a vaulted card of the calling end user for one order. The order id is the
+ * place attempt's (new for every life of an Idempotency-Key): an order has at most one
+ * charge, so asking again never charges twice and resumes an attempt whose outcome was
+ * unknown; a charge never serves another order.
  */
 export const authorizeInput = z.object({
+  orderId: guid,
   paymentId: guid,
   amount: minorUnits,
   currency: currencyCode,
-  idempotencyKey: z.string().min(1).max(255),
 });
 
 export const charge = z.object({
   chargeId: guid,
+  /** The order (place attempt) it was authorized for; null on charges from before that rule. */
+  orderId: guid.nullable(),
   paymentId: guid,
   status: chargeStatus,
   amount: z.number().int(),
@@ -95,8 +98,13 @@ export type Charge = z.infer<typeof charge>;
 /** Capture an authorized charge, in full or in part (default: the authorized amount). */
 export const captureInput = z.object({ chargeId: guid, amount: minorUnits.optional() });
 
-/** Release an authorization that will not be captured (the store rejected the order). */
-export const voidInput = z.object({ chargeId: guid });
+/**
+ * Release whatever an order's attempt holds, whatever became of it: an authorization is
+ * voided (one whose outcome was unknown is asked of the processor first), a capture refunded,
+ * anything else left as it is. The answer is the charge as it ends, or null when the order
+ * never had one.
+ */
+export const releaseInput = z.object({ orderId: guid });
 
 /** Return captured money; the same `idempotencyKey` for a charge refunds once. */
 export const refundInput = z.object({

@@ -2,6 +2,7 @@ import { addCartItemInput, pricedCart, removeCartItemInput, updateCartItemInput 
 import { z } from 'zod';
 import { catalogIngestStatus, catalogSetNotification, catalogSetValidation } from './catalog.js';
 import { dateTime, guid, pageQuery } from './common.js';
+import { chargeOwners, chargeOwnersInput } from './ledger.js';
 import { bytesReply, defineSubject } from './messaging.js';
 import {
   addressInput,
@@ -20,10 +21,10 @@ import {
   captureInput,
   charge,
   refundInput,
+  releaseInput,
   vaultCardInput,
   vaultedCard,
   vaultedCardList,
-  voidInput,
 } from './payments.js';
 import {
   commerceStore,
@@ -242,6 +243,8 @@ export const subjects = {
       z.object({ deliveryId: guid }),
       webhookDelivery,
     ),
+    /** Payments' reconciler: the orders and place attempts that hold these charges. */
+    chargeOwners: defineSubject('ordering', 'v1.charges.owners', chargeOwnersInput, chargeOwners),
   },
   payments: {
     /**
@@ -267,7 +270,13 @@ export const subjects = {
     /** Ordering: hold an amount on the end user's card (place). */
     authorize: defineSubject('payments', 'v1.charges.authorize', authorizeInput, charge),
     capture: defineSubject('payments', 'v1.charges.capture', captureInput, charge),
-    void: defineSubject('payments', 'v1.charges.void', voidInput, charge),
+    /** Ordering: release whatever an order's attempt holds (a settled or expired key). */
+    release: defineSubject(
+      'payments',
+      'v1.charges.release',
+      releaseInput,
+      z.object({ charge: charge.nullable() }),
+    ),
     refund: defineSubject('payments', 'v1.charges.refund', refundInput, charge),
   },
 } as const;

@@ -21,8 +21,11 @@ import { addressHandlers } from './handlers/address.handlers.js';
 import { cartHandlers } from './handlers/cart.handlers.js';
 import { orderLifecycleHandlers } from './handlers/order-lifecycle.handlers.js';
 import { createOrderEvaluator, orderHandlers } from './handlers/order.handlers.js';
-import { createPlacing } from './handlers/place.handlers.js';
-import { createStoreSubmitter } from './store-submission/store-submitter.js';
+import { chargeOwnersHandler } from './place/charge-owners.handler.js';
+import { placeHandler } from './place/place.handler.js';
+import { createPlaceSaga } from './place/place-saga.js';
+import { createPlaceSweeper } from './place/place-sweeper.js';
+import { createStoreSubmitter } from './place/store-submitter.js';
 import { pruneSettledDeliveries } from './db/webhook.repository.js';
 import { webhookHandlers } from './handlers/webhook.handlers.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
@@ -40,8 +43,6 @@ export interface OrderingServiceDeps extends ServiceDeps {
   readonly clock?: () => Date;
 }
 
-/** How often expired place keys are settled and deleted. */
-const SWEEP_INTERVAL_MS = 60_000;
 /** How often settled webhook deliveries past their retention are deleted. */
 const WEBHOOK_PRUNE_INTERVAL_MS = 3_600_000;
 /** The durable consumer that records order events as webhook deliveries. */
@@ -60,8 +61,8 @@ const WEBHOOK_GAP_GRACE_MS = 60_000;
  * outbox, and the order-status webhooks driven by those events.
  */
 export function createOrderingService(deps: OrderingServiceDeps): ServiceInstance & {
-  /** Settle place keys past their retention now (tests; a timer does it every minute). */
-  sweepExpiredPlaces(): Promise<number>;
+  /** Settle abandoned place keys and forget expired answers now (tests; a timer does it too). */
+  sweepPlaces(): Promise<{ settled: number; forgotten: number }>;
 } {
   const bus = createBusClient(deps.nc, {
     prefix: deps.subjectPrefix,
@@ -101,7 +102,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     schedule: config.WEBHOOK_RETRY_SCHEDULE_MS,
     breakerResetMs: config.WEBHOOK_BREAKER_RESET_MS,
   });
-  const placing = createPlacing({
+  const saga = createPlaceSaga({
     db,
     bus,
     evaluate,
@@ -116,17 +117,34 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     registry: deps.metrics.registry,
     prefix: deps.subjectPrefix,
     nudge,
-    holder,
     leaseMs: config.ORDERING_PLACE_LEASE_MS,
     retentionMs: config.ORDERING_IDEMPOTENCY_RETENTION_MS,
+    settleAfterMs: config.ORDERING_PLACE_SETTLE_AFTER_MS,
     paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
     ...(config.ORDERING_FAILPOINT ? { failpoint: config.ORDERING_FAILPOINT } : {}),
+  });
+  const sweeper = createPlaceSweeper({
+    db,
+    saga,
+    logger: deps.logger,
+    registry: deps.metrics.registry,
+    holder,
+    leaseMs: config.ORDERING_PLACE_LEASE_MS,
+    backoffMs: config.ORDERING_PLACE_SETTLE_AFTER_MS,
   });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
     ...cartHandlers(catalogs),
     ...addressHandlers(db, bus),
     ...orderHandlers(evaluate),
-    ...placing.handlers,
+    placeHandler({
+      db,
+      saga,
+      registry: deps.metrics.registry,
+      holder,
+      leaseMs: config.ORDERING_PLACE_LEASE_MS,
+      retentionMs: config.ORDERING_IDEMPOTENCY_RETENTION_MS,
+    }),
+    chargeOwnersHandler(db),
     ...orderLifecycleHandlers({
       db,
       bus,
@@ -143,11 +161,11 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     }),
   ]);
   let activations: Subscription | undefined;
-  let sweeper: NodeJS.Timeout | undefined;
+  let sweeping: NodeJS.Timeout | undefined;
   let pruner: NodeJS.Timeout | undefined;
   let recorder: ConsumerLoop | undefined;
   return {
-    sweepExpiredPlaces: () => placing.sweepExpired(),
+    sweepPlaces: () => sweeper.sweep(),
     async start() {
       const jsm = await deps.nc.jetstreamManager();
       const stream = await ensureEventsStream(jsm, deps.subjectPrefix, deps);
@@ -179,11 +197,11 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
           deps.logger.warn({ err: error }, 'pruning webhook deliveries failed');
         });
       }, WEBHOOK_PRUNE_INTERVAL_MS);
-      sweeper = setInterval(() => {
-        placing.sweepExpired().catch((error: unknown) => {
-          deps.logger.warn({ err: error }, 'sweeping expired place keys failed');
+      sweeping = setInterval(() => {
+        sweeper.sweep().catch((error: unknown) => {
+          deps.logger.warn({ err: error }, 'sweeping place keys failed');
         });
-      }, SWEEP_INTERVAL_MS);
+      }, config.ORDERING_PLACE_SWEEP_INTERVAL_MS);
       // Every replica keeps its own cache, so a plain subscription (no queue group, no
       // durable consumer): a missed event is covered by the cache's short TTL.
       activations = deps.nc.subscribe(`${deps.subjectPrefix}.${events.catalogActivated.subject}`, {
@@ -198,7 +216,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       });
     },
     async stop(timeoutMs) {
-      clearInterval(sweeper);
+      clearInterval(sweeping);
       clearInterval(pruner);
       activations?.unsubscribe();
       await Promise.all([subjects.stop(timeoutMs), recorder?.stop(timeoutMs)]);

@@ -17,12 +17,24 @@ export const orderingEnvSchema = z.object({
    * third of this while it runs). A replica that dies mid-place is taken over this long after.
    */
   ORDERING_PLACE_LEASE_MS: z.coerce.number().int().min(500).max(300_000).default(15_000),
-  /** How long a place outcome is replayed for its key (contract §8: 24 hours). */
+  /**
+   * How long a place answer is replayed for its key, from when it was given (contract §8: 24
+   * hours), and how long an unanswered key may take to get one: past that it is settled (its
+   * payment released), never resumed. Tests shorten it.
+   */
   ORDERING_IDEMPOTENCY_RETENTION_MS: z.coerce
     .number()
     .int()
-    .min(60_000)
+    .min(1_000)
     .default(24 * 3_600_000),
+  /**
+   * How long an attempt left where the store may hold its order (the submission or the
+   * capture may have been sent) waits for its partner's retry before the sweeper finishes it;
+   * a settlement that fails is tried again after this, doubling up to an hour.
+   */
+  ORDERING_PLACE_SETTLE_AFTER_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /** How often each replica looks for place keys to settle and answers to forget. */
+  ORDERING_PLACE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /**
    * How long place waits for payments to authorize or capture: longer than the payment
    * processor's own timeout (10 s), so its answer (503, retryable) arrives first.
@@ -32,9 +44,7 @@ export const orderingEnvSchema = z.object({
    * Test-only: end the process (SIGKILL) right after place commits this recovery point, so
    * crash tests can kill a real process at an exact step. Never set in a deployment.
    */
-  ORDERING_FAILPOINT: z
-    .enum(['validated', 'authorized', 'submitted', 'captured', 'recorded'])
-    .optional(),
+  ORDERING_FAILPOINT: z.enum(['validated', 'submitting', 'capturing', 'recorded']).optional(),
   /** POST orders to stores' submission URLs over plain http too (local runs, tests). */
   ORDERING_SUBMISSION_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   /** Private hosts submission URLs may reach (on-premise stores, tests): CIDRs and hostnames. */

@@ -18,5 +18,30 @@ export const paymentsEnvSchema = z.object({
   PAYMENT_BREAKER_WINDOW_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
   /** Open this long, then one probe call decides (half-open). */
   PAYMENT_BREAKER_RESET_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  /** How often the ledger's reconciler runs (on one replica at a time); 0 turns it off. */
+  PAYMENTS_RECONCILE_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 3_600_000)
+    .default(300_000),
+  /**
+   * How long a charge may be in flight (held for a place attempt that may still use it)
+   * before the reconciler reports it: longer than a place key's 24-hour deadline.
+   */
+  PAYMENTS_RECONCILE_IN_FLIGHT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(25 * 3_600_000),
+  /**
+   * Test-only (the fault suite): SIGKILL this process right after the processor authorized a
+   * charge and before payments recorded it, for this share of authorizations. Never set in a
+   * deployment.
+   */
+  PAYMENTS_FAILPOINT: z.enum(['authorized-unrecorded']).optional(),
+  PAYMENTS_FAILPOINT_RATE: z.coerce.number().min(0).max(1).default(1),
+  /** Charges one reconciliation examines at most; the rest wait for the next. */
+  PAYMENTS_RECONCILE_MAX_CHARGES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
 });
 export type PaymentsConfig = z.output<typeof paymentsEnvSchema>;

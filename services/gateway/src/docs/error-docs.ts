@@ -416,6 +416,22 @@ export const errorDocs = {
       instance: `/v1/commerce/orders/${ORDER_ID}/status`,
     },
   },
+  IDEMPOTENCY_KEY_EXPIRED: {
+    description:
+      'The attempt this Idempotency-Key started never got its answer within 24 hours of the ' +
+      "key's first use (every try ended in a retryable failure, or the retries stopped). The " +
+      'platform then settles it instead of resuming it: any payment hold is released (voided, ' +
+      'or refunded if it was captured) and no order is placed. ' +
+      RECORDED,
+    action:
+      'Place the order again with a new Idempotency-Key, after validating it again: prices and ' +
+      'opening hours may have changed in a day.',
+    example: {
+      detail:
+        'This Idempotency-Key was never answered within its 24 hours: its payment was released and no order was placed; place the order again with a new key',
+      instance: '/v1/marketfront/orders/place',
+    },
+  },
   CHARGE_STATE_INVALID: {
     description:
       'A payment charge is not in a state that allows the step the platform tried (capturing ' +

@@ -99,7 +99,11 @@ export function registerOrderRoutes(
             'SERVICE_UNAVAILABLE, 5xx) keep the key: retry it unchanged and the attempt resumes ' +
             'where it stopped, never charging twice. 409 IDEMPOTENCY_KEY_IN_PROGRESS with ' +
             'Retry-After while it runs; 422 IDEMPOTENCY_KEY_CONFLICT for the same key with ' +
-            'another body, partner or end user.',
+            'another body, partner or end user. A key that gets no final answer within 24 ' +
+            'hours of its first use is settled: its payment released, no order placed, and 400 ' +
+            'IDEMPOTENCY_KEY_EXPIRED is its answer (kept 24 hours from then). An attempt the ' +
+            'store may already hold (its submission or capture was sent) is finished by the ' +
+            'platform soon after its retries stop, so a retry later gets the order.',
           body: placeOrderRequest,
           response: {
             201: jsonResponse(
@@ -119,6 +123,7 @@ export function registerOrderRoutes(
               'PAYMENT_TOKEN_INVALID',
               'PAYMENT_TYPE_NOT_ALLOWED',
               'STORE_NOT_FOUND',
+              'IDEMPOTENCY_KEY_EXPIRED',
               'PAYMENT_PROCESSOR_UNAVAILABLE',
             ),
           },

@@ -24,14 +24,17 @@ export interface AddressTable {
   deleted_at: Date | null;
 }
 
-/** The recovery points of place (contract §8), in order. */
+/**
+ * The recovery points of place (contract §8), each written when the step before it has
+ * completed; `place/place-saga.ts` says what each does and how an unknown outcome at it is
+ * settled. A step only moves forward: to a later point, or to `recorded` (the final answer).
+ */
 export const placeSteps = [
   'started',
   'validated',
-  'authorized',
+  'submitting',
+  'capturing',
   'rejected',
-  'submitted',
-  'captured',
   'recorded',
 ] as const;
 export type PlaceStep = (typeof placeSteps)[number];
@@ -42,20 +45,30 @@ export interface PlaceAttemptTable {
   partner_id: string;
   end_user_id: string;
   fingerprint: string;
+  /** New for every life of the key: the order it places and the id its charge is keyed by. */
   order_id: string;
   step: PlaceStep;
   /** What the steps after validation need: the priced order and the store's facts. */
   snapshot: ColumnType<unknown, string | null, string | null>;
   charge_id: string | null;
-  /** The store's refusal, kept while its authorization is voided. */
+  /** The store's refusal, kept while its authorization is released. */
   store_rejection: ColumnType<unknown, string | null, string | null>;
+  /** The run holding the key (its replica and its own id) and until when. */
   lease_owner: string | null;
   lease_expires_at: Date | null;
   response_status: number | null;
   response_body: string | null;
   created_at: ColumnType<Date, never, never>;
   updated_at: ColumnType<Date, never, Date>;
+  /**
+   * Unanswered: the deadline for the key's answer (its first use and the retention); past it
+   * the attempt is settled, never resumed. Answered: the answer's own retention ends.
+   */
   expires_at: Date;
+  /** When the sweeper finishes an abandoned attempt the store may hold (null: not due). */
+  settle_at: ColumnType<Date | null, never, Date | null>;
+  /** How often the sweeper has tried to settle it (its back-off). */
+  settle_tries: ColumnType<number, never, number>;
 }
 
 export interface OrderTable {
@@ -70,9 +83,10 @@ export interface OrderTable {
   version: number;
   /** The order's content as placed (cart, fulfillment, amounts, customer, payment). */
   details: ColumnType<unknown, string, never>;
+  /** The order's payment; a charge belongs to one order (unique). */
   charge_id: string | null;
-  /** bigint: pg returns it as a string. */
-  total_minor: ColumnType<string, number, never>;
+  /** bigint, parsed to a number by the service kit's pool. */
+  total_minor: ColumnType<number, number, never>;
   currency: string;
   estimated_ready_at: Date | null;
   cancel_reason: string | null;

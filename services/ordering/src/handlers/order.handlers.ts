@@ -68,6 +68,8 @@ export interface OrderEvaluation {
   readonly totalMinor: number;
   readonly currency: string;
   readonly context: OrderContext;
+  /** Errors beyond the `maxProblemErrors` the order lists. */
+  readonly errorsOmitted: number;
 }
 
 export type OrderEvaluator = (input: OrderRequest, ctx: RequestContext) => Promise<OrderEvaluation>;
@@ -194,7 +196,8 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
       paymentType: input.paymentType,
       specialInstructions: input.specialInstructions ?? null,
     };
-    return { order, totalMinor, currency, context };
+    const errorsOmitted = Math.max(0, errors.length - maxProblemErrors);
+    return { order, totalMinor, currency, context, errorsOmitted };
   };
 
   /** The delivery address resolved, or the problem with it. */

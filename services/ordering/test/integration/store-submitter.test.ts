@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createStoreSubmitter,
   type StoreSubmitterOptions,
-} from '../../src/store-submission/store-submitter.js';
+} from '../../src/place/store-submitter.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 const order = {
@@ -104,7 +104,8 @@ describe('store submitter', () => {
     ]);
   });
 
-  it.each([200, 201, 202, 204])('takes HTTP %i as accepted', async (status) => {
+  // 409: the store already has this order (the answer to a resubmission after a lost answer).
+  it.each([200, 201, 202, 204, 409])('takes HTTP %i as accepted', async (status) => {
     answers['/orders'] = (res) => res.writeHead(status).end();
     expect(await submit('/orders')).toEqual({ outcome: 'accepted' });
   });
@@ -141,7 +142,7 @@ describe('store submitter', () => {
   });
 
   it('never cuts a message inside a surrogate pair', async () => {
-    answers['/orders'] = json(409, {
+    answers['/orders'] = json(422, {
       errors: [{ code: 'CLOSED', message: `a${'😀'.repeat(300)}` }],
     });
     const submission = await submit('/orders');
@@ -166,11 +167,11 @@ describe('store submitter', () => {
   });
 
   it("takes a rejection's message from its detail, else its message", async () => {
-    answers['/detail'] = json(409, { detail: 'The kitchen is closed', message: 'closed' });
+    answers['/detail'] = json(410, { detail: 'The kitchen is closed', message: 'closed' });
     answers['/message'] = json(403, { message: 'x'.repeat(501) });
     expect(await submit('/detail')).toEqual({
       outcome: 'rejected',
-      status: 409,
+      status: 410,
       errors: [{ code: 'STORE_REJECTED', message: 'The kitchen is closed', pointer: null }],
     });
     const fromMessage = await submit('/message');
@@ -186,7 +187,16 @@ describe('store submitter', () => {
     expect(received.map((request) => request.path)).toEqual(['/orders']);
   });
 
-  it.each([500, 502, 503])('takes HTTP %i as unavailable', async (status) => {
+  it.each([400, 401, 403, 404, 405, 410, 413, 422])(
+    'takes HTTP %i as a rejection',
+    async (status) => {
+      answers['/orders'] = json(status, {});
+      expect(await submit('/orders')).toMatchObject({ outcome: 'rejected', status });
+    },
+  );
+
+  // Said nothing of the order (timed out, too early, too busy, failed): resubmit to learn it.
+  it.each([408, 425, 429, 500, 502, 503])('takes HTTP %i as unavailable', async (status) => {
     answers['/orders'] = json(status, { errors: [{ code: 'DOWN', message: 'down' }] });
     expect(await submit('/orders')).toEqual({
       outcome: 'unavailable',

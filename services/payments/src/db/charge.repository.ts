@@ -9,45 +9,26 @@ import type {
 
 type Db = Kysely<PaymentsDatabase>;
 
-export function findChargeByKey(
-  db: Db,
-  partnerId: string,
-  endUserId: string,
-  idempotencyKey: string,
-): Promise<ChargeRow | undefined> {
-  return db
-    .selectFrom('charges')
-    .selectAll()
-    .where('partner_id', '=', partnerId)
-    .where('end_user_id', '=', endUserId)
-    .where('idempotency_key', '=', idempotencyKey)
-    .executeTakeFirst();
+/** The charge of an order (place attempt), if it has one. */
+export function findChargeByOrder(db: Db, orderId: string): Promise<ChargeRow | undefined> {
+  return db.selectFrom('charges').selectAll().where('order_id', '=', orderId).executeTakeFirst();
 }
 
-/** Record an attempt before the processor hears of it; an existing one with the key wins. */
+/** Record an attempt before the processor hears of it; the order's existing charge wins. */
 export async function insertCharge(
   db: Db,
   charge: Pick<
     ChargeRow,
-    | 'charge_id'
-    | 'partner_id'
-    | 'end_user_id'
-    | 'payment_id'
-    | 'idempotency_key'
-    | 'amount'
-    | 'currency'
-  >,
+    'charge_id' | 'partner_id' | 'end_user_id' | 'payment_id' | 'order_id' | 'amount' | 'currency'
+  > & { order_id: string },
 ): Promise<ChargeRow> {
   const inserted = await db
     .insertInto('charges')
     .values({ ...charge, status: 'authorizing' })
-    .onConflict((oc) => oc.constraint('charges_idempotency_key').doNothing())
+    .onConflict((oc) => oc.column('order_id').doNothing())
     .returningAll()
     .executeTakeFirst();
-  return (
-    inserted ??
-    (await findChargeByKey(db, charge.partner_id, charge.end_user_id, charge.idempotency_key))!
-  );
+  return inserted ?? (await findChargeByOrder(db, charge.order_id))!;
 }
 
 /** What a charge shows of its card (a deleted card's too: its charges outlive it). */

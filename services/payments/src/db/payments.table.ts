@@ -23,7 +23,8 @@ export interface ChargeTable {
   partner_id: string;
   end_user_id: string;
   payment_id: string;
-  idempotency_key: string;
+  /** The order (place attempt) it was authorized for; null on charges older than that rule. */
+  order_id: string | null;
   amount: number;
   currency: string;
   status: ChargeStatus;
@@ -32,6 +33,10 @@ export interface ChargeTable {
   decline_code: string | null;
   captured_amount: Generated<number>;
   refunded_amount: Generated<number>;
+  /** The reconciler's last verdict on it (`ledger.ts`'s classes). */
+  ledger_class: ColumnType<string | null, never, string | null>;
+  /** When the reconciler last found it explained (it looks again once `updated_at` moves). */
+  reconciled_at: ColumnType<Date | null, never, Date | null>;
   created_at: ColumnType<Date, never, never>;
   updated_at: Generated<Date>;
 }

@@ -6,43 +6,24 @@ import {
   requirePartner,
   requirePaymentType,
   type HandlerBinding,
-  type Logger,
 } from '@pcp/service-kit';
-import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
+import type { ChargeActionDeps, ChargeActions } from '../charges/charge-actions.js';
 import { findOwnedCard } from '../db/card.repository.js';
 import {
-  claimRefund,
-  findChargeByKey,
-  findRefund,
+  findChargeByOrder,
   findPartnerCharge,
-  type ChargeCard,
   insertCharge,
-  settleRefund,
-  updateCharge,
+  type ChargeCard,
 } from '../db/charge.repository.js';
-import type { CardRow, ChargeRow, PaymentsDatabase } from '../db/payments.table.js';
-import { isExpired } from '../domain/card-rules.js';
-import { declineError, isFinalDecline } from '../domain/declines.js';
-import type { GuardedPaymentProcessor } from '../processor/guarded-payment-processor.js';
-import { ProcessorRejectedError, type DeclineReason } from '../processor/payment-processor.js';
+import type { ChargeRow } from '../db/payments.table.js';
 import { paymentTokenInvalid } from './card.handlers.js';
 import { processorFailure } from './processor-errors.js';
 
-export interface ChargeHandlerDeps {
-  readonly db: Kysely<PaymentsDatabase>;
-  readonly processor: GuardedPaymentProcessor;
-  readonly clock: () => Date;
-  readonly logger: Logger;
-  readonly retryAfterSeconds: () => number;
-}
-
-/** Stored for a processor that no longer knows the card's token. */
-const TOKEN_UNKNOWN = 'token_not_found';
-
-function toCharge(row: ChargeRow, card: ChargeCard): Charge {
+export function toCharge(row: ChargeRow, card: ChargeCard): Charge {
   return {
     chargeId: row.charge_id,
+    orderId: row.order_id,
     paymentId: row.payment_id,
     status: row.status,
     amount: row.amount,
@@ -54,84 +35,32 @@ function toCharge(row: ChargeRow, card: ChargeCard): Charge {
   };
 }
 
-/** The error a declined charge answers, every time its key is used again. */
-function declinedError(row: ChargeRow): AppError {
-  return row.decline_code === TOKEN_UNKNOWN
-    ? paymentTokenInvalid()
-    : declineError((row.decline_code ?? 'other') as DeclineReason);
+/** An order asked to be authorized for another partner, end user, card or amount. */
+function orderConflict(): AppError {
+  return new AppError(
+    'IDEMPOTENCY_KEY_CONFLICT',
+    'This order was authorized for another payment; an order has one charge',
+  );
 }
 
-function chargeState(row: ChargeRow, action: string): AppError {
-  return new AppError('CHARGE_STATE_INVALID', `A charge that is ${row.status} cannot be ${action}`);
-}
-
-export function chargeHandlers(deps: ChargeHandlerDeps): HandlerBinding[] {
+/**
+ * The charge subjects: ordering authorizes, captures and releases an order's charge, and
+ * refunds a cancelled order; every charge is the calling partner's.
+ */
+export function chargeHandlers(deps: ChargeActionDeps, actions: ChargeActions): HandlerBinding[] {
   const { db, processor } = deps;
-  const unavailable = (error: unknown) => processorFailure(error, deps.retryAfterSeconds());
 
-  /**
-   * Ask the processor to authorize a recorded attempt. Its key names the attempt, so a
-   * retry after an unknown outcome (timeout, breaker open) is the same call to the
-   * processor and can never charge twice; only a processing error, a final answer that
-   * invites a new try, moves to the next key.
-   */
-  async function runAuthorization(row: ChargeRow, card: CardRow): Promise<Charge> {
-    if (!card.processor_token) throw paymentTokenInvalid();
-    const decline = async (reason: string) => {
-      const settled = await updateCharge(db, row, { status: 'declined', decline_code: reason });
-      return declinedError(settled ?? { ...row, decline_code: reason });
-    };
-    if (isExpired(card.exp_month, card.exp_year, deps.clock())) throw await decline('expired_card');
-
-    let outcome;
-    try {
-      outcome = await processor.authorize(
-        { token: card.processor_token, amount: row.amount, currency: row.currency },
-        { idempotencyKey: `pcp-authorize-${row.charge_id}-${row.processor_attempt}` },
-      );
-    } catch (error) {
-      if (error instanceof ProcessorRejectedError && error.code === TOKEN_UNKNOWN) {
-        throw await decline(TOKEN_UNKNOWN);
-      }
-      if (error instanceof ProcessorRejectedError) {
-        deps.logger.error(
-          { chargeId: row.charge_id, code: error.code },
-          'processor refused an authorization',
-        );
-      }
-      throw unavailable(error);
-    }
-    if (outcome.outcome === 'authorized') {
-      const settled = await updateCharge(db, row, {
-        status: 'authorized',
-        processor_authorization_id: outcome.authorizationId,
-      });
-      return toCharge(settled ?? { ...row, status: 'authorized' }, card);
-    }
-    if (!isFinalDecline(outcome.reason)) {
-      await updateCharge(db, row, { processor_attempt: row.processor_attempt + 1 });
-      throw declineError(outcome.reason);
-    }
-    throw await decline(outcome.reason);
-  }
-
-  /** A charge of the calling partner that has been authorized at the processor. */
-  async function authorizedCharge(partnerId: string, chargeId: string) {
+  /** A charge of the calling partner, with what it shows of its card. */
+  async function partnerCharge(partnerId: string, chargeId: string) {
     const found = await findPartnerCharge(db, partnerId, chargeId);
     if (!found) throw new AppError('CHARGE_NOT_FOUND', 'No charge with this id');
-    return { ...found, authorizationId: found.row.processor_authorization_id };
-  }
-
-  /** A final processor refusal of a capture, void or refund: the charge's state forbids it. */
-  function refused(error: unknown, row: ChargeRow, action: string): unknown {
-    return error instanceof ProcessorRejectedError ? chargeState(row, action) : unavailable(error);
+    return found;
   }
 
   return [
     handle(subjects.payments.authorize, async (input, ctx) => {
       const partnerId = requirePartner(ctx, 'distribution');
       const endUserId = requireEndUser(ctx);
-      requirePaymentType(ctx, 'CARD');
       if (!isKnownCurrency(input.currency)) {
         throw new AppError('REQUEST_INVALID', 'Unknown currency', {
           errors: [
@@ -142,46 +71,45 @@ export function chargeHandlers(deps: ChargeHandlerDeps): HandlerBinding[] {
       // Two lookups at once: one round trip's wait instead of two.
       const [card, earlier] = await Promise.all([
         findOwnedCard(db, partnerId, endUserId, input.paymentId),
-        findChargeByKey(db, partnerId, endUserId, input.idempotencyKey),
+        findChargeByOrder(db, input.orderId),
       ]);
-      if (!card) throw paymentTokenInvalid();
-      let row = earlier;
-      if (
-        row &&
-        (row.payment_id !== input.paymentId ||
-          row.amount !== input.amount ||
-          row.currency !== input.currency)
-      ) {
-        throw new AppError(
-          'IDEMPOTENCY_KEY_CONFLICT',
-          'This idempotency key was used for another payment',
-        );
+      const matches = (row: ChargeRow) =>
+        row.partner_id === partnerId &&
+        row.end_user_id === endUserId &&
+        row.payment_id === input.paymentId &&
+        row.amount === input.amount &&
+        row.currency === input.currency;
+      // The order's charge first: what it holds is its answer, whatever became of the card or
+      // the partner's payment types since.
+      if (earlier) {
+        if (!matches(earlier) || !card) throw orderConflict();
+        return toCharge(await actions.resumeAuthorization(earlier, card), card);
       }
-      if (row?.status === 'declined') throw declinedError(row);
-      if (row && row.status !== 'authorizing') return toCharge(row, card);
-      if (card.deleted_at) throw paymentTokenInvalid();
+      requirePaymentType(ctx, 'CARD');
+      if (!card || card.deleted_at) throw paymentTokenInvalid();
       // Shed load before recording an attempt the processor cannot take now.
       const open = processor.refuseWhileOpen('authorize');
-      if (open) throw unavailable(open);
-      row ??= await insertCharge(db, {
-        charge_id: randomUUID(),
+      if (open) throw processorFailure(open, deps.retryAfterSeconds());
+      const chargeId = randomUUID();
+      const row = await insertCharge(db, {
+        charge_id: chargeId,
         partner_id: partnerId,
         end_user_id: endUserId,
         payment_id: input.paymentId,
-        idempotency_key: input.idempotencyKey,
+        order_id: input.orderId,
         amount: input.amount,
         currency: input.currency,
       });
-      return runAuthorization(row, card);
+      // Another request for the order recorded its charge first: answer as for a retry.
+      if (row.charge_id !== chargeId) {
+        if (!matches(row)) throw orderConflict();
+        return toCharge(await actions.resumeAuthorization(row, card), card);
+      }
+      return toCharge(await actions.runAuthorization(row, card), card);
     }),
 
     handle(subjects.payments.capture, async ({ chargeId, amount }, ctx) => {
-      const { row, card, authorizationId } = await authorizedCharge(
-        requirePartner(ctx, 'distribution'),
-        chargeId,
-      );
-      if (row.status === 'captured' || row.status.endsWith('refunded')) return toCharge(row, card);
-      if (row.status !== 'authorized' || !authorizationId) throw chargeState(row, 'captured');
+      const { row, card } = await partnerCharge(requirePartner(ctx, 'distribution'), chargeId);
       if (amount !== undefined && amount > row.amount) {
         throw new AppError('REQUEST_INVALID', 'Cannot capture more than was authorized', {
           errors: [
@@ -189,82 +117,20 @@ export function chargeHandlers(deps: ChargeHandlerDeps): HandlerBinding[] {
           ],
         });
       }
-      let captured;
-      try {
-        captured = await processor.capture(
-          { authorizationId, ...(amount === undefined ? {} : { amount }) },
-          { idempotencyKey: `pcp-capture-${row.charge_id}` },
-        );
-      } catch (error) {
-        throw refused(error, row, 'captured');
-      }
-      const settled = await updateCharge(db, row, {
-        status: 'captured',
-        captured_amount: captured.capturedAmount,
-      });
-      return toCharge(settled ?? (await authorizedCharge(row.partner_id, chargeId)).row, card);
+      return toCharge(await actions.captureCharge(row, amount), card);
     }),
 
-    handle(subjects.payments.void, async ({ chargeId }, ctx) => {
-      const { row, card, authorizationId } = await authorizedCharge(
-        requirePartner(ctx, 'distribution'),
-        chargeId,
-      );
-      // Nothing is held on a declined card; a voided one is already released.
-      if (row.status === 'voided' || row.status === 'declined') return toCharge(row, card);
-      if (row.status !== 'authorized' || !authorizationId) throw chargeState(row, 'voided');
-      try {
-        await processor.void({ authorizationId }, { idempotencyKey: `pcp-void-${row.charge_id}` });
-      } catch (error) {
-        throw refused(error, row, 'voided');
-      }
-      const settled = await updateCharge(db, row, { status: 'voided' });
-      return toCharge(settled ?? (await authorizedCharge(row.partner_id, chargeId)).row, card);
+    handle(subjects.payments.release, async ({ orderId }, ctx) => {
+      const partnerId = requirePartner(ctx, 'distribution');
+      const row = await findChargeByOrder(db, orderId);
+      if (!row || row.partner_id !== partnerId) return { charge: null };
+      const { card } = await partnerCharge(partnerId, row.charge_id);
+      return { charge: toCharge(await actions.releaseCharge(row), card) };
     }),
 
     handle(subjects.payments.refund, async ({ chargeId, amount, idempotencyKey }, ctx) => {
-      const { row, card, authorizationId } = await authorizedCharge(
-        requirePartner(ctx, 'distribution'),
-        chargeId,
-      );
-      const earlier = await findRefund(db, chargeId, idempotencyKey);
-      if (earlier && earlier.amount !== amount) {
-        throw new AppError(
-          'IDEMPOTENCY_KEY_CONFLICT',
-          'This idempotency key was used for another refund',
-        );
-      }
-      if (earlier?.status === 'succeeded') return toCharge(row, card);
-      if (!authorizationId || !['captured', 'partially_refunded'].includes(row.status)) {
-        throw chargeState(row, 'refunded');
-      }
-      if (amount > row.captured_amount - row.refunded_amount) {
-        throw new AppError(
-          'REQUEST_INVALID',
-          'Cannot refund more than was captured and not refunded',
-          {
-            errors: [{ code: 'OUT_OF_RANGE', message: 'Too large', pointer: '/amount' }],
-          },
-        );
-      }
-      const refund =
-        earlier ??
-        (await claimRefund(db, {
-          refund_id: randomUUID(),
-          charge_id: chargeId,
-          idempotency_key: idempotencyKey,
-          amount,
-        }));
-      let refunded;
-      try {
-        refunded = await processor.refund(
-          { authorizationId, amount },
-          { idempotencyKey: `pcp-refund-${refund.refund_id}` },
-        );
-      } catch (error) {
-        throw refused(error, row, 'refunded');
-      }
-      return toCharge(await settleRefund(db, refund, refunded.refundId), card);
+      const { row, card } = await partnerCharge(requirePartner(ctx, 'distribution'), chargeId);
+      return toCharge(await actions.refundCharge(row, amount, idempotencyKey), card);
     }),
   ];
 }

@@ -62,12 +62,13 @@ async function vault(ctx: RequestContext, cardNumber = '4242424242424242') {
   return vaulted.paymentId;
 }
 
-const authorize = (ctx: RequestContext, paymentId: string, key = randomUUID(), amount = 2_565) =>
-  bus.request(
-    subjects.payments.authorize,
-    { paymentId, amount, currency: 'USD', idempotencyKey: key },
-    ctx,
-  );
+/** Authorize `amount` for the order `orderId` (a place attempt's; a fresh one by default). */
+const authorize = (
+  ctx: RequestContext,
+  paymentId: string,
+  orderId = randomUUID(),
+  amount = 2_565,
+) => bus.request(subjects.payments.authorize, { orderId, paymentId, amount, currency: 'USD' }, ctx);
 
 /** What the simulator recorded for one of our charges (our processor keys name the charge). */
 const chargesOf = (chargeId: string) =>
@@ -113,7 +114,14 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  processor.setFaults({ latencyMs: 0, errorRate: 0, hangRate: 0, slowRate: 0, slowMs: 0 });
+  processor.setFaults({
+    latencyMs: 0,
+    errorRate: 0,
+    hangRate: 0,
+    slowRate: 0,
+    slowMs: 0,
+    operations: [],
+  });
   now = new Date('2026-11-23T10:00:00Z');
   // Let a breaker a test opened close again before the next test.
   for (let i = 0; i < 50 && service.breakerState() !== 'closed'; i++) {
@@ -132,29 +140,96 @@ afterAll(async () => {
 });
 
 describe('authorizations', () => {
-  it('holds the amount once per key, and a retry with the key replays the charge', async () => {
+  it('holds the amount once per order, and asking again answers the same charge', async () => {
     const ctx = customer();
     const paymentId = await vault(ctx);
-    const key = randomUUID();
-    const first = await authorize(ctx, paymentId, key);
+    const orderId = randomUUID();
+    const first = await authorize(ctx, paymentId, orderId);
     expect(first).toMatchObject({
+      orderId,
       status: 'authorized',
       amount: 2_565,
       currency: 'USD',
       last4: '4242',
     });
-    expect(await authorize(ctx, paymentId, key)).toEqual(first);
-    expect(chargesOf(first.chargeId)).toMatchObject([{ status: 'authorized', amount: 2_565 }]);
+    expect(await authorize(ctx, paymentId, orderId)).toEqual(first);
+    expect(chargesOf(first.chargeId)).toMatchObject([
+      { status: 'authorized', amount: 2_565, reference: first.chargeId },
+    ]);
   });
 
-  it('refuses a key reused for another amount or card', async () => {
+  it('gives an order one charge only: another amount, card, end user or partner is refused', async () => {
     const ctx = customer();
     const paymentId = await vault(ctx);
-    const key = randomUUID();
-    await authorize(ctx, paymentId, key);
-    await expectAppError(authorize(ctx, paymentId, key, 100), 'IDEMPOTENCY_KEY_CONFLICT');
+    const orderId = randomUUID();
+    await authorize(ctx, paymentId, orderId);
+    await expectAppError(authorize(ctx, paymentId, orderId, 100), 'IDEMPOTENCY_KEY_CONFLICT');
     const other = await vault(ctx, '5555555555554444');
-    await expectAppError(authorize(ctx, other, key), 'IDEMPOTENCY_KEY_CONFLICT');
+    await expectAppError(authorize(ctx, other, orderId), 'IDEMPOTENCY_KEY_CONFLICT');
+    const stranger = customer();
+    await expectAppError(
+      authorize(stranger, await vault(stranger), orderId),
+      'IDEMPOTENCY_KEY_CONFLICT',
+    );
+    // The unique order id holds in the database too, whoever writes.
+    const [row] = await db
+      .selectFrom('charges')
+      .select('charge_id')
+      .where('order_id', '=', orderId)
+      .execute();
+    await expect(
+      db
+        .insertInto('charges')
+        .values({
+          charge_id: randomUUID(),
+          partner_id: partnerId,
+          end_user_id: 'someone',
+          payment_id: paymentId,
+          order_id: orderId,
+          amount: 1,
+          currency: 'USD',
+          status: 'authorizing',
+        })
+        .execute(),
+    ).rejects.toThrow(/charges_order_key/);
+    expect(row).toBeDefined();
+  });
+
+  it('answers an order whose authorization was lost from the processor, even once its card is deleted or the partner may no longer take cards', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx);
+    const orderId = randomUUID();
+    // The processor authorizes, but its answer comes after our timeout: payments never knew.
+    processor.setFaults({ slowRate: 1, slowMs: TIMEOUT_MS * 2, operations: ['authorize'] });
+    await expectAppError(authorize(ctx, paymentId, orderId), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    processor.setFaults({ slowRate: 0, operations: [] });
+    const [unknown] = await db
+      .selectFrom('charges')
+      .selectAll()
+      .where('order_id', '=', orderId)
+      .execute();
+    expect(unknown?.status).toBe('authorizing');
+    await bus.request(subjects.payments.deleteCard, { paymentId }, ctx);
+    const attempts = processor.charges().length;
+    // Asked again, payments learns from the processor what it holds: never a token error
+    // over money on hold, never a second authorization.
+    const learnt = await authorize({ ...ctx, paymentTypes: ['PAY_AT_STORE'] }, paymentId, orderId);
+    expect(learnt).toMatchObject({ orderId, status: 'authorized', amount: 2_565 });
+    expect(processor.charges()).toHaveLength(attempts);
+    expect(chargesOf(learnt.chargeId)).toMatchObject([{ status: 'authorized' }]);
+  });
+
+  it('declines, without charging, an order whose lost authorization the processor never made once the card is gone', async () => {
+    const ctx = customer();
+    const paymentId = await vault(ctx);
+    const orderId = randomUUID();
+    processor.setFaults({ errorRate: 1, operations: ['authorize'] });
+    await expectAppError(authorize(ctx, paymentId, orderId), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    processor.setFaults({ errorRate: 0, operations: [] });
+    await bus.request(subjects.payments.deleteCard, { paymentId }, ctx);
+    const before = processor.charges().length;
+    await expectAppError(authorize(ctx, paymentId, orderId), 'PAYMENT_TOKEN_INVALID');
+    expect(processor.charges()).toHaveLength(before);
   });
 
   it('answers PAYMENT_TOKEN_INVALID for another end user’s, another partner’s or a deleted card', async () => {
@@ -196,23 +271,23 @@ describe('authorizations', () => {
   it('replays a final decline for its key, and retries a processing error with a new processor key', async () => {
     const ctx = customer();
     const declined = await vault(ctx, '4000000000009995');
-    const key = randomUUID();
-    await expectAppError(authorize(ctx, declined, key), 'PAYMENT_DECLINED');
+    const orderId = randomUUID();
+    await expectAppError(authorize(ctx, declined, orderId), 'PAYMENT_DECLINED');
     const attempts = processor.charges().length;
-    const replay = await expectAppError(authorize(ctx, declined, key), 'PAYMENT_DECLINED');
+    const replay = await expectAppError(authorize(ctx, declined, orderId), 'PAYMENT_DECLINED');
     expect(replay.errors?.[0]?.code).toBe('INSUFFICIENT_FUNDS');
     expect(processor.charges()).toHaveLength(attempts);
 
     const flaky = await vault(ctx, '4000000000000119');
-    const flakyKey = randomUUID();
-    await expectAppError(authorize(ctx, flaky, flakyKey), 'PAYMENT_FAILED');
-    await expectAppError(authorize(ctx, flaky, flakyKey), 'PAYMENT_FAILED');
+    const flakyOrder = randomUUID();
+    await expectAppError(authorize(ctx, flaky, flakyOrder), 'PAYMENT_FAILED');
+    await expectAppError(authorize(ctx, flaky, flakyOrder), 'PAYMENT_FAILED');
     // Each try reached the processor under its own key: the key stayed usable.
     expect(processor.charges()).toHaveLength(attempts + 2);
   });
 });
 
-describe('capture, void and refund', () => {
+describe('capture, release and refund', () => {
   it('captures, then refunds in parts up to the captured amount, once per refund key', async () => {
     const ctx = customer();
     const charge = await authorize(ctx, await vault(ctx), randomUUID(), 5_000);
@@ -245,19 +320,16 @@ describe('capture, void and refund', () => {
     expect(atProcessor).toMatchObject({ capturedAmount: 4_000, refundedAmount: 4_000 });
   });
 
-  it('voids an authorization (the store rejected the order); it can no longer be captured', async () => {
+  const release = (ctx: RequestContext, orderId: string) =>
+    bus.request(subjects.payments.release, { orderId }, ctx);
+
+  it('releases an authorization (the store rejected the order): voided once, never captured after', async () => {
     const ctx = customer();
-    const charge = await authorize(ctx, await vault(ctx));
-    expect(
-      await bus.request(subjects.payments.void, { chargeId: charge.chargeId }, ctx),
-    ).toMatchObject({
-      status: 'voided',
-    });
-    expect(
-      await bus.request(subjects.payments.void, { chargeId: charge.chargeId }, ctx),
-    ).toMatchObject({
-      status: 'voided',
-    });
+    const orderId = randomUUID();
+    const charge = await authorize(ctx, await vault(ctx), orderId);
+    expect((await release(ctx, orderId)).charge).toMatchObject({ status: 'voided' });
+    expect((await release(ctx, orderId)).charge).toMatchObject({ status: 'voided' });
+    expect(chargesOf(charge.chargeId)).toMatchObject([{ status: 'voided' }]);
     await expectAppError(
       bus.request(subjects.payments.capture, { chargeId: charge.chargeId }, ctx),
       'CHARGE_STATE_INVALID',
@@ -270,6 +342,42 @@ describe('capture, void and refund', () => {
       ),
       'CHARGE_NOT_FOUND',
     );
+  });
+
+  it('releases a capture by refunding it in full, once', async () => {
+    const ctx = customer();
+    const orderId = randomUUID();
+    const charge = await authorize(ctx, await vault(ctx), orderId);
+    await bus.request(subjects.payments.capture, { chargeId: charge.chargeId }, ctx);
+    expect((await release(ctx, orderId)).charge).toMatchObject({
+      status: 'refunded',
+      refundedAmount: 2_565,
+    });
+    expect((await release(ctx, orderId)).charge).toMatchObject({ status: 'refunded' });
+    expect(chargesOf(charge.chargeId)).toMatchObject([
+      { status: 'refunded', capturedAmount: 2_565, refundedAmount: 2_565 },
+    ]);
+  });
+
+  it('releases an authorization whose answer was lost: learnt from the processor, then voided', async () => {
+    const ctx = customer();
+    const orderId = randomUUID();
+    const paymentId = await vault(ctx);
+    processor.setFaults({ slowRate: 1, slowMs: TIMEOUT_MS * 2, operations: ['authorize'] });
+    await expectAppError(authorize(ctx, paymentId, orderId), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    processor.setFaults({ slowRate: 0, operations: [] });
+    const { charge } = await release(ctx, orderId);
+    expect(charge).toMatchObject({ orderId, status: 'voided' });
+    expect(chargesOf(charge!.chargeId)).toMatchObject([{ status: 'voided' }]);
+  });
+
+  it('answers null for an order without a charge, or another partner’s', async () => {
+    const ctx = customer();
+    const orderId = randomUUID();
+    expect(await release(ctx, orderId)).toEqual({ charge: null });
+    await authorize(ctx, await vault(ctx), orderId);
+    expect(await release({ ...ctx, partnerId: randomUUID() }, orderId)).toEqual({ charge: null });
+    expect((await release(ctx, orderId)).charge?.status).toBe('voided');
   });
 });
 
@@ -296,20 +404,20 @@ const waitForHalfOpen = async () => {
 };
 
 describe('the processor behind a circuit breaker', () => {
-  it('never charges twice for one key across 50 retries while the processor times out', async () => {
+  it('never charges twice for one order across 50 retries while the processor times out', async () => {
     const ctx = customer();
     const paymentId = await vault(ctx);
-    const key = randomUUID();
+    const orderId = randomUUID();
     const timedOutBefore = await metric('pcp_payment_processor_calls_total', {
       outcome: 'timed_out',
     });
     // The processor makes the charge, then answers after our timeout: the answer is lost…
     processor.setFaults({ slowRate: 1, slowMs: TIMEOUT_MS * 2 });
-    await expectAppError(authorize(ctx, paymentId, key), 'PAYMENT_PROCESSOR_UNAVAILABLE');
-    // …and then stops answering at all while the caller retries the key.
+    await expectAppError(authorize(ctx, paymentId, orderId), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    // …and then stops answering at all while the caller asks again for the order.
     processor.setFaults({ slowRate: 0, hangRate: 1 });
     for (let attempt = 1; attempt < 50; attempt++) {
-      await expectAppError(authorize(ctx, paymentId, key), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+      await expectAppError(authorize(ctx, paymentId, orderId), 'PAYMENT_PROCESSOR_UNAVAILABLE');
     }
     // Until the breaker opened, the retries reached the processor and timed out there.
     const timedOut =
@@ -319,7 +427,7 @@ describe('the processor behind a circuit breaker', () => {
 
     processor.setFaults({ hangRate: 0 });
     if (service.breakerState() === 'open') await waitForHalfOpen();
-    const healed = await authorize(ctx, paymentId, key);
+    const healed = await authorize(ctx, paymentId, orderId);
     expect(healed.status).toBe('authorized');
     expect(chargesOf(healed.chargeId)).toHaveLength(1);
   }, 30_000);
@@ -366,13 +474,13 @@ describe('the processor behind a circuit breaker', () => {
     await failUntilOpen(ctx, paymentId, 10);
   }, 30_000);
 
-  it('charges nothing for the card whose authorization never answers, and leaves the key usable', async () => {
+  it('charges nothing for the card whose authorization never answers, and leaves the order to ask again', async () => {
     const ctx = customer();
     const paymentId = await vault(ctx, '4000000000007775');
-    const key = randomUUID();
+    const orderId = randomUUID();
     const before = processor.charges().length;
-    await expectAppError(authorize(ctx, paymentId, key), 'PAYMENT_PROCESSOR_UNAVAILABLE');
-    await expectAppError(authorize(ctx, paymentId, key), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    await expectAppError(authorize(ctx, paymentId, orderId), 'PAYMENT_PROCESSOR_UNAVAILABLE');
+    await expectAppError(authorize(ctx, paymentId, orderId), 'PAYMENT_PROCESSOR_UNAVAILABLE');
     expect(processor.charges()).toHaveLength(before);
   });
 
@@ -414,7 +522,7 @@ describe('shutdown', () => {
     );
     const pending = otherBus.request(
       subjects.payments.authorize,
-      { paymentId: vaulted.paymentId, amount: 100, currency: 'USD', idempotencyKey: randomUUID() },
+      { orderId: randomUUID(), paymentId: vaulted.paymentId, amount: 100, currency: 'USD' },
       ctx,
     );
     await new Promise((resolve) => setTimeout(resolve, 200));

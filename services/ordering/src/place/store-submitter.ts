@@ -2,7 +2,15 @@ import type { OrderError } from '@pcp/contracts';
 import { safeRequest, tryParseJson, type AddressAllowlist } from '@pcp/service-kit';
 import { Webhook } from 'standardwebhooks';
 
-/** A store's answer to an order; an `unavailable` reason is for logs, never shown to partners. */
+/**
+ * A store's answer to an order (contract §10), decided by its HTTP status:
+ * - accepted: 2xx, or 409 (the store already has this order: a resubmission's answer);
+ * - unavailable (the outcome is unknown; place resubmits with the same webhook-id): 408, 425,
+ *   429, 5xx, and no answer at all;
+ * - rejected: every other status (400, 403, 404, 410, 422, the rest of 4xx, and 3xx: the
+ *   store did not take the request, and a redirect of an order is not followed).
+ * An `unavailable` reason is for logs, never shown to partners.
+ */
 export type StoreSubmission =
   | { outcome: 'accepted' }
   | { outcome: 'rejected'; status: number; errors: OrderError[] }
@@ -23,6 +31,8 @@ export interface StoreSubmitter {
   ): Promise<StoreSubmission>;
 }
 
+/** Statuses below 500 that say nothing of the order: timed out, too early, too many requests. */
+const UNKNOWN_OUTCOME = new Set([408, 425, 429]);
 /** A rejection's body is read up to this much; a longer one is ignored. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const MAX_ERRORS = 20;
@@ -60,12 +70,12 @@ export function createStoreSubmitter(options: StoreSubmitterOptions): StoreSubmi
         return { outcome: 'unavailable', reason: `${result.failure}: ${result.message}` };
       }
       const { status } = result;
-      if (status >= 200 && status <= 299) return { outcome: 'accepted' };
-      if (status >= 300 && status <= 499) {
-        const answer = result.truncated ? undefined : tryParseJson(result.body);
-        return { outcome: 'rejected', status, errors: rejectionErrors(answer) };
+      if ((status >= 200 && status <= 299) || status === 409) return { outcome: 'accepted' };
+      if (UNKNOWN_OUTCOME.has(status) || status >= 500) {
+        return { outcome: 'unavailable', reason: `the store answered HTTP ${status}` };
       }
-      return { outcome: 'unavailable', reason: `the store answered HTTP ${status}` };
+      const answer = result.truncated ? undefined : tryParseJson(result.body);
+      return { outcome: 'rejected', status, errors: rejectionErrors(answer) };
     },
   };
 }

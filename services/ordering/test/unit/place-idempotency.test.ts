@@ -1,6 +1,6 @@
 import { AppError } from '@pcp/service-kit';
 import { describe, expect, it } from 'vitest';
-import { fingerprintOf } from '../../src/handlers/place.handlers.js';
+import { fingerprintOf, isFinal } from '../../src/place/idempotency.js';
 
 /** What fingerprintOf throws for `body`, or undefined. */
 function refusalOf(body: unknown): AppError | undefined {
@@ -36,6 +36,37 @@ describe('fingerprintOf (contract §8: SHA-256 of the RFC 8785 form)', () => {
   it('fingerprints numbers at the edges a double can hold', () => {
     for (const text of ['{"tip":6.4e-323}', '{"tip":-0}', '{"tip":1.7976931348623157e308}']) {
       expect(refusalOf(JSON.parse(text))).toBeUndefined();
+    }
+  });
+});
+
+describe('isFinal (contract §8: what is recorded against the key)', () => {
+  it('records final failures: validation, declines, store rejections, 403, 404, an expired key', () => {
+    for (const code of [
+      'ORDER_INVALID',
+      'PAYMENT_DECLINED',
+      'PAYMENT_TOKEN_INVALID',
+      'STORE_REJECTED',
+      'PAYMENT_TYPE_NOT_ALLOWED',
+      'STORE_NOT_FOUND',
+      'IDEMPOTENCY_KEY_EXPIRED',
+    ] as const) {
+      expect(isFinal(new AppError(code, 'x')), code).toBe(true);
+    }
+  });
+
+  it('never records 409, 422, 429, retryable failures or 5xx (the key stays to resume)', () => {
+    for (const code of [
+      'IDEMPOTENCY_KEY_IN_PROGRESS',
+      'IDEMPOTENCY_KEY_CONFLICT',
+      'CHARGE_STATE_INVALID',
+      'RATE_LIMITED',
+      'PAYMENT_FAILED',
+      'PAYMENT_PROCESSOR_UNAVAILABLE',
+      'SERVICE_UNAVAILABLE',
+      'INTERNAL',
+    ] as const) {
+      expect(isFinal(new AppError(code, 'x')), code).toBe(false);
     }
   });
 });

@@ -1,0 +1,269 @@
+import { createPlatformClient, ingestCatalog, type PlatformClient } from '@pcp/client';
+import { subjects } from '@pcp/contracts';
+import { createBusClient, type BusClient, type RequestContext } from '@pcp/service-kit';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { cartTestCatalog } from '../test-support/cart-catalog.js';
+import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
+import { storeProfile } from '../test-support/fixtures.js';
+import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { startCatalogHost } from './catalog-host.js';
+import { call } from './http.js';
+import { newBuyer, sodaOrder } from './orders.js';
+import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
+
+/**
+ * The ledger's reconciler on the whole platform: every charge ends explained (captured for
+ * one live order, refunded, voided, declined, not authorized, in flight) or released, and
+ * what it cannot decide is reported and counted.
+ */
+
+const PROCESSOR_TIMEOUT_MS = 1_000;
+const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
+  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
+);
+
+let env: TestEnvironment;
+let platform: TestPlatform;
+let host: Awaited<ReturnType<typeof startCatalogHost>>;
+let submissions: SubmissionHost;
+let commerce: PlatformClient;
+let distribution: { apiKey: string; partnerId: string };
+let market: PlatformClient;
+let bus: BusClient;
+let storeId: string;
+let submittingStoreId: string;
+const ids = new Map<string, ReturnType<typeof cartTestCatalog>['ids']>();
+
+async function createStore(orderSubmissionUrl?: string): Promise<string> {
+  const id = randomUUID();
+  await commerce.PUT('/v1/commerce/stores/{storeId}', {
+    params: { path: { storeId: id } },
+    body: storeProfile({ availability: everyDay, orderSubmissionUrl }),
+  });
+  const catalog = cartTestCatalog(id);
+  ids.set(id, catalog.ids);
+  const ingest = await ingestCatalog(commerce, {
+    storeId: id,
+    callbackUrl: host.serveJson(`/${randomUUID()}.json`, catalog.document),
+    timeoutMs: 30_000,
+  });
+  expect(ingest.status).toBe('succeeded');
+  return id;
+}
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  platform = await startPlatform(env, {
+    gatewayEnv: { RATE_LIMIT_WRITES_PER_MIN: '100000' },
+    paymentsEnv: {
+      PAYMENT_PROCESSOR_TIMEOUT_MS: String(PROCESSOR_TIMEOUT_MS),
+      PAYMENT_BREAKER_VOLUME_THRESHOLD: '10000',
+      // Runs when a test asks.
+      PAYMENTS_RECONCILE_INTERVAL_MS: '0',
+    },
+    orderingEnv: {
+      ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
+      ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.1/32',
+      ORDERING_PLACE_SWEEP_INTERVAL_MS: '3600000',
+    },
+  });
+  host = await startCatalogHost();
+  submissions = await startSubmissionHost();
+  commerce = createPlatformClient({
+    baseUrl: platform.baseUrl,
+    apiKey: (await platform.newPartner('commerce')).apiKey,
+  });
+  distribution = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
+  market = createPlatformClient({ baseUrl: platform.baseUrl, apiKey: distribution.apiKey });
+  bus = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
+  storeId = await createStore();
+  submittingStoreId = await createStore(submissions.url);
+});
+
+afterEach(() => {
+  platform.processor.setFaults({ slowRate: 0, slowMs: 0, operations: [] });
+  submissions.answer = { status: 200 };
+});
+
+afterAll(async () => {
+  await submissions?.close();
+  await host?.close();
+  await platform?.stop();
+  await env?.cleanup();
+});
+
+/** What ordering would send payments for this end user. */
+const asOrdering = (endUserId: string): RequestContext => ({
+  requestId: randomUUID(),
+  partnerId: distribution.partnerId,
+  partnerKind: 'distribution',
+  endUserId,
+  paymentTypes: ['CARD'],
+});
+
+/** A charge made straight through payments for an order id ordering never heard of. */
+async function orphanCharge(capture: boolean) {
+  const { endUser, paymentId } = await newBuyer(market, '4242424242424242');
+  const charge = await bus.request(
+    subjects.payments.authorize,
+    { orderId: randomUUID(), paymentId, amount: 1_234, currency: 'USD' },
+    asOrdering(endUser),
+  );
+  if (capture) {
+    await bus.request(
+      subjects.payments.capture,
+      { chargeId: charge.chargeId },
+      asOrdering(endUser),
+    );
+  }
+  return { ...charge, endUser };
+}
+
+async function placed(store = storeId, key = randomUUID()) {
+  const { endUser, paymentId } = await newBuyer(market, '4242424242424242');
+  const answer = await call(platform.baseUrl, 'POST', '/v1/marketfront/orders/place', {
+    apiKey: distribution.apiKey,
+    body: sodaOrder(ids.get(store)!, store, paymentId),
+    headers: { 'idempotency-key': key, 'x-end-user-id': endUser },
+  });
+  return { answer, endUser, key };
+}
+
+const chargeRow = (chargeId: string) =>
+  platform.paymentsDb
+    .selectFrom('charges')
+    .selectAll()
+    .where('charge_id', '=', chargeId)
+    .executeTakeFirstOrThrow();
+const atProcessor = (chargeId: string) =>
+  platform.processor.charges().filter((charge) => charge.reference === chargeId);
+const unexplainedGauge = async () => {
+  const metrics = await platform.metrics.get('payments')!.registry.getMetricsAsJSON();
+  return metrics.find((metric) => metric.name === 'pcp_ledger_unexplained_charges')?.values[0]
+    ?.value;
+};
+
+describe('the ledger reconciler', () => {
+  it('explains a placed order’s capture once, and does not look at it again until it changes', async () => {
+    const { answer } = await placed();
+    expect(answer.status).toBe(201);
+    const { charge_id: chargeId } = await platform.orderingDb
+      .selectFrom('orders')
+      .select('charge_id')
+      .where('order_id', '=', answer.body.orderId)
+      .executeTakeFirstOrThrow();
+    const first = await platform.payments.reconcile();
+    expect(first.skipped).toBe(false);
+    expect(await chargeRow(chargeId!)).toMatchObject({
+      ledger_class: 'captured_for_order',
+      reconciled_at: expect.any(Date),
+    });
+    expect(first.unexplained.map((charge) => charge.chargeId)).not.toContain(chargeId);
+    const second = await platform.payments.reconcile();
+    expect(second.examined).toBeLessThan(first.examined);
+
+    // Cancelled: refunded, so it changed, and it is explained again as refunded.
+    await commerce.POST('/v1/commerce/orders/{orderId}/status', {
+      params: { path: { orderId: answer.body.orderId } },
+      body: { state: 'cancelled', cancelReason: 'closing early' },
+    });
+    await platform.payments.reconcile();
+    expect((await chargeRow(chargeId!)).ledger_class).toBe('refunded');
+  });
+
+  it('releases money held for no order: voids an orphan authorization, refunds an orphan capture', async () => {
+    const authorization = await orphanCharge(false);
+    const capture = await orphanCharge(true);
+    const report = await platform.payments.reconcile();
+    expect(report.released).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ chargeId: authorization.chargeId, action: 'voided' }),
+        expect.objectContaining({ chargeId: capture.chargeId, action: 'refunded' }),
+      ]),
+    );
+    expect(atProcessor(authorization.chargeId)).toMatchObject([{ status: 'voided' }]);
+    expect(atProcessor(capture.chargeId)).toMatchObject([
+      { status: 'refunded', refundedAmount: 1_234 },
+    ]);
+    expect((await chargeRow(capture.chargeId)).ledger_class).toBe('refunded');
+  });
+
+  it('leaves alone what an unanswered place attempt may still use', async () => {
+    submissions.answer = { status: 503 };
+    const { answer, key } = await placed(submittingStoreId);
+    expect(answer.status).toBe(503);
+    const attempt = await platform.orderingDb
+      .selectFrom('place_attempts')
+      .select(['order_id', 'charge_id'])
+      .where('idempotency_key', '=', key)
+      .executeTakeFirstOrThrow();
+    await platform.payments.reconcile();
+    expect((await chargeRow(attempt.charge_id!)).ledger_class).toBe('in_flight');
+    expect(atProcessor(attempt.charge_id!)).toMatchObject([{ status: 'authorized' }]);
+  });
+
+  it('records what the processor did when its answer was lost, then judges the charge', async () => {
+    const { endUser, paymentId } = await newBuyer(market, '4242424242424242');
+    const charge = await bus.request(
+      subjects.payments.authorize,
+      { orderId: randomUUID(), paymentId, amount: 500, currency: 'USD' },
+      asOrdering(endUser),
+    );
+    platform.processor.setFaults({
+      slowRate: 1,
+      slowMs: PROCESSOR_TIMEOUT_MS * 3,
+      operations: ['capture'],
+    });
+    await expect(
+      bus.request(subjects.payments.capture, { chargeId: charge.chargeId }, asOrdering(endUser)),
+    ).rejects.toMatchObject({ code: 'PAYMENT_PROCESSOR_UNAVAILABLE' });
+    platform.processor.setFaults({ slowRate: 0, operations: [] });
+    expect((await chargeRow(charge.chargeId)).status).toBe('authorized');
+    const report = await platform.payments.reconcile();
+    expect(report.adopted).toBeGreaterThanOrEqual(1);
+    // Captured for an order that does not exist: adopted, then refunded.
+    expect(await chargeRow(charge.chargeId)).toMatchObject({
+      status: 'refunded',
+      ledger_class: 'refunded',
+    });
+    expect(atProcessor(charge.chargeId)).toMatchObject([{ status: 'refunded' }]);
+  });
+
+  it('reports and counts what it cannot decide, at every run until it is resolved', async () => {
+    const { answer, endUser } = await placed();
+    const { charge_id: chargeId } = await platform.orderingDb
+      .selectFrom('orders')
+      .select('charge_id')
+      .where('order_id', '=', answer.body.orderId)
+      .executeTakeFirstOrThrow();
+    // Money returned while the order stays open: whether to cancel it is not the ledger's call.
+    await bus.request(
+      subjects.payments.refund,
+      { chargeId: chargeId!, amount: 2_364, idempotencyKey: randomUUID() },
+      asOrdering(endUser),
+    );
+    for (let run = 0; run < 2; run++) {
+      const report = await platform.payments.reconcile();
+      expect(report.unexplained).toContainEqual(
+        expect.objectContaining({ chargeId, reason: "a open order's charge was refunded" }),
+      );
+      expect(report.classes.unexplained).toBeGreaterThanOrEqual(1);
+    }
+    expect(await unexplainedGauge()).toBeGreaterThanOrEqual(1);
+    expect((await chargeRow(chargeId!)).reconciled_at).toBeNull();
+  });
+
+  it('runs on one replica at a time', async () => {
+    const other = new pg.Client({ connectionString: env.databaseUrl });
+    await other.connect();
+    try {
+      await other.query(`select pg_advisory_lock(hashtextextended('payments.reconciler', 0))`);
+      expect(await platform.payments.reconcile()).toMatchObject({ skipped: true, examined: 0 });
+    } finally {
+      await other.end();
+    }
+    expect((await platform.payments.reconcile()).skipped).toBe(false);
+  });
+});

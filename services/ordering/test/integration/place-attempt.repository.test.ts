@@ -1,0 +1,159 @@
+import { createDatabase } from '@pcp/service-kit';
+import { sql, type Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTestEnvironment,
+  type TestEnvironment,
+} from '../../../../test-support/environment.js';
+import { ORDERING_SCHEMA, type OrderingDatabase } from '../../src/app.js';
+import {
+  advanceAttempt,
+  claimAttempt,
+  claimForSettlement,
+  dueForSettlement,
+  LeaseLostError,
+  recordAttemptOutcome,
+} from '../../src/place/place-attempt.repository.js';
+
+/** Place's idempotency records against the real database: leases per run, steps forward only. */
+
+let env: TestEnvironment;
+let db: Kysely<OrderingDatabase>;
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  db = createDatabase<OrderingDatabase>({
+    url: env.databaseUrl,
+    schema: ORDERING_SCHEMA,
+    applicationName: 'test-place-attempts',
+  });
+});
+
+afterAll(async () => {
+  await db.destroy();
+  await env.cleanup();
+});
+
+const partnerId = randomUUID();
+const claimFor = (key: string, holder: string, leaseMs = 60_000) =>
+  claimAttempt(db, {
+    key,
+    partnerId,
+    endUserId: 'buyer',
+    fingerprint: 'f',
+    orderId: randomUUID(),
+    holder,
+    leaseMs,
+    retentionMs: 24 * 3_600_000,
+  });
+
+const lapse = (key: string) =>
+  db
+    .updateTable('place_attempts')
+    .set({ lease_expires_at: sql<Date>`now() - interval '1 second'` })
+    .where('idempotency_key', '=', key)
+    .execute();
+
+describe('leases', () => {
+  it('belong to one run: after a lapsed lease, the run that lost it writes nothing, even in the same replica', async () => {
+    const key = randomUUID();
+    const first = await claimFor(key, 'replica-a:run-1');
+    if (first.kind !== 'claimed') throw new Error(first.kind);
+    await lapse(key);
+    const second = await claimFor(key, 'replica-a:run-2');
+    expect(second).toMatchObject({ kind: 'claimed', resumed: true, expired: false });
+    // The first run wakes up and tries to record what it did: refused.
+    await expect(advanceAttempt(db, first.attempt, 'validated')).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+    if (second.kind !== 'claimed') throw new Error(second.kind);
+    const moved = await advanceAttempt(db, second.attempt, 'validated', { snapshot: '{}' });
+    expect(moved).toMatchObject({ step: 'validated', lease_owner: 'replica-a:run-2' });
+  });
+
+  it('move a step forward only from the step the run read', async () => {
+    const key = randomUUID();
+    const claim = await claimFor(key, 'replica-a:run-1');
+    if (claim.kind !== 'claimed') throw new Error(claim.kind);
+    const validated = await advanceAttempt(db, claim.attempt, 'validated', { snapshot: '{}' });
+    const capturing = await advanceAttempt(db, validated, 'capturing', { charge_id: randomUUID() });
+    // A stale copy of the row (the run's own, read before) cannot move it back.
+    await expect(advanceAttempt(db, validated, 'submitting')).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+    const recorded = await recordAttemptOutcome(
+      db,
+      capturing,
+      { status: 201, body: '{}' },
+      3_600_000,
+    );
+    expect(recorded).toMatchObject({ step: 'recorded', response_status: 201, lease_owner: null });
+    await expect(advanceAttempt(db, capturing, 'recorded')).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
+  it('a key past its deadline is claimed as expired, to be settled rather than resumed', async () => {
+    const key = randomUUID();
+    await claimFor(key, 'replica-a:run-1');
+    await db
+      .updateTable('place_attempts')
+      .set({
+        lease_expires_at: sql<Date>`now() - interval '1 second'`,
+        expires_at: sql<Date>`now() - interval '1 second'`,
+      })
+      .where('idempotency_key', '=', key)
+      .execute();
+    expect(await claimFor(key, 'replica-b:run-1')).toMatchObject({
+      kind: 'claimed',
+      expired: true,
+    });
+  });
+});
+
+describe('settlement claims', () => {
+  it('act on the row as claimed: a live retry that took the key first wins, and the sweeper does nothing', async () => {
+    const key = randomUUID();
+    const claim = await claimFor(key, 'replica-a:run-1');
+    if (claim.kind !== 'claimed') throw new Error(claim.kind);
+    await db
+      .updateTable('place_attempts')
+      .set({
+        settle_at: sql<Date>`now() - interval '1 second'`,
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .where('idempotency_key', '=', key)
+      .execute();
+    expect(await dueForSettlement(db, 1_000)).toContain(key);
+    // The partner's retry claims it between the sweeper's listing and its claim.
+    const retry = await claimFor(key, 'replica-b:run-9');
+    expect(retry.kind).toBe('claimed');
+    expect(await claimForSettlement(db, key, 'sweeper:run-1', 60_000, 1_000)).toBeUndefined();
+  });
+
+  it('push a key back before it is tried, doubling, so a key that keeps failing waits its turn', async () => {
+    const key = randomUUID();
+    await claimFor(key, 'replica-a:run-1');
+    const due = () =>
+      db
+        .updateTable('place_attempts')
+        .set({
+          settle_at: sql<Date>`now() - interval '1 second'`,
+          lease_owner: null,
+          lease_expires_at: null,
+        })
+        .where('idempotency_key', '=', key)
+        .execute();
+    const delays: number[] = [];
+    for (let tries = 0; tries < 3; tries++) {
+      await due();
+      const claimed = await claimForSettlement(db, key, `sweeper:run-${tries}`, 60_000, 10_000);
+      expect(claimed).toMatchObject({ settle_tries: tries + 1, expired: false });
+      const { rows } = await sql<{ seconds: number }>`
+        select extract(epoch from settle_at - now())::float8 as seconds
+          from place_attempts where idempotency_key = ${key}`.execute(db);
+      delays.push(Math.round(rows[0]!.seconds));
+    }
+    expect(delays).toEqual([10, 20, 40]);
+  });
+});

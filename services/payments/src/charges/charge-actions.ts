@@ -1,0 +1,304 @@
+import { AppError, type Logger } from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { claimRefund, findRefund, settleRefund, updateCharge } from '../db/charge.repository.js';
+import type { ChargeRow, PaymentsDatabase } from '../db/payments.table.js';
+import { isExpired } from '../domain/card-rules.js';
+import { declineError, isFinalDecline } from '../domain/declines.js';
+import { paymentTokenInvalid } from '../handlers/card.handlers.js';
+import { processorFailure } from '../handlers/processor-errors.js';
+import type { GuardedPaymentProcessor } from '../processor/guarded-payment-processor.js';
+import {
+  ProcessorRejectedError,
+  type DeclineReason,
+  type ProcessorAuthorization,
+} from '../processor/payment-processor.js';
+
+export interface ChargeActionDeps {
+  readonly db: Kysely<PaymentsDatabase>;
+  readonly processor: GuardedPaymentProcessor;
+  readonly clock: () => Date;
+  readonly logger: Logger;
+  readonly retryAfterSeconds: () => number;
+  /** Test-only: called where a crash loses an authorization the processor made. */
+  readonly failpoint?: (point: 'authorized-unrecorded') => void;
+}
+
+/** What authorizing needs of the card: its processor token (null once the card is deleted). */
+export interface ChargeCardToken {
+  readonly processor_token: string | null;
+  readonly exp_month: number;
+  readonly exp_year: number;
+}
+
+/** Stored for a processor that no longer knows the card's token. */
+const TOKEN_UNKNOWN = 'token_not_found';
+
+/** The error a declined charge answers, every time its order asks again. */
+export function declinedError(row: ChargeRow): AppError {
+  return row.decline_code === TOKEN_UNKNOWN
+    ? paymentTokenInvalid()
+    : declineError((row.decline_code ?? 'other') as DeclineReason);
+}
+
+export function chargeStateInvalid(row: ChargeRow, action: string): AppError {
+  return new AppError('CHARGE_STATE_INVALID', `A charge that is ${row.status} cannot be ${action}`);
+}
+
+/**
+ * What payments does with a charge at the processor, shared by the handlers and the
+ * reconciler. Every call carries a key derived from the charge, so a repeated call after an
+ * unknown outcome is the same call to the processor; an authorization whose outcome was
+ * never recorded is asked of the processor (by the charge id it carries as its reference)
+ * before anything else is done with it, so it is never authorized twice, however late.
+ */
+export function createChargeActions(deps: ChargeActionDeps) {
+  const { db, processor } = deps;
+  const unavailable = (error: unknown) => processorFailure(error, deps.retryAfterSeconds());
+
+  /** The row as another request left it, when a conditional update lost the race. */
+  const reread = (row: ChargeRow) =>
+    db
+      .selectFrom('charges')
+      .selectAll()
+      .where('charge_id', '=', row.charge_id)
+      .executeTakeFirstOrThrow();
+
+  async function decline(row: ChargeRow, reason: string): Promise<AppError> {
+    const settled = await updateCharge(db, row, { status: 'declined', decline_code: reason });
+    return declinedError(settled ?? { ...row, decline_code: reason });
+  }
+
+  /** Send the authorization (again, under the same key after an unknown outcome). */
+  async function runAuthorization(row: ChargeRow, card: ChargeCardToken): Promise<ChargeRow> {
+    if (!card.processor_token) throw await decline(row, TOKEN_UNKNOWN);
+    if (isExpired(card.exp_month, card.exp_year, deps.clock())) {
+      throw await decline(row, 'expired_card');
+    }
+    let outcome;
+    try {
+      outcome = await processor.authorize(
+        {
+          token: card.processor_token,
+          amount: row.amount,
+          currency: row.currency,
+          reference: row.charge_id,
+        },
+        { idempotencyKey: `pcp-authorize-${row.charge_id}-${row.processor_attempt}` },
+      );
+    } catch (error) {
+      if (error instanceof ProcessorRejectedError && error.code === TOKEN_UNKNOWN) {
+        throw await decline(row, TOKEN_UNKNOWN);
+      }
+      if (error instanceof ProcessorRejectedError) {
+        deps.logger.error(
+          { chargeId: row.charge_id, code: error.code },
+          'processor refused an authorization',
+        );
+      }
+      throw unavailable(error);
+    }
+    if (outcome.outcome === 'authorized') {
+      deps.failpoint?.('authorized-unrecorded');
+      const settled = await updateCharge(db, row, {
+        status: 'authorized',
+        processor_authorization_id: outcome.authorizationId,
+      });
+      return settled ?? reread(row);
+    }
+    if (!isFinalDecline(outcome.reason)) {
+      await updateCharge(db, row, { processor_attempt: row.processor_attempt + 1 });
+      throw declineError(outcome.reason);
+    }
+    throw await decline(row, outcome.reason);
+  }
+
+  /**
+   * An authorization whose outcome was never recorded (`authorizing`): what the processor
+   * holds for it, recorded; the row unchanged when the processor holds nothing.
+   */
+  async function learnAuthorization(row: ChargeRow): Promise<ChargeRow> {
+    let found: ProcessorAuthorization[];
+    try {
+      found = await processor.findAuthorizations({ reference: row.charge_id }, {});
+    } catch (error) {
+      throw unavailable(error);
+    }
+    // Earlier keys of the charge ended in processing errors (declined); at most one holds money.
+    const held = found.find((authorization) => authorization.status !== 'declined');
+    if (!held) return row;
+    return adoptProcessorState(row, held);
+  }
+
+  /**
+   * Record what the processor says the charge is, where that only moves it on (an answer
+   * that was lost: a capture, a void, a refund the processor made). Anything else is left
+   * for the caller to report.
+   */
+  async function adoptProcessorState(
+    row: ChargeRow,
+    held: ProcessorAuthorization,
+  ): Promise<ChargeRow> {
+    const rank = (status: string) =>
+      ['authorizing', 'authorized', 'captured', 'partially_refunded', 'refunded'].indexOf(status);
+    const voidable = row.status === 'authorizing' || row.status === 'authorized';
+    const movesOn =
+      (held.status === 'voided' && voidable) ||
+      (rank(held.status) > rank(row.status) && rank(row.status) >= 0);
+    const sameMoney =
+      held.amount === row.amount && held.currency.toUpperCase() === row.currency.toUpperCase();
+    if (!movesOn || !sameMoney) return row;
+    const settled = await updateCharge(db, row, {
+      status: held.status,
+      processor_authorization_id: held.authorizationId,
+      captured_amount: held.capturedAmount,
+      refunded_amount: held.refundedAmount,
+    });
+    return settled ?? reread(row);
+  }
+
+  /** An existing charge asked to authorize again: its outcome, learnt where it was unknown. */
+  async function resumeAuthorization(row: ChargeRow, card: ChargeCardToken): Promise<ChargeRow> {
+    if (row.status === 'declined') throw declinedError(row);
+    if (row.status !== 'authorizing') return row;
+    const learnt = await learnAuthorization(row);
+    if (learnt.status !== 'authorizing') return learnt;
+    // Nothing at the processor: this very attempt may now be made (the same key again).
+    return runAuthorization(row, card);
+  }
+
+  async function captureCharge(row: ChargeRow, amount?: number): Promise<ChargeRow> {
+    if (row.status === 'captured' || row.status.endsWith('refunded')) return row;
+    if (row.status !== 'authorized' || !row.processor_authorization_id) {
+      throw chargeStateInvalid(row, 'captured');
+    }
+    let captured;
+    try {
+      captured = await processor.capture(
+        {
+          authorizationId: row.processor_authorization_id,
+          ...(amount === undefined ? {} : { amount }),
+        },
+        { idempotencyKey: `pcp-capture-${row.charge_id}` },
+      );
+    } catch (error) {
+      throw refused(error, row, 'captured');
+    }
+    const settled = await updateCharge(db, row, {
+      status: 'captured',
+      captured_amount: captured.capturedAmount,
+    });
+    return settled ?? reread(row);
+  }
+
+  async function voidCharge(row: ChargeRow): Promise<ChargeRow> {
+    // Nothing is held on a declined card; a voided one is already released.
+    if (row.status === 'voided' || row.status === 'declined') return row;
+    if (row.status !== 'authorized' || !row.processor_authorization_id) {
+      throw chargeStateInvalid(row, 'voided');
+    }
+    try {
+      await processor.void(
+        { authorizationId: row.processor_authorization_id },
+        { idempotencyKey: `pcp-void-${row.charge_id}` },
+      );
+    } catch (error) {
+      throw refused(error, row, 'voided');
+    }
+    const settled = await updateCharge(db, row, { status: 'voided' });
+    return settled ?? reread(row);
+  }
+
+  /** Refund `amount` of a captured charge once per `idempotencyKey`. */
+  async function refundCharge(
+    row: ChargeRow,
+    amount: number,
+    idempotencyKey: string,
+  ): Promise<ChargeRow> {
+    const earlier = await findRefund(db, row.charge_id, idempotencyKey);
+    if (earlier && earlier.amount !== amount) {
+      throw new AppError(
+        'IDEMPOTENCY_KEY_CONFLICT',
+        'This idempotency key was used for another refund',
+      );
+    }
+    if (earlier?.status === 'succeeded') return row;
+    if (
+      !row.processor_authorization_id ||
+      !['captured', 'partially_refunded'].includes(row.status)
+    ) {
+      throw chargeStateInvalid(row, 'refunded');
+    }
+    if (amount > row.captured_amount - row.refunded_amount) {
+      throw new AppError(
+        'REQUEST_INVALID',
+        'Cannot refund more than was captured and not refunded',
+        {
+          errors: [{ code: 'OUT_OF_RANGE', message: 'Too large', pointer: '/amount' }],
+        },
+      );
+    }
+    const refund =
+      earlier ??
+      (await claimRefund(db, {
+        refund_id: randomUUID(),
+        charge_id: row.charge_id,
+        idempotency_key: idempotencyKey,
+        amount,
+      }));
+    let refunded;
+    try {
+      refunded = await processor.refund(
+        { authorizationId: row.processor_authorization_id, amount },
+        { idempotencyKey: `pcp-refund-${refund.refund_id}` },
+      );
+    } catch (error) {
+      throw refused(error, row, 'refunded');
+    }
+    return settleRefund(db, refund, refunded.refundId);
+  }
+
+  /**
+   * Leave nothing held for the charge's order: an authorization is voided (an unknown one is
+   * learnt first), a capture refunded in full, a released charge left as it is.
+   */
+  async function releaseCharge(row: ChargeRow): Promise<ChargeRow> {
+    const known = row.status === 'authorizing' ? await learnAuthorization(row) : row;
+    switch (known.status) {
+      case 'authorizing': // the processor holds nothing for it
+      case 'declined':
+      case 'voided':
+      case 'refunded':
+        return known;
+      case 'authorized':
+        return voidCharge(known);
+      case 'captured':
+      case 'partially_refunded':
+        return refundCharge(
+          known,
+          known.captured_amount - known.refunded_amount,
+          `release-${known.charge_id}`,
+        );
+    }
+  }
+
+  /** A final processor refusal of a capture, void or refund: the charge's state forbids it. */
+  function refused(error: unknown, row: ChargeRow, action: string): unknown {
+    return error instanceof ProcessorRejectedError
+      ? chargeStateInvalid(row, action)
+      : unavailable(error);
+  }
+
+  return {
+    runAuthorization,
+    resumeAuthorization,
+    learnAuthorization,
+    adoptProcessorState,
+    captureCharge,
+    voidCharge,
+    refundCharge,
+    releaseCharge,
+  };
+}
+
+export type ChargeActions = ReturnType<typeof createChargeActions>;

@@ -1,0 +1,336 @@
+import { maxChargesPerReconciliation, subjects, type ChargeOwners } from '@pcp/contracts';
+import type { BusClient, Logger } from '@pcp/service-kit';
+import { sql, type Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ChargeActions } from '../charges/charge-actions.js';
+import type { ChargeRow, PaymentsDatabase } from '../db/payments.table.js';
+import { judgeCharge, ledgerClasses, type LedgerClass } from '../domain/ledger.js';
+import type { GuardedPaymentProcessor } from '../processor/guarded-payment-processor.js';
+import type { ProcessorAuthorization } from '../processor/payment-processor.js';
+
+export interface ReconcilerDeps {
+  readonly db: Kysely<PaymentsDatabase>;
+  readonly bus: BusClient;
+  readonly processor: GuardedPaymentProcessor;
+  readonly actions: ChargeActions;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly clock: () => Date;
+  /** See `LedgerBounds.inFlightMs`. */
+  readonly inFlightMs: number;
+  /** Charges one run examines at most (the rest wait for the next run). */
+  readonly maxChargesPerRun: number;
+}
+
+/** One unexplained charge of a report: enough for an operator to find it, nothing more. */
+export interface UnexplainedCharge {
+  readonly chargeId: string;
+  readonly orderId: string | null;
+  readonly status: string;
+  readonly reason: string;
+}
+
+/** What one reconciliation found and did (`npm run admin -- reconcile` prints it). */
+export interface ReconciliationReport {
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  /** Another replica was reconciling: this run did nothing. */
+  readonly skipped: boolean;
+  readonly examined: number;
+  /** Each charge's class once the run was done with it (released ones are voided/refunded). */
+  readonly classes: Record<LedgerClass, number>;
+  /** Charges the run released: voided or refunded, with why. */
+  readonly released: { chargeId: string; orderId: string | null; action: string; why: string }[];
+  /** Where the processor had moved on and payments had not recorded it (a lost answer). */
+  readonly adopted: number;
+  /** At most `MAX_LISTED` of them; `classes.unexplained` counts them all. */
+  readonly unexplained: UnexplainedCharge[];
+  /** Charges the run could not examine now (processor or ordering unavailable). */
+  readonly failed: number;
+  /** More charges were waiting than one run examines. */
+  readonly more: boolean;
+}
+
+const BATCH = 100;
+const CONCURRENCY = 8;
+const MAX_LISTED = 100;
+/** One reconciler at a time across the replicas of a deployment (an advisory lock's key). */
+const LOCK_NAME = 'payments.reconciler';
+
+/**
+ * The ledger's reconciler (one replica at a time): for every charge not yet found explained
+ * since it last changed, it asks the processor what it holds and ordering which orders and
+ * place attempts hold the charge, then judges it (`domain/ledger.ts`). What the processor
+ * did and payments never recorded (a lost answer) is recorded first; money held for no order
+ * is released; what cannot be decided is reported and counted until someone resolves it.
+ */
+export function createReconciler(deps: ReconcilerDeps) {
+  const { db } = deps;
+  const examined = new Counter({
+    name: 'pcp_ledger_charges_examined_total',
+    help: 'Charges the reconciler judged, by the class it found them in (released ones count as voided or refunded after it released them)',
+    labelNames: ['class'] as const,
+    registers: [deps.registry],
+  });
+  const releases = new Counter({
+    name: 'pcp_ledger_releases_total',
+    help: 'Charges the reconciler released because no order will use them: voided (an authorization) or refunded (a capture)',
+    labelNames: ['action'] as const,
+    registers: [deps.registry],
+  });
+  const runs = new Counter({
+    name: 'pcp_ledger_reconciliations_total',
+    help: 'Reconciler runs: completed, skipped (another replica held the lock), failed',
+    labelNames: ['outcome'] as const,
+    registers: [deps.registry],
+  });
+  new Gauge({
+    name: 'pcp_ledger_unexplained_charges',
+    help: 'Charges whose last verdict was unexplained (neither captured for one live order, refunded, voided, declined, nor in flight): each needs an operator',
+    registers: [deps.registry],
+    async collect() {
+      const { count } = await db
+        .selectFrom('charges')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('ledger_class', '=', 'unexplained')
+        .executeTakeFirstOrThrow();
+      this.set(Number(count));
+    },
+  });
+
+  let stopping = false;
+  let running: Promise<unknown> | undefined;
+
+  async function reconcile(): Promise<ReconciliationReport> {
+    const run = reconcileOnce();
+    running = run.catch(() => undefined);
+    return run;
+  }
+
+  async function reconcileOnce(): Promise<ReconciliationReport> {
+    const startedAt = deps.clock().toISOString();
+    try {
+      // The lock lives as long as one connection's session: a replica that dies lets go.
+      const report = await db.connection().execute(async (session) => {
+        const { rows } = await sql<{ locked: boolean }>`
+          select pg_try_advisory_lock(hashtextextended(${LOCK_NAME}, 0)) as locked`.execute(
+          session,
+        );
+        if (!rows[0]?.locked) return undefined;
+        try {
+          return await examineAll(startedAt);
+        } finally {
+          await sql`select pg_advisory_unlock(hashtextextended(${LOCK_NAME}, 0))`.execute(session);
+        }
+      });
+      runs.inc({ outcome: report ? 'completed' : 'skipped' });
+      return report ?? { ...emptyReport(startedAt), skipped: true };
+    } catch (error) {
+      runs.inc({ outcome: 'failed' });
+      throw error;
+    }
+  }
+
+  async function examineAll(startedAt: string): Promise<ReconciliationReport> {
+    const tally = emptyReport(startedAt);
+    const runId = randomUUID();
+    let after: { updatedAt: Date; chargeId: string } | undefined;
+    let seen = 0;
+    while (seen < deps.maxChargesPerRun && !stopping) {
+      const batch = await unreconciledCharges(
+        Math.min(BATCH, maxChargesPerReconciliation, deps.maxChargesPerRun - seen),
+        after,
+      );
+      if (batch.length === 0) break;
+      seen += batch.length;
+      const last = batch.at(-1)!;
+      after = { updatedAt: last.updated_at, chargeId: last.charge_id };
+      const { owners } = await deps.bus.request(
+        subjects.ordering.chargeOwners,
+        { charges: batch.map((row) => ({ chargeId: row.charge_id, orderId: row.order_id })) },
+        { requestId: `reconcile-${runId}` },
+      );
+      const ownersOf = new Map(owners.map((owner) => [owner.chargeId, owner]));
+      for (let start = 0; start < batch.length; start += CONCURRENCY) {
+        await Promise.all(
+          batch
+            .slice(start, start + CONCURRENCY)
+            .map((row) => examine(row, ownersOf.get(row.charge_id), tally)),
+        );
+      }
+    }
+    tally.examined = seen;
+    tally.more = seen >= deps.maxChargesPerRun;
+    tally.finishedAt = deps.clock().toISOString();
+    return tally;
+  }
+
+  /** Charges never found explained, or changed since; by when they changed, then by id. */
+  function unreconciledCharges(
+    limit: number,
+    after: { updatedAt: Date; chargeId: string } | undefined,
+  ): Promise<ChargeRow[]> {
+    let query = db
+      .selectFrom('charges')
+      .selectAll()
+      .where(sql<boolean>`reconciled_at is null or reconciled_at < updated_at`);
+    if (after) {
+      query = query.where(
+        sql<boolean>`(updated_at, charge_id) > (${after.updatedAt}, ${after.chargeId})`,
+      );
+    }
+    return query.orderBy('updated_at').orderBy('charge_id').limit(limit).execute();
+  }
+
+  async function examine(
+    row: ChargeRow,
+    owner: ChargeOwners['owners'][number] | undefined,
+    tally: MutableReport,
+  ): Promise<void> {
+    try {
+      const learnt = await withProcessorState(row, tally);
+      let current = learnt.row;
+      const judged = judgeCharge(
+        {
+          status: current.status,
+          amount: current.amount,
+          currency: current.currency,
+          capturedAmount: current.captured_amount,
+          refundedAmount: current.refunded_amount,
+          createdAt: current.created_at,
+          keyedByOrder: current.order_id !== null,
+        },
+        owner ?? { orders: [], attempt: null },
+        { now: deps.clock(), inFlightMs: deps.inFlightMs },
+      );
+      // The processor disagreeing with payments outranks any rule about orders.
+      const verdict = learnt.mismatch
+        ? ({ class: 'unexplained', reason: learnt.mismatch } as const)
+        : judged;
+      let ledgerClass: LedgerClass;
+      if ('release' in verdict) {
+        current = await deps.actions.releaseCharge(current);
+        const action = current.status === 'voided' ? 'voided' : 'refunded';
+        releases.inc({ action });
+        tally.released.push({
+          chargeId: row.charge_id,
+          orderId: row.order_id,
+          action,
+          why: verdict.release,
+        });
+        ledgerClass = action;
+      } else {
+        ledgerClass = verdict.class;
+        if (verdict.class === 'unexplained') {
+          deps.logger.error(
+            { chargeId: row.charge_id, orderId: row.order_id, reason: verdict.reason },
+            'the reconciler cannot explain a charge',
+          );
+          if (tally.unexplained.length < MAX_LISTED) {
+            tally.unexplained.push({
+              chargeId: row.charge_id,
+              orderId: row.order_id,
+              status: current.status,
+              reason: verdict.reason,
+            });
+          }
+        }
+      }
+      tally.classes[ledgerClass] += 1;
+      examined.inc({ class: ledgerClass });
+      await markJudged(current, ledgerClass);
+    } catch (error) {
+      tally.failed += 1;
+      deps.logger.warn(
+        { err: error, chargeId: row.charge_id },
+        'the reconciler could not examine a charge now; the next run does',
+      );
+    }
+  }
+
+  /**
+   * The charge as the processor has it: an unknown authorization is learnt, and an answer
+   * the processor gave but payments never recorded (a capture, a void, a refund) is adopted.
+   * Any other difference is a mismatch, for the report.
+   */
+  async function withProcessorState(
+    row: ChargeRow,
+    tally: MutableReport,
+  ): Promise<{ row: ChargeRow; mismatch?: string }> {
+    if (row.status === 'authorizing') {
+      const learnt = await deps.actions.learnAuthorization(row);
+      if (learnt !== row) tally.adopted += 1;
+      return { row: learnt };
+    }
+    if (!row.processor_authorization_id) return { row };
+    const held: ProcessorAuthorization | undefined = await deps.processor.retrieve(
+      { authorizationId: row.processor_authorization_id },
+      {},
+    );
+    if (!held) return { row, mismatch: 'the processor does not know its authorization' };
+    const adopted = await deps.actions.adoptProcessorState(row, held);
+    if (adopted !== row) {
+      tally.adopted += 1;
+      return { row: adopted };
+    }
+    const differs =
+      held.status !== row.status ||
+      held.capturedAmount !== row.captured_amount ||
+      held.refundedAmount !== row.refunded_amount;
+    return differs
+      ? {
+          row,
+          mismatch: `the processor has it ${held.status} (captured ${held.capturedAmount}, refunded ${held.refundedAmount}) where payments has ${row.status} (captured ${row.captured_amount}, refunded ${row.refunded_amount})`,
+        }
+      : { row };
+  }
+
+  /** Keep the verdict; an explained charge is not looked at again until it changes. */
+  async function markJudged(row: ChargeRow, ledgerClass: LedgerClass): Promise<void> {
+    const settled = ledgerClass !== 'in_flight' && ledgerClass !== 'unexplained';
+    await db
+      .updateTable('charges')
+      .set({
+        ledger_class: ledgerClass,
+        // now() is at least updated_at of any change this run made: explained until it moves.
+        reconciled_at: settled ? sql<Date>`greatest(now(), updated_at)` : null,
+      })
+      .where('charge_id', '=', row.charge_id)
+      .where('updated_at', '=', row.updated_at)
+      .execute();
+  }
+
+  return {
+    reconcile,
+    /** Let a run in progress finish the batch it is in, and wait for it. */
+    async stop(): Promise<void> {
+      stopping = true;
+      await running;
+    },
+  };
+}
+
+export type Reconciler = ReturnType<typeof createReconciler>;
+
+type MutableReport = {
+  -readonly [K in keyof ReconciliationReport]: ReconciliationReport[K];
+};
+
+function emptyReport(startedAt: string): MutableReport {
+  return {
+    startedAt,
+    finishedAt: startedAt,
+    skipped: false,
+    examined: 0,
+    classes: Object.fromEntries(ledgerClasses.map((name) => [name, 0])) as Record<
+      LedgerClass,
+      number
+    >,
+    released: [],
+    adopted: 0,
+    unexplained: [],
+    failed: 0,
+    more: false,
+  };
+}
