@@ -86,7 +86,12 @@ export function chargeHandlers(deps: ChargeHandlerDeps): HandlerBinding[] {
     let outcome;
     try {
       outcome = await processor.authorize(
-        { token: card.processor_token, amount: row.amount, currency: row.currency },
+        {
+          token: card.processor_token,
+          amount: row.amount,
+          currency: row.currency,
+          reference: row.charge_id,
+        },
         { idempotencyKey: `pcp-authorize-${row.charge_id}-${row.processor_attempt}` },
       );
     } catch (error) {

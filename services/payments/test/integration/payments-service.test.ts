@@ -144,7 +144,9 @@ describe('authorizations', () => {
       last4: '4242',
     });
     expect(await authorize(ctx, paymentId, key)).toEqual(first);
-    expect(chargesOf(first.chargeId)).toMatchObject([{ status: 'authorized', amount: 2_565 }]);
+    expect(chargesOf(first.chargeId)).toMatchObject([
+      { status: 'authorized', amount: 2_565, reference: first.chargeId },
+    ]);
   });
 
   it('refuses a key reused for another amount or card', async () => {
