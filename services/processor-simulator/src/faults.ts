@@ -3,6 +3,19 @@ import { z } from 'zod';
 const rate = z.number().min(0).max(1);
 const millis = z.int().min(0).max(600_000);
 
+/** What a `/v1` call does, as faults name it; `retrieve` covers both authorization lookups. */
+export const operations = [
+  'tokenize',
+  'authorize',
+  'capture',
+  'void',
+  'refund',
+  'retrieve',
+] as const;
+
+/** One of {@link operations}. */
+export type Operation = (typeof operations)[number];
+
 /** Faults the simulator injects into `/v1` calls (all but `GET /v1/charges`). */
 export interface Faults {
   /** Every call waits this long before executing. */
@@ -14,6 +27,8 @@ export interface Faults {
   /** Share of calls that execute, store their result, then wait `slowMs` (a lost answer). */
   readonly slowRate: number;
   readonly slowMs: number;
+  /** The operations the faults above apply to; empty: every operation. */
+  readonly operations: readonly Operation[];
 }
 
 /** A change to the faults, as `PUT /_control/faults` and `setFaults()` take it. */
@@ -23,6 +38,7 @@ export const faultChangeSchema = z.strictObject({
   hangRate: rate.optional(),
   slowRate: rate.optional(),
   slowMs: millis.optional(),
+  operations: z.array(z.enum(operations)).max(operations.length).optional(),
 });
 
 export const noFaults: Faults = Object.freeze({
@@ -31,7 +47,12 @@ export const noFaults: Faults = Object.freeze({
   hangRate: 0,
   slowRate: 0,
   slowMs: 0,
+  operations: Object.freeze([]),
 });
+
+/** The faults a call of `operation` gets: none when they target other operations. */
+export const faultsFor = (faults: Faults, operation: Operation): Faults =>
+  faults.operations.length === 0 || faults.operations.includes(operation) ? faults : noFaults;
 
 /** True with probability `probability`. */
 export const roll = (probability: number): boolean =>

@@ -18,12 +18,20 @@ export interface Charge {
   readonly declineCode?: string;
   capturedAmount: number;
   refundedAmount: number;
+  /** The caller's name for it (`null` when none was sent). */
+  readonly reference: string | null;
   readonly idempotencyKey: string;
   readonly createdAt: string;
 }
 
+/** An answer to a call, before it is written. */
+export interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
 /** What executing a call produced: an answer to store, or a call that never answers. */
-export type Execution = { readonly status: number; readonly body: unknown } | 'hang';
+export type Execution = Answer | 'hang';
 
 interface Card {
   readonly number: string;
@@ -35,6 +43,22 @@ interface Card {
 const randomId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 const captured = new Set<ChargeStatus>(['captured', 'partially_refunded', 'refunded']);
 
+/** Most authorizations one search by reference answers with. */
+const MAX_FOUND = 100;
+
+/** An authorization as the lookups show it. */
+const authorizationView = (charge: Charge) => ({
+  id: charge.id,
+  status: charge.status,
+  amount: charge.amount,
+  currency: charge.currency,
+  capturedAmount: charge.capturedAmount,
+  refundedAmount: charge.refundedAmount,
+  reference: charge.reference,
+  ...(charge.declineCode === undefined ? {} : { declineCode: charge.declineCode }),
+  createdAt: charge.createdAt,
+});
+
 /** Tokens and charges in memory, each bounded by `maxRecords` (oldest dropped first). */
 export function createLedger(maxRecords: number) {
   // Per simulator, so fingerprints link cards within one run and mean nothing outside it.
@@ -42,6 +66,8 @@ export function createLedger(maxRecords: number) {
   const cards = new LRUCache<string, Card>({ max: maxRecords });
   // A Map keeps insertion order: the listing is oldest first and eviction drops the oldest.
   const charges = new Map<string, Charge>();
+  // Charges by reference, oldest first, so a search reads its own rather than them all.
+  const byReference = new Map<string, Set<Charge>>();
 
   function findCharge(id: string): Charge {
     const charge = charges.get(id);
@@ -53,10 +79,22 @@ export function createLedger(maxRecords: number) {
 
   function record(charge: Charge): void {
     charges.set(charge.id, charge);
-    if (charges.size > maxRecords) {
-      const oldest = charges.keys().next();
-      if (!oldest.done) charges.delete(oldest.value);
+    if (charge.reference !== null) {
+      const same = byReference.get(charge.reference) ?? new Set<Charge>();
+      byReference.set(charge.reference, same.add(charge));
     }
+    if (charges.size > maxRecords) {
+      const oldest = charges.values().next();
+      if (!oldest.done) forget(oldest.value);
+    }
+  }
+
+  function forget(charge: Charge): void {
+    charges.delete(charge.id);
+    if (charge.reference === null) return;
+    const same = byReference.get(charge.reference);
+    same?.delete(charge);
+    if (same?.size === 0) byReference.delete(charge.reference);
   }
 
   const captureView = (charge: Charge) => ({
@@ -102,6 +140,7 @@ export function createLedger(maxRecords: number) {
         ...(behaviour.kind === 'decline' ? { declineCode: behaviour.code } : {}),
         capturedAmount: 0,
         refundedAmount: 0,
+        reference: input.reference ?? null,
         idempotencyKey,
         createdAt: new Date().toISOString(),
       };
@@ -166,6 +205,20 @@ export function createLedger(maxRecords: number) {
       };
     },
 
+    retrieve(id: string): Answer {
+      return { status: 200, body: authorizationView(findCharge(id)) };
+    },
+
+    /** The authorizations made with `reference`, oldest first, at most {@link MAX_FOUND}. */
+    find(reference: string): Answer {
+      const found: ReturnType<typeof authorizationView>[] = [];
+      for (const charge of byReference.get(reference) ?? []) {
+        if (found.length === MAX_FOUND) break;
+        found.push(authorizationView(charge));
+      }
+      return { status: 200, body: { authorizations: found } };
+    },
+
     /** Copies of the charges, oldest first, optionally only those in `statuses`. */
     list(statuses?: readonly ChargeStatus[]): Charge[] {
       const all = [...charges.values()];
@@ -173,7 +226,10 @@ export function createLedger(maxRecords: number) {
       return kept.map((charge) => ({ ...charge }));
     },
 
-    clear: () => charges.clear(),
+    clear: () => {
+      charges.clear();
+      byReference.clear();
+    },
   };
 }
 

@@ -7,11 +7,19 @@ import Fastify, {
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { ApiError, invalidRequest } from './api-error.js';
-import { faultChangeSchema, pause, roll, type Faults } from './faults.js';
+import {
+  faultChangeSchema,
+  faultsFor,
+  pause,
+  roll,
+  type Faults,
+  type Operation,
+} from './faults.js';
 import type { IdempotencyStore, StoredResult } from './idempotency.js';
-import type { Execution, Ledger } from './ledger.js';
+import type { Answer, Execution, Ledger } from './ledger.js';
 import {
   authorizationBody,
+  authorizationsQuery,
   captureBody,
   chargesQuery,
   refundBody,
@@ -72,6 +80,18 @@ function clientGone(reply: FastifyReply): AbortSignal {
   return gone.signal;
 }
 
+/** Run a call; a refusal it throws (ApiError) is its answer, anything else a bug. */
+function settle<E extends Execution>(execute: () => E): E | Answer {
+  try {
+    return execute();
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    return { status: error.status, body: error.body() };
+  }
+}
+
+const nothingToRelease = () => undefined;
+
 function fastifyErrorToApi(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error;
   const status = error.statusCode ?? 500;
@@ -111,11 +131,62 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return reply.code(204).send();
   });
 
+  /** A call that never answers: it holds on until its client leaves or the simulator closes. */
+  async function hang(reply: FastifyReply, gone: AbortSignal, release: () => void): Promise<void> {
+    await pause(Infinity, deps.closing, gone);
+    release(); // so a retry after the disconnect executes
+    abandon(reply);
+  }
+
+  /**
+   * The faults before a call executes: its latency, then an injected error or hang. True when
+   * a fault ended the call, false when it goes on to execute. (A boolean, not the reply: a
+   * reply is thenable, so an async function cannot resolve to it.)
+   */
+  async function faultEnded(
+    reply: FastifyReply,
+    faults: Faults,
+    gone: AbortSignal,
+    release: () => void,
+  ): Promise<boolean> {
+    // The processor does not notice a client leaving during latency: the call still executes.
+    if (!(await pause(faults.latencyMs, deps.closing))) {
+      release();
+      abandon(reply);
+      return true;
+    }
+    if (roll(faults.errorRate)) {
+      release();
+      sendError(reply, injected);
+      return true;
+    }
+    if (roll(faults.hangRate)) {
+      await hang(reply, gone, release);
+      return true;
+    }
+    return false;
+  }
+
+  /** Write an executed call's answer, late when `slowRate` strikes (or never: client gone). */
+  async function answer(
+    reply: FastifyReply,
+    faults: Faults,
+    gone: AbortSignal,
+    result: StoredResult,
+  ): Promise<FastifyReply> {
+    if (roll(faults.slowRate) && !(await pause(faults.slowMs, deps.closing, gone))) {
+      return abandon(reply);
+    }
+    if (gone.aborted) return abandon(reply);
+    return send(reply, result);
+  }
+
   /**
    * Run one POST the way a processor does: claim the key, wait the latency, roll the
-   * faults, then execute once and keep the answer for replays.
+   * faults (those aimed at `operation`), then execute once and keep the answer for replays.
    */
   async function idempotently(
+    operation: Operation,
     request: FastifyRequest,
     reply: FastifyReply,
     input: unknown,
@@ -129,23 +200,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       if (claim.kind === 'owner') claim.release();
     };
     const gone = clientGone(reply);
-    const faults = deps.faults();
+    const faults = faultsFor(deps.faults(), operation);
 
-    // The processor does not notice a client leaving during latency: the call still executes.
-    if (!(await pause(faults.latencyMs, deps.closing))) {
-      release();
-      return abandon(reply);
-    }
-    if (roll(faults.errorRate)) {
-      release();
-      return sendError(reply, injected);
-    }
-    const hang = async () => {
-      await pause(Infinity, deps.closing, gone);
-      release(); // so a retry after the disconnect executes
-      return abandon(reply);
-    };
-    if (roll(faults.hangRate)) return hang();
+    if (await faultEnded(reply, faults, gone, release)) return reply;
 
     switch (claim.kind) {
       case 'replay':
@@ -160,24 +217,28 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
     let execution: Execution;
     try {
-      execution = execute();
+      execution = settle(execute);
     } catch (error) {
-      if (!(error instanceof ApiError)) {
-        release();
-        throw error;
-      }
-      execution = { status: error.status, body: error.body() };
+      release();
+      throw error;
     }
-    if (execution === 'hang') return hang();
+    if (execution === 'hang') {
+      await hang(reply, gone, release);
+      return reply;
+    }
     const result = { status: execution.status, body: JSON.stringify(execution.body) };
     claim.complete(result);
+    // Executed and stored first: a retry during a slow answer is replayed, never charged twice.
+    return answer(reply, faults, gone, result);
+  }
 
-    // Executed and stored first: a retry during this wait is replayed, never charged twice.
-    if (roll(faults.slowRate) && !(await pause(faults.slowMs, deps.closing, gone))) {
-      return abandon(reply);
-    }
-    if (gone.aborted) return abandon(reply);
-    return send(reply, result);
+  /** Run one lookup: it changes nothing, so no key, but the faults aimed at `retrieve` apply. */
+  async function lookup(reply: FastifyReply, execute: () => Answer): Promise<FastifyReply> {
+    const gone = clientGone(reply);
+    const faults = faultsFor(deps.faults(), 'retrieve');
+    if (await faultEnded(reply, faults, gone, nothingToRelease)) return reply;
+    const found = settle(execute);
+    return answer(reply, faults, gone, { status: found.status, body: JSON.stringify(found.body) });
   }
 
   void app.register(
@@ -194,27 +255,39 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
       v1.post('/tokens', (request, reply) => {
         const input = parse(tokenBody, request.body);
-        return idempotently(request, reply, input, () => deps.ledger.tokenize(input));
+        return idempotently('tokenize', request, reply, input, () => deps.ledger.tokenize(input));
       });
       v1.post('/authorizations', (request, reply) => {
         const input = parse(authorizationBody, request.body);
         const key = request.headers['idempotency-key'] as string;
-        return idempotently(request, reply, input, () => deps.ledger.authorize(input, key));
+        return idempotently('authorize', request, reply, input, () =>
+          deps.ledger.authorize(input, key),
+        );
       });
       v1.post<{ Params: { id: string } }>('/authorizations/:id/capture', (request, reply) => {
         const input = parse(captureBody, request.body);
-        return idempotently(request, reply, input, () =>
+        return idempotently('capture', request, reply, input, () =>
           deps.ledger.capture(request.params.id, input.amount),
         );
       });
       v1.post<{ Params: { id: string } }>('/authorizations/:id/void', (request, reply) => {
         const input = parse(voidBody, request.body);
-        return idempotently(request, reply, input, () => deps.ledger.void(request.params.id));
+        return idempotently('void', request, reply, input, () =>
+          deps.ledger.void(request.params.id),
+        );
       });
       v1.post('/refunds', (request, reply) => {
         const input = parse(refundBody, request.body);
-        return idempotently(request, reply, input, () => deps.ledger.refund(input));
+        return idempotently('refund', request, reply, input, () => deps.ledger.refund(input));
       });
+      v1.get<{ Params: { id: string } }>('/authorizations/:id', (request, reply) =>
+        lookup(reply, () => deps.ledger.retrieve(request.params.id)),
+      );
+      v1.get('/authorizations', (request, reply) => {
+        const query = parse(authorizationsQuery, request.query);
+        return lookup(reply, () => deps.ledger.find(query.reference));
+      });
+      // A test listing, not a processor API: no faults, so tests can always count charges.
       v1.get('/charges', (request) => {
         const query = parse(chargesQuery, request.query);
         return { charges: deps.ledger.list(query.status) };

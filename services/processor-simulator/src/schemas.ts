@@ -1,6 +1,8 @@
 import { z } from 'zod';
 
 const amount = z.int().min(1).max(1e12);
+/** The caller's own name for an authorization, to find it again by. */
+const reference = z.string().regex(/^[\x20-\x7e]{1,255}$/);
 
 export const tokenBody = z.strictObject({
   number: z.string().regex(/^\d{12,19}$/),
@@ -15,6 +17,7 @@ export const authorizationBody = z.strictObject({
   token: z.string().min(1).max(255),
   amount,
   currency: z.string().regex(/^[A-Z]{3}$/),
+  reference: reference.optional(),
 });
 
 export const captureBody = z.strictObject({ amount: amount.optional() });
@@ -42,6 +45,8 @@ export const chargesQuery = z.object({
     .pipe(z.array(z.enum(chargeStatuses)))
     .optional(),
 });
+
+export const authorizationsQuery = z.strictObject({ reference });
 
 export type TokenBody = z.infer<typeof tokenBody>;
 export type AuthorizationBody = z.infer<typeof authorizationBody>;

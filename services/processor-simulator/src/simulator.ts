@@ -4,7 +4,7 @@ import { createIdempotencyStore } from './idempotency.js';
 import { createLedger, type Charge } from './ledger.js';
 import { parse, buildApp } from './routes.js';
 
-export type { Faults } from './faults.js';
+export type { Faults, Operation } from './faults.js';
 export type { Charge, ChargeStatus } from './ledger.js';
 export { testCards } from './test-cards.js';
 
@@ -12,7 +12,7 @@ export { testCards } from './test-cards.js';
 export interface ProcessorSimulatorOptions {
   /** The Bearer key `/v1` calls must send; default `sk_test_simulator`. */
   readonly apiKey?: string;
-  /** Faults from the start (each defaults to 0). */
+  /** Faults from the start (rates and waits default to 0, operations to all). */
   readonly faults?: Partial<Faults>;
   /** Most charges, tokens and idempotency records kept; default 200 000. */
   readonly maxRecords?: number;
@@ -27,7 +27,7 @@ export interface ProcessorSimulator {
   faults(): Faults;
   /** Merge a (validated) change into the faults; returns the result. */
   setFaults(change: Partial<Faults>): Faults;
-  /** Forget charges and idempotency records; faults back to zero. */
+  /** Forget charges and idempotency records; no faults, on any operation. */
   reset(): void;
   /** The charges, oldest first. */
   charges(): Charge[];
@@ -50,7 +50,12 @@ export function createProcessorSimulator(
   let faults: Faults = noFaults;
 
   const setFaults = (change: Partial<Faults>): Faults => {
-    faults = Object.freeze({ ...faults, ...parse(faultChangeSchema, change) });
+    const { operations, ...rest } = parse(faultChangeSchema, change);
+    faults = Object.freeze({
+      ...faults,
+      ...rest,
+      ...(operations ? { operations: Object.freeze(operations) } : {}),
+    });
     return faults;
   };
   const reset = () => {

@@ -25,6 +25,8 @@ async function call(
     auth?: string | null;
     signal?: AbortSignal;
     raw?: string;
+    /** Another simulator's URL. */
+    base?: string;
   } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = {};
@@ -34,7 +36,7 @@ async function call(
   const body =
     options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${base}${path}`, {
+  const response = await fetch(`${options.base ?? base}${path}`, {
     method,
     headers,
     ...(body !== undefined ? { body } : {}),
@@ -67,6 +69,20 @@ async function authorize(number: string = testCards.success, amount = 1000, key?
     key,
   );
 }
+
+async function authorizeReferenced(
+  reference: string,
+  number: string = testCards.success,
+  amount = 1000,
+) {
+  const token = await tokenize(number);
+  return post('/v1/authorizations', { token, amount, currency: 'EUR', reference });
+}
+
+const find = (reference: string, signal?: AbortSignal) =>
+  call('GET', `/v1/authorizations?reference=${encodeURIComponent(reference)}`, {
+    ...(signal ? { signal } : {}),
+  });
 
 async function chargeCount(): Promise<number> {
   const answer = await call('GET', '/v1/charges');
@@ -376,6 +392,265 @@ describe('capture, void, refund', () => {
   });
 });
 
+describe('references and lookups', () => {
+  it('keeps the reference on the charge and in the idempotency fingerprint', async () => {
+    const token = await tokenize();
+    const key = newKey();
+    const body = { token, amount: 500, currency: 'EUR', reference: 'order 1/attempt 1' };
+    const first = await post('/v1/authorizations', body, key);
+    expect(first.status).toBe(201);
+    expect(sim.charges()[0]).toMatchObject({ id: first.body.id, reference: 'order 1/attempt 1' });
+    const listed = await call('GET', '/v1/charges');
+    expect(listed.body.charges[0]).toMatchObject({ reference: 'order 1/attempt 1' });
+    expect((await post('/v1/authorizations', body, key)).headers.get('idempotent-replayed')).toBe(
+      'true',
+    );
+    const reused = await post('/v1/authorizations', { ...body, reference: 'order 2' }, key);
+    expect(reused.status).toBe(422);
+    expect(reused.body.error.code).toBe('idempotency_key_reused');
+    await authorize();
+    expect(sim.charges().map((charge) => charge.reference)).toEqual(['order 1/attempt 1', null]);
+  });
+
+  it('retrieves an authorization in every state with the API key and no Idempotency-Key', async () => {
+    const auth = (await authorizeReferenced('ref-a')).body;
+    const retrieve = () => call('GET', `/v1/authorizations/${auth.id}`);
+    const authorized = await retrieve();
+    expect(authorized.status).toBe(200);
+    expect(authorized.body).toEqual({
+      id: auth.id,
+      status: 'authorized',
+      amount: 1000,
+      currency: 'EUR',
+      capturedAmount: 0,
+      refundedAmount: 0,
+      reference: 'ref-a',
+      createdAt: auth.createdAt,
+    });
+    await post(`/v1/authorizations/${auth.id}/capture`, { amount: 600 });
+    expect((await retrieve()).body).toMatchObject({ status: 'captured', capturedAmount: 600 });
+    await post('/v1/refunds', { authorization: auth.id, amount: 100 });
+    expect((await retrieve()).body).toMatchObject({
+      status: 'partially_refunded',
+      capturedAmount: 600,
+      refundedAmount: 100,
+    });
+    await post('/v1/refunds', { authorization: auth.id, amount: 500 });
+    expect((await retrieve()).body).toMatchObject({ status: 'refunded', refundedAmount: 600 });
+
+    const unreferenced = (await authorize()).body;
+    await post(`/v1/authorizations/${unreferenced.id}/void`, {});
+    expect((await call('GET', `/v1/authorizations/${unreferenced.id}`)).body).toMatchObject({
+      status: 'voided',
+      reference: null,
+    });
+    for (const path of [`/v1/authorizations/${auth.id}`, '/v1/authorizations?reference=ref-a']) {
+      const refused = await call('GET', path, { auth: null });
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.code).toBe('invalid_api_key');
+    }
+  });
+
+  it('answers 404 authorization_not_found for an unknown id', async () => {
+    const unknown = await call('GET', '/v1/authorizations/auth_nope');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({
+      error: {
+        type: 'invalid_request_error',
+        code: 'authorization_not_found',
+        message: expect.any(String),
+      },
+    });
+  });
+
+  it('finds a declined authorization by reference, with its decline code', async () => {
+    const declined = await authorizeReferenced('ref-declined', testCards.insufficientFunds);
+    expect(declined.status).toBe(402);
+    const retried = (await authorizeReferenced('ref-declined')).body;
+    const found = await find('ref-declined');
+    expect(found.status).toBe(200);
+    expect(found.body.authorizations).toEqual([
+      {
+        id: declined.body.authorization.id,
+        status: 'declined',
+        amount: 1000,
+        currency: 'EUR',
+        capturedAmount: 0,
+        refundedAmount: 0,
+        reference: 'ref-declined',
+        declineCode: 'insufficient_funds',
+        createdAt: expect.any(String),
+      },
+      expect.objectContaining({ id: retried.id, status: 'authorized' }),
+    ]);
+    expect(found.body.authorizations[1]).not.toHaveProperty('declineCode');
+    const retrieved = await call('GET', `/v1/authorizations/${declined.body.authorization.id}`);
+    expect(retrieved.body).toEqual(found.body.authorizations[0]);
+  });
+
+  it('finds by reference oldest first, at most 100, and nothing for an unknown reference', async () => {
+    const token = await tokenize();
+    const reference = 'a b&c=d?';
+    const ids: string[] = [];
+    for (let i = 0; i < 101; i++) {
+      const answer = await post('/v1/authorizations', {
+        token,
+        amount: 1 + i,
+        currency: 'EUR',
+        reference,
+      });
+      ids.push(answer.body.id as string);
+    }
+    await authorizeReferenced('someone else');
+    const found = await find(reference);
+    expect(found.body.authorizations.map((auth: { id: string }) => auth.id)).toEqual(
+      ids.slice(0, 100),
+    );
+    expect(await find('nobody')).toMatchObject({ status: 200, body: { authorizations: [] } });
+  });
+
+  it('forgets an evicted charge in searches by reference too', async () => {
+    const small = createProcessorSimulator({ apiKey: API_KEY, maxRecords: 2 });
+    const url = await small.listen();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const tokens = await call('POST', '/v1/tokens', {
+          body: card(testCards.success),
+          base: url,
+        });
+        const auth = await call('POST', '/v1/authorizations', {
+          body: { token: tokens.body.token, amount: 100, currency: 'EUR', reference: 'kept' },
+          base: url,
+        });
+        ids.push(auth.body.id as string);
+      }
+      const found = await call('GET', '/v1/authorizations?reference=kept', { base: url });
+      expect(found.body.authorizations.map((auth: { id: string }) => auth.id)).toEqual(
+        ids.slice(1),
+      );
+    } finally {
+      await small.close();
+    }
+  });
+
+  it.each([
+    ['too long', 'x'.repeat(256)],
+    ['empty', ''],
+    ['not ASCII', 'café'],
+    ['a control character', 'tab\there'],
+  ])(
+    'refuses a reference %s with the usual 400 body, charging nothing',
+    async (_name, reference) => {
+      const token = await tokenize();
+      const answers = [
+        await post('/v1/authorizations', { token, amount: 100, currency: 'EUR', reference }),
+        await find(reference),
+      ];
+      for (const answer of answers) {
+        expect(answer.status).toBe(400);
+        expect(answer.body).toEqual({
+          error: {
+            type: 'invalid_request_error',
+            code: 'parameter_invalid',
+            message: 'Invalid parameters: reference',
+          },
+        });
+      }
+      expect(await chargeCount()).toBe(0);
+    },
+  );
+
+  it('refuses a search without exactly one reference', async () => {
+    for (const query of ['', '?reference=a&reference=b', '?reference=a&status=declined']) {
+      const answer = await call('GET', `/v1/authorizations${query}`);
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'parameter_invalid',
+      });
+    }
+  });
+
+  it('answers lookups under the faults aimed at retrieve; the charge listing has none', async () => {
+    const auth = (await authorizeReferenced('ref-f')).body;
+    const lookups = [
+      (signal?: AbortSignal) =>
+        call('GET', `/v1/authorizations/${auth.id}`, { ...(signal ? { signal } : {}) }),
+      (signal?: AbortSignal) => find('ref-f', signal),
+    ];
+    for (const operations of [[], ['retrieve']] as const) {
+      sim.setFaults({ errorRate: 1, operations: [...operations] });
+      for (const lookup of lookups) {
+        const failed = await lookup();
+        expect(failed.status).toBe(500);
+        expect(failed.body.error).toMatchObject({ type: 'api_error', code: 'internal_error' });
+      }
+    }
+    expect(await chargeCount()).toBe(1);
+    sim.setFaults({ errorRate: 0, hangRate: 1 });
+    for (const lookup of lookups) {
+      await expect(lookup(AbortSignal.timeout(300))).rejects.toThrow();
+    }
+    sim.setFaults({ hangRate: 0, latencyMs: 300 });
+    for (const lookup of lookups) {
+      const started = Date.now();
+      expect((await lookup()).status).toBe(200);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    }
+    sim.setFaults({ latencyMs: 0, slowRate: 1, slowMs: 300 });
+    for (const lookup of lookups) {
+      const started = Date.now();
+      expect((await lookup()).status).toBe(200);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+      await expect(lookup(AbortSignal.timeout(100))).rejects.toThrow();
+    }
+    sim.setFaults({ slowRate: 0, errorRate: 1, operations: ['authorize', 'capture'] });
+    for (const lookup of lookups) expect((await lookup()).status).toBe(200);
+  });
+});
+
+describe('faults aimed at operations', () => {
+  it('a slow capture leaves authorizations and lookups fast, and still captures', async () => {
+    const auth = (await authorize()).body;
+    sim.setFaults({ slowRate: 1, slowMs: 5000, operations: ['capture'] });
+    const started = Date.now();
+    expect((await authorize()).status).toBe(201);
+    expect((await call('GET', `/v1/authorizations/${auth.id}`)).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(1000);
+    await expect(
+      post(`/v1/authorizations/${auth.id}/capture`, {}, undefined, AbortSignal.timeout(300)),
+    ).rejects.toThrow();
+    const retrieved = await call('GET', `/v1/authorizations/${auth.id}`);
+    expect(retrieved.body).toMatchObject({ status: 'captured', capturedAmount: 1000 });
+  });
+
+  it('errors, hangs and latency aimed at one operation leave the others alone', async () => {
+    const token = await tokenize();
+    const body = { token, amount: 100, currency: 'EUR' };
+    sim.setFaults({ errorRate: 1, operations: ['authorize'] });
+    expect((await post('/v1/authorizations', body)).status).toBe(500);
+    expect((await post('/v1/tokens', card(testCards.success))).status).toBe(201);
+
+    sim.setFaults({ errorRate: 0, hangRate: 1, operations: ['tokenize'] });
+    await expect(
+      post('/v1/tokens', card(testCards.success), undefined, AbortSignal.timeout(300)),
+    ).rejects.toThrow();
+    const auth = await post('/v1/authorizations', body);
+    expect(auth.status).toBe(201);
+
+    sim.setFaults({ hangRate: 0, latencyMs: 400, operations: ['refund'] });
+    let started = Date.now();
+    expect((await post(`/v1/authorizations/${auth.body.id}/capture`, {})).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(300);
+    started = Date.now();
+    expect((await post('/v1/refunds', { authorization: auth.body.id, amount: 100 })).status).toBe(
+      201,
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+  });
+});
+
 describe('requests refused before executing', () => {
   it('401 without the API key', async () => {
     for (const auth of [null, 'Bearer sk_wrong']) {
@@ -430,11 +705,39 @@ describe('fault control', () => {
       hangRate: 0,
       slowRate: 0,
       slowMs: 10,
+      operations: [],
     });
     expect(await (await fetch(`${base}/_control/faults`)).json()).toMatchObject({ latencyMs: 5 });
     expect(() => sim.setFaults({ hangRate: -1 })).toThrow();
     expect((await fetch(`${base}/_control/reset`, { method: 'POST' })).status).toBe(204);
     expect(sim.faults().latencyMs).toBe(0);
+  });
+
+  it('validates the operations a fault targets, and reset targets every operation again', async () => {
+    const put = (body: unknown) =>
+      fetch(`${base}/_control/faults`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    for (const operations of [['charge'], 'capture', Array(7).fill('capture')]) {
+      const invalid = await put({ operations });
+      expect(invalid.status).toBe(400);
+      expect(await invalid.json()).toMatchObject({ error: { code: 'parameter_invalid' } });
+    }
+    const targeted = await put({ errorRate: 1, operations: ['capture', 'retrieve'] });
+    expect(await targeted.json()).toMatchObject({
+      errorRate: 1,
+      operations: ['capture', 'retrieve'],
+    });
+    // A change without `operations` keeps the targets it had.
+    expect(sim.setFaults({ latencyMs: 1 }).operations).toEqual(['capture', 'retrieve']);
+    expect((await fetch(`${base}/_control/reset`, { method: 'POST' })).status).toBe(204);
+    expect(sim.faults()).toMatchObject({ errorRate: 0, operations: [] });
+    sim.setFaults({ errorRate: 1, operations: ['refund'] });
+    sim.reset();
+    expect(sim.faults().operations).toEqual([]);
+    expect((await authorize()).status).toBe(201);
   });
 
   it('close() resolves while a request hangs', async () => {

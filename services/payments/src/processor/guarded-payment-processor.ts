@@ -6,7 +6,7 @@ import {
   ProcessorRejectedError,
   ProcessorUnavailableError,
   type PaymentProcessor,
-  type ProcessorCall,
+  type ProcessorLookup,
 } from './payment-processor.js';
 
 export interface BreakerOptions {
@@ -37,7 +37,8 @@ export interface GuardedPaymentProcessor extends PaymentProcessor {
 
 const stateValues: Record<BreakerState, number> = { closed: 0, halfOpen: 1, open: 2 };
 
-type Operation = keyof PaymentProcessor;
+/** What a call does, as metrics label it: both lookups are `retrieve`. */
+type Operation = 'tokenize' | 'authorize' | 'capture' | 'void' | 'refund' | 'retrieve';
 type Action = (
   controller: AbortController,
   run: (signal: AbortSignal) => Promise<unknown>,
@@ -110,10 +111,10 @@ export function guardPaymentProcessor(
   };
   breaker.on('open', changed).on('halfOpen', changed).on('close', changed);
 
-  async function guarded<T>(
+  async function guarded<C extends ProcessorLookup, T>(
     operation: Operation,
-    call: ProcessorCall,
-    run: (call: ProcessorCall) => Promise<T>,
+    call: C,
+    run: (call: C) => Promise<T>,
   ): Promise<T> {
     const controller = new AbortController();
     const stopTimer = metrics.duration.startTimer({ operation });
@@ -177,6 +178,9 @@ export function guardPaymentProcessor(
     capture: (request, call) => guarded('capture', call, (c) => processor.capture(request, c)),
     void: (request, call) => guarded('void', call, (c) => processor.void(request, c)),
     refund: (request, call) => guarded('refund', call, (c) => processor.refund(request, c)),
+    retrieve: (request, call) => guarded('retrieve', call, (c) => processor.retrieve(request, c)),
+    findAuthorizations: (request, call) =>
+      guarded('retrieve', call, (c) => processor.findAuthorizations(request, c)),
     state,
     refuseWhileOpen: (operation) => (breaker.opened ? shortCircuited(operation) : undefined),
     shutdown: () => breaker.shutdown(),

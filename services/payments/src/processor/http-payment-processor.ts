@@ -4,7 +4,9 @@ import {
   ProcessorUnavailableError,
   type DeclineReason,
   type PaymentProcessor,
+  type ProcessorAuthorization,
   type ProcessorCall,
+  type ProcessorLookup,
 } from './payment-processor.js';
 
 export interface HttpProcessorOptions {
@@ -28,15 +30,28 @@ const declineReasons = new Set<string>([
   'processing_error',
 ]);
 
+const authorizationStatuses = new Set<string>([
+  'authorized',
+  'declined',
+  'captured',
+  'voided',
+  'partially_refunded',
+  'refunded',
+] satisfies ProcessorAuthorization['status'][]);
+
+/** Most authorizations one search answers with; more is a fault, not a page to trust. */
+const MAX_FOUND = 100;
+
 interface ProcessorErrorBody {
   error?: { type?: unknown; code?: unknown };
 }
 
 /**
  * The HTTP adapter to the card processor (the simulator speaks the same API): JSON over
- * keep-alive connections, the idempotency key in `Idempotency-Key`. It maps answers to the
- * port's outcomes: 2xx results, 402 declines, other 4xx rejections (final), and 5xx,
- * network failures, aborts and unreadable answers to ProcessorUnavailableError.
+ * keep-alive connections, the idempotency key in `Idempotency-Key` (lookups send none). It
+ * maps answers to the port's outcomes: 2xx results, 402 declines, a 404 lookup undefined,
+ * other 4xx rejections (final), and 5xx, network failures, aborts and unreadable or
+ * implausible answers to ProcessorUnavailableError.
  */
 export function createHttpPaymentProcessor(
   options: HttpProcessorOptions,
@@ -44,23 +59,28 @@ export function createHttpPaymentProcessor(
   const agent = new Agent({ connections: options.connections, keepAliveTimeout: 30_000 });
   const base = options.url.replace(/\/+$/, '');
 
-  async function post(
+  const post = (path: string, body: unknown, call: ProcessorCall) =>
+    exchange(path, call.signal, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': call.idempotencyKey },
+      body: JSON.stringify(body),
+    });
+
+  const get = (path: string, call: ProcessorLookup) =>
+    exchange(path, call.signal, { method: 'GET', headers: {} });
+
+  async function exchange(
     path: string,
-    body: unknown,
-    call: ProcessorCall,
+    signal: AbortSignal | undefined,
+    init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
   ): Promise<{ status: number; body: unknown }> {
     let response: Dispatcher.ResponseData;
     try {
       response = await request(`${base}${path}`, {
-        method: 'POST',
+        ...init,
         dispatcher: agent,
-        headers: {
-          authorization: `Bearer ${options.apiKey}`,
-          'content-type': 'application/json',
-          'idempotency-key': call.idempotencyKey,
-        },
-        body: JSON.stringify(body),
-        ...(call.signal ? { signal: call.signal } : {}),
+        headers: { ...init.headers, authorization: `Bearer ${options.apiKey}` },
+        ...(signal ? { signal } : {}),
       });
     } catch (error) {
       throw new ProcessorUnavailableError('The processor could not be reached', { cause: error });
@@ -130,6 +150,36 @@ export function createHttpPaymentProcessor(
     return value;
   }
 
+  /** A string field that may be absent or null (then null), else like `field`. */
+  function optionalField(body: unknown, name: string): string | null {
+    const value = (body as Record<string, unknown> | null)?.[name];
+    return value === undefined || value === null ? null : field(body, name);
+  }
+
+  /** An authorization as a lookup answers it, every field checked. */
+  function toAuthorization(body: unknown): ProcessorAuthorization {
+    const status = field(body, 'status');
+    if (!authorizationStatuses.has(status)) {
+      throw new ProcessorUnavailableError('The processor answered an unknown status');
+    }
+    const currency = field(body, 'currency');
+    if (!/^[A-Z]{3}$/.test(currency)) throw new ProcessorUnavailableError('Unexpected currency');
+    const declineCode = optionalField(body, 'declineCode');
+    if (declineCode !== null && declineCode.length > 100) {
+      throw new ProcessorUnavailableError('Unexpected declineCode');
+    }
+    return {
+      authorizationId: field(body, 'id'),
+      status: status as ProcessorAuthorization['status'],
+      amount: amountField(body, 'amount'),
+      currency,
+      capturedAmount: amountField(body, 'capturedAmount'),
+      refundedAmount: amountField(body, 'refundedAmount'),
+      reference: optionalField(body, 'reference'),
+      declineCode,
+    };
+  }
+
   return {
     async tokenize(card, call) {
       const { status, body } = await post(
@@ -150,8 +200,12 @@ export function createHttpPaymentProcessor(
       return { token: field(body, 'token'), fingerprint: field(body, 'fingerprint'), last4 };
     },
 
-    async authorize(authorization, call) {
-      const { status, body } = await post('/v1/authorizations', authorization, call);
+    async authorize({ token, amount, currency, reference }, call) {
+      const { status, body } = await post(
+        '/v1/authorizations',
+        { token, amount, currency, reference },
+        call,
+      );
       if (status === 201 || status === 200) {
         return { outcome: 'authorized', authorizationId: field(body, 'id') };
       }
@@ -191,6 +245,41 @@ export function createHttpPaymentProcessor(
       );
       if (status !== 201 && status !== 200) throw refusal(status, body);
       return { refundId: field(body, 'id') };
+    },
+
+    async retrieve({ authorizationId }, call) {
+      const { status, body } = await get(
+        `/v1/authorizations/${encodeURIComponent(authorizationId)}`,
+        call,
+      );
+      if (status === 404 && errorCode(body) === 'authorization_not_found') return undefined;
+      if (status !== 200) throw refusal(status, body);
+      const found = toAuthorization(body);
+      if (found.authorizationId !== authorizationId) {
+        throw new ProcessorUnavailableError('The processor answered for another authorization');
+      }
+      return found;
+    },
+
+    async findAuthorizations({ reference }, call) {
+      const { status, body } = await get(
+        `/v1/authorizations?reference=${encodeURIComponent(reference)}`,
+        call,
+      );
+      if (status !== 200) throw refusal(status, body);
+      const list = (body as { authorizations?: unknown } | null)?.authorizations;
+      if (!Array.isArray(list)) {
+        throw new ProcessorUnavailableError('The processor answer lacks authorizations');
+      }
+      if (list.length > MAX_FOUND) {
+        throw new ProcessorUnavailableError('The processor answered too many authorizations');
+      }
+      const found = list.map(toAuthorization);
+      // Someone else's authorizations would be settled as ours: a fault, never an answer.
+      if (found.some((authorization) => authorization.reference !== reference)) {
+        throw new ProcessorUnavailableError('The processor answered for another reference');
+      }
+      return found;
     },
 
     // Called once the service stopped taking requests and gave those in flight their time:

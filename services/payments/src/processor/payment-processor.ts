@@ -1,7 +1,8 @@
 /**
- * The card processor, as the payments service needs it. Every call carries an idempotency
- * key: the processor runs a key once and answers a retry with the first outcome, so a call
- * whose answer was lost can be repeated without charging twice.
+ * The card processor, as the payments service needs it. Every call that changes something
+ * carries an idempotency key: the processor runs a key once and answers a retry with the
+ * first outcome, so a call whose answer was lost can be repeated without charging twice.
+ * The lookups tell what the processor holds, e.g. after an answer was lost for good.
  */
 export interface PaymentProcessor {
   tokenize(card: CardDetails, call: ProcessorCall): Promise<CardToken>;
@@ -9,11 +10,26 @@ export interface PaymentProcessor {
   capture(request: CaptureRequest, call: ProcessorCall): Promise<{ capturedAmount: number }>;
   void(request: { authorizationId: string }, call: ProcessorCall): Promise<void>;
   refund(request: RefundRequest, call: ProcessorCall): Promise<{ refundId: string }>;
+  /** One authorization; undefined when the processor knows no such id. */
+  retrieve(
+    request: { authorizationId: string },
+    call: ProcessorLookup,
+  ): Promise<ProcessorAuthorization | undefined>;
+  /** The authorizations made with `reference` (declines too), oldest first. */
+  findAuthorizations(
+    request: { reference: string },
+    call: ProcessorLookup,
+  ): Promise<ProcessorAuthorization[]>;
 }
 
 export interface ProcessorCall {
   readonly idempotencyKey: string;
   /** Aborts the call (its timeout); the processor may still have acted on it. */
+  readonly signal?: AbortSignal;
+}
+
+/** A lookup: no idempotency key (it changes nothing); aborts with the signal. */
+export interface ProcessorLookup {
   readonly signal?: AbortSignal;
 }
 
@@ -38,6 +54,22 @@ export interface AuthorizeRequest {
   readonly token: string;
   readonly amount: number;
   readonly currency: string;
+  /** Our own id for the authorization (the charge's), to find it by when an answer is lost. */
+  readonly reference: string;
+}
+
+/** What the processor holds for one authorization. */
+export interface ProcessorAuthorization {
+  readonly authorizationId: string;
+  readonly status:
+    'authorized' | 'declined' | 'captured' | 'voided' | 'partially_refunded' | 'refunded';
+  /** Integer minor units of `currency`, as are the other amounts. */
+  readonly amount: number;
+  readonly currency: string;
+  readonly capturedAmount: number;
+  readonly refundedAmount: number;
+  readonly reference: string | null;
+  readonly declineCode: string | null;
 }
 
 export interface CaptureRequest {
