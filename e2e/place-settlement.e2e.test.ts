@@ -232,12 +232,13 @@ describe('an answer lost after the other side acted', () => {
   it('a capture the processor made but never answered (a store without a URL) is finished by the sweeper, never voided', async () => {
     const { endUser, paymentId } = await buyer();
     const key = randomUUID();
+    const body = orderBody(plainStore, paymentId);
     platform.processor.setFaults({
       slowRate: 1,
       slowMs: PROCESSOR_TIMEOUT_MS * 3,
       operations: ['capture'],
     });
-    const lost = await place(orderBody(plainStore, paymentId), key, endUser);
+    const lost = await place(body, key, endUser);
     expect(lost.status).toBe(503);
     expect(lost.body.errorCode).toBe('PAYMENT_PROCESSOR_UNAVAILABLE');
     platform.processor.setFaults({ slowRate: 0, operations: [] });
@@ -256,7 +257,7 @@ describe('an answer lost after the other side acted', () => {
       { status: 'captured', capturedAmount: 2364 },
     ]);
     // A late retry of the key is the order, replayed.
-    const retried = await place(orderBody(plainStore, paymentId), key, endUser);
+    const retried = await place(body, key, endUser);
     expect(retried.status).toBe(201);
     expect(retried.headers.get('idempotent-replayed')).toBe('true');
     expect(retried.body.orderId).toBe(attempt.order_id);
@@ -292,10 +293,11 @@ describe('an answer lost after the other side acted', () => {
     async (status) => {
       const { endUser, paymentId } = await buyer();
       const key = randomUUID();
+      const body = orderBody(submittingStore, paymentId);
       submissions.next = [{ status }];
-      const first = await place(orderBody(submittingStore, paymentId), key, endUser);
+      const first = await place(body, key, endUser);
       expect(first.status).toBe(503);
-      const placed = await place(orderBody(submittingStore, paymentId), key, endUser);
+      const placed = await place(body, key, endUser);
       expect(placed.status).toBe(201);
       expect(placed.body.status).toBe('confirmed');
       const charge = (await chargeOfOrder(placed.body.orderId))!;

@@ -107,8 +107,9 @@ export async function checkPhase(
           order?.charge_id ? (byPaymentsCharge.get(order.charge_id) ?? []) : []
         ).filter((charge) => CAPTURED.has(charge.status)).length;
         // A key used again after its retention is a new order, never its first life's.
-        const reused = outcome.reusedFrom !== undefined && outcome.reusedFrom !== outcome.orderId;
-        const first = reused ? orders.get(outcome.reusedFrom!) : undefined;
+        const { reusedFrom } = outcome;
+        const reused = reusedFrom !== undefined && reusedFrom !== outcome.orderId;
+        const first = reused ? orders.get(reusedFrom) : undefined;
         tally.check(
           'place 2xx: 1 order, 1 capture',
           order !== undefined &&

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startFaultServers, type FaultServers } from '../../scripts/lib/fault-servers.mjs';
 import type { ReconciliationReport } from '@pcp/payments';
+import type { Faults } from '@pcp/processor-simulator';
 import { Supervisor, type ProcessSpec } from './supervisor.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -170,7 +171,7 @@ export class FaultPlatform {
     return JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, string>;
   }
 
-  async setProcessorFaults(faults: Record<string, number>): Promise<void> {
+  async setProcessorFaults(faults: Partial<Faults>): Promise<void> {
     const response = await fetch(`${this.processorUrl}/_control/faults`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },

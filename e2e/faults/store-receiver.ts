@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -51,7 +51,7 @@ export class StoreReceiver {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
-  #answer(orderId: string, response: import('node:http').ServerResponse): void {
+  #answer(orderId: string, response: ServerResponse): void {
     this.submissions += 1;
     const send = (status: number) => {
       if (!response.destroyed) response.writeHead(status).end();

@@ -1,3 +1,4 @@
+import type { Faults } from '@pcp/processor-simulator';
 import { mulberry32 } from '../../scripts/lib/prng.mjs';
 import { checkPhase, INVARIANTS, type Count, type Invariant } from './invariants.js';
 import { FaultPlatform } from './platform.js';
@@ -37,7 +38,7 @@ const restart = (server: 'nats' | 'postgres' | 'redis'): Fault => ({
   },
 });
 
-const noProcessorFaults = {
+const noProcessorFaults: Faults = {
   latencyMs: 0,
   errorRate: 0,
   hangRate: 0,
@@ -46,7 +47,7 @@ const noProcessorFaults = {
   operations: [],
 };
 
-const processor = (name: string, faults: Record<string, unknown>): Fault => ({
+const processor = (name: string, faults: Partial<Faults>): Fault => ({
   name: `processor ${name}`,
   async inject(platform) {
     await platform.setProcessorFaults(faults);

@@ -263,7 +263,7 @@ export function createChargeActions(deps: ChargeActionDeps) {
    * learnt first), a capture refunded in full, a released charge left as it is.
    */
   async function releaseCharge(row: ChargeRow): Promise<ChargeRow> {
-    const known = row.status === 'authorizing' ? await learnAuthorization(row) : row;
+    const known = await currentState(row);
     switch (known.status) {
       case 'authorizing': // the processor holds nothing for it
       case 'declined':
@@ -280,6 +280,23 @@ export function createChargeActions(deps: ChargeActionDeps) {
           `release-${known.charge_id}`,
         );
     }
+  }
+
+  /**
+   * The charge as the processor has it where payments may not know (an unknown authorization,
+   * or an authorization whose capture's answer may have been lost): releasing must void what
+   * is held and refund what was taken, whatever payments recorded.
+   */
+  async function currentState(row: ChargeRow): Promise<ChargeRow> {
+    if (row.status === 'authorizing') return learnAuthorization(row);
+    if (row.status !== 'authorized' || !row.processor_authorization_id) return row;
+    let held: ProcessorAuthorization | undefined;
+    try {
+      held = await processor.retrieve({ authorizationId: row.processor_authorization_id }, {});
+    } catch (error) {
+      throw unavailable(error);
+    }
+    return held ? adoptProcessorState(row, held) : row;
   }
 
   /** A final processor refusal of a capture, void or refund: the charge's state forbids it. */

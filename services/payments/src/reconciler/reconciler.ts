@@ -135,7 +135,7 @@ export function createReconciler(deps: ReconcilerDeps) {
   async function examineAll(startedAt: string): Promise<ReconciliationReport> {
     const tally = emptyReport(startedAt);
     const runId = randomUUID();
-    let after: { updatedAt: Date; chargeId: string } | undefined;
+    let after: string | undefined;
     let seen = 0;
     while (seen < deps.maxChargesPerRun && !stopping) {
       const batch = await unreconciledCharges(
@@ -145,7 +145,7 @@ export function createReconciler(deps: ReconcilerDeps) {
       if (batch.length === 0) break;
       seen += batch.length;
       const last = batch.at(-1)!;
-      after = { updatedAt: last.updated_at, chargeId: last.charge_id };
+      after = last.charge_id;
       const { owners } = await deps.bus.request(
         subjects.ordering.chargeOwners,
         { charges: batch.map((row) => ({ chargeId: row.charge_id, orderId: row.order_id })) },
@@ -166,21 +166,14 @@ export function createReconciler(deps: ReconcilerDeps) {
     return tally;
   }
 
-  /** Charges never found explained, or changed since; by when they changed, then by id. */
-  function unreconciledCharges(
-    limit: number,
-    after: { updatedAt: Date; chargeId: string } | undefined,
-  ): Promise<ChargeRow[]> {
+  /** Charges never found explained, or changed since, by id (a keyset: each once per run). */
+  function unreconciledCharges(limit: number, after: string | undefined): Promise<ChargeRow[]> {
     let query = db
       .selectFrom('charges')
       .selectAll()
-      .where(sql<boolean>`reconciled_at is null or reconciled_at < updated_at`);
-    if (after) {
-      query = query.where(
-        sql<boolean>`(updated_at, charge_id) > (${after.updatedAt}, ${after.chargeId})`,
-      );
-    }
-    return query.orderBy('updated_at').orderBy('charge_id').limit(limit).execute();
+      .where(sql<boolean>`(reconciled_at is null or reconciled_at < updated_at)`);
+    if (after) query = query.where('charge_id', '>', after);
+    return query.orderBy('charge_id').limit(limit).execute();
   }
 
   async function examine(
@@ -297,7 +290,8 @@ export function createReconciler(deps: ReconcilerDeps) {
         reconciled_at: settled ? sql<Date>`greatest(now(), updated_at)` : null,
       })
       .where('charge_id', '=', row.charge_id)
-      .where('updated_at', '=', row.updated_at)
+      // Unchanged since it was judged (pg's microseconds, as the Date read in milliseconds).
+      .where(sql<Date>`date_trunc('milliseconds', updated_at)`, '=', row.updated_at)
       .execute();
   }
 

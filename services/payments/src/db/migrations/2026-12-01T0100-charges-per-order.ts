@@ -28,7 +28,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createIndex('charges_unreconciled_idx')
     .on('charges')
-    .column('updated_at')
+    .column('charge_id')
     .where(sql<boolean>`reconciled_at is null or reconciled_at < updated_at`)
     .execute();
   await db.schema
