@@ -94,9 +94,9 @@ describe('an order event recorded late', () => {
     }
     await target.waitFor(1, ofOrder(orderId));
 
-    // Longer than the recorder used to retry before its fifth try (36 s) and than a version
-    // used to wait for its predecessor (60 s) minus that: version 3 went out at 60 s, before
-    // version 2, which was recorded at 156 s.
+    // Past the fourth try of the recorder's former schedule (36 s): its fifth came at 156 s,
+    // long after its 60 s wait had let version 3 out first. Now the fifth try is at 51 s and
+    // version 3 waits for it.
     await sleep(40_000);
     expect(versionsOf(orderId)).toEqual([1]);
     expect(await recorderMetric('pcp_consumer_messages_total', 'retried')).toBeGreaterThanOrEqual(

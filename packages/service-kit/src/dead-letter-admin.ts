@@ -96,7 +96,7 @@ async function nextLetter(
     const query = { seq: from, next_by_subj: filter } as unknown as MsgRequest;
     return await jsm.streams.getMessage(stream, query);
   } catch (error) {
-    // No dead-letter stream yet: no consumer of the deployment ever started.
+    // Past the last match, or no dead-letter stream yet (no consumer ever started).
     if (isNotFound(error, NO_MESSAGE_FOUND, STREAM_NOT_FOUND)) return undefined;
     throw error;
   }
