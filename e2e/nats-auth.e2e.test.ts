@@ -16,8 +16,20 @@ import {
   type NatsAccountUser,
   type NatsUser,
 } from '@pcp/contracts';
-import { AppError, connectNats, createBusClient, drainNats } from '@pcp/service-kit';
-import { connect, type NatsConnection } from 'nats';
+import type { OrderingDatabase } from '@pcp/ordering';
+import {
+  AppError,
+  baseEnvSchema,
+  connectNats,
+  createBusClient,
+  deadLetterCommands,
+  deadLetterHeaders,
+  deadLetterSubject,
+  drainNats,
+  loadConfig,
+  parseAdminCall,
+} from '@pcp/service-kit';
+import { connect, headers as createHeaders, type NatsConnection } from 'nats';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -32,7 +44,11 @@ import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { newBuyer, sodaOrder } from './orders.js';
-import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
+import {
+  orderEventEnvelope,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from './webhook-receiver.js';
 
 /**
  * The platform on a NATS server that enforces the permissions of nats-permissions.ts (the
@@ -389,6 +405,57 @@ describe.skipIf(!natsServer)('what the permissions refuse', () => {
     const gateway = await probe('gateway');
     gateway.nc.publish('$JS.API.INFO');
     await expectRefused(gateway, 'publish', '$JS.API.INFO');
+  });
+
+  it('lets ordering’s admin command list and republish its dead letters, and stores delete none', async () => {
+    const ordering = await probe('ordering');
+    const statusChanged = `${env.prefix}.${events.orderStatusChanged.subject}`;
+    const headers = createHeaders();
+    headers.set(deadLetterHeaders.subject, statusChanged);
+    headers.set(deadLetterHeaders.stream, `${env.prefix}_events`);
+    headers.set(deadLetterHeaders.reason, 'test');
+    // An event of a partner without an endpoint: recorded as skipped when it comes back.
+    const event = orderEventEnvelope({
+      partnerId: randomUUID(),
+      orderId: randomUUID(),
+      storeId: randomUUID(),
+      version: 1,
+    });
+    await ordering.nc
+      .jetstream()
+      .publish(
+        deadLetterSubject(env.prefix, 'ordering-webhook-deliveries'),
+        JSON.stringify(event),
+        {
+          headers,
+        },
+      );
+    const admin = async (...argv: string[]) => {
+      const { command, args } = parseAdminCall(deadLetterCommands<OrderingDatabase>(), argv);
+      return command.run({
+        db: platform.orderingDb,
+        nc: ordering.nc,
+        js: ordering.nc.jetstream(),
+        jsm: await ordering.nc.jetstreamManager(),
+        logger: env.logger,
+        config: loadConfig(baseEnvSchema, {}),
+        prefix: env.prefix,
+        args,
+      });
+    };
+    expect(
+      await admin('dead-letters-list', '--consumer', 'ordering-webhook-deliveries'),
+    ).toMatchObject({ total: 1 });
+    expect(
+      await admin('dead-letters-republish', '--consumer', 'ordering-webhook-deliveries', '--all'),
+    ).toMatchObject({ remaining: 0, republished: [{ subject: statusChanged }] });
+    await ordering.nc.flush();
+    expect(ordering.violations).toEqual([]);
+
+    const stores = await probe('stores');
+    const remove = `$JS.API.STREAM.MSG.DELETE.${env.prefix}_dead_letters`;
+    stores.nc.publish(remove, '{}');
+    await expectRefused(stores, 'publish', remove);
   });
 
   it('lets the operators’ user run JetStream but speak for no partner', async () => {

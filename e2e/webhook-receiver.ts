@@ -96,18 +96,16 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
 const STATUSES: OrderStatus[] = ['pending', 'confirmed', 'preparing', 'ready'];
 const statusOf = (version: number) => STATUSES[Math.min(version, STATUSES.length) - 1]!;
 
-/**
- * Publish one version of an order's order-status-changed event on the test's events stream,
- * as ordering's outbox does; resolves the event's id (its webhook-id).
- */
-export async function publishOrderEvent(
-  env: TestEnvironment,
-  event: { partnerId: string; orderId: string; storeId: string; version: number },
-): Promise<string> {
-  const id = randomUUID();
+/** The envelope ordering's outbox publishes for one version of an order's status change. */
+export function orderEventEnvelope(event: {
+  partnerId: string;
+  orderId: string;
+  storeId: string;
+  version: number;
+}) {
   const { version } = event;
-  const envelope = {
-    id,
+  return {
+    id: randomUUID(),
     type: 'ordering.v1.order-status-changed',
     occurredAt: new Date().toISOString(),
     version,
@@ -121,10 +119,21 @@ export async function publishOrderEvent(
       previousStatus: version === 1 ? null : statusOf(version - 1),
     },
   };
+}
+
+/**
+ * Publish one version of an order's order-status-changed event on the test's events stream,
+ * as ordering's outbox does; resolves the event's id (its webhook-id).
+ */
+export async function publishOrderEvent(
+  env: TestEnvironment,
+  event: { partnerId: string; orderId: string; storeId: string; version: number },
+): Promise<string> {
+  const envelope = orderEventEnvelope(event);
   await env.nc
     .jetstream()
     .publish(`${env.prefix}.${events.orderStatusChanged.subject}`, JSON.stringify(envelope), {
-      msgID: id,
+      msgID: envelope.id,
     });
-  return id;
+  return envelope.id;
 }

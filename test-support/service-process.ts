@@ -1,6 +1,6 @@
 import { healthSubject } from '@pcp/contracts';
 import { createBusClient } from '@pcp/service-kit';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -43,6 +43,58 @@ export function startServiceProcess(
       LOG_LEVEL: 'silent',
       ...extraEnv,
     },
+  });
+}
+
+/** How an admin command's process ended, and its result (its last stdout line, as JSON). */
+export interface AdminRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+  readonly result: any;
+}
+
+/**
+ * `node services/<service>/dist/main.js admin <args>` as an operator runs it in a pod, on the
+ * test file's servers, database and subject prefix.
+ */
+export function runAdminProcess(
+  service: 'catalog' | 'ordering',
+  env: TestEnvironment,
+  args: readonly string[],
+  extraEnv: Record<string, string> = {},
+): Promise<AdminRun> {
+  const servers = inject('servers');
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [...serviceArgs(service), 'admin', ...args],
+      {
+        cwd: root,
+        timeout: 30_000,
+        env: {
+          ...process.env,
+          NATS_URL: servers.natsUrl,
+          DATABASE_URL: env.databaseUrl,
+          NATS_SUBJECT_PREFIX: env.prefix,
+          MIGRATE_ON_START: 'false',
+          LOG_LEVEL: 'warn',
+          ...extraEnv,
+        },
+      },
+      (error, stdout, stderr) => {
+        const last = stdout.trimEnd().split('\n').at(-1);
+        let result: unknown;
+        try {
+          result = last ? JSON.parse(last) : undefined;
+        } catch {
+          result = undefined;
+        }
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr, result });
+      },
+    );
   });
 }
 

@@ -98,6 +98,11 @@ interface JetStreamUse {
   readonly publishes: readonly string[];
   /** Whether it runs an outbox relay (which looks streams up by subject). */
   readonly outbox: boolean;
+  /**
+   * Durables whose dead letters its admin command republishes: their messages' subjects are
+   * ones it publishes anyway (events it owns, streams in `publishes`).
+   */
+  readonly republishes: readonly string[];
 }
 
 const { events: eventsStream, catalogIngest, deadLetters } = natsStreams;
@@ -107,21 +112,33 @@ const jetStreamUse: Record<ServiceName, JetStreamUse | undefined> = {
     consumers: [{ stream: eventsStream, durable: 'stores-catalog-activated' }],
     publishes: [],
     outbox: false,
+    republishes: [],
   },
   catalog: {
     streams: [catalogIngest, eventsStream, deadLetters],
     consumers: [{ stream: catalogIngest, durable: 'catalog-ingest' }],
     publishes: ['catalog.ingest.requested'],
     outbox: true,
+    // Stores' consumer takes catalog's activation events, which only catalog may publish.
+    republishes: ['catalog-ingest', 'stores-catalog-activated'],
   },
   ordering: {
     streams: [eventsStream, deadLetters],
     consumers: [{ stream: eventsStream, durable: 'ordering-webhook-deliveries' }],
     publishes: [],
     outbox: true,
+    republishes: ['ordering-webhook-deliveries'],
   },
   payments: undefined,
 };
+
+/**
+ * The service whose admin command republishes `durable`'s dead letters (it may publish their
+ * subject), or undefined for a durable the platform does not have.
+ */
+export function deadLetterRepublisher(durable: string): ServiceName | undefined {
+  return serviceNames.find((service) => jetStreamUse[service]?.republishes.includes(durable));
+}
 
 /** Events a service takes with a plain subscription (not a durable consumer). */
 const eventSubscriptions: Record<ServiceName, readonly { subject: string }[]> = {
@@ -188,6 +205,10 @@ function jetStreamSubjects(prefix: string, use: JetStreamUse): string[] {
       ];
     }),
     ...use.publishes.map((subject) => `${prefix}.${subject}`),
+    // The admin command reads dead letters without consuming them, and deletes those it
+    // republished.
+    ...(use.streams.includes(deadLetters) ? [`$JS.API.STREAM.MSG.GET.${stream(deadLetters)}`] : []),
+    ...(use.republishes.length > 0 ? [`$JS.API.STREAM.MSG.DELETE.${stream(deadLetters)}`] : []),
   ];
 }
 

@@ -17,3 +17,6 @@ export * from './ip-address.js';
 export * from './json-body.js';
 export * from './chunks.js';
 export * from './safe-fetch.js';
+export * from './admin.js';
+export * from './outbox-admin.js';
+export * from './dead-letter-admin.js';

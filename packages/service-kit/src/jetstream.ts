@@ -141,7 +141,10 @@ async function ensureDeadLetterStream(
   return name;
 }
 
-/** Headers of a dead letter, besides the original message's data. */
+/**
+ * Headers a dead letter adds to the original message's (its data and headers are kept, but
+ * for the JetStream publish directives `Nats-*`, so it can be published again as it was).
+ */
 export const deadLetterHeaders = {
   stream: 'Pcp-Dead-Letter-Stream',
   sequence: 'Pcp-Dead-Letter-Sequence',
@@ -209,12 +212,53 @@ export interface ConsumerLoop {
   stop(timeoutMs?: number): Promise<void>;
 }
 
+/** How a delivery was settled (`pcp_consumer_messages_total{outcome}`). */
+const CONSUMER_OUTCOMES = [
+  'acked',
+  'retried',
+  'timed_out',
+  'dead_lettered',
+  'handed_back',
+] as const;
+type ConsumerOutcome = (typeof CONSUMER_OUTCOMES)[number];
+
 /**
  * Deliveries past `maxDeliveries` the server still makes: one that finds the message over its
  * count only records the dead letter, so a process that died during the last attempt (or
  * could not record it) leaves it to the next delivery instead of the server dropping it.
  */
 const DEAD_LETTER_DELIVERIES = 3;
+
+/** The settings of a consumer that decide how long it keeps a message before giving up on it. */
+export type RetrySchedule = Pick<
+  ConsumerOptions,
+  'ackWaitMs' | 'timeoutMs' | 'backoffMs' | 'maxDeliveries'
+>;
+
+/**
+ * The longest `startConsumer` can take from a message's first delivery until it is handled or
+ * dead-lettered, for a handler that fails, hangs or dies with its process on every delivery,
+ * never calls `working()` and never asks for a `retryInMs` of its own, provided the consumer
+ * keeps up: each delivery waits up to a handler timeout for a free slot (a busy one frees by
+ * then), then fails by its timeout and comes back after its backoff step, or dies and comes
+ * back after the ack wait. The last delivery is dead-lettered when it fails; when it dies, the
+ * next delivery records the dead letter at once. Whatever waits on such a message (a later
+ * version of its aggregate) must wait at least this long.
+ */
+export function retryWindowMs(schedule: RetrySchedule): number {
+  const { ackWaitMs, timeoutMs, backoffMs, maxDeliveries } = schedule;
+  // Every delivery's wait for a slot, one more after a last one that died, and its ack wait.
+  let total = (maxDeliveries + 1) * timeoutMs + ackWaitMs;
+  for (let delivery = 1; delivery < maxDeliveries; delivery++) {
+    total += Math.max(timeoutMs + backoffStep(backoffMs, delivery), ackWaitMs);
+  }
+  return total;
+}
+
+/** The delay after the nth failed delivery: the schedule's nth step, the last one repeating. */
+function backoffStep(backoffMs: readonly number[], delivery: number): number {
+  return backoffMs[Math.min(delivery, backoffMs.length) - 1]!;
+}
 
 /**
  * A durable pull consumer with bounded concurrency whose redelivery follows its own
@@ -259,16 +303,23 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
     await options.jsm.consumers.update(options.stream, durable, config);
   }
   const consumer = await options.js.consumers.get(options.stream, durable);
+  const letters = deadLetterSubject(options.prefix, durable);
   const unwatch = options.metrics?.watchConsumer(durable, async () => {
-    const info = await consumer.info();
+    const [info, deadLetters] = await Promise.all([
+      consumer.info(),
+      options.jsm.streams.info(deadLetterStream(options.prefix), { subjects_filter: letters }),
+    ]);
     return {
       pending: info.num_pending,
       ackPending: info.num_ack_pending,
       redelivered: info.num_redelivered,
+      deadLetters: deadLetters.state.subjects?.[letters] ?? 0,
     };
   });
-  const count = (outcome: string) =>
-    options.metrics?.consumerMessages.inc({ consumer: durable, outcome });
+  const count = (outcome: ConsumerOutcome, by = 1) =>
+    options.metrics?.consumerMessages.inc({ consumer: durable, outcome }, by);
+  // Every series from zero: an alert on increase() misses a counter's first step otherwise.
+  for (const outcome of CONSUMER_OUTCOMES) count(outcome, 0);
 
   /** Messages taken and not yet settled (acked, naked or terminated). */
   const inHand = new Map<JsMsg, { settled: Promise<void>; handBack(): void }>();
@@ -277,12 +328,14 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
   let wakeUp: (() => void) | undefined;
   let pending: { stop(): void } | undefined;
 
-  function backoff(attempt: number): number {
-    return options.backoffMs[Math.min(attempt, options.backoffMs.length) - 1]!;
-  }
+  const backoff = (attempt: number) => backoffStep(options.backoffMs, attempt);
 
   async function deadLetter(msg: JsMsg, reason: string): Promise<void> {
     const headers = createHeaders();
+    for (const [key, values] of msg.headers ?? []) {
+      if (/^nats-/i.test(key)) continue;
+      for (const value of values) headers.append(key, value);
+    }
     headers.set(deadLetterHeaders.stream, options.stream);
     headers.set(deadLetterHeaders.sequence, String(msg.seq));
     headers.set(deadLetterHeaders.subject, msg.subject);
@@ -308,7 +361,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
     let done = false;
 
     /** Settle once; never after the loop closed (the connection may be gone). */
-    const settle = (outcome: string, act: () => void) => {
+    const settle = (outcome: ConsumerOutcome, act: () => void) => {
       if (done) return;
       done = true;
       clearTimeout(timer);

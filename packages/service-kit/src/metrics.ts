@@ -8,6 +8,8 @@ export interface ConsumerBacklog {
   readonly ackPending: number;
   /** Delivered more than once and not yet acked (`num_redelivered`). */
   readonly redelivered: number;
+  /** Its dead letters waiting in the dead-letter stream for an operator. */
+  readonly deadLetters: number;
 }
 
 export interface ServiceMetrics {
@@ -20,12 +22,14 @@ export interface ServiceMetrics {
   readonly outboxEvents: Counter<'outcome'>;
   /**
    * Deliveries a JetStream consumer settled, by durable and outcome: `acked`, `retried`
-   * (failed, redelivered after its backoff), `timed_out` (also retried) or `dead_lettered`.
+   * (failed, redelivered after its backoff), `timed_out` (also retried), `dead_lettered` or
+   * `handed_back` (at shutdown). Each durable's series start at zero when it starts.
    */
   readonly consumerMessages: Counter<'consumer' | 'outcome'>;
   /**
-   * Report a durable consumer's backlog on each scrape (`pcp_consumer_backlog_messages`);
-   * `read` is called at most once per few seconds. Returns the call that stops it.
+   * Report a durable consumer's backlog on each scrape (`pcp_consumer_backlog_messages`, and
+   * its waiting dead letters as `pcp_consumer_dead_letters`); `read` is called at most once
+   * per few seconds. Returns the call that stops it.
    */
   watchConsumer(consumer: string, read: () => Promise<ConsumerBacklog>): () => void;
 }
@@ -62,23 +66,38 @@ export function createMetrics(
     }
     return source.last.reading;
   };
+  const readAll = () =>
+    Promise.all(
+      [...backlogSources].map(
+        async ([consumer, source]) => [consumer, await reading(source)] as const,
+      ),
+    );
   new Gauge({
     name: 'pcp_consumer_backlog_messages',
     help: 'A durable consumer’s messages by state: pending (not yet delivered), ack_pending (delivered, not acked), redelivered (delivered more than once, not acked)',
     labelNames: ['consumer', 'state'],
     registers: [registry],
     async collect() {
-      const readings = await Promise.all(
-        [...backlogSources].map(
-          async ([consumer, source]) => [consumer, await reading(source)] as const,
-        ),
-      );
+      const readings = await readAll();
       this.reset();
       for (const [consumer, backlog] of readings) {
         if (!backlog) continue;
         this.set({ consumer, state: 'pending' }, backlog.pending);
         this.set({ consumer, state: 'ack_pending' }, backlog.ackPending);
         this.set({ consumer, state: 'redelivered' }, backlog.redelivered);
+      }
+    },
+  });
+  new Gauge({
+    name: 'pcp_consumer_dead_letters',
+    help: 'A durable consumer’s dead letters waiting in the dead-letter stream for an operator (republish or discard them)',
+    labelNames: ['consumer'],
+    registers: [registry],
+    async collect() {
+      const readings = await readAll();
+      this.reset();
+      for (const [consumer, backlog] of readings) {
+        if (backlog) this.set({ consumer }, backlog.deadLetters);
       }
     },
   });
@@ -106,7 +125,7 @@ export function createMetrics(
     }),
     consumerMessages: new Counter({
       name: 'pcp_consumer_messages_total',
-      help: 'JetStream deliveries settled, by consumer and outcome (acked, retried, timed_out, dead_lettered)',
+      help: 'JetStream deliveries settled, by consumer and outcome (acked, retried, timed_out, dead_lettered, handed_back)',
       labelNames: ['consumer', 'outcome'],
       registers: [registry],
     }),

@@ -1,7 +1,9 @@
 import type { ServiceName } from '@pcp/contracts';
 import type { Kysely, Migration } from 'kysely';
 import type { NatsConnection } from 'nats';
+import { pino } from 'pino';
 import { z } from 'zod';
+import { AdminUsageError, adminUsage, parseAdminCall, type AdminCommands } from './admin.js';
 import { connectNats, drainNats } from './bus.js';
 import {
   baseEnvSchema,
@@ -12,7 +14,7 @@ import {
   type JetStreamSettings,
 } from './config.js';
 import { createDatabase, migrateToLatest, pingDatabase } from './database.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, scrubSecrets, type Logger } from './logger.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { natsReadiness, startOpsServer } from './ops-server.js';
 import { createShutdown } from './shutdown.js';
@@ -67,15 +69,22 @@ const serviceEnvSchema = baseEnvSchema.extend({
   MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),
 });
 
+type ServiceEnv = BaseEnv & z.output<typeof serviceEnvSchema>;
+
 /**
  * Boot a service process: config, logs, tracing, NATS, database and migrations, the
  * service itself, its ops port, and an ordered shutdown on SIGTERM/SIGINT.
  * `main.js migrate` only migrates and exits (the Kubernetes migration Job).
+ * `main.js admin <command> [--options]` runs one of the spec's `admin` commands with the
+ * service's database and NATS connection, prints its result as JSON on the last line of
+ * stdout and exits: 0, 1 when the command failed, 2 when it was called wrongly.
  */
 export async function runService<DB>(
   spec: ServiceSpec & {
     database: DatabaseSpec;
     create(deps: ServiceDeps & { db: Kysely<DB> }): ServiceInstance;
+    /** The operator's commands of `main.js admin` (e.g. the kit's `outboxCommands()`). */
+    admin?: AdminCommands<DB>;
   },
 ): Promise<void>;
 export async function runService(
@@ -85,8 +94,14 @@ export async function runService(
   spec: ServiceSpec & {
     database?: DatabaseSpec;
     create(deps: ServiceDeps & { db?: Kysely<unknown> }): ServiceInstance;
+    admin?: AdminCommands<unknown>;
   },
 ): Promise<void> {
+  const [mode, ...rest] = process.argv.slice(2);
+  if (mode === 'admin') {
+    process.exitCode = await runAdmin(spec, rest);
+    return;
+  }
   const config = loadConfig(serviceEnvSchema);
   const logger = createLogger(spec.name, config.LOG_LEVEL);
   const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
@@ -95,9 +110,12 @@ export async function runService(
     const tracing = startTracing(spec.name);
     shutdown.add('tracing', () => tracing.shutdown());
 
-    const db = spec.database ? await openDatabase(spec.database, config, spec.name) : undefined;
+    const migrateOnly = mode === 'migrate';
+    const db = spec.database
+      ? await openDatabase(spec.database, config, spec.name, migrateOnly)
+      : undefined;
     if (db) shutdown.add('database', () => db.destroy(), SHUTDOWN_MARKS.database);
-    if (process.argv.includes('migrate')) {
+    if (migrateOnly) {
       await shutdown.run('migrations done');
       return;
     }
@@ -146,8 +164,9 @@ export async function runService(
 
 async function openDatabase(
   spec: DatabaseSpec,
-  config: BaseEnv & z.output<typeof serviceEnvSchema>,
+  config: ServiceEnv,
   name: string,
+  migrate: boolean,
 ) {
   const db = createDatabase<unknown>({
     url: config.DATABASE_URL,
@@ -155,8 +174,63 @@ async function openDatabase(
     maxConnections: config.DB_POOL_MAX,
     applicationName: name,
   });
-  if (config.MIGRATE_ON_START === 'true' || process.argv.includes('migrate')) {
+  if (config.MIGRATE_ON_START === 'true' || migrate) {
     await migrateToLatest(db, spec.schema, spec.migrations);
   }
   return db;
+}
+
+/**
+ * `main.js admin`: one command, its result on stdout, logs on stderr. The pool holds one
+ * connection, which fits in the role's budget beside the service's pods (the migration
+ * Job's share, free outside a release).
+ */
+async function runAdmin(
+  spec: ServiceSpec & { database?: DatabaseSpec; admin?: AdminCommands<unknown> },
+  argv: readonly string[],
+): Promise<number> {
+  const commands = spec.admin ?? {};
+  const config = loadConfig(serviceEnvSchema);
+  const name = `${spec.name}-admin`;
+  const logger = createLogger(name, config.LOG_LEVEL, pino.destination(2));
+  let db: Kysely<unknown> | undefined;
+  let nc: NatsConnection | undefined;
+  try {
+    const { command, args } = parseAdminCall(commands, argv);
+    if (!spec.database) throw new Error(`${spec.name} has no database for its admin commands`);
+    db = await openDatabase(spec.database, { ...config, DB_POOL_MAX: 1 }, name, false);
+    nc = await connectNats({
+      url: config.NATS_URL,
+      name,
+      logger,
+      credentials: natsCredentials(config),
+    });
+    const result = await command.run({
+      db,
+      nc,
+      js: nc.jetstream(),
+      jsm: await nc.jetstreamManager(),
+      logger,
+      config,
+      prefix: config.NATS_SUBJECT_PREFIX,
+      args,
+    });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof AdminUsageError) {
+      process.stderr.write(`${error.message}\n${adminUsage(spec.name, commands)}\n`);
+      return 2;
+    }
+    // A migration's or a connection's error says what failed; its cause says why.
+    const message = [error, (error as { cause?: unknown }).cause]
+      .filter((part) => part !== undefined)
+      .map((part) => (part instanceof Error ? part.message : JSON.stringify(part)))
+      .join(': ');
+    process.stderr.write(`${name}: ${scrubSecrets(message)}\n`);
+    return 1;
+  } finally {
+    if (nc) await drainNats(nc, config.SHUTDOWN_TIMEOUT_MS);
+    await db?.destroy();
+  }
 }

@@ -6,6 +6,7 @@ import {
   deadLetterHeaders,
   deadLetterStream,
   ensureStream,
+  retryWindowMs,
   startConsumer,
   streamName,
   type ConsumerOptions,
@@ -162,6 +163,23 @@ describe('consumer loop', () => {
     expect(letter.header.get(deadLetterHeaders.reason)).toMatch(/the database is down/);
   });
 
+  it('starts every outcome at zero, so an alert on increase() sees the first dead letter', async () => {
+    const { base, metrics } = await withMessages(0);
+    const loop = await startConsumer({ ...base, handle: () => Promise.resolve() });
+    await loop.stop();
+    const series = (await metrics.consumerMessages.get()).values.map((value) => [
+      value.labels.outcome,
+      value.value,
+    ]);
+    expect(Object.fromEntries(series)).toEqual({
+      acked: 0,
+      retried: 0,
+      timed_out: 0,
+      dead_lettered: 0,
+      handed_back: 0,
+    });
+  });
+
   it('reports its backlog on scrape: pending, ack pending and redelivered', async () => {
     const { base, metrics, subject } = await withMessages(1);
     let release!: () => void;
@@ -199,6 +217,31 @@ describe('consumer loop', () => {
     await loop.stop();
     // A stopped loop is no longer reported.
     expect(await backlog()).toEqual({});
+  });
+
+  it('gives up on a message that fails or hangs every delivery within its retry window', async () => {
+    const { base, metrics } = await withMessages(1);
+    const schedule = { ackWaitMs: 1_000, timeoutMs: 200, backoffMs: [100, 300], maxDeliveries: 4 };
+    const deliveredAt: number[] = [];
+    const loop = await startConsumer({
+      ...base,
+      ...schedule,
+      handle: async (_msg, work) => {
+        deliveredAt.push(Date.now());
+        // Odd deliveries fail at once, even ones hang until their timeout aborts them.
+        if (work.attempt % 2 === 1) throw new Error('refused');
+        await new Promise((resolve) => work.signal.addEventListener('abort', resolve));
+      },
+    });
+    await expect.poll(() => counted(metrics, 'dead_lettered'), { timeout: 10_000 }).toBe(1);
+    const gaveUpAfter = Date.now() - deliveredAt[0]!;
+    await loop.stop();
+    expect(deliveredAt).toHaveLength(4);
+    // Two hangs and three backoff steps at least; within the window the schedule promises.
+    expect(gaveUpAfter).toBeGreaterThanOrEqual(2 * 200 + 100 + 300 + 300 - 20);
+    expect(gaveUpAfter).toBeLessThanOrEqual(retryWindowMs(schedule));
+    // Every delivery waits for a slot, a last one that died waits again after its ack wait.
+    expect(retryWindowMs(schedule)).toBe(5 * 200 + 1_000 + 1_000 + 1_000 + 1_000);
   });
 
   it('dead-letters at once a message its handler says can never be handled', async () => {

@@ -5,23 +5,27 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** The backlog gauge's values as `consumer/state` → value. */
+/** The backlog gauges' values as `consumer/state` → value (`dead_letters` for the other gauge). */
 async function backlog(metrics: ReturnType<typeof createMetrics>) {
   const json = await metrics.registry.getMetricsAsJSON();
-  const gauge = json.find((metric) => metric.name === 'pcp_consumer_backlog_messages');
   return Object.fromEntries(
-    (gauge?.values ?? []).map((value) => [
-      `${String(value.labels.consumer)}/${String(value.labels.state)}`,
-      value.value,
-    ]),
+    json
+      .filter((metric) => metric.name.startsWith('pcp_consumer_'))
+      .flatMap((metric) => metric.values)
+      .map((value) => [
+        `${String(value.labels.consumer)}/${String(value.labels.state ?? 'dead_letters')}`,
+        value.value,
+      ]),
   );
 }
+
+const idle = { pending: 0, ackPending: 0, redelivered: 0, deadLetters: 0 };
 
 describe('the consumer backlog gauge', () => {
   it('reports each watched consumer by state, reading it at most once per few seconds', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const metrics = createMetrics('test');
-    let reading: ConsumerBacklog = { pending: 7, ackPending: 2, redelivered: 1 };
+    let reading: ConsumerBacklog = { pending: 7, ackPending: 2, redelivered: 1, deadLetters: 3 };
     const read = vi.fn(() => Promise.resolve(reading));
     metrics.watchConsumer('orders', read);
 
@@ -29,10 +33,12 @@ describe('the consumer backlog gauge', () => {
       'orders/pending': 7,
       'orders/ack_pending': 2,
       'orders/redelivered': 1,
+      'orders/dead_letters': 3,
     });
-    reading = { pending: 0, ackPending: 0, redelivered: 0 };
+    reading = idle;
     // A second scrape within the window is served from the last reading.
     expect((await backlog(metrics))['orders/pending']).toBe(7);
+    // Both gauges of one scrape share one reading.
     expect(read).toHaveBeenCalledTimes(1);
 
     vi.advanceTimersByTime(5_000);
@@ -43,25 +49,20 @@ describe('the consumer backlog gauge', () => {
   it('leaves out a consumer whose reading fails, and keeps the scrape working', async () => {
     const metrics = createMetrics('test');
     metrics.watchConsumer('broken', () => Promise.reject(new Error('nats is away')));
-    metrics.watchConsumer('fine', () =>
-      Promise.resolve({ pending: 1, ackPending: 0, redelivered: 0 }),
-    );
+    metrics.watchConsumer('fine', () => Promise.resolve({ ...idle, pending: 1 }));
     expect(await backlog(metrics)).toEqual({
       'fine/pending': 1,
       'fine/ack_pending': 0,
       'fine/redelivered': 0,
+      'fine/dead_letters': 0,
     });
     expect(await metrics.registry.metrics()).toContain('pcp_consumer_backlog_messages');
   });
 
   it('stops reporting a consumer once unwatched; a newer watch of the name survives an old unwatch', async () => {
     const metrics = createMetrics('test');
-    const first = metrics.watchConsumer('orders', () =>
-      Promise.resolve({ pending: 1, ackPending: 0, redelivered: 0 }),
-    );
-    const second = metrics.watchConsumer('orders', () =>
-      Promise.resolve({ pending: 2, ackPending: 0, redelivered: 0 }),
-    );
+    const first = metrics.watchConsumer('orders', () => Promise.resolve({ ...idle, pending: 1 }));
+    const second = metrics.watchConsumer('orders', () => Promise.resolve({ ...idle, pending: 2 }));
     first();
     expect((await backlog(metrics))['orders/pending']).toBe(2);
     second();

@@ -1,4 +1,4 @@
-import { loadConfig, runService } from '@pcp/service-kit';
+import { deadLetterCommands, loadConfig, outboxCommands, runService } from '@pcp/service-kit';
 import {
   CATALOG_SCHEMA,
   catalogEnvSchema,
@@ -14,5 +14,7 @@ await runService<CatalogDatabase>({
   version: '0.1.0',
   defaultOpsPort: 9102,
   database: { schema: CATALOG_SCHEMA, migrations: catalogMigrations },
+  // Operators' commands: node services/catalog/dist/main.js admin <command>
+  admin: { ...outboxCommands(), ...deadLetterCommands() },
   create: (deps) => createCatalogService({ ...deps, config }),
 });

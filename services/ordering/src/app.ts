@@ -30,6 +30,11 @@ import { pruneSettledDeliveries } from './db/webhook.repository.js';
 import { webhookHandlers } from './handlers/webhook.handlers.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { webhookRecorder } from './webhooks/webhook-recorder.js';
+import {
+  WEBHOOK_DURABLE,
+  WEBHOOK_GAP_GRACE_MS,
+  WEBHOOK_RECORDER_SCHEDULE,
+} from './webhooks/webhook-recording.js';
 import { createWebhookSender } from './webhooks/webhook-sender.js';
 
 export { orderingEnvSchema, type OrderingConfig } from './config.js';
@@ -45,15 +50,6 @@ export interface OrderingServiceDeps extends ServiceDeps {
 
 /** How often settled webhook deliveries past their retention are deleted. */
 const WEBHOOK_PRUNE_INTERVAL_MS = 3_600_000;
-/** The durable consumer that records order events as webhook deliveries. */
-const WEBHOOK_DURABLE = 'ordering-webhook-deliveries';
-/** Recording an event is one insert: retried soon, dead-lettered only if it never succeeds. */
-const WEBHOOK_RECORD_BACKOFF_MS = [1_000, 5_000, 30_000, 120_000];
-/**
- * How long a version waits for its predecessor's event, which a crashed recorder gets
- * again after the consumer's ack wait (30 s); after that a gap no longer blocks its order.
- */
-const WEBHOOK_GAP_GRACE_MS = 60_000;
 
 /**
  * The ordering service: the stateless cart helpers, saved addresses, validate and place
@@ -182,10 +178,8 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
           filter_subject: `${deps.subjectPrefix}.${events.orderStatusChanged.subject}`,
           deliver_policy: DeliverPolicy.All,
         },
-        ackWaitMs: 30_000,
-        timeoutMs: 10_000,
-        backoffMs: WEBHOOK_RECORD_BACKOFF_MS,
-        maxDeliveries: 20,
+        // The dispatcher's gapGraceMs is derived from this schedule (webhook-recording.ts).
+        ...WEBHOOK_RECORDER_SCHEDULE,
         logger: deps.logger,
         metrics: deps.metrics,
         jetstream: deps.jetstream,

@@ -1,4 +1,4 @@
-import { loadConfig, runService } from '@pcp/service-kit';
+import { deadLetterCommands, loadConfig, outboxCommands, runService } from '@pcp/service-kit';
 import {
   createOrderingService,
   ORDERING_SCHEMA,
@@ -14,5 +14,7 @@ await runService<OrderingDatabase>({
   version: '0.1.0',
   defaultOpsPort: 9103,
   database: { schema: ORDERING_SCHEMA, migrations: orderingMigrations },
+  // Operators' commands: node services/ordering/dist/main.js admin <command>
+  admin: { ...outboxCommands(), ...deadLetterCommands() },
   create: (deps) => createOrderingService({ ...deps, config }),
 });
