@@ -2,12 +2,13 @@ import { createPlatformClient, ingestCatalog, type PlatformClient } from '@pcp/c
 import { subjects } from '@pcp/contracts';
 import { createBusClient, type BusClient, type RequestContext } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '../test-support/cart-catalog.js';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
 import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { runAdminProcess } from '../test-support/service-process.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 import { newBuyer, sodaOrder } from './orders.js';
@@ -255,15 +256,39 @@ describe('the ledger reconciler', () => {
     expect((await chargeRow(chargeId!)).reconciled_at).toBeNull();
   });
 
-  it('runs on one replica at a time', async () => {
-    const other = new pg.Client({ connectionString: env.databaseUrl });
-    await other.connect();
-    try {
-      await other.query(`select pg_advisory_lock(hashtextextended('payments.reconciler', 0))`);
-      expect(await platform.payments.reconcile()).toMatchObject({ skipped: true, examined: 0 });
-    } finally {
-      await other.end();
-    }
+  it('runs on one replica at a time, and takes over a lease its holder left to lapse', async () => {
+    const lease = (expiresAt: ReturnType<typeof sql<Date>>) =>
+      platform.paymentsDb
+        .insertInto('reconciler_lease')
+        .values({ name: 'reconciler', holder: 'another replica', expires_at: expiresAt })
+        .onConflict((oc) => oc.column('name').doUpdateSet({ expires_at: expiresAt }))
+        .execute();
+    await lease(sql<Date>`now() + interval '1 minute'`);
+    expect(await platform.payments.reconcile()).toMatchObject({ skipped: true, examined: 0 });
+    await lease(sql<Date>`now() - interval '1 second'`);
     expect((await platform.payments.reconcile()).skipped).toBe(false);
+    // Let go at the end of its run.
+    expect(await platform.paymentsDb.selectFrom('reconciler_lease').selectAll().execute()).toEqual(
+      [],
+    );
+  });
+
+  it('runs by hand as an operator does, printing its report (npm run admin -- reconcile)', async () => {
+    const orphan = await orphanCharge(false);
+    const run = await runAdminProcess('payments', env, ['reconcile'], {
+      PAYMENT_PROCESSOR_URL: platform.processorUrl,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.result).toMatchObject({
+      skipped: false,
+      examined: expect.any(Number),
+      classes: { voided: expect.any(Number), unexplained: expect.any(Number) },
+    });
+    expect(run.result.released).toContainEqual(
+      expect.objectContaining({ chargeId: orphan.chargeId, action: 'voided' }),
+    );
+    expect(atProcessor(orphan.chargeId)).toMatchObject([{ status: 'voided' }]);
+    const unknown = await runAdminProcess('payments', env, ['reconcile', '--limit', '3']);
+    expect(unknown.code).toBe(2);
   });
 });

@@ -19,6 +19,8 @@ Parked outbox rows (catalog or ordering):
 Dead letters (run by the service that may publish them again, found from --consumer):
   dead-letters-list [--consumer DURABLE] [--limit N] [--from SEQUENCE]
   dead-letters-republish --consumer DURABLE --sequence N | --consumer DURABLE --all [--limit N]
+The ledger (payments):
+  reconcile
 Each command prints its result as JSON on the last line of stdout.`;
 
 const partnerCommands = [
@@ -59,6 +61,8 @@ if (!command) refuse('no command given');
 let target;
 if (partnerCommands.includes(command)) {
   target = { script: 'services/gateway/dist/admin/cli.js', args: [command, ...args] };
+} else if (command === 'reconcile') {
+  target = { script: 'services/payments/dist/main.js', args: ['admin', command, ...args] };
 } else if (command === 'outbox-list' || command === 'outbox-republish') {
   const { service, rest } = routing(args);
   if (!adminServices.includes(service)) refuse(`${command}: give --service catalog|ordering`);

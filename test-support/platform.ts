@@ -49,6 +49,8 @@ export interface TestPlatform {
   readonly orderingDb: Kysely<OrderingDatabase>;
   /** The card processor simulator the payments service talks to (faults, charges). */
   readonly processor: ProcessorSimulator;
+  /** Where it listens (for a payments process of the test's own). */
+  readonly processorUrl: string;
   readonly payments: ReturnType<typeof createPaymentsService>;
   /** The running catalog service; tests stop and replace it (worker crash, scale-out). */
   catalog: ReturnType<typeof createCatalogService>;
@@ -195,6 +197,7 @@ export async function startPlatform(
     paymentsDb,
     orderingDb,
     processor,
+    processorUrl,
     payments: workers.payments,
     ordering: workers.ordering,
     get catalog() {

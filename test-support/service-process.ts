@@ -60,7 +60,7 @@ export interface AdminRun {
  * test file's servers, database and subject prefix.
  */
 export function runAdminProcess(
-  service: 'catalog' | 'ordering',
+  service: 'catalog' | 'ordering' | 'payments',
   env: TestEnvironment,
   args: readonly string[],
   extraEnv: Record<string, string> = {},

@@ -1,4 +1,4 @@
-import { loadConfig, runService } from '@pcp/service-kit';
+import { adminCommand, createMetrics, loadConfig, runService } from '@pcp/service-kit';
 import {
   createPaymentsService,
   paymentsEnvSchema,
@@ -14,5 +14,30 @@ await runService<PaymentsDatabase>({
   version: '0.1.0',
   defaultOpsPort: 9104,
   database: { schema: PAYMENTS_SCHEMA, migrations: paymentsMigrations },
+  // Operators' commands: node services/payments/dist/main.js admin <command>
+  admin: {
+    reconcile: adminCommand({
+      usage: '',
+      summary: 'reconcile the ledger now: every charge explained, released or reported',
+      options: {},
+      async run({ db, nc, logger, prefix, config: kit }) {
+        // The service's own parts, not serving: the reconciler and the processor it asks.
+        const payments = createPaymentsService({
+          nc,
+          db,
+          logger,
+          metrics: createMetrics('payments'),
+          subjectPrefix: prefix,
+          requestTimeoutMs: kit.NATS_REQUEST_TIMEOUT_MS,
+          config: { ...config, PAYMENTS_RECONCILE_INTERVAL_MS: 0 },
+        });
+        try {
+          return await payments.reconcile();
+        } finally {
+          await payments.stop(1_000);
+        }
+      },
+    }),
+  },
   create: (deps) => createPaymentsService({ ...deps, config }),
 });

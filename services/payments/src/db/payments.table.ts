@@ -51,10 +51,18 @@ export interface RefundTable {
   created_at: ColumnType<Date, never, never>;
 }
 
+/** The reconciler's lease: which replica runs it, until when. */
+export interface ReconcilerLeaseTable {
+  name: string;
+  holder: string;
+  expires_at: Date;
+}
+
 export interface PaymentsDatabase {
   cards: CardTable;
   charges: ChargeTable;
   refunds: RefundTable;
+  reconciler_lease: ReconcilerLeaseTable;
 }
 
 export type CardRow = Selectable<CardTable>;

@@ -55,8 +55,9 @@ export interface ReconciliationReport {
 const BATCH = 100;
 const CONCURRENCY = 8;
 const MAX_LISTED = 100;
-/** One reconciler at a time across the replicas of a deployment (an advisory lock's key). */
-const LOCK_NAME = 'payments.reconciler';
+/** One reconciler at a time across the replicas of a deployment: its lease row and length. */
+const LEASE_NAME = 'reconciler';
+const LEASE_MS = 120_000;
 
 /**
  * The ledger's reconciler (one replica at a time): for every charge not yet found explained
@@ -81,7 +82,7 @@ export function createReconciler(deps: ReconcilerDeps) {
   });
   const runs = new Counter({
     name: 'pcp_ledger_reconciliations_total',
-    help: 'Reconciler runs: completed, skipped (another replica held the lock), failed',
+    help: 'Reconciler runs: completed, skipped (another replica held its lease), failed',
     labelNames: ['outcome'] as const,
     registers: [deps.registry],
   });
@@ -102,7 +103,7 @@ export function createReconciler(deps: ReconcilerDeps) {
   let stopping = false;
   let running: Promise<unknown> | undefined;
 
-  async function reconcile(): Promise<ReconciliationReport> {
+  function reconcile(): Promise<ReconciliationReport> {
     const run = reconcileOnce();
     running = run.catch(() => undefined);
     return run;
@@ -110,26 +111,56 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   async function reconcileOnce(): Promise<ReconciliationReport> {
     const startedAt = deps.clock().toISOString();
+    const holder = randomUUID();
     try {
-      // The lock lives as long as one connection's session: a replica that dies lets go.
-      const report = await db.connection().execute(async (session) => {
-        const { rows } = await sql<{ locked: boolean }>`
-          select pg_try_advisory_lock(hashtextextended(${LOCK_NAME}, 0)) as locked`.execute(
-          session,
+      if (!(await takeLease(holder))) {
+        runs.inc({ outcome: 'skipped' });
+        return { ...emptyReport(startedAt), skipped: true };
+      }
+      // Renewed while the run lasts: a replica that dies lets another take over soon.
+      const renewal = setInterval(() => {
+        takeLease(holder).catch((error: unknown) =>
+          deps.logger.warn({ err: error }, 'renewing the reconciler lease failed'),
         );
-        if (!rows[0]?.locked) return undefined;
-        try {
-          return await examineAll(startedAt);
-        } finally {
-          await sql`select pg_advisory_unlock(hashtextextended(${LOCK_NAME}, 0))`.execute(session);
-        }
-      });
-      runs.inc({ outcome: report ? 'completed' : 'skipped' });
-      return report ?? { ...emptyReport(startedAt), skipped: true };
+      }, LEASE_MS / 3);
+      try {
+        const report = await examineAll(startedAt);
+        runs.inc({ outcome: 'completed' });
+        return report;
+      } finally {
+        clearInterval(renewal);
+        await db
+          .deleteFrom('reconciler_lease')
+          .where('name', '=', LEASE_NAME)
+          .where('holder', '=', holder)
+          .execute();
+      }
     } catch (error) {
       runs.inc({ outcome: 'failed' });
       throw error;
     }
+  }
+
+  /** Take (or keep) the one lease, unless another holder's is still running; true if held. */
+  async function takeLease(holder: string): Promise<boolean> {
+    const until = sql<Date>`now() + ${LEASE_MS} * interval '1 millisecond'`;
+    const taken = await db
+      .insertInto('reconciler_lease')
+      .values({ name: LEASE_NAME, holder, expires_at: until })
+      .onConflict((oc) =>
+        oc
+          .column('name')
+          .doUpdateSet({ holder, expires_at: until })
+          .where((eb) =>
+            eb.or([
+              eb('reconciler_lease.holder', '=', holder),
+              eb('reconciler_lease.expires_at', '<', sql<Date>`now()`),
+            ]),
+          ),
+      )
+      .returning('holder')
+      .executeTakeFirst();
+    return taken?.holder === holder;
   }
 
   async function examineAll(startedAt: string): Promise<ReconciliationReport> {

@@ -31,6 +31,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .column('charge_id')
     .where(sql<boolean>`reconciled_at is null or reconciled_at < updated_at`)
     .execute();
+  // Who runs the reconciler now: one replica at a time, taken over once its lease lapses.
+  await db.schema
+    .createTable('reconciler_lease')
+    .addColumn('name', 'text', (col) => col.primaryKey())
+    .addColumn('holder', 'text', (col) => col.notNull())
+    .addColumn('expires_at', 'timestamptz', (col) => col.notNull())
+    .execute();
   await db.schema
     .createIndex('charges_unexplained_idx')
     .on('charges')
@@ -40,6 +47,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropTable('reconciler_lease').execute();
   await db.schema.dropIndex('charges_unexplained_idx').execute();
   await db.schema.dropIndex('charges_unreconciled_idx').execute();
   await db.schema
