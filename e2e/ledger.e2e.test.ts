@@ -142,8 +142,9 @@ const atProcessor = (chargeId: string) =>
   platform.processor.charges().filter((charge) => charge.reference === chargeId);
 const unexplainedGauge = async () => {
   const metrics = await platform.metrics.get('payments')!.registry.getMetricsAsJSON();
-  return metrics.find((metric) => metric.name === 'pcp_ledger_unexplained_charges')?.values[0]
-    ?.value;
+  return metrics
+    .find((metric) => metric.name === 'pcp_ledger_unresolved_charges')
+    ?.values.find((value) => value.labels.class === 'unexplained')?.value;
 };
 
 describe('the ledger reconciler', () => {

@@ -102,6 +102,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
     labelNames: ['step'] as const,
     registers: [deps.registry],
   });
+  for (const step of ['started', 'validated', 'submitting', 'capturing']) expiredAt.inc({ step }, 0);
   const settleSoon = () => sql<Date>`now() + ${deps.settleAfterMs} * interval '1 millisecond'`;
 
   const steps: Record<

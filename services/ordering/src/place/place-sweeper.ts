@@ -44,6 +44,8 @@ export function createPlaceSweeper(deps: PlaceSweeperDeps) {
     labelNames: ['outcome'] as const,
     registers: [deps.registry],
   });
+  // Every outcome from zero, so increase() sees the first of each.
+  for (const outcome of ['finished', 'expired', 'failed']) settlements.inc({ outcome }, 0);
   let running: Promise<{ settled: number; forgotten: number }> | undefined;
 
   async function settle(key: string): Promise<boolean> {

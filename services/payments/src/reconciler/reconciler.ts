@@ -58,6 +58,9 @@ const MAX_LISTED = 100;
 /** One reconciler at a time across the replicas of a deployment: its lease row and length. */
 const LEASE_NAME = 'reconciler';
 const LEASE_MS = 120_000;
+/** The classes a charge leaves on its own, or with an operator's help (a gauge each). */
+const UNRESOLVED = ['in_flight', 'unexplained'] as const;
+const UNRESOLVED_CACHE_MS = 15_000;
 
 /**
  * The ledger's reconciler (one replica at a time): for every charge not yet found explained
@@ -86,17 +89,31 @@ export function createReconciler(deps: ReconcilerDeps) {
     labelNames: ['outcome'] as const,
     registers: [deps.registry],
   });
+  // Every outcome from zero: increase() then sees the first, and a stall is a flat series.
+  for (const outcome of ['completed', 'skipped', 'failed']) runs.inc({ outcome }, 0);
+  let unresolved: { at: number; counts: Map<string, number> } | undefined;
   new Gauge({
-    name: 'pcp_ledger_unexplained_charges',
-    help: 'Charges whose last verdict was unexplained (neither captured for one live order, refunded, voided, declined, nor in flight): each needs an operator',
+    name: 'pcp_ledger_unresolved_charges',
+    help: 'Charges whose last verdict was not settled, by class: in_flight (held for a place attempt that may still use it) and unexplained (neither captured for one live order, refunded, voided, declined nor in flight: each needs an operator)',
+    labelNames: ['class'] as const,
     registers: [deps.registry],
     async collect() {
-      const { count } = await db
-        .selectFrom('charges')
-        .select((eb) => eb.fn.countAll<number>().as('count'))
-        .where('ledger_class', '=', 'unexplained')
-        .executeTakeFirstOrThrow();
-      this.set(Number(count));
+      // One indexed count per scrape window, however many scrape.
+      if (!unresolved || Date.now() - unresolved.at > UNRESOLVED_CACHE_MS) {
+        const rows = await db
+          .selectFrom('charges')
+          .select(['ledger_class', (eb) => eb.fn.countAll<number>().as('count')])
+          .where('ledger_class', 'in', UNRESOLVED)
+          .groupBy('ledger_class')
+          .execute();
+        unresolved = {
+          at: Date.now(),
+          counts: new Map(rows.map((row) => [row.ledger_class ?? '', Number(row.count)])),
+        };
+      }
+      for (const ledgerClass of UNRESOLVED) {
+        this.set({ class: ledgerClass }, unresolved.counts.get(ledgerClass) ?? 0);
+      }
     },
   });
 

@@ -38,17 +38,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('holder', 'text', (col) => col.notNull())
     .addColumn('expires_at', 'timestamptz', (col) => col.notNull())
     .execute();
+  // The unresolved charges' gauge counts these at every scrape.
   await db.schema
-    .createIndex('charges_unexplained_idx')
+    .createIndex('charges_unresolved_idx')
     .on('charges')
-    .column('charge_id')
-    .where(sql.ref('ledger_class'), '=', 'unexplained')
+    .column('ledger_class')
+    .where(sql<boolean>`ledger_class in ('in_flight', 'unexplained')`)
     .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('reconciler_lease').execute();
-  await db.schema.dropIndex('charges_unexplained_idx').execute();
+  await db.schema.dropIndex('charges_unresolved_idx').execute();
   await db.schema.dropIndex('charges_unreconciled_idx').execute();
   await db.schema
     .alterTable('charges')
