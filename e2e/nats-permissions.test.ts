@@ -44,6 +44,7 @@ describe('the NATS permissions', () => {
       // The scan sees the calls it must (or it would prove nothing).
       if (user === 'gateway') expect(requested).toContain(subjects.ordering.place.name);
       if (user === 'ordering') expect(requested).toContain(subjects.payments.authorize.name);
+      if (user === 'payments') expect(requested).toContain(subjects.ordering.chargeOwners.name);
       const allowed = natsCalls(user);
       expect(requested.filter((name) => !allowed.includes(name))).toEqual([]);
     },
@@ -56,9 +57,18 @@ describe('the NATS permissions', () => {
     );
     expect(every.filter((name) => !callable.has(name))).toEqual([]);
     const gateway = natsCalls('gateway');
-    for (const internal of [subjects.payments.authorize, subjects.stores.orderContext]) {
+    for (const internal of [
+      subjects.payments.authorize,
+      subjects.payments.release,
+      subjects.stores.orderContext,
+      // It answers for every partner's orders: payments' reconciler alone may ask.
+      subjects.ordering.chargeOwners,
+    ]) {
       expect(gateway).not.toContain(internal.name);
     }
+    expect(
+      natsUsers.filter((user) => natsCalls(user).includes(subjects.ordering.chargeOwners.name)),
+    ).toEqual(['payments']);
   });
 
   it('let each service subscribe only below its own name, its inbox and its events', () => {
