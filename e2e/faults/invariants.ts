@@ -27,6 +27,8 @@ export class Tally {
     INVARIANTS.map((invariant) => [invariant, { checked: 0, violated: 0 }]),
   );
   readonly violations: string[] = [];
+  /** What the phase's checks saw, for its log line (the reconciler's work, say). */
+  readonly notes: string[] = [];
 
   check(invariant: Invariant, holds: boolean, what: () => string): void {
     const count = this.counts.get(invariant)!;
@@ -204,6 +206,13 @@ async function checkLedger(
   tally: Tally,
 ): Promise<void> {
   const report = await platform.reconcile();
+  const released = report.released.map((charge) => charge.action);
+  tally.notes.push(
+    `reconciler: ${report.examined} examined, ${report.adopted} adopted from the processor, ` +
+      `${released.filter((action) => action === 'voided').length} voided and ` +
+      `${released.filter((action) => action === 'refunded').length} refunded, ` +
+      `${report.classes.in_flight} in flight`,
+  );
   tally.check(
     'the ledger balances',
     report.unexplained.length === 0,

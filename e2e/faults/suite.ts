@@ -268,13 +268,24 @@ export async function runFaultSuite(options: {
       await workload.resolveUnknown(45_000);
       const tally = await checkPhase(platform, workload, phase, phaseStartedAt);
       const seconds = (Date.now() - phaseStartedAt) / 1000;
+      // Processes that went down during the phase (killed by the fault, or by a failpoint).
+      const restarts = new Map<string, number>();
+      for (const downtime of platform.supervisor.downtimes) {
+        if (downtime.from >= phaseStartedAt) {
+          restarts.set(downtime.name, (restarts.get(downtime.name) ?? 0) + 1);
+        }
+      }
       log(
         `${name}: ${phase.outcomes.length} places, ${phase.statusChanges} status changes, ` +
           `${phase.ingests.length} ingests, ${phase.requests} requests` +
           (phase.failures.size > 0
             ? ` (journeys cut short: ${[...phase.failures].map(([why, n]) => `${why} ×${n}`).join(', ')})`
             : '') +
+          (restarts.size > 0
+            ? `, restarts: ${[...restarts].map(([who, n]) => `${who} ×${n}`).join(', ')}`
+            : '') +
           '; ' +
+          (tally.notes.length > 0 ? `${tally.notes.join('; ')}; ` : '') +
           `${tally.violated} violations (${seconds.toFixed(1)} s)`,
       );
       phases.push({
