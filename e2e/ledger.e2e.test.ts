@@ -61,8 +61,9 @@ beforeAll(async () => {
     paymentsEnv: {
       PAYMENT_PROCESSOR_TIMEOUT_MS: String(PROCESSOR_TIMEOUT_MS),
       PAYMENT_BREAKER_VOLUME_THRESHOLD: '10000',
-      // Runs when a test asks.
+      // Runs when a test asks, and judges what the test just did.
       PAYMENTS_RECONCILE_INTERVAL_MS: '0',
+      PAYMENTS_RECONCILE_QUIET_MS: '0',
     },
     orderingEnv: {
       ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
@@ -233,6 +234,36 @@ describe('the ledger reconciler', () => {
     expect(atProcessor(charge.chargeId)).toMatchObject([{ status: 'refunded' }]);
   });
 
+  it('counts a refund whose answer was lost once, whether the reconciler or the retry settles it', async () => {
+    const charge = await orphanCharge(true);
+    platform.processor.setFaults({
+      slowRate: 1,
+      slowMs: PROCESSOR_TIMEOUT_MS * 3,
+      operations: ['refund'],
+    });
+    const refund = () =>
+      bus.request(
+        subjects.payments.refund,
+        { chargeId: charge.chargeId, amount: 1_234, idempotencyKey: 'lost-answer' },
+        asOrdering(charge.endUser),
+      );
+    await expect(refund()).rejects.toMatchObject({ code: 'PAYMENT_PROCESSOR_UNAVAILABLE' });
+    platform.processor.setFaults({ slowRate: 0, operations: [] });
+    expect((await chargeRow(charge.chargeId)).status).toBe('captured');
+    // The processor refunded; the reconciler settles the refund payments asked for.
+    await platform.payments.reconcile();
+    expect(await chargeRow(charge.chargeId)).toMatchObject({
+      status: 'refunded',
+      refunded_amount: 1_234,
+      ledger_class: 'refunded',
+    });
+    // The caller's retry of the same refund is that refund, not a second one.
+    expect(await refund()).toMatchObject({ status: 'refunded', refundedAmount: 1_234 });
+    expect(atProcessor(charge.chargeId)).toMatchObject([
+      { status: 'refunded', refundedAmount: 1_234 },
+    ]);
+  });
+
   it('reports and counts what it cannot decide, at every run until it is resolved', async () => {
     const { answer, endUser } = await placed();
     const { charge_id: chargeId } = await platform.orderingDb
@@ -278,6 +309,7 @@ describe('the ledger reconciler', () => {
     const orphan = await orphanCharge(false);
     const run = await runAdminProcess('payments', env, ['reconcile'], {
       PAYMENT_PROCESSOR_URL: platform.processorUrl,
+      PAYMENTS_RECONCILE_QUIET_MS: '0',
     });
     expect(run.code, run.stderr).toBe(0);
     expect(run.result).toMatchObject({

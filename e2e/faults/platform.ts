@@ -95,6 +95,7 @@ export class FaultPlatform {
         ORDERING_PLACE_SWEEP_INTERVAL_MS: '1000',
         // The ledger's reconciler runs under the load, as in production.
         PAYMENTS_RECONCILE_INTERVAL_MS: '3000',
+        PAYMENTS_RECONCILE_QUIET_MS: '5000',
         WEBHOOK_ALLOW_HTTP: 'true',
         WEBHOOK_ALLOWLIST: '127.0.0.1/32',
         // Retries within seconds (the contract's schedule runs for hours), and enough of them

@@ -89,6 +89,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps): ServiceInstanc
     registry: deps.metrics.registry,
     clock,
     inFlightMs: config.PAYMENTS_RECONCILE_IN_FLIGHT_MS,
+    quietMs: config.PAYMENTS_RECONCILE_QUIET_MS,
     maxChargesPerRun: config.PAYMENTS_RECONCILE_MAX_CHARGES,
   });
   let reconciling: NodeJS.Timeout | undefined;

@@ -41,6 +41,11 @@ export const paymentsEnvSchema = z.object({
    */
   PAYMENTS_FAILPOINT: z.enum(['authorized-unrecorded']).optional(),
   PAYMENTS_FAILPOINT_RATE: z.coerce.number().min(0).max(1).default(1),
+  /**
+   * A charge changed this recently is left in flight by the reconciler (an operation of
+   * payments' own may still be on its way); it is judged at a later run.
+   */
+  PAYMENTS_RECONCILE_QUIET_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   /** Charges one reconciliation examines at most; the rest wait for the next. */
   PAYMENTS_RECONCILE_MAX_CHARGES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
 });

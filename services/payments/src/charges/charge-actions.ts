@@ -1,7 +1,13 @@
 import { AppError, type Logger } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
-import { claimRefund, findRefund, settleRefund, updateCharge } from '../db/charge.repository.js';
+import {
+  claimRefund,
+  findRefund,
+  pendingRefunds,
+  settleRefunds,
+  updateCharge,
+} from '../db/charge.repository.js';
 import type { ChargeRow, PaymentsDatabase } from '../db/payments.table.js';
 import { isExpired } from '../domain/card-rules.js';
 import { declineError, isFinalDecline } from '../domain/declines.js';
@@ -132,27 +138,59 @@ export function createChargeActions(deps: ChargeActionDeps) {
 
   /**
    * Record what the processor says the charge is, where that only moves it on (an answer
-   * that was lost: a capture, a void, a refund the processor made). Anything else is left
-   * for the caller to report.
+   * that was lost): an authorization made, a capture or a void. Money the processor refunded
+   * beyond what payments recorded is adopted only as the refunds payments asked for and
+   * never heard back about (`pending`), whose amounts make up the difference exactly. Anything
+   * else is left as it is, for the caller to report.
    */
   async function adoptProcessorState(
     row: ChargeRow,
     held: ProcessorAuthorization,
   ): Promise<ChargeRow> {
-    const rank = (status: string) =>
-      ['authorizing', 'authorized', 'captured', 'partially_refunded', 'refunded'].indexOf(status);
-    const voidable = row.status === 'authorizing' || row.status === 'authorized';
-    const movesOn =
-      (held.status === 'voided' && voidable) ||
-      (rank(held.status) > rank(row.status) && rank(row.status) >= 0);
     const sameMoney =
       held.amount === row.amount && held.currency.toUpperCase() === row.currency.toUpperCase();
-    if (!movesOn || !sameMoney) return row;
+    if (!sameMoney) return row;
+    const capturedAtProcessor = held.status !== 'authorized' && held.status !== 'voided';
+    let current = row;
+    if (held.status === 'authorized' && row.status === 'authorizing') {
+      current = await moveTo(row, { status: 'authorized' }, held);
+    } else if (
+      held.status === 'voided' &&
+      (row.status === 'authorizing' || row.status === 'authorized')
+    ) {
+      current = await moveTo(row, { status: 'voided' }, held);
+    } else if (
+      capturedAtProcessor &&
+      (row.status === 'authorizing' || row.status === 'authorized')
+    ) {
+      current = await moveTo(
+        row,
+        { status: 'captured', captured_amount: held.capturedAmount },
+        held,
+      );
+    }
+    if (held.refundedAmount > current.refunded_amount && current.captured_amount > 0) {
+      const pending = await pendingRefunds(db, current.charge_id);
+      const missing = held.refundedAmount - current.refunded_amount;
+      if (pending.reduce((sum, refund) => sum + refund.amount, 0) === missing) {
+        current = await settleRefunds(
+          db,
+          current.charge_id,
+          pending.map((refund) => ({ refundId: refund.refund_id, processorRefundId: null })),
+        );
+      }
+    }
+    return current;
+  }
+
+  async function moveTo(
+    row: ChargeRow,
+    change: Parameters<typeof updateCharge>[2],
+    held: ProcessorAuthorization,
+  ): Promise<ChargeRow> {
     const settled = await updateCharge(db, row, {
-      status: held.status,
+      ...change,
       processor_authorization_id: held.authorizationId,
-      captured_amount: held.capturedAmount,
-      refunded_amount: held.refundedAmount,
     });
     return settled ?? reread(row);
   }
@@ -255,7 +293,9 @@ export function createChargeActions(deps: ChargeActionDeps) {
     } catch (error) {
       throw refused(error, row, 'refunded');
     }
-    return settleRefund(db, refund, refunded.refundId);
+    return settleRefunds(db, row.charge_id, [
+      { refundId: refund.refund_id, processorRefundId: refunded.refundId },
+    ]);
   }
 
   /**

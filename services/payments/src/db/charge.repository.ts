@@ -99,37 +99,50 @@ export async function claimRefund(
   return inserted ?? (await findRefund(db, refund.charge_id, refund.idempotency_key))!;
 }
 
-/** A refund the processor made: the refund settles and the charge's refunded amount grows. */
-export function settleRefund(
+/**
+ * Refunds the processor made: each settles (`processorRefundId` null when only the
+ * processor's total says it was made, its own answer lost), and the charge's refunded amount
+ * becomes the sum of its settled refunds, so settling one twice, or from two places at once,
+ * never counts it twice.
+ */
+export function settleRefunds(
   db: Db,
-  refund: RefundRow,
-  processorRefundId: string,
+  chargeId: string,
+  refunds: readonly { refundId: string; processorRefundId: string | null }[],
 ): Promise<ChargeRow> {
   return db.transaction().execute(async (trx) => {
-    const settled = await trx
-      .updateTable('refunds')
-      .set({ status: 'succeeded', processor_refund_id: processorRefundId })
-      .where('refund_id', '=', refund.refund_id)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    if (settled.numUpdatedRows === 0n) {
-      return trx
-        .selectFrom('charges')
-        .selectAll()
-        .where('charge_id', '=', refund.charge_id)
-        .executeTakeFirstOrThrow();
+    for (const { refundId, processorRefundId } of refunds) {
+      await trx
+        .updateTable('refunds')
+        .set({ status: 'succeeded', processor_refund_id: processorRefundId })
+        .where('refund_id', '=', refundId)
+        .where('status', '=', 'pending')
+        .execute();
     }
+    const settled = sql<number>`(select coalesce(sum(amount), 0) from refunds
+      where refunds.charge_id = charges.charge_id and refunds.status = 'succeeded')`;
     return trx
       .updateTable('charges')
-      .set((eb) => ({
-        refunded_amount: eb('refunded_amount', '+', refund.amount),
+      .set({
+        refunded_amount: settled,
         status: sql<
           ChargeRow['status']
-        >`case when refunded_amount + ${refund.amount} >= captured_amount then 'refunded' else 'partially_refunded' end`,
+        >`case when ${settled} >= captured_amount then 'refunded' when ${settled} > 0 then 'partially_refunded' else status end`,
         updated_at: sql`now()`,
-      }))
-      .where('charge_id', '=', refund.charge_id)
+      })
+      .where('charge_id', '=', chargeId)
       .returningAll()
       .executeTakeFirstOrThrow();
   });
+}
+
+/** A charge's refunds whose processor outcome was never recorded, oldest first. */
+export function pendingRefunds(db: Db, chargeId: string): Promise<RefundRow[]> {
+  return db
+    .selectFrom('refunds')
+    .selectAll()
+    .where('charge_id', '=', chargeId)
+    .where('status', '=', 'pending')
+    .orderBy('created_at')
+    .execute();
 }

@@ -19,6 +19,12 @@ export interface ReconcilerDeps {
   readonly clock: () => Date;
   /** See `LedgerBounds.inFlightMs`. */
   readonly inFlightMs: number;
+  /**
+   * A charge changed this recently (or with a refund asked this recently) may have a call of
+   * payments' own in flight: it is left in flight for this run, so the reconciler never races
+   * the operation whose answer it would otherwise adopt or undo.
+   */
+  readonly quietMs: number;
   /** Charges one run examines at most (the rest wait for the next run). */
   readonly maxChargesPerRun: number;
 }
@@ -230,6 +236,12 @@ export function createReconciler(deps: ReconcilerDeps) {
     tally: MutableReport,
   ): Promise<void> {
     try {
+      if (await busy(row)) {
+        tally.classes.in_flight += 1;
+        examined.inc({ class: 'in_flight' });
+        await markJudged(row, 'in_flight');
+        return;
+      }
       const learnt = await withProcessorState(row, tally);
       let current = learnt.row;
       const judged = judgeCharge(
@@ -288,6 +300,20 @@ export function createReconciler(deps: ReconcilerDeps) {
         'the reconciler could not examine a charge now; the next run does',
       );
     }
+  }
+
+  /** Whether payments itself may still be working on the charge (see `quietMs`). */
+  async function busy(row: ChargeRow): Promise<boolean> {
+    const quietSince = deps.clock().getTime() - deps.quietMs;
+    if (row.updated_at.getTime() > quietSince) return true;
+    const recent = await db
+      .selectFrom('refunds')
+      .select('refund_id')
+      .where('charge_id', '=', row.charge_id)
+      .where('status', '=', 'pending')
+      .where('created_at', '>', new Date(quietSince))
+      .executeTakeFirst();
+    return recent !== undefined;
   }
 
   /**
