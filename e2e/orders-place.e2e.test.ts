@@ -552,6 +552,52 @@ describe('submission to the store', () => {
     expect(request!.headers['webhook-id']).toBe(placed.order.orderId);
   });
 
+  it('answers, submits and serves a delivery order’s address flat', async () => {
+    const { endUser, paymentId } = await buyer();
+    submissions.answer = { status: 202 };
+    submissions.received.length = 0;
+    const address = {
+      address1: '100 S Wacker Dr',
+      city: 'Chicago',
+      state: 'IL',
+      postalCode: '60606',
+    };
+    const body = orderBody(submittingStore, paymentId, {
+      fulfillment: {
+        mode: 'DELIVERY_BY_MERCHANT',
+        scheduleType: 'ASAP',
+        address,
+        deliveryType: 'DOOR_TO_DOOR',
+      },
+      amounts: { total: 26.63 },
+    });
+    const placed = await post(body, randomUUID(), endUser);
+    expect(placed.response.status).toBe(201);
+    const orderId = placed.data!.orderId;
+    // The store address's shape (contract §5): one object, coordinates beside the fields.
+    expect(placed.data?.fulfillment.address).toEqual({
+      ...address,
+      address2: null,
+      country: 'US',
+      latitude: expect.any(Number),
+      longitude: expect.any(Number),
+    });
+    const flat = placed.data?.fulfillment.address;
+    const submitted = JSON.parse(submissions.received[0]!.body) as {
+      fulfillment: { address: unknown };
+    };
+    expect(submitted.fulfillment.address).toEqual(flat);
+    const read = await market.client.GET('/v1/marketfront/orders/{orderId}', {
+      params: { path: { orderId } },
+    });
+    expect(read.data?.fulfillment.address).toEqual(flat);
+    const listed = await commerce.GET('/v1/commerce/stores/{storeId}/orders', {
+      params: { path: { storeId: submittingStore } },
+    });
+    const inList = listed.data?.orders.find((entry) => entry.orderId === orderId);
+    expect(inList?.fulfillment.address).toEqual(flat);
+  });
+
   it('a 4xx is STORE_REJECTED with the store’s errors, and the authorization is voided', async () => {
     const { endUser, paymentId } = await buyer();
     submissions.answer = {

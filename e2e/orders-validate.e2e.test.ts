@@ -157,7 +157,7 @@ describe('a valid order', () => {
     });
   });
 
-  it('is delivered: the delivery fee, and the address resolved and geocoded', async () => {
+  it('is delivered: the delivery fee, and the address resolved and geocoded, flat', async () => {
     const result = await validate(
       order({
         fulfillment: delivery(nearby, { instructions: 'Ring twice' }),
@@ -171,8 +171,15 @@ describe('a valid order', () => {
         mode: 'DELIVERY_BY_MERCHANT',
         deliveryType: 'DOOR_TO_DOOR',
         instructions: 'Ring twice',
-        address: { latitude: expect.any(Number), longitude: expect.any(Number) },
       },
+    });
+    // One object, the shape of a store's address (contract §5).
+    expect(result.data?.fulfillment.address).toEqual({
+      ...nearby,
+      address2: null,
+      country: 'US',
+      latitude: expect.any(Number),
+      longitude: expect.any(Number),
     });
   });
 });
@@ -342,16 +349,13 @@ describe('saved addresses', () => {
 
     const byId = order({ fulfillment: delivery({ addressId }) });
     const valid = await validate(byId, market, { 'x-end-user-id': 'saver' });
-    expect(valid.data).toMatchObject({
-      isValid: true,
-      amounts: { fees: 2.99 },
-      fulfillment: {
-        address: {
-          latitude,
-          longitude,
-          address: { address1: '100 S Wacker Dr', postalCode: '60606' },
-        },
-      },
+    expect(valid.data).toMatchObject({ isValid: true, amounts: { fees: 2.99 } });
+    expect(valid.data?.fulfillment.address).toEqual({
+      ...nearby,
+      address2: null,
+      country: 'US',
+      latitude,
+      longitude,
     });
     expect(await problemsOf(byId)).toEqual([['ADDRESS_INVALID', '/fulfillment/address/addressId']]);
     const anonymous = await validate(byId, market, {});

@@ -8,7 +8,7 @@ import {
   orderError,
   paymentType,
 } from './common.js';
-import { postalAddress, resolvedLocation } from './stores.js';
+import { postalAddress, resolvedAddress } from './stores.js';
 import {
   orderExample,
   orderRequestExample,
@@ -102,12 +102,15 @@ export const orderAmounts = z.object({
 });
 export type OrderAmounts = z.infer<typeof orderAmounts>;
 
-/** The fulfillment as the order carries it: a delivery address resolved and geocoded. */
+/**
+ * The fulfillment as the order carries it: a delivery address resolved and geocoded, flat
+ * like a store's (the spec's "fully resolved and geocoded address"); null for pickup.
+ */
 export const orderFulfillment = z.object({
   mode: z.enum(['PICKUP', 'DELIVERY_BY_MERCHANT']),
   scheduleType: z.enum(['ASAP', 'SCHEDULED']),
   scheduledTime: dateTime.nullable(),
-  address: resolvedLocation.nullable(),
+  address: resolvedAddress.nullable(),
   deliveryType: z.enum(['DOOR_TO_DOOR', 'LEAVE_AT_DOOR']).nullable(),
   instructions: z.string().nullable(),
 });

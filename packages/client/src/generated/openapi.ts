@@ -742,16 +742,14 @@ export interface components {
      *         "scheduleType": "ASAP",
      *         "scheduledTime": null,
      *         "address": {
+     *           "address1": "401 N Wabash Ave",
+     *           "address2": "Apt 12B",
+     *           "city": "Chicago",
+     *           "state": "IL",
+     *           "postalCode": "60611",
+     *           "country": "US",
      *           "latitude": 41.8893,
-     *           "longitude": -87.6268,
-     *           "address": {
-     *             "address1": "401 N Wabash Ave",
-     *             "address2": "Apt 12B",
-     *             "city": "Chicago",
-     *             "state": "IL",
-     *             "postalCode": "60611",
-     *             "country": "US"
-     *           }
+     *           "longitude": -87.6268
      *         },
      *         "deliveryType": "DOOR_TO_DOOR",
      *         "instructions": "Ring twice"
@@ -819,16 +817,14 @@ export interface components {
      *         "scheduleType": "ASAP",
      *         "scheduledTime": null,
      *         "address": {
+     *           "address1": "401 N Wabash Ave",
+     *           "address2": "Apt 12B",
+     *           "city": "Chicago",
+     *           "state": "IL",
+     *           "postalCode": "60611",
+     *           "country": "US",
      *           "latitude": 41.8893,
-     *           "longitude": -87.6268,
-     *           "address": {
-     *             "address1": "401 N Wabash Ave",
-     *             "address2": "Apt 12B",
-     *             "city": "Chicago",
-     *             "state": "IL",
-     *             "postalCode": "60611",
-     *             "country": "US"
-     *           }
+     *           "longitude": -87.6268
      *         },
      *         "deliveryType": "DOOR_TO_DOOR",
      *         "instructions": "Ring twice"
@@ -883,16 +879,14 @@ export interface components {
         scheduleType: 'ASAP' | 'SCHEDULED';
         scheduledTime: string | null;
         address: {
+          address1: string;
+          address2: string | null;
+          city: string;
+          state: string;
+          postalCode: string;
+          country: string;
           latitude: number;
           longitude: number;
-          address: {
-            address1: string;
-            address2: string | null;
-            city: string;
-            state: string;
-            postalCode: string;
-            country: string;
-          } | null;
         } | null;
         deliveryType: ('DOOR_TO_DOOR' | 'LEAVE_AT_DOOR') | null;
         instructions: string | null;
@@ -1009,16 +1003,14 @@ export interface components {
      *         "scheduleType": "ASAP",
      *         "scheduledTime": null,
      *         "address": {
+     *           "address1": "401 N Wabash Ave",
+     *           "address2": "Apt 12B",
+     *           "city": "Chicago",
+     *           "state": "IL",
+     *           "postalCode": "60611",
+     *           "country": "US",
      *           "latitude": 41.8893,
-     *           "longitude": -87.6268,
-     *           "address": {
-     *             "address1": "401 N Wabash Ave",
-     *             "address2": "Apt 12B",
-     *             "city": "Chicago",
-     *             "state": "IL",
-     *             "postalCode": "60611",
-     *             "country": "US"
-     *           }
+     *           "longitude": -87.6268
      *         },
      *         "deliveryType": "DOOR_TO_DOOR",
      *         "instructions": "Ring twice"
@@ -1090,16 +1082,14 @@ export interface components {
         scheduleType: 'ASAP' | 'SCHEDULED';
         scheduledTime: string | null;
         address: {
+          address1: string;
+          address2: string | null;
+          city: string;
+          state: string;
+          postalCode: string;
+          country: string;
           latitude: number;
           longitude: number;
-          address: {
-            address1: string;
-            address2: string | null;
-            city: string;
-            state: string;
-            postalCode: string;
-            country: string;
-          } | null;
         } | null;
         deliveryType: ('DOOR_TO_DOOR' | 'LEAVE_AT_DOOR') | null;
         instructions: string | null;
@@ -1208,16 +1198,14 @@ export interface components {
      *             "scheduleType": "ASAP",
      *             "scheduledTime": null,
      *             "address": {
+     *               "address1": "401 N Wabash Ave",
+     *               "address2": "Apt 12B",
+     *               "city": "Chicago",
+     *               "state": "IL",
+     *               "postalCode": "60611",
+     *               "country": "US",
      *               "latitude": 41.8893,
-     *               "longitude": -87.6268,
-     *               "address": {
-     *                 "address1": "401 N Wabash Ave",
-     *                 "address2": "Apt 12B",
-     *                 "city": "Chicago",
-     *                 "state": "IL",
-     *                 "postalCode": "60611",
-     *                 "country": "US"
-     *               }
+     *               "longitude": -87.6268
      *             },
      *             "deliveryType": "DOOR_TO_DOOR",
      *             "instructions": "Ring twice"

@@ -5,12 +5,12 @@ import {
   TAX_RATE_DIGITS,
   toMinorUnits,
   toScaledInteger,
-  type DeliveryCheck,
   type MarketfrontStore,
   type OrderAddressInput,
   type OrderError,
   type OrderContext,
   type OrderRequest,
+  type ResolvedAddress,
   type ValidatedOrder,
 } from '@pcp/contracts';
 import {
@@ -71,6 +71,12 @@ export interface OrderEvaluation {
 }
 
 export type OrderEvaluator = (input: OrderRequest, ctx: RequestContext) => Promise<OrderEvaluation>;
+
+/** The delivery address resolved and geocoded, and whether the store delivers there. */
+interface ResolvedDelivery {
+  readonly deliverable: boolean;
+  readonly address: ResolvedAddress;
+}
 
 /**
  * Validate (contract §7), shared by validate and place: writes nothing. The request's shape,
@@ -147,10 +153,10 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
         ),
       );
     }
-    let resolvedAddress: DeliveryCheck['location'] | null = null;
+    let resolvedAddress: ResolvedAddress | null = null;
     if (isProblem(delivery)) errors.push(delivery);
     else if (delivery) {
-      resolvedAddress = delivery.location;
+      resolvedAddress = delivery.address;
       if (!delivery.deliverable) {
         errors.push(
           problem(
@@ -202,7 +208,7 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
     storeId: string,
     address: OrderAddressInput,
     ctx: RequestContext,
-  ): Promise<DeliveryCheck | OrderError> {
+  ): Promise<ResolvedDelivery | OrderError> {
     if ('addressId' in address) {
       // Contract §1: a saved address is the end user's, so it needs one.
       const saved = await findAddress(
@@ -218,25 +224,27 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
           '/fulfillment/address/addressId',
         );
       }
-      const {
-        addressId: _id,
-        createdAt: _at,
-        latitude,
-        longitude,
-        ...resolved
-      } = toSavedAddress(saved);
+      // Saved already resolved and geocoded: the store is asked about its coordinates.
+      const { addressId: _id, createdAt: _at, ...resolved } = toSavedAddress(saved);
       const check = await bus.request(
         subjects.stores.deliveryCheck,
-        { storeId, location: { latitude, longitude } },
+        { storeId, location: { latitude: resolved.latitude, longitude: resolved.longitude } },
         ctx,
       );
-      return { ...check, location: { ...check.location, address: resolved } };
+      return { deliverable: check.deliverable, address: resolved };
     }
-    return asProblem(
+    const check = await asProblem(
       bus.request(subjects.stores.deliveryCheck, { storeId, location: address }, ctx),
       ['ADDRESS_INVALID'],
       (error) => problem('ADDRESS_INVALID', error.message, '/fulfillment/address'),
     );
+    if (isProblem(check)) return check;
+    // Stores geocodes the inline fields as they are; the order keeps them with the point.
+    const { latitude, longitude } = check.location;
+    return {
+      deliverable: check.deliverable,
+      address: { ...address, address2: address.address2 ?? null, latitude, longitude },
+    };
   }
 }
 

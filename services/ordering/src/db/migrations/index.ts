@@ -3,6 +3,7 @@ import * as createAddresses from './2026-11-26T0200-create-addresses.js';
 import * as createOrders from './2026-11-27T0100-create-orders.js';
 import * as createWebhooks from './2026-11-28T0100-create-webhooks.js';
 import * as deliveryOrigin from './2026-11-29T0100-delivery-origin.js';
+import * as flatOrderAddress from './2026-12-01T0200-flat-order-address.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-11-27T0100-create-orders': createOrders,
   '2026-11-28T0100-create-webhooks': createWebhooks,
   '2026-11-29T0100-delivery-origin': deliveryOrigin,
+  '2026-12-01T0200-flat-order-address': flatOrderAddress,
 };
 
 export const ORDERING_SCHEMA = 'ordering';
