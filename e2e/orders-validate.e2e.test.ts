@@ -285,7 +285,8 @@ describe('business problems: 200, isValid false, amounts null, each at its point
       });
     expect((await setStatus({ status: 'paused', reason: 'too_busy' })).response.status).toBe(200);
     try {
-      expect(await problemsOf(order())).toEqual([['STORE_CLOSED', null]]);
+      // The store's own refusal points at the store; null is for a pointer nobody gave.
+      expect(await problemsOf(order())).toEqual([['STORE_CLOSED', '/cart/storeId']]);
     } finally {
       await setStatus({ status: 'online' });
     }

@@ -149,7 +149,9 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
           availability.closedReason === 'paused'
             ? 'The store is not taking orders now'
             : 'The store is closed at the order time',
-          fulfillment.scheduleType === 'SCHEDULED' ? '/fulfillment/scheduledTime' : null,
+          // The store itself (or the time asked for): null is for a commerce partner's
+          // refusal that names no element.
+          fulfillment.scheduleType === 'SCHEDULED' ? '/fulfillment/scheduledTime' : '/cart/storeId',
         ),
       );
     }
