@@ -56,7 +56,11 @@ describe('the NATS permissions', () => {
     );
     expect(every.filter((name) => !callable.has(name))).toEqual([]);
     const gateway = natsCalls('gateway');
-    for (const internal of [subjects.payments.authorize, subjects.stores.orderContext]) {
+    for (const internal of [
+      subjects.payments.authorize,
+      subjects.payments.cardOwned,
+      subjects.stores.orderContext,
+    ]) {
       expect(gateway).not.toContain(internal.name);
     }
   });

@@ -1,3 +1,4 @@
+import { subjects } from '@pcp/contracts';
 import {
   createPlatformClient,
   ingestCatalog,
@@ -552,7 +553,13 @@ describe('submission to the store', () => {
     expect(request!.headers['webhook-id']).toBe(placed.order.orderId);
   });
 
-  it('answers, submits and serves a delivery order’s address flat', async () => {
+  it('answers, submits and serves a delivery order’s address flat; payments only authorizes', async () => {
+    const handled = () =>
+      countsBy(
+        platform.metrics.get('payments')!.registry,
+        'pcp_nats_handler_duration_seconds',
+        'subject',
+      );
     const { endUser, paymentId } = await buyer();
     submissions.answer = { status: 202 };
     submissions.received.length = 0;
@@ -571,6 +578,7 @@ describe('submission to the store', () => {
       },
       amounts: { total: 26.63 },
     });
+    const before = await handled();
     const placed = await post(body, randomUUID(), endUser);
     expect(placed.response.status).toBe(201);
     const orderId = placed.data!.orderId;
@@ -596,6 +604,10 @@ describe('submission to the store', () => {
     });
     const inList = listed.data?.orders.find((entry) => entry.orderId === orderId);
     expect(inList?.fulfillment.address).toEqual(flat);
+    // Validate's card check is not repeated: the authorization refuses a foreign card itself.
+    const asked = growth(before, await handled());
+    expect(asked[subjects.payments.cardOwned.name]).toBeUndefined();
+    expect(asked[subjects.payments.authorize.name]).toBe(1);
   });
 
   it('a 4xx is STORE_REJECTED with the store’s errors, and the authorization is voided', async () => {

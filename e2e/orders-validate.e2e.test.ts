@@ -12,6 +12,7 @@ import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
+import { newBuyer } from './orders.js';
 
 const VALIDATE = '/v1/marketfront/orders/validate';
 const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
@@ -291,6 +292,85 @@ describe('business problems: 200, isValid false, amounts null, each at its point
       await setStatus({ status: 'online' });
     }
     expect((await validate(order())).data?.isValid).toBe(true);
+  });
+});
+
+describe('the paymentId: a card of the end user (contract §1, §9)', () => {
+  const VISA = '4242424242424242';
+  const asUser = (endUser: string) => ({ 'x-end-user-id': endUser });
+
+  it('validates with one of the end user’s cards', async () => {
+    const { endUser, paymentId } = await newBuyer(market, VISA);
+    const result = await validate(order({ paymentId }), market, asUser(endUser));
+    expect(result.data).toMatchObject({ isValid: true, errors: [], amounts: { total: 23.64 } });
+  });
+
+  it('refuses a card that is not the end user’s with PAYMENT_TOKEN_INVALID at /paymentId', async () => {
+    const refusedFor = async (paymentId: string, endUser: string) => {
+      const { data, response } = await validate(order({ paymentId }), market, asUser(endUser));
+      expect(response.status).toBe(200);
+      expect(data).toMatchObject({ isValid: false, amounts: null });
+      return data!.errors;
+    };
+    const tokenInvalid = [
+      {
+        code: 'PAYMENT_TOKEN_INVALID',
+        message: 'No card with this paymentId belongs to the end user',
+        pointer: '/paymentId',
+      },
+    ];
+    const owner = await newBuyer(market, VISA);
+    // Unknown, and another end user's of the same partner.
+    expect(await refusedFor(randomUUID(), owner.endUser)).toEqual(tokenInvalid);
+    expect(await refusedFor(owner.paymentId, `${owner.endUser}-other`)).toEqual(tokenInvalid);
+    // Another partner's, vaulted for an end user of the same id.
+    const elsewhere = createPlatformClient({
+      baseUrl: platform.baseUrl,
+      apiKey: (await platform.newPartner('distribution', { paymentTypes: ['CARD'] })).apiKey,
+    });
+    const foreign = await newBuyer(elsewhere, VISA);
+    expect(await refusedFor(foreign.paymentId, foreign.endUser)).toEqual(tokenInvalid);
+    // Deleted by its end user.
+    const deleted = await market.DELETE('/v1/marketfront/payments/cards/{paymentId}', {
+      params: { path: { paymentId: owner.paymentId }, header: endUserHeader(owner.endUser) },
+    });
+    expect(deleted.response.status).toBe(204);
+    expect(await refusedFor(owner.paymentId, owner.endUser)).toEqual(tokenInvalid);
+    // Listed with the order's other problems.
+    const { data } = await validate(
+      order({ paymentId: randomUUID(), tip: 2.005 }),
+      market,
+      asUser(owner.endUser),
+    );
+    expect(data?.errors.map((error) => [error.code, error.pointer])).toEqual([
+      ['PAYMENT_TOKEN_INVALID', '/paymentId'],
+      ['PRECISION_EXCEEDED', '/tip'],
+    ]);
+  });
+
+  it('does not check a PAY_AT_STORE order’s paymentId, which place does not charge', async () => {
+    expect(
+      await problemsOf(order({ paymentType: 'PAY_AT_STORE', paymentId: randomUUID() })),
+    ).toEqual([['PAYMENT_TYPE_NOT_ALLOWED', '/paymentType']]);
+  });
+
+  it('needs X-End-User-Id with a paymentId (401) and a GUID for it (400)', async () => {
+    const { paymentId } = await newBuyer(market, VISA);
+    const anonymous = await validate(order({ paymentId }), market, {});
+    expect(anonymous.response.status).toBe(401);
+    expect(anonymous.error).toMatchObject({
+      errorCode: 'SESSION_USER_REQUIRED',
+      errorCategory: 'authentication',
+    });
+    expect(anonymous.response.headers.get('www-authenticate')).toBe('Bearer');
+    // Without a paymentId (or addressId) the end user is optional.
+    expect((await validate(order(), market, {})).data?.isValid).toBe(true);
+    const malformed = await validateRaw({ ...order(), paymentId: 'card-1' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toMatchObject({
+      errorCode: 'REQUEST_INVALID',
+      errors: [expect.objectContaining({ pointer: '/paymentId' })],
+    });
   });
 });
 

@@ -70,7 +70,19 @@ export interface OrderEvaluation {
   readonly context: OrderContext;
 }
 
-export type OrderEvaluator = (input: OrderRequest, ctx: RequestContext) => Promise<OrderEvaluation>;
+export interface EvaluationOptions {
+  /**
+   * Ask payments whether a CARD order's paymentId is a live card of the end user (validate).
+   * Place leaves it off: its authorization refuses a foreign card without the extra call.
+   */
+  readonly checkPaymentId?: boolean;
+}
+
+export type OrderEvaluator = (
+  input: OrderRequest,
+  ctx: RequestContext,
+  options?: EvaluationOptions,
+) => Promise<OrderEvaluation>;
 
 /** The delivery address resolved and geocoded, and whether the store delivers there. */
 interface ResolvedDelivery {
@@ -86,8 +98,11 @@ interface ResolvedDelivery {
 export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
   const { db, bus, catalogs } = deps;
 
-  return async function evaluate(input, ctx) {
+  return async function evaluate(input, ctx, options = {}) {
     requirePartner(ctx, 'distribution');
+    const paymentId = options.checkPaymentId ? input.paymentId : undefined;
+    // Contract §1: a paymentId is the end user's, so it needs one (401 before anything else).
+    if (paymentId !== undefined) requireEndUser(ctx);
     const client = checkClient(input.client);
     if (client) throw new AppError(client.code, client.message, { errors: [client] });
     const now = deps.clock();
@@ -124,14 +139,27 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
       );
     }
 
-    const [context, delivery, pricingData] = await Promise.all([
+    const [context, delivery, pricingData, card] = await Promise.all([
       orderContext,
       fulfillment.mode === 'DELIVERY_BY_MERCHANT'
         ? checkDelivery(storeId, fulfillment.address, ctx)
         : undefined,
       asProblem(catalogs.get(storeId, ctx), ['CATALOGSET_NOT_FOUND'], () => catalogSetNotFound()),
+      // Only a CARD order charges its paymentId (place ignores it for PAY_AT_STORE).
+      paymentId !== undefined && input.paymentType === 'CARD'
+        ? bus.request(subjects.payments.cardOwned, { paymentId }, ctx)
+        : undefined,
     ]);
     const { store, availability } = context;
+    if (card && !card.owned) {
+      errors.push(
+        problem(
+          'PAYMENT_TOKEN_INVALID',
+          'No card with this paymentId belongs to the end user',
+          '/paymentId',
+        ),
+      );
+    }
     const delivering = fulfillment.mode === 'DELIVERY_BY_MERCHANT';
     if (!store.fulfillmentTypes.includes(fulfillment.mode)) {
       errors.push(
@@ -250,10 +278,13 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
   }
 }
 
-/** The validate subject: the evaluation's answer. */
+/** The validate subject: the evaluation's answer, the paymentId checked with the rest. */
 export function orderHandlers(evaluate: OrderEvaluator): HandlerBinding[] {
   return [
-    handle(subjects.ordering.validate, async (input, ctx) => (await evaluate(input, ctx)).order),
+    handle(
+      subjects.ordering.validate,
+      async (input, ctx) => (await evaluate(input, ctx, { checkPaymentId: true })).order,
+    ),
   ];
 }
 
