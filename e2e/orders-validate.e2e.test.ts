@@ -374,6 +374,26 @@ describe('the paymentId: a card of the end user (contract §1, §9)', () => {
   });
 });
 
+describe('errors[] is capped at 100 and errorsOmitted counts the rest', () => {
+  it('lists the first 100 problems and how many more there were', async () => {
+    const lineItems = Array.from({ length: 100 }, () => line(ids.soldOut));
+    const { data, response } = await validate(
+      order({ cart: { catalogSetId: ids.catalogSetId, storeId, lineItems }, tip: 2.005 }),
+    );
+    expect(response.status).toBe(200);
+    expect(data).toMatchObject({ isValid: false, amounts: null });
+    // 100 unavailable lines, then the tip's precision and the minimum, which are left out.
+    expect(data?.errors).toHaveLength(100);
+    expect(data?.errors.every((error) => error.code === 'ITEM_UNAVAILABLE')).toBe(true);
+    expect(data?.errors.at(-1)?.pointer).toBe('/cart/lineItems/99');
+    expect(data?.errorsOmitted).toBe(2);
+    // Absent, not 0, when nothing was left out.
+    const few = await validate(order({ tip: 2.005 }));
+    expect(few.data?.errors).toHaveLength(1);
+    expect(few.data).not.toHaveProperty('errorsOmitted');
+  });
+});
+
 describe('4xx only where the contract gives one', () => {
   // Raw HTTP: the statuses and media type as sent, and a mode the types would not let through.
   it.each([

@@ -123,6 +123,8 @@ export const validatedOrder = z
   .object({
     isValid: z.boolean(),
     errors: z.array(orderError).max(maxProblemErrors),
+    /** How many more problems there were than `errors` lists (it holds at most 100). */
+    errorsOmitted: z.number().int().positive().optional(),
     amounts: orderAmounts.nullable(),
     cart: pricedCart.nullable(),
     fulfillment: orderFulfillment,
@@ -241,6 +243,8 @@ export const placeOutcome = z.object({
       errorCode: z.string(),
       detail: z.string(),
       errors: z.array(orderError).max(maxProblemErrors).optional(),
+      /** Element errors left out of `errors` (the ProblemDetail's `errorsOmitted`). */
+      errorsOmitted: z.number().int().positive().optional(),
       requestId: z.string(),
       timestamp: dateTime,
     })

@@ -850,6 +850,7 @@ export interface components {
         message: string;
         pointer: string | null;
       }[];
+      errorsOmitted?: number;
       amounts: {
         currency: string;
         subTotal: number;

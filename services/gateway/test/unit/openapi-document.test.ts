@@ -195,6 +195,17 @@ describe('the OpenAPI document', () => {
     expect(headerNames(place.responses[422])).not.toContain('Idempotent-Replayed');
   });
 
+  it('documents validate’s errorsOmitted beside its errors', () => {
+    const validated = resolve(
+      operation('validateOrder').responses[200].content['application/json'].schema,
+    );
+    expect(validated.properties.errorsOmitted).toMatchObject({
+      type: 'integer',
+      exclusiveMinimum: 0,
+    });
+    expect(validated.required).not.toContain('errorsOmitted');
+  });
+
   it('documents X-End-User-Id as required or optional by route, and no idempotency elsewhere', () => {
     expect(parameter(operation('vaultCard'), 'X-End-User-Id')?.required).toBe(true);
     expect(parameter(operation('listAddresses'), 'X-End-User-Id')?.required).toBe(true);

@@ -64,6 +64,8 @@ const isProblem = (value: unknown): value is OrderError =>
 /** What validation learned: the answer, and what place needs of it. */
 export interface OrderEvaluation {
   readonly order: ValidatedOrder;
+  /** Problems found beyond the 100 that `order.errors` holds (0 when none were left out). */
+  readonly errorsOmitted: number;
   /** The total in minor units of `currency`; meaningful only for a valid order. */
   readonly totalMinor: number;
   readonly currency: string;
@@ -212,9 +214,12 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
       if (errors.length === 0) amounts = priced.amounts;
     }
 
+    const kept = errors.slice(0, maxProblemErrors);
+    const errorsOmitted = errors.length - kept.length;
     const order: ValidatedOrder = {
       isValid: errors.length === 0,
-      errors: errors.slice(0, maxProblemErrors),
+      errors: kept,
+      ...(errorsOmitted > 0 ? { errorsOmitted } : {}),
       amounts,
       cart,
       fulfillment: {
@@ -230,7 +235,7 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
       paymentType: input.paymentType,
       specialInstructions: input.specialInstructions ?? null,
     };
-    return { order, totalMinor, currency, context };
+    return { order, errorsOmitted, totalMinor, currency, context };
   };
 
   /** The delivery address resolved, or the problem with it. */
