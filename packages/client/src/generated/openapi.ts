@@ -2837,9 +2837,11 @@ export interface operations {
         };
       };
       /**
-       * @description Not Found: a ProblemDetail whose errorCode is one of
+       * @description Not Found: a ProblemDetail (application/problem+json, the ProblemDetail schema) whose errorCode is one of
        *
        *     - [`STORE_NOT_FOUND`](http://localhost:8080/docs/errors/STORE_NOT_FOUND): Store not found
+       *
+       *     or no body at all, without a Content-Type, for a storeId that is not a GUID. Either may come, so no content is declared.
        */
       404: {
         headers: {
@@ -2849,9 +2851,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           [name: string]: unknown;
         };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetail'];
-        };
+        content?: never;
       };
       /**
        * @description Too Many Requests: a ProblemDetail whose errorCode is one of
