@@ -440,6 +440,9 @@ describe('final failures are recorded and replayed', () => {
     expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.response.status).toBe(400);
     expect(market.wireOf(replay.response).text).toBe(market.wireOf(refused.response).text);
+    // As documented: the body's requestId is the first request's, the header this one's.
+    expect(replay.error?.requestId).toBe(refused.response.headers.get('x-request-id'));
+    expect(replay.response.headers.get('x-request-id')).not.toBe(replay.error?.requestId);
     expect(platform.processor.charges()).toHaveLength(before);
   });
 

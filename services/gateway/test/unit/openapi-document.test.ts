@@ -215,6 +215,16 @@ describe('the OpenAPI document', () => {
     expect(headerNames(place.responses[422])).not.toContain('Idempotent-Replayed');
   });
 
+  it('says that a replayed ProblemDetail keeps the first request id, the header this one', () => {
+    for (const text of [
+      document.components.headers['Idempotent-Replayed'].description,
+      operation('placeOrder').description,
+    ]) {
+      expect(text).toMatch(/requestId and timestamp are the first answer/);
+      expect(text).toMatch(/X-Request-Id header/);
+    }
+  });
+
   it('documents validate’s errorsOmitted beside its errors', () => {
     const validated = resolve(
       operation('validateOrder').responses[200].content['application/json'].schema,
