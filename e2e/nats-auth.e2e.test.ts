@@ -285,6 +285,12 @@ describe.skipIf(!natsServer)('the platform under per-service NATS users', () => 
     expect(hook.response.status, JSON.stringify(hook.error)).toBe(201);
     const verify = createWebhookVerifier(hook.data!.secret!);
     const buyer = await newBuyer(market, '4242424242424242');
+    // validate asks payments whether the card is the end user's (ordering → payments)
+    const validated = await market.POST('/v1/marketfront/orders/validate', {
+      body: sodaOrder(catalog.ids, storeId, buyer.paymentId),
+      headers: { 'x-end-user-id': buyer.endUser },
+    });
+    expect(validated.data?.isValid, JSON.stringify(validated.data?.errors)).toBe(true);
     const placed = await placeOrder(market, {
       body: sodaOrder(catalog.ids, storeId, buyer.paymentId),
       endUserId: buyer.endUser,

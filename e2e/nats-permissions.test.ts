@@ -60,6 +60,7 @@ describe('the NATS permissions', () => {
     for (const internal of [
       subjects.payments.authorize,
       subjects.payments.release,
+      subjects.payments.cardOwned,
       subjects.stores.orderContext,
       // It answers for every partner's orders: payments' reconciler alone may ask.
       subjects.ordering.chargeOwners,

@@ -1,3 +1,4 @@
+import { subjects } from '@pcp/contracts';
 import {
   createPlatformClient,
   ingestCatalog,
@@ -399,6 +400,9 @@ describe('final failures are recorded and replayed', () => {
     expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.response.status).toBe(400);
     expect(market.wireOf(replay.response).text).toBe(market.wireOf(refused.response).text);
+    // As documented: the body's requestId is the first request's, the header this one's.
+    expect(replay.error?.requestId).toBe(refused.response.headers.get('x-request-id'));
+    expect(replay.response.headers.get('x-request-id')).not.toBe(replay.error?.requestId);
     expect(platform.processor.charges()).toHaveLength(before);
   });
 
@@ -510,6 +514,63 @@ describe('submission to the store', () => {
     ) as { orderId: string; amounts: { total: number } };
     expect(submitted).toMatchObject({ orderId: placed.order.orderId, amounts: { total: 23.64 } });
     expect(request!.headers['webhook-id']).toBe(placed.order.orderId);
+  });
+
+  it('answers, submits and serves a delivery order’s address flat; payments only authorizes', async () => {
+    const handled = () =>
+      countsBy(
+        platform.metrics.get('payments')!.registry,
+        'pcp_nats_handler_duration_seconds',
+        'subject',
+      );
+    const { endUser, paymentId } = await buyer();
+    submissions.answer = { status: 202 };
+    submissions.received.length = 0;
+    const address = {
+      address1: '100 S Wacker Dr',
+      city: 'Chicago',
+      state: 'IL',
+      postalCode: '60606',
+    };
+    const body = orderBody(submittingStore, paymentId, {
+      fulfillment: {
+        mode: 'DELIVERY_BY_MERCHANT',
+        scheduleType: 'ASAP',
+        address,
+        deliveryType: 'DOOR_TO_DOOR',
+      },
+      amounts: { total: 26.63 },
+    });
+    const before = await handled();
+    const placed = await post(body, randomUUID(), endUser);
+    expect(placed.response.status).toBe(201);
+    const orderId = placed.data!.orderId;
+    // The store address's shape (contract §5): one object, coordinates beside the fields.
+    expect(placed.data?.fulfillment.address).toEqual({
+      ...address,
+      address2: null,
+      country: 'US',
+      latitude: expect.any(Number),
+      longitude: expect.any(Number),
+    });
+    const flat = placed.data?.fulfillment.address;
+    const submitted = JSON.parse(submissions.received[0]!.body) as {
+      fulfillment: { address: unknown };
+    };
+    expect(submitted.fulfillment.address).toEqual(flat);
+    const read = await market.client.GET('/v1/marketfront/orders/{orderId}', {
+      params: { path: { orderId } },
+    });
+    expect(read.data?.fulfillment.address).toEqual(flat);
+    const listed = await commerce.GET('/v1/commerce/stores/{storeId}/orders', {
+      params: { path: { storeId: submittingStore } },
+    });
+    const inList = listed.data?.orders.find((entry) => entry.orderId === orderId);
+    expect(inList?.fulfillment.address).toEqual(flat);
+    // Validate's card check is not repeated: the authorization refuses a foreign card itself.
+    const asked = growth(before, await handled());
+    expect(asked[subjects.payments.cardOwned.name]).toBeUndefined();
+    expect(asked[subjects.payments.authorize.name]).toBe(1);
   });
 
   it('a 4xx is STORE_REJECTED with the store’s errors, and the authorization is voided', async () => {

@@ -12,6 +12,7 @@ import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
+import { newBuyer } from './orders.js';
 
 const VALIDATE = '/v1/marketfront/orders/validate';
 const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
@@ -157,7 +158,7 @@ describe('a valid order', () => {
     });
   });
 
-  it('is delivered: the delivery fee, and the address resolved and geocoded', async () => {
+  it('is delivered: the delivery fee, and the address resolved and geocoded, flat', async () => {
     const result = await validate(
       order({
         fulfillment: delivery(nearby, { instructions: 'Ring twice' }),
@@ -171,8 +172,15 @@ describe('a valid order', () => {
         mode: 'DELIVERY_BY_MERCHANT',
         deliveryType: 'DOOR_TO_DOOR',
         instructions: 'Ring twice',
-        address: { latitude: expect.any(Number), longitude: expect.any(Number) },
       },
+    });
+    // One object, the shape of a store's address (contract §5).
+    expect(result.data?.fulfillment.address).toEqual({
+      ...nearby,
+      address2: null,
+      country: 'US',
+      latitude: expect.any(Number),
+      longitude: expect.any(Number),
     });
   });
 });
@@ -278,11 +286,111 @@ describe('business problems: 200, isValid false, amounts null, each at its point
       });
     expect((await setStatus({ status: 'paused', reason: 'too_busy' })).response.status).toBe(200);
     try {
-      expect(await problemsOf(order())).toEqual([['STORE_CLOSED', null]]);
+      // The store's own refusal points at the store; null is for a pointer nobody gave.
+      expect(await problemsOf(order())).toEqual([['STORE_CLOSED', '/cart/storeId']]);
     } finally {
       await setStatus({ status: 'online' });
     }
     expect((await validate(order())).data?.isValid).toBe(true);
+  });
+});
+
+describe('the paymentId: a card of the end user (contract §1, §9)', () => {
+  const VISA = '4242424242424242';
+  const asUser = (endUser: string) => ({ 'x-end-user-id': endUser });
+
+  it('validates with one of the end user’s cards', async () => {
+    const { endUser, paymentId } = await newBuyer(market, VISA);
+    const result = await validate(order({ paymentId }), market, asUser(endUser));
+    expect(result.data).toMatchObject({ isValid: true, errors: [], amounts: { total: 23.64 } });
+  });
+
+  it('refuses a card that is not the end user’s with PAYMENT_TOKEN_INVALID at /paymentId', async () => {
+    const refusedFor = async (paymentId: string, endUser: string) => {
+      const { data, response } = await validate(order({ paymentId }), market, asUser(endUser));
+      expect(response.status).toBe(200);
+      expect(data).toMatchObject({ isValid: false, amounts: null });
+      return data!.errors;
+    };
+    const tokenInvalid = [
+      {
+        code: 'PAYMENT_TOKEN_INVALID',
+        message: 'No card with this paymentId belongs to the end user',
+        pointer: '/paymentId',
+      },
+    ];
+    const owner = await newBuyer(market, VISA);
+    // Unknown, and another end user's of the same partner.
+    expect(await refusedFor(randomUUID(), owner.endUser)).toEqual(tokenInvalid);
+    expect(await refusedFor(owner.paymentId, `${owner.endUser}-other`)).toEqual(tokenInvalid);
+    // Another partner's, vaulted for an end user of the same id.
+    const elsewhere = createPlatformClient({
+      baseUrl: platform.baseUrl,
+      apiKey: (await platform.newPartner('distribution', { paymentTypes: ['CARD'] })).apiKey,
+    });
+    const foreign = await newBuyer(elsewhere, VISA);
+    expect(await refusedFor(foreign.paymentId, foreign.endUser)).toEqual(tokenInvalid);
+    // Deleted by its end user.
+    const deleted = await market.DELETE('/v1/marketfront/payments/cards/{paymentId}', {
+      params: { path: { paymentId: owner.paymentId }, header: endUserHeader(owner.endUser) },
+    });
+    expect(deleted.response.status).toBe(204);
+    expect(await refusedFor(owner.paymentId, owner.endUser)).toEqual(tokenInvalid);
+    // Listed with the order's other problems.
+    const { data } = await validate(
+      order({ paymentId: randomUUID(), tip: 2.005 }),
+      market,
+      asUser(owner.endUser),
+    );
+    expect(data?.errors.map((error) => [error.code, error.pointer])).toEqual([
+      ['PAYMENT_TOKEN_INVALID', '/paymentId'],
+      ['PRECISION_EXCEEDED', '/tip'],
+    ]);
+  });
+
+  it('does not check a PAY_AT_STORE order’s paymentId, which place does not charge', async () => {
+    expect(
+      await problemsOf(order({ paymentType: 'PAY_AT_STORE', paymentId: randomUUID() })),
+    ).toEqual([['PAYMENT_TYPE_NOT_ALLOWED', '/paymentType']]);
+  });
+
+  it('needs X-End-User-Id with a paymentId (401) and a GUID for it (400)', async () => {
+    const { paymentId } = await newBuyer(market, VISA);
+    const anonymous = await validate(order({ paymentId }), market, {});
+    expect(anonymous.response.status).toBe(401);
+    expect(anonymous.error).toMatchObject({
+      errorCode: 'SESSION_USER_REQUIRED',
+      errorCategory: 'authentication',
+    });
+    expect(anonymous.response.headers.get('www-authenticate')).toBe('Bearer');
+    // Without a paymentId (or addressId) the end user is optional.
+    expect((await validate(order(), market, {})).data?.isValid).toBe(true);
+    const malformed = await validateRaw({ ...order(), paymentId: 'card-1' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toMatchObject({
+      errorCode: 'REQUEST_INVALID',
+      errors: [expect.objectContaining({ pointer: '/paymentId' })],
+    });
+  });
+});
+
+describe('errors[] is capped at 100 and errorsOmitted counts the rest', () => {
+  it('lists the first 100 problems and how many more there were', async () => {
+    const lineItems = Array.from({ length: 100 }, () => line(ids.soldOut));
+    const { data, response } = await validate(
+      order({ cart: { catalogSetId: ids.catalogSetId, storeId, lineItems }, tip: 2.005 }),
+    );
+    expect(response.status).toBe(200);
+    expect(data).toMatchObject({ isValid: false, amounts: null });
+    // 100 unavailable lines, then the tip's precision and the minimum, which are left out.
+    expect(data?.errors).toHaveLength(100);
+    expect(data?.errors.every((error) => error.code === 'ITEM_UNAVAILABLE')).toBe(true);
+    expect(data?.errors.at(-1)?.pointer).toBe('/cart/lineItems/99');
+    expect(data?.errorsOmitted).toBe(2);
+    // Absent, not 0, when nothing was left out.
+    const few = await validate(order({ tip: 2.005 }));
+    expect(few.data?.errors).toHaveLength(1);
+    expect(few.data).not.toHaveProperty('errorsOmitted');
   });
 });
 
@@ -342,16 +450,13 @@ describe('saved addresses', () => {
 
     const byId = order({ fulfillment: delivery({ addressId }) });
     const valid = await validate(byId, market, { 'x-end-user-id': 'saver' });
-    expect(valid.data).toMatchObject({
-      isValid: true,
-      amounts: { fees: 2.99 },
-      fulfillment: {
-        address: {
-          latitude,
-          longitude,
-          address: { address1: '100 S Wacker Dr', postalCode: '60606' },
-        },
-      },
+    expect(valid.data).toMatchObject({ isValid: true, amounts: { fees: 2.99 } });
+    expect(valid.data?.fulfillment.address).toEqual({
+      ...nearby,
+      address2: null,
+      country: 'US',
+      latitude,
+      longitude,
     });
     expect(await problemsOf(byId)).toEqual([['ADDRESS_INVALID', '/fulfillment/address/addressId']]);
     const anonymous = await validate(byId, market, {});

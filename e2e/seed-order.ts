@@ -54,16 +54,14 @@ export function orderDetails(
         mode === 'PICKUP'
           ? null
           : {
+              address1: '100 S Wacker Dr',
+              address2: null,
+              city: 'Chicago',
+              state: 'IL',
+              postalCode: '60606',
+              country: 'US',
               latitude: 41.8789,
               longitude: -87.6359,
-              address: {
-                address1: '100 S Wacker Dr',
-                address2: null,
-                city: 'Chicago',
-                state: 'IL',
-                postalCode: '60606',
-                country: 'US',
-              },
             },
       deliveryType: mode === 'PICKUP' ? null : 'DOOR_TO_DOOR',
       instructions: null,

@@ -369,6 +369,7 @@ describe('marketfront store lookup', () => {
       });
       expect(malformed.status, id).toBe(404);
       expect(malformed.text, id).toBe('');
+      expect(malformed.headers.get('content-type'), id).toBeNull();
     }
   });
 });

@@ -272,7 +272,7 @@ const orderFulfillment = {
   mode: 'DELIVERY_BY_MERCHANT',
   scheduleType: 'ASAP',
   scheduledTime: null,
-  address: { latitude: 41.8893, longitude: -87.6268, address: savedAddressFields },
+  address: { ...savedAddressFields, latitude: 41.8893, longitude: -87.6268 },
   deliveryType: 'DOOR_TO_DOOR',
   instructions: 'Ring twice',
 };

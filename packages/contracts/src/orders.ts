@@ -8,7 +8,7 @@ import {
   orderError,
   paymentType,
 } from './common.js';
-import { postalAddress, resolvedLocation } from './stores.js';
+import { postalAddress, resolvedAddress } from './stores.js';
 import {
   orderExample,
   orderRequestExample,
@@ -102,12 +102,15 @@ export const orderAmounts = z.object({
 });
 export type OrderAmounts = z.infer<typeof orderAmounts>;
 
-/** The fulfillment as the order carries it: a delivery address resolved and geocoded. */
+/**
+ * The fulfillment as the order carries it: a delivery address resolved and geocoded, flat
+ * like a store's (the spec's "fully resolved and geocoded address"); null for pickup.
+ */
 export const orderFulfillment = z.object({
   mode: z.enum(['PICKUP', 'DELIVERY_BY_MERCHANT']),
   scheduleType: z.enum(['ASAP', 'SCHEDULED']),
   scheduledTime: dateTime.nullable(),
-  address: resolvedLocation.nullable(),
+  address: resolvedAddress.nullable(),
   deliveryType: z.enum(['DOOR_TO_DOOR', 'LEAVE_AT_DOOR']).nullable(),
   instructions: z.string().nullable(),
 });
@@ -120,6 +123,8 @@ export const validatedOrder = z
   .object({
     isValid: z.boolean(),
     errors: z.array(orderError).max(maxProblemErrors),
+    /** How many more problems there were than `errors` lists (it holds at most 100). */
+    errorsOmitted: z.number().int().positive().optional(),
     amounts: orderAmounts.nullable(),
     cart: pricedCart.nullable(),
     fulfillment: orderFulfillment,
@@ -238,6 +243,8 @@ export const placeOutcome = z.object({
       errorCode: z.string(),
       detail: z.string(),
       errors: z.array(orderError).max(maxProblemErrors).optional(),
+      /** Element errors left out of `errors` (the ProblemDetail's `errorsOmitted`). */
+      errorsOmitted: z.number().int().positive().optional(),
       requestId: z.string(),
       timestamp: dateTime,
     })

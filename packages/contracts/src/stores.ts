@@ -39,6 +39,13 @@ export const storeAddress = z.object({
 });
 export type StoreAddress = z.infer<typeof storeAddress>;
 
+/**
+ * A resolved, geocoded address as answers carry it: one flat object, the shape of a store's
+ * address (contract §5) and of an order's delivery address.
+ */
+export const resolvedAddress = storeAddress.extend({ address2: z.string().nullable() });
+export type ResolvedAddress = z.infer<typeof resolvedAddress>;
+
 export const deliverySettings = z.object({
   /** At most 50 km (contract §5), so one store cannot widen every delivery search. */
   radiusMeters: z.number().int().min(1).max(50_000),
@@ -186,7 +193,7 @@ const storeViewFields = {
   phone: z.string(),
   timezone: z.string(),
   currency: z.string(),
-  address: storeAddress.extend({ address2: z.string().nullable() }),
+  address: resolvedAddress,
   fulfillmentTypes: z.array(fulfillmentType),
   availability: availability,
   delivery: deliverySettings.nullable(),

@@ -267,6 +267,16 @@ export const subjects = {
       z.object({ paymentId: guid }),
       z.object({ deleted: z.literal(true) }),
     ),
+    /**
+     * Ordering: whether `paymentId` is a live card of the request's partner and end user
+     * (validate's PAYMENT_TOKEN_INVALID check); a deleted card is not owned.
+     */
+    cardOwned: defineSubject(
+      'payments',
+      'v1.cards.owned',
+      z.object({ paymentId: guid }),
+      z.object({ owned: z.boolean() }),
+    ),
     /** Ordering: hold an amount on the end user's card (place). */
     authorize: defineSubject('payments', 'v1.charges.authorize', authorizeInput, charge),
     capture: defineSubject('payments', 'v1.charges.capture', captureInput, charge),

@@ -494,7 +494,7 @@ export interface paths {
     put?: never;
     /**
      * Price and check an order without placing it
-     * @description Writes nothing. Every business problem is 200 with isValid false, errors[] with RFC 6901 pointers and amounts null: STORE_CLOSED, OUTSIDE_AVAILABILITY_WINDOW, ITEM_UNAVAILABLE, MODIFIER_REQUIRED, DELIVERY_UNAVAILABLE, ADDRESS_INVALID, MINIMUM_NOT_MET, PRECISION_EXCEEDED, ORDER_TOTAL_DIFFERENT, CATALOGSET_NOT_FOUND and the fulfillment rules. 4xx only for the body shape (400 REQUEST_INVALID), the client context (400 CLIENT_CONTEXT_REQUIRED, CLIENT_IP_INVALID, CLIENT_USER_AGENT_INVALID) and an unknown store (404 STORE_NOT_FOUND). An order that refers to a saved addressId needs X-End-User-Id (401 SESSION_USER_REQUIRED).
+     * @description Writes nothing. Every business problem is 200 with isValid false, errors[] with RFC 6901 pointers (at most 100; errorsOmitted counts the rest) and amounts null: STORE_CLOSED, OUTSIDE_AVAILABILITY_WINDOW, ITEM_UNAVAILABLE, MODIFIER_REQUIRED, DELIVERY_UNAVAILABLE, ADDRESS_INVALID, MINIMUM_NOT_MET, PRECISION_EXCEEDED, ORDER_TOTAL_DIFFERENT, CATALOGSET_NOT_FOUND, PAYMENT_TOKEN_INVALID (a CARD order's paymentId that is not a card of the end user) and the fulfillment rules. 4xx only for the body shape (400 REQUEST_INVALID), the client context (400 CLIENT_CONTEXT_REQUIRED, CLIENT_IP_INVALID, CLIENT_USER_AGENT_INVALID) and an unknown store (404 STORE_NOT_FOUND). An order that refers to a saved addressId or a paymentId needs X-End-User-Id (401 SESSION_USER_REQUIRED).
      */
     post: operations['validateOrder'];
     delete?: never;
@@ -514,7 +514,7 @@ export interface paths {
     put?: never;
     /**
      * Place an order: re-validate, charge the card, submit it to the store
-     * @description Needs Idempotency-Key (400 MISSING_IDEMPOTENCY_KEY; a fresh UUID per attempt) and X-End-User-Id. 201 with the Order, open: pending, or confirmed when the store took it at its submission URL. Final outcomes are kept 24 hours and replayed byte for byte with Idempotent-Replayed: true: the order, 400 ORDER_INVALID with the validate errors[], 400 PAYMENT_DECLINED or PAYMENT_TOKEN_INVALID, 400 STORE_REJECTED, 403 PAYMENT_TYPE_NOT_ALLOWED, 404 STORE_NOT_FOUND. Retryable failures (400 PAYMENT_FAILED, 503 PAYMENT_PROCESSOR_UNAVAILABLE or SERVICE_UNAVAILABLE, 5xx) keep the key: retry it unchanged and the attempt resumes where it stopped, never charging twice. 409 IDEMPOTENCY_KEY_IN_PROGRESS with Retry-After while it runs; 422 IDEMPOTENCY_KEY_CONFLICT for the same key with another body, partner or end user.
+     * @description Needs Idempotency-Key (400 MISSING_IDEMPOTENCY_KEY; a fresh UUID per attempt) and X-End-User-Id. 201 with the Order, open: pending, or confirmed when the store took it at its submission URL. Final outcomes are kept 24 hours and replayed byte for byte with Idempotent-Replayed: true: the order, 400 ORDER_INVALID with the validate errors[], 400 PAYMENT_DECLINED or PAYMENT_TOKEN_INVALID, 400 STORE_REJECTED, 403 PAYMENT_TYPE_NOT_ALLOWED, 404 STORE_NOT_FOUND. A replayed ProblemDetail's requestId and timestamp are the first answer's (the same bytes), while the X-Request-Id header names the request that got the replay. Retryable failures (400 PAYMENT_FAILED, 503 PAYMENT_PROCESSOR_UNAVAILABLE or SERVICE_UNAVAILABLE, 5xx) keep the key: retry it unchanged and the attempt resumes where it stopped, never charging twice. 409 IDEMPOTENCY_KEY_IN_PROGRESS with Retry-After while it runs; 422 IDEMPOTENCY_KEY_CONFLICT for the same key with another body, partner or end user.
      */
     post: operations['placeOrder'];
     delete?: never;
@@ -742,16 +742,14 @@ export interface components {
      *         "scheduleType": "ASAP",
      *         "scheduledTime": null,
      *         "address": {
+     *           "address1": "401 N Wabash Ave",
+     *           "address2": "Apt 12B",
+     *           "city": "Chicago",
+     *           "state": "IL",
+     *           "postalCode": "60611",
+     *           "country": "US",
      *           "latitude": 41.8893,
-     *           "longitude": -87.6268,
-     *           "address": {
-     *             "address1": "401 N Wabash Ave",
-     *             "address2": "Apt 12B",
-     *             "city": "Chicago",
-     *             "state": "IL",
-     *             "postalCode": "60611",
-     *             "country": "US"
-     *           }
+     *           "longitude": -87.6268
      *         },
      *         "deliveryType": "DOOR_TO_DOOR",
      *         "instructions": "Ring twice"
@@ -819,16 +817,14 @@ export interface components {
      *         "scheduleType": "ASAP",
      *         "scheduledTime": null,
      *         "address": {
+     *           "address1": "401 N Wabash Ave",
+     *           "address2": "Apt 12B",
+     *           "city": "Chicago",
+     *           "state": "IL",
+     *           "postalCode": "60611",
+     *           "country": "US",
      *           "latitude": 41.8893,
-     *           "longitude": -87.6268,
-     *           "address": {
-     *             "address1": "401 N Wabash Ave",
-     *             "address2": "Apt 12B",
-     *             "city": "Chicago",
-     *             "state": "IL",
-     *             "postalCode": "60611",
-     *             "country": "US"
-     *           }
+     *           "longitude": -87.6268
      *         },
      *         "deliveryType": "DOOR_TO_DOOR",
      *         "instructions": "Ring twice"
@@ -854,6 +850,7 @@ export interface components {
         message: string;
         pointer: string | null;
       }[];
+      errorsOmitted?: number;
       amounts: {
         currency: string;
         subTotal: number;
@@ -883,16 +880,14 @@ export interface components {
         scheduleType: 'ASAP' | 'SCHEDULED';
         scheduledTime: string | null;
         address: {
+          address1: string;
+          address2: string | null;
+          city: string;
+          state: string;
+          postalCode: string;
+          country: string;
           latitude: number;
           longitude: number;
-          address: {
-            address1: string;
-            address2: string | null;
-            city: string;
-            state: string;
-            postalCode: string;
-            country: string;
-          } | null;
         } | null;
         deliveryType: ('DOOR_TO_DOOR' | 'LEAVE_AT_DOOR') | null;
         instructions: string | null;
@@ -1009,16 +1004,14 @@ export interface components {
      *         "scheduleType": "ASAP",
      *         "scheduledTime": null,
      *         "address": {
+     *           "address1": "401 N Wabash Ave",
+     *           "address2": "Apt 12B",
+     *           "city": "Chicago",
+     *           "state": "IL",
+     *           "postalCode": "60611",
+     *           "country": "US",
      *           "latitude": 41.8893,
-     *           "longitude": -87.6268,
-     *           "address": {
-     *             "address1": "401 N Wabash Ave",
-     *             "address2": "Apt 12B",
-     *             "city": "Chicago",
-     *             "state": "IL",
-     *             "postalCode": "60611",
-     *             "country": "US"
-     *           }
+     *           "longitude": -87.6268
      *         },
      *         "deliveryType": "DOOR_TO_DOOR",
      *         "instructions": "Ring twice"
@@ -1090,16 +1083,14 @@ export interface components {
         scheduleType: 'ASAP' | 'SCHEDULED';
         scheduledTime: string | null;
         address: {
+          address1: string;
+          address2: string | null;
+          city: string;
+          state: string;
+          postalCode: string;
+          country: string;
           latitude: number;
           longitude: number;
-          address: {
-            address1: string;
-            address2: string | null;
-            city: string;
-            state: string;
-            postalCode: string;
-            country: string;
-          } | null;
         } | null;
         deliveryType: ('DOOR_TO_DOOR' | 'LEAVE_AT_DOOR') | null;
         instructions: string | null;
@@ -1208,16 +1199,14 @@ export interface components {
      *             "scheduleType": "ASAP",
      *             "scheduledTime": null,
      *             "address": {
+     *               "address1": "401 N Wabash Ave",
+     *               "address2": "Apt 12B",
+     *               "city": "Chicago",
+     *               "state": "IL",
+     *               "postalCode": "60611",
+     *               "country": "US",
      *               "latitude": 41.8893,
-     *               "longitude": -87.6268,
-     *               "address": {
-     *                 "address1": "401 N Wabash Ave",
-     *                 "address2": "Apt 12B",
-     *                 "city": "Chicago",
-     *                 "state": "IL",
-     *                 "postalCode": "60611",
-     *                 "country": "US"
-     *               }
+     *               "longitude": -87.6268
      *             },
      *             "deliveryType": "DOOR_TO_DOOR",
      *             "instructions": "Ring twice"
@@ -1440,7 +1429,7 @@ export interface components {
     Location: string;
     /** @description The version of the CatalogSet: send it back as If-None-Match. */
     ETag: string;
-    /** @description Present, with the value true, when this answer is the outcome recorded for the Idempotency-Key, replayed byte for byte; never sent with false, so test for presence. */
+    /** @description Present, with the value true, when this answer is the outcome recorded for the Idempotency-Key, replayed byte for byte; never sent with false, so test for presence. A replayed ProblemDetail's requestId and timestamp are the first answer's; the X-Request-Id header is this request’s. */
     'Idempotent-Replayed': 'true';
   };
   pathItems: never;
@@ -2848,9 +2837,11 @@ export interface operations {
         };
       };
       /**
-       * @description Not Found: a ProblemDetail whose errorCode is one of
+       * @description Not Found: a ProblemDetail (application/problem+json, the ProblemDetail schema) whose errorCode is one of
        *
        *     - [`STORE_NOT_FOUND`](http://localhost:8080/docs/errors/STORE_NOT_FOUND): Store not found
+       *
+       *     or no body at all, without a Content-Type, for a storeId that is not a GUID. Either may come, so no content is declared.
        */
       404: {
         headers: {
@@ -2860,9 +2851,7 @@ export interface operations {
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           [name: string]: unknown;
         };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetail'];
-        };
+        content?: never;
       };
       /**
        * @description Too Many Requests: a ProblemDetail whose errorCode is one of

@@ -17,6 +17,7 @@ export class RecordedProblem extends AppError {
   ) {
     super(recorded.errorCode as ErrorCode, recorded.detail, {
       ...(recorded.errors ? { errors: recorded.errors } : {}),
+      ...(recorded.errorsOmitted ? { errorsOmitted: recorded.errorsOmitted } : {}),
     });
     this.requestId = recorded.requestId;
     this.timestamp = recorded.timestamp;

@@ -10,7 +10,7 @@ import { createRouteTransform } from './route-transform.js';
  * The document's version: bump the major for a change that breaks clients of the previous
  * release (the breaking-change check compares with `services/gateway/openapi/release.json`).
  */
-export const API_VERSION = '1.0.0';
+export const API_VERSION = '2.0.0';
 
 /** Every tag an operation carries, with what its operations are for. */
 const tags = (catalogSetSchema: { url: string; description: string }) => [

@@ -102,7 +102,9 @@ export const responseHeaders = {
     type: 'string',
     description:
       'Present, with the value true, when this answer is the outcome recorded for the ' +
-      'Idempotency-Key, replayed byte for byte; never sent with false, so test for presence.',
+      'Idempotency-Key, replayed byte for byte; never sent with false, so test for presence. ' +
+      "A replayed ProblemDetail's requestId and timestamp are the first answer's; the " +
+      'X-Request-Id header is this request’s.',
     enum: ['true'],
     examples: ['true'],
   },

@@ -83,11 +83,24 @@ function problemCodesOf(
   return byStatus;
 }
 
-function problemDescription(status: number, codes: readonly ErrorCode[], docsUrl: string) {
+function problemDescription(
+  status: number,
+  codes: readonly ErrorCode[],
+  docsUrl: string,
+  noBodyWhen: string | undefined,
+) {
   const list = codes
     .map((code) => `- [\`${code}\`](${errorDocUrl(docsUrl, code)}): ${errorCodes[code].title}`)
     .join('\n');
-  return `${STATUS_CODES[status] ?? 'Error'}: a ProblemDetail whose errorCode is one of\n\n${list}`;
+  const reason = STATUS_CODES[status] ?? 'Error';
+  if (noBodyWhen === undefined) {
+    return `${reason}: a ProblemDetail whose errorCode is one of\n\n${list}`;
+  }
+  return (
+    `${reason}: a ProblemDetail (${PROBLEM_CONTENT_TYPE}, the ProblemDetail schema) whose ` +
+    `errorCode is one of\n\n${list}\n\nor no body at all, without a Content-Type, ` +
+    `${noBodyWhen}. Either may come, so no content is declared.`
+  );
 }
 
 function responseHeadersOf(
@@ -179,19 +192,27 @@ export function createRouteTransform(options: { docsUrl: string }): SwaggerTrans
       const own = declared[status];
       const problemCodes = problems.get(code) ?? [];
       const documented = own && !isZodSchema(own) && 'headers' in own ? own : undefined;
+      const noBodyWhen = own && isProblemResponse(own) ? own.noBodyWhen : undefined;
       response.headers = responseHeadersOf(code, config, problemCodes, documented?.headers ?? []);
       if (problemCodes.length > 0) {
-        response.description = problemDescription(code, problemCodes, options.docsUrl);
-        const media = (response.content as Record<string, JsonObject>)[PROBLEM_CONTENT_TYPE]!;
-        media.examples = Object.fromEntries(
-          problemCodes.map((problemCode) => [
-            problemCode,
-            {
-              summary: errorCodes[problemCode].title,
-              value: problemExample(problemCode, options.docsUrl),
-            },
-          ]),
-        );
+        response.description = problemDescription(code, problemCodes, options.docsUrl, noBodyWhen);
+        if (noBodyWhen === undefined) {
+          const media = (response.content as Record<string, JsonObject>)[PROBLEM_CONTENT_TYPE]!;
+          media.examples = Object.fromEntries(
+            problemCodes.map((problemCode) => [
+              problemCode,
+              {
+                summary: errorCodes[problemCode].title,
+                value: problemExample(problemCode, options.docsUrl),
+              },
+            ]),
+          );
+        } else {
+          // Some answers of this status have no body (see problemOrNoBody); @fastify/swagger
+          // declares no content for a response whose schema is null.
+          delete response.content;
+          response.type = 'null';
+        }
       } else if (documented) {
         response['x-response-description'] = documented.description;
       } else if (response.description === undefined) {

@@ -39,7 +39,7 @@ export function registerOrderRoutes(
     scope.withTypeProvider<ZodTypeProvider>().post(
       '/v1/marketfront/orders/validate',
       {
-        // The end user is needed when the order refers to a saved addressId.
+        // The end user is needed when the order refers to a saved addressId or a paymentId.
         config: { area: 'distribution', rateClass: 'reads', endUser: 'optional' },
         schema: {
           tags,
@@ -47,13 +47,15 @@ export function registerOrderRoutes(
           summary: 'Price and check an order without placing it',
           description:
             'Writes nothing. Every business problem is 200 with isValid false, errors[] with ' +
-            'RFC 6901 pointers and amounts null: STORE_CLOSED, OUTSIDE_AVAILABILITY_WINDOW, ' +
-            'ITEM_UNAVAILABLE, MODIFIER_REQUIRED, DELIVERY_UNAVAILABLE, ADDRESS_INVALID, ' +
-            'MINIMUM_NOT_MET, PRECISION_EXCEEDED, ORDER_TOTAL_DIFFERENT, CATALOGSET_NOT_FOUND and ' +
-            'the fulfillment rules. 4xx only for the body shape (400 REQUEST_INVALID), the client ' +
-            'context (400 CLIENT_CONTEXT_REQUIRED, CLIENT_IP_INVALID, CLIENT_USER_AGENT_INVALID) ' +
-            'and an unknown store (404 STORE_NOT_FOUND). An order that refers to a saved ' +
-            'addressId needs X-End-User-Id (401 SESSION_USER_REQUIRED).',
+            'RFC 6901 pointers (at most 100; errorsOmitted counts the rest) and amounts null: ' +
+            'STORE_CLOSED, OUTSIDE_AVAILABILITY_WINDOW, ITEM_UNAVAILABLE, MODIFIER_REQUIRED, ' +
+            'DELIVERY_UNAVAILABLE, ADDRESS_INVALID, MINIMUM_NOT_MET, PRECISION_EXCEEDED, ' +
+            'ORDER_TOTAL_DIFFERENT, CATALOGSET_NOT_FOUND, PAYMENT_TOKEN_INVALID (a CARD ' +
+            "order's paymentId that is not a card of the end user) and the fulfillment rules. " +
+            '4xx only for the body shape (400 REQUEST_INVALID), the client context (400 ' +
+            'CLIENT_CONTEXT_REQUIRED, CLIENT_IP_INVALID, CLIENT_USER_AGENT_INVALID) and an ' +
+            'unknown store (404 STORE_NOT_FOUND). An order that refers to a saved addressId or ' +
+            'a paymentId needs X-End-User-Id (401 SESSION_USER_REQUIRED).',
           body: orderRequest,
           response: {
             200: jsonResponse(
@@ -94,7 +96,9 @@ export function registerOrderRoutes(
             'took it at its submission URL. Final outcomes are kept 24 hours and replayed byte ' +
             'for byte with Idempotent-Replayed: true: the order, 400 ORDER_INVALID with the ' +
             'validate errors[], 400 PAYMENT_DECLINED or PAYMENT_TOKEN_INVALID, 400 ' +
-            'STORE_REJECTED, 403 PAYMENT_TYPE_NOT_ALLOWED, 404 STORE_NOT_FOUND. Retryable ' +
+            'STORE_REJECTED, 403 PAYMENT_TYPE_NOT_ALLOWED, 404 STORE_NOT_FOUND. A replayed ' +
+            "ProblemDetail's requestId and timestamp are the first answer's (the same bytes), " +
+            'while the X-Request-Id header names the request that got the replay. Retryable ' +
             'failures (400 PAYMENT_FAILED, 503 PAYMENT_PROCESSOR_UNAVAILABLE or ' +
             'SERVICE_UNAVAILABLE, 5xx) keep the key: retry it unchanged and the attempt resumes ' +
             'where it stopped, never charging twice. 409 IDEMPOTENCY_KEY_IN_PROGRESS with ' +

@@ -30,6 +30,8 @@ export interface ProblemResponse {
   readonly content: { readonly [PROBLEM_CONTENT_TYPE]: { readonly schema: typeof problemDetail } };
   /** Documentation: the codes this route answers with at this status. */
   readonly errorCodes: readonly ErrorCode[];
+  /** Documentation: which requests get this status with no body at all (`problemOrNoBody`). */
+  readonly noBodyWhen?: string;
 }
 
 /**
@@ -48,6 +50,25 @@ export function problemResponses(...codes: readonly ErrorCode[]): Record<number,
     [...byStatus].map(([status, statusCodes]) => [
       status,
       { content: { [PROBLEM_CONTENT_TYPE]: { schema: problemDetail } }, errorCodes: statusCodes },
+    ]),
+  );
+}
+
+/**
+ * `code`'s ProblemDetail response, at a status that some requests get with no body at all
+ * (the spec's 404 for a malformed store id); `noBodyWhen` names them. The document gives
+ * that status no content: a validating proxy (Prism) matches a declared content's media type
+ * against every answer, and a bodiless answer has none. Its description says when the body
+ * is a ProblemDetail and when it is absent.
+ */
+export function problemOrNoBody(
+  code: ErrorCode,
+  noBodyWhen: string,
+): Record<number, ProblemResponse> {
+  return Object.fromEntries(
+    Object.entries(problemResponses(code)).map(([status, response]) => [
+      status,
+      { ...response, noBodyWhen },
     ]),
   );
 }

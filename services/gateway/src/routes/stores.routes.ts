@@ -19,6 +19,7 @@ import {
   forwardBody,
   forwardJson,
   jsonResponse,
+  problemOrNoBody,
   problemResponses,
   registerForwardingRoutes,
 } from './route-config.js';
@@ -210,7 +211,7 @@ export function registerStoreRoutes(
         params: z.object({ storeId: z.string() }),
         response: {
           200: jsonResponse(marketfrontStore, 'The store'),
-          ...problemResponses('STORE_NOT_FOUND'),
+          ...problemOrNoBody('STORE_NOT_FOUND', 'for a storeId that is not a GUID'),
         },
       },
     },

@@ -107,6 +107,8 @@ describe('the OpenAPI document', () => {
       for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
         if (Number(status) < 400) continue;
         const where = `${method} ${path} ${status}`;
+        // The one status some requests get without a body (the next test).
+        if (op.operationId === 'lookUpStore' && status === '404') continue;
         expect(Object.keys(response.content), where).toEqual(['application/problem+json']);
         const media = response.content['application/problem+json'];
         expect(media.schema, where).toEqual({ $ref: '#/components/schemas/ProblemDetail' });
@@ -127,6 +129,24 @@ describe('the OpenAPI document', () => {
         }
       }
     }
+  });
+
+  it('declares the store lookup’s 404 without content: a ProblemDetail, or no body for a malformed id', () => {
+    const notFound = operation('lookUpStore').responses[404];
+    // A validating proxy (Prism) matches a declared content's media type against every
+    // answer; the bodiless 404 has none, so the status declares no content.
+    expect(notFound.content).toBeUndefined();
+    expect(notFound.description).toContain(
+      `[\`STORE_NOT_FOUND\`](${docsUrl}/errors/STORE_NOT_FOUND)`,
+    );
+    expect(notFound.description).toContain('the ProblemDetail schema');
+    expect(notFound.description).toContain('no body at all, without a Content-Type');
+    expect(notFound.description).toContain('for a storeId that is not a GUID');
+    expect(headerNames(notFound)).toContain('X-Request-Id');
+    // Every other 404 keeps its ProblemDetail content.
+    expect(Object.keys(operation('getOrder').responses[404].content)).toEqual([
+      'application/problem+json',
+    ]);
   });
 
   it('declares the codes every authenticated route answers, and each route its own', () => {
@@ -193,6 +213,27 @@ describe('the OpenAPI document', () => {
     }
     expect(headerNames(place.responses[409])).toContain('Retry-After');
     expect(headerNames(place.responses[422])).not.toContain('Idempotent-Replayed');
+  });
+
+  it('says that a replayed ProblemDetail keeps the first request id, the header this one', () => {
+    for (const text of [
+      document.components.headers['Idempotent-Replayed'].description,
+      operation('placeOrder').description,
+    ]) {
+      expect(text).toMatch(/requestId and timestamp are the first answer/);
+      expect(text).toMatch(/X-Request-Id header/);
+    }
+  });
+
+  it('documents validate’s errorsOmitted beside its errors', () => {
+    const validated = resolve(
+      operation('validateOrder').responses[200].content['application/json'].schema,
+    );
+    expect(validated.properties.errorsOmitted).toMatchObject({
+      type: 'integer',
+      exclusiveMinimum: 0,
+    });
+    expect(validated.required).not.toContain('errorsOmitted');
   });
 
   it('documents X-End-User-Id as required or optional by route, and no idempotency elsewhere', () => {

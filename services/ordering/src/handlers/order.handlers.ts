@@ -5,12 +5,12 @@ import {
   TAX_RATE_DIGITS,
   toMinorUnits,
   toScaledInteger,
-  type DeliveryCheck,
   type MarketfrontStore,
   type OrderAddressInput,
   type OrderError,
   type OrderContext,
   type OrderRequest,
+  type ResolvedAddress,
   type ValidatedOrder,
 } from '@pcp/contracts';
 import {
@@ -64,15 +64,33 @@ const isProblem = (value: unknown): value is OrderError =>
 /** What validation learned: the answer, and what place needs of it. */
 export interface OrderEvaluation {
   readonly order: ValidatedOrder;
+  /** Problems found beyond the 100 that `order.errors` holds (0 when none were left out). */
+  readonly errorsOmitted: number;
   /** The total in minor units of `currency`; meaningful only for a valid order. */
   readonly totalMinor: number;
   readonly currency: string;
   readonly context: OrderContext;
-  /** Errors beyond the `maxProblemErrors` the order lists. */
-  readonly errorsOmitted: number;
 }
 
-export type OrderEvaluator = (input: OrderRequest, ctx: RequestContext) => Promise<OrderEvaluation>;
+export interface EvaluationOptions {
+  /**
+   * Ask payments whether a CARD order's paymentId is a live card of the end user (validate).
+   * Place leaves it off: its authorization refuses a foreign card without the extra call.
+   */
+  readonly checkPaymentId?: boolean;
+}
+
+export type OrderEvaluator = (
+  input: OrderRequest,
+  ctx: RequestContext,
+  options?: EvaluationOptions,
+) => Promise<OrderEvaluation>;
+
+/** The delivery address resolved and geocoded, and whether the store delivers there. */
+interface ResolvedDelivery {
+  readonly deliverable: boolean;
+  readonly address: ResolvedAddress;
+}
 
 /**
  * Validate (contract §7), shared by validate and place: writes nothing. The request's shape,
@@ -82,8 +100,11 @@ export type OrderEvaluator = (input: OrderRequest, ctx: RequestContext) => Promi
 export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
   const { db, bus, catalogs } = deps;
 
-  return async function evaluate(input, ctx) {
+  return async function evaluate(input, ctx, options = {}) {
     requirePartner(ctx, 'distribution');
+    const paymentId = options.checkPaymentId ? input.paymentId : undefined;
+    // Contract §1: a paymentId is the end user's, so it needs one (401 before anything else).
+    if (paymentId !== undefined) requireEndUser(ctx);
     const client = checkClient(input.client);
     if (client) throw new AppError(client.code, client.message, { errors: [client] });
     const now = deps.clock();
@@ -120,14 +141,27 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
       );
     }
 
-    const [context, delivery, pricingData] = await Promise.all([
+    const [context, delivery, pricingData, card] = await Promise.all([
       orderContext,
       fulfillment.mode === 'DELIVERY_BY_MERCHANT'
         ? checkDelivery(storeId, fulfillment.address, ctx)
         : undefined,
       asProblem(catalogs.get(storeId, ctx), ['CATALOGSET_NOT_FOUND'], () => catalogSetNotFound()),
+      // Only a CARD order charges its paymentId (place ignores it for PAY_AT_STORE).
+      paymentId !== undefined && input.paymentType === 'CARD'
+        ? bus.request(subjects.payments.cardOwned, { paymentId }, ctx)
+        : undefined,
     ]);
     const { store, availability } = context;
+    if (card && !card.owned) {
+      errors.push(
+        problem(
+          'PAYMENT_TOKEN_INVALID',
+          'No card with this paymentId belongs to the end user',
+          '/paymentId',
+        ),
+      );
+    }
     const delivering = fulfillment.mode === 'DELIVERY_BY_MERCHANT';
     if (!store.fulfillmentTypes.includes(fulfillment.mode)) {
       errors.push(
@@ -145,14 +179,16 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
           availability.closedReason === 'paused'
             ? 'The store is not taking orders now'
             : 'The store is closed at the order time',
-          fulfillment.scheduleType === 'SCHEDULED' ? '/fulfillment/scheduledTime' : null,
+          // The store itself (or the time asked for): null is for a commerce partner's
+          // refusal that names no element.
+          fulfillment.scheduleType === 'SCHEDULED' ? '/fulfillment/scheduledTime' : '/cart/storeId',
         ),
       );
     }
-    let resolvedAddress: DeliveryCheck['location'] | null = null;
+    let resolvedAddress: ResolvedAddress | null = null;
     if (isProblem(delivery)) errors.push(delivery);
     else if (delivery) {
-      resolvedAddress = delivery.location;
+      resolvedAddress = delivery.address;
       if (!delivery.deliverable) {
         errors.push(
           problem(
@@ -178,9 +214,12 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
       if (errors.length === 0) amounts = priced.amounts;
     }
 
+    const kept = errors.slice(0, maxProblemErrors);
+    const errorsOmitted = errors.length - kept.length;
     const order: ValidatedOrder = {
       isValid: errors.length === 0,
-      errors: errors.slice(0, maxProblemErrors),
+      errors: kept,
+      ...(errorsOmitted > 0 ? { errorsOmitted } : {}),
       amounts,
       cart,
       fulfillment: {
@@ -196,8 +235,7 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
       paymentType: input.paymentType,
       specialInstructions: input.specialInstructions ?? null,
     };
-    const errorsOmitted = Math.max(0, errors.length - maxProblemErrors);
-    return { order, totalMinor, currency, context, errorsOmitted };
+    return { order, errorsOmitted, totalMinor, currency, context };
   };
 
   /** The delivery address resolved, or the problem with it. */
@@ -205,7 +243,7 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
     storeId: string,
     address: OrderAddressInput,
     ctx: RequestContext,
-  ): Promise<DeliveryCheck | OrderError> {
+  ): Promise<ResolvedDelivery | OrderError> {
     if ('addressId' in address) {
       // Contract §1: a saved address is the end user's, so it needs one.
       const saved = await findAddress(
@@ -221,32 +259,37 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
           '/fulfillment/address/addressId',
         );
       }
-      const {
-        addressId: _id,
-        createdAt: _at,
-        latitude,
-        longitude,
-        ...resolved
-      } = toSavedAddress(saved);
+      // Saved already resolved and geocoded: the store is asked about its coordinates.
+      const { addressId: _id, createdAt: _at, ...resolved } = toSavedAddress(saved);
       const check = await bus.request(
         subjects.stores.deliveryCheck,
-        { storeId, location: { latitude, longitude } },
+        { storeId, location: { latitude: resolved.latitude, longitude: resolved.longitude } },
         ctx,
       );
-      return { ...check, location: { ...check.location, address: resolved } };
+      return { deliverable: check.deliverable, address: resolved };
     }
-    return asProblem(
+    const check = await asProblem(
       bus.request(subjects.stores.deliveryCheck, { storeId, location: address }, ctx),
       ['ADDRESS_INVALID'],
       (error) => problem('ADDRESS_INVALID', error.message, '/fulfillment/address'),
     );
+    if (isProblem(check)) return check;
+    // Stores geocodes the inline fields as they are; the order keeps them with the point.
+    const { latitude, longitude } = check.location;
+    return {
+      deliverable: check.deliverable,
+      address: { ...address, address2: address.address2 ?? null, latitude, longitude },
+    };
   }
 }
 
-/** The validate subject: the evaluation's answer. */
+/** The validate subject: the evaluation's answer, the paymentId checked with the rest. */
 export function orderHandlers(evaluate: OrderEvaluator): HandlerBinding[] {
   return [
-    handle(subjects.ordering.validate, async (input, ctx) => (await evaluate(input, ctx)).order),
+    handle(
+      subjects.ordering.validate,
+      async (input, ctx) => (await evaluate(input, ctx, { checkPaymentId: true })).order,
+    ),
   ];
 }
 

@@ -10,7 +10,7 @@ import {
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
-import { deleteOwnedCard, listLiveCards, saveCard } from '../db/card.repository.js';
+import { deleteOwnedCard, findOwnedCard, listLiveCards, saveCard } from '../db/card.repository.js';
 import type { CardRow, PaymentsDatabase } from '../db/payments.table.js';
 import { checkCard } from '../domain/card-rules.js';
 import { ProcessorRejectedError, type PaymentProcessor } from '../processor/payment-processor.js';
@@ -104,6 +104,13 @@ export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
       const { partnerId, endUserId } = cardOwner(ctx);
       const rows = await listLiveCards(db, partnerId, endUserId);
       return { cards: rows.map(toVaultedCard) };
+    }),
+
+    // Validate's check (place's authorization refuses such a card on its own).
+    handle(subjects.payments.cardOwned, async ({ paymentId }, ctx) => {
+      const { partnerId, endUserId } = cardOwner(ctx);
+      const card = await findOwnedCard(db, partnerId, endUserId, paymentId);
+      return { owned: card !== undefined && card.deleted_at === null };
     }),
 
     handle(subjects.payments.deleteCard, async ({ paymentId }, ctx) => {

@@ -287,6 +287,25 @@ describe('authorizations', () => {
   });
 });
 
+describe('card ownership (validate’s check)', () => {
+  it('owns a live card of the end user only: not another end user’s, partner’s or a deleted one', async () => {
+    const owner = customer();
+    const paymentId = await vault(owner);
+    const owned = (ctx: RequestContext, id = paymentId) =>
+      bus.request(subjects.payments.cardOwned, { paymentId: id }, ctx);
+    expect(await owned(owner)).toEqual({ owned: true });
+    // A card past its expiry is still the end user's: authorizing it answers CARD_EXPIRED.
+    now = new Date('2031-01-01T00:00:00Z');
+    expect(await owned(owner)).toEqual({ owned: true });
+    expect(await owned(customer())).toEqual({ owned: false });
+    expect(await owned({ ...owner, partnerId: randomUUID() })).toEqual({ owned: false });
+    expect(await owned(owner, randomUUID())).toEqual({ owned: false });
+    await bus.request(subjects.payments.deleteCard, { paymentId }, owner);
+    expect(await owned(owner)).toEqual({ owned: false });
+    await expectAppError(owned({ ...owner, endUserId: undefined }), 'SESSION_USER_REQUIRED');
+  });
+});
+
 describe('capture, release and refund', () => {
   it('captures, then refunds in parts up to the captured amount, once per refund key', async () => {
     const ctx = customer();

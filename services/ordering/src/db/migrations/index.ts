@@ -4,6 +4,7 @@ import * as createOrders from './2026-11-27T0100-create-orders.js';
 import * as createWebhooks from './2026-11-28T0100-create-webhooks.js';
 import * as deliveryOrigin from './2026-11-29T0100-delivery-origin.js';
 import * as placeSaga from './2026-12-01T0100-place-saga.js';
+import * as flatOrderAddress from './2026-12-01T0200-flat-order-address.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-11-28T0100-create-webhooks': createWebhooks,
   '2026-11-29T0100-delivery-origin': deliveryOrigin,
   '2026-12-01T0100-place-saga': placeSaga,
+  '2026-12-01T0200-flat-order-address': flatOrderAddress,
 };
 
 export const ORDERING_SCHEMA = 'ordering';
