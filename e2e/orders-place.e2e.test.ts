@@ -406,6 +406,29 @@ describe('final failures are recorded and replayed', () => {
     expect(platform.processor.charges()).toHaveLength(before);
   });
 
+  it('ORDER_INVALID lists 100 errors and says how many more there were, in the replay too', async () => {
+    const { endUser, paymentId } = await buyer();
+    const ids = catalogIds.get(plainStore)!;
+    const lineItems = Array.from({ length: 100 }, () => ({
+      itemId: ids.soldOut,
+      lineItemId: randomUUID(),
+      quantity: 1,
+    }));
+    const body = orderBody(plainStore, paymentId, {
+      cart: { catalogSetId: ids.catalogSetId, storeId: plainStore, lineItems },
+      tip: 2.005,
+    });
+    const key = randomUUID();
+    const refused = await rawPlace(body, key, endUser);
+    expect(refused.status).toBe(400);
+    expect(refused.body.errorCode).toBe('ORDER_INVALID');
+    expect(refused.body.errors).toHaveLength(100);
+    expect(refused.body.errorsOmitted).toBe(2);
+    const replay = await rawPlace(body, key, endUser);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(refused.text);
+  });
+
   it('404 STORE_NOT_FOUND and 403 PAYMENT_TYPE_NOT_ALLOWED', async () => {
     const { endUser, paymentId } = await buyer();
     const unknownStore = orderBody(randomUUID(), paymentId);
