@@ -195,7 +195,8 @@ export async function checkPhase(
 
 /**
  * The ledger balances: the reconciler, run as an operator runs it, finds every charge
- * explained or released (none it cannot explain, none it could not examine); every capture
+ * explained or released (none it cannot explain, none it could not examine, none still in
+ * flight once every key was answered); every capture
  * the processor made in the phase pays for exactly one order, or was refunded; and no two
  * orders share a charge.
  */

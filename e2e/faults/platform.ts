@@ -183,14 +183,18 @@ export class FaultPlatform {
 
   /**
    * One reconciliation, as an operator runs it (`main.js admin reconcile` of a payments
-   * process on this platform), waiting out a run another replica holds.
+   * process on this platform), waiting out a run another replica holds. The load has stopped,
+   * so it judges every charge however recently it changed (no quiet period).
    */
   async reconcile(): Promise<ReconciliationReport> {
     for (let attempt = 1; ; attempt++) {
       const result = spawnSync(
         process.execPath,
         [join(root, 'services/payments/dist/main.js'), 'admin', 'reconcile'],
-        { env: { ...this.env, MIGRATE_ON_START: 'false' }, encoding: 'utf8' },
+        {
+          env: { ...this.env, MIGRATE_ON_START: 'false', PAYMENTS_RECONCILE_QUIET_MS: '0' },
+          encoding: 'utf8',
+        },
       );
       if (result.status !== 0) throw new Error(`reconcile failed: ${result.stderr}`);
       const report = JSON.parse(
