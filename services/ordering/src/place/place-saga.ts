@@ -91,8 +91,8 @@ type ActiveStep = Exclude<PlaceStep, 'recorded'>;
  * | rejected   | release the authorization            | recorded: STORE_REJECTED                  | releasing again                                                        | the same                                        |
  *
  * A store without a submission URL skips `submitting`; an order with nothing to charge skips
- * `capturing`. Only the sweeper runs past a key's deadline, and it settles instead of
- * resuming (`settleExpired`).
+ * `capturing`. Past its deadline a key is settled (`settleExpired`), never resumed, by the
+ * sweeper or by the retry that finds it first.
  */
 export function createPlaceSaga(deps: PlaceSagaDeps) {
   const { db, bus } = deps;
@@ -102,7 +102,8 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
     labelNames: ['step'] as const,
     registers: [deps.registry],
   });
-  for (const step of ['started', 'validated', 'submitting', 'capturing']) expiredAt.inc({ step }, 0);
+  for (const step of ['started', 'validated', 'submitting', 'capturing'])
+    expiredAt.inc({ step }, 0);
   const settleSoon = () => sql<Date>`now() + ${deps.settleAfterMs} * interval '1 millisecond'`;
 
   const steps: Record<
