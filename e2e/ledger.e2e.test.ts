@@ -1,17 +1,16 @@
-import { createPlatformClient, ingestCatalog, type PlatformClient } from '@pcp/client';
+import { createPlatformClient, type PlatformClient } from '@pcp/client';
 import { subjects } from '@pcp/contracts';
 import { createBusClient, type BusClient, type RequestContext } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cartTestCatalog } from '../test-support/cart-catalog.js';
+import type { cartTestCatalog } from '../test-support/cart-catalog.js';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { runAdminProcess } from '../test-support/service-process.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
-import { newBuyer, sodaOrder } from './orders.js';
+import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
 import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
 
 /**
@@ -21,9 +20,6 @@ import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
  */
 
 const PROCESSOR_TIMEOUT_MS = 1_000;
-const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
-  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
-);
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -38,20 +34,9 @@ let submittingStoreId: string;
 const ids = new Map<string, ReturnType<typeof cartTestCatalog>['ids']>();
 
 async function createStore(orderSubmissionUrl?: string): Promise<string> {
-  const id = randomUUID();
-  await commerce.PUT('/v1/commerce/stores/{storeId}', {
-    params: { path: { storeId: id } },
-    body: storeProfile({ availability: everyDay, orderSubmissionUrl }),
-  });
-  const catalog = cartTestCatalog(id);
-  ids.set(id, catalog.ids);
-  const ingest = await ingestCatalog(commerce, {
-    storeId: id,
-    callbackUrl: host.serveJson(`/${randomUUID()}.json`, catalog.document),
-    timeoutMs: 30_000,
-  });
-  expect(ingest.status).toBe('succeeded');
-  return id;
+  const store = await storeWithSodas(commerce, host, { orderSubmissionUrl });
+  ids.set(store.storeId, store.ids);
+  return store.storeId;
 }
 
 beforeAll(async () => {

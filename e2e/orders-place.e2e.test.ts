@@ -1,7 +1,6 @@
 import { subjects } from '@pcp/contracts';
 import {
   createPlatformClient,
-  ingestCatalog,
   placeOrder,
   PlatformProblem,
   type PlaceOrderRequest,
@@ -11,20 +10,16 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as setTimeoutPromise } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cartTestCatalog } from '../test-support/cart-catalog.js';
+import type { cartTestCatalog } from '../test-support/cart-catalog.js';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
 import { countsBy, growth } from '../test-support/metrics.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
-import { newBuyer, recordingClient, sodaOrder } from './orders.js';
+import { newBuyer, recordingClient, sodaOrder, storeWithSodas } from './orders.js';
 import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
 
 const PLACE = '/v1/marketfront/orders/place';
-const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
-  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
-);
 const cards = {
   success: '4242424242424242',
   declined: '4000000000000002',
@@ -49,22 +44,9 @@ let plainStore: string;
 let submittingStore: string;
 
 async function createStore(profile: Record<string, unknown>): Promise<string> {
-  const storeId = randomUUID();
-  const put = await commerce.PUT('/v1/commerce/stores/{storeId}', {
-    params: { path: { storeId } },
-    body: storeProfile({ availability: everyDay, minimumOrder: 5, ...profile }),
-  });
-  expect(put.response.status).toBeLessThan(300);
-  const catalog = cartTestCatalog(storeId);
-  catalogIds.set(storeId, catalog.ids);
-  const ingest = await ingestCatalog(commerce, {
-    storeId,
-    callbackUrl: host.serveJson(`/${randomUUID()}.json`, catalog.document),
-    timeoutMs: 30_000,
-  });
-  expect(ingest.errors).toEqual([]);
-  expect(ingest.status).toBe('succeeded');
-  return storeId;
+  const store = await storeWithSodas(commerce, host, profile);
+  catalogIds.set(store.storeId, store.ids);
+  return store.storeId;
 }
 
 beforeAll(async () => {

@@ -1,7 +1,53 @@
-/** Order bodies, buyers and the typed client shared by the order tests. */
-import { createPlatformClient, type PlaceOrderRequest, type PlatformClient } from '@pcp/client';
+/** Order bodies, stores, buyers and the typed client shared by the order tests. */
+import {
+  createPlatformClient,
+  ingestCatalog,
+  type PlaceOrderRequest,
+  type PlatformClient,
+} from '@pcp/client';
 import { randomUUID } from 'node:crypto';
-import type { cartTestCatalog } from '../test-support/cart-catalog.js';
+import { expect } from 'vitest';
+import { cartTestCatalog } from '../test-support/cart-catalog.js';
+import { storeProfile } from '../test-support/fixtures.js';
+import type { startCatalogHost } from './catalog-host.js';
+
+/** Open every day, all day (an end of 00:00:00 is the end of the day). */
+export const everyDay = [
+  'Sunday',
+  'Monday',
+  'Tuesday',
+  'Wednesday',
+  'Thursday',
+  'Friday',
+  'Saturday',
+].map((dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }));
+
+/**
+ * A store of `commerce`, open every day with a minimum order of 5, its profile changed by
+ * `profile`, selling the cart test catalog (hosted on `host` and ingested): its id and the
+ * catalog's ids.
+ */
+export async function storeWithSodas(
+  commerce: PlatformClient,
+  host: Awaited<ReturnType<typeof startCatalogHost>>,
+  profile: Record<string, unknown> = {},
+): Promise<{ storeId: string; ids: ReturnType<typeof cartTestCatalog>['ids'] }> {
+  const storeId = randomUUID();
+  const put = await commerce.PUT('/v1/commerce/stores/{storeId}', {
+    params: { path: { storeId } },
+    body: storeProfile({ availability: everyDay, minimumOrder: 5, ...profile }),
+  });
+  expect(put.response.status).toBeLessThan(300);
+  const catalog = cartTestCatalog(storeId);
+  const ingest = await ingestCatalog(commerce, {
+    storeId,
+    callbackUrl: host.serveJson(`/${randomUUID()}.json`, catalog.document),
+    timeoutMs: 30_000,
+  });
+  expect(ingest.errors).toEqual([]);
+  expect(ingest.status).toBe('succeeded');
+  return { storeId, ids: catalog.ids };
+}
 
 /**
  * Ten sodas (19.90) of the cart test catalog, picked up ASAP with a 2.00 tip: 23.64 with

@@ -1,14 +1,13 @@
-import { createPlatformClient, ingestCatalog, type PlatformClient } from '@pcp/client';
+import { createPlatformClient, type PlatformClient } from '@pcp/client';
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cartTestCatalog } from '../test-support/cart-catalog.js';
+import type { cartTestCatalog } from '../test-support/cart-catalog.js';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
-import { newBuyer, sodaOrder } from './orders.js';
+import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
 import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
 
 /**
@@ -21,9 +20,6 @@ import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
 const PLACE = '/v1/marketfront/orders/place';
 const PROCESSOR_TIMEOUT_MS = 1_000;
 const SUBMISSION_TIMEOUT_MS = 1_000;
-const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
-  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
-);
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -38,21 +34,9 @@ let plainStore: string;
 let submittingStore: string;
 
 async function createStore(orderSubmissionUrl: string | undefined): Promise<string> {
-  const storeId = randomUUID();
-  const put = await commerce.PUT('/v1/commerce/stores/{storeId}', {
-    params: { path: { storeId } },
-    body: storeProfile({ availability: everyDay, minimumOrder: 5, orderSubmissionUrl }),
-  });
-  expect(put.response.status).toBeLessThan(300);
-  const catalog = cartTestCatalog(storeId);
-  catalogIds.set(storeId, catalog.ids);
-  const ingest = await ingestCatalog(commerce, {
-    storeId,
-    callbackUrl: host.serveJson(`/${randomUUID()}.json`, catalog.document),
-    timeoutMs: 30_000,
-  });
-  expect(ingest.status).toBe('succeeded');
-  return storeId;
+  const store = await storeWithSodas(commerce, host, { orderSubmissionUrl });
+  catalogIds.set(store.storeId, store.ids);
+  return store.storeId;
 }
 
 beforeAll(async () => {
