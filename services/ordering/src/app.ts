@@ -213,7 +213,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       clearInterval(sweeping);
       clearInterval(pruner);
       activations?.unsubscribe();
-      await Promise.all([subjects.stop(timeoutMs), recorder?.stop(timeoutMs)]);
+      await Promise.all([subjects.stop(timeoutMs), recorder?.stop(timeoutMs), sweeper.stop()]);
       await Promise.all([relay.stop(), dispatcher.stop()]);
     },
     serving: () => subjects.serving(),

@@ -47,6 +47,7 @@ export function createPlaceSweeper(deps: PlaceSweeperDeps) {
   // Every outcome from zero, so increase() sees the first of each.
   for (const outcome of ['finished', 'expired', 'failed']) settlements.inc({ outcome }, 0);
   let running: Promise<{ settled: number; forgotten: number }> | undefined;
+  let stopping = false;
 
   async function settle(key: string): Promise<boolean> {
     const holder = `${deps.holder}:${randomUUID()}`;
@@ -80,7 +81,7 @@ export function createPlaceSweeper(deps: PlaceSweeperDeps) {
     const forgotten = await deleteExpiredAnswers(deps.db, DELETE_BATCH);
     const due = await dueForSettlement(deps.db, SETTLE_BATCH);
     let settled = 0;
-    for (let start = 0; start < due.length; start += SETTLE_CONCURRENCY) {
+    for (let start = 0; start < due.length && !stopping; start += SETTLE_CONCURRENCY) {
       const results = await Promise.all(due.slice(start, start + SETTLE_CONCURRENCY).map(settle));
       settled += results.filter(Boolean).length;
     }
@@ -90,10 +91,16 @@ export function createPlaceSweeper(deps: PlaceSweeperDeps) {
   return {
     /** One sweep (the timer's, or a test's); a sweep already running is joined, not doubled. */
     sweep(): Promise<{ settled: number; forgotten: number }> {
+      if (stopping) return Promise.resolve({ settled: 0, forgotten: 0 });
       running ??= sweepOnce().finally(() => {
         running = undefined;
       });
       return running;
+    },
+    /** Start no more settlements; wait for those in flight (a key left is claimed again later). */
+    async stop(): Promise<void> {
+      stopping = true;
+      await running?.catch(() => undefined);
     },
   };
 }
