@@ -196,9 +196,8 @@ export async function checkPhase(
 /**
  * The ledger balances: the reconciler, run as an operator runs it, finds every charge
  * explained or released (none it cannot explain, none it could not examine, none still in
- * flight once every key was answered); every capture
- * the processor made in the phase pays for exactly one order, or was refunded; and no two
- * orders share a charge.
+ * flight once every key was answered); every capture the processor made in the phase pays
+ * for exactly one order, or was refunded; and no two orders share a charge.
  */
 async function checkLedger(
   platform: FaultPlatform,
@@ -224,6 +223,12 @@ async function checkLedger(
     'the ledger balances',
     report.failed === 0,
     () => `the reconciler could not examine ${report.failed} charges`,
+  );
+  // Every key of the phase has its answer: no charge may still wait on one.
+  tally.check(
+    'the ledger balances',
+    report.classes.in_flight === 0,
+    () => `${report.classes.in_flight} charges still in flight after every key was answered`,
   );
   const references = phaseCharges.flatMap((charge) => (charge.reference ? [charge.reference] : []));
   const holders = new Map<string, number>();

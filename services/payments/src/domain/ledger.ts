@@ -72,14 +72,11 @@ export function judgeCharge(
     case 'declined':
       return order ? unexplained('an order names a declined charge') : { class: 'declined' };
     case 'authorizing':
-      // Asked of the processor already: it holds nothing. Only a call still in flight could
-      // change that, and none outlives the processor's timeout by this much.
-      if (bounds.now.getTime() - charge.createdAt.getTime() < UNKNOWN_AUTHORIZATION_MS) {
-        return { class: 'in_flight' };
-      }
-      return order
-        ? unexplained('an order names a charge that was never authorized')
-        : { class: 'not_authorized' };
+      // Asked of the processor already: it holds nothing. Only its attempt could still make
+      // it (payments' own call in flight is left alone for the quiet period before this).
+      if (order) return unexplained('an order names a charge that was never authorized');
+      if (mayBeUsed) return inFlight('an authorization its attempt may still make');
+      return { class: 'not_authorized' };
     case 'voided':
       return order && order.state !== 'cancelled'
         ? unexplained(`a ${order.state} order names a voided charge`)
@@ -109,9 +106,6 @@ export function judgeCharge(
     }
   }
 }
-
-/** How long an authorization the processor does not know of may still be on its way. */
-const UNKNOWN_AUTHORIZATION_MS = 10 * 60_000;
 
 function unexplained(reason: string): Verdict {
   return { class: 'unexplained', reason };

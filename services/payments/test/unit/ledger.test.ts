@@ -109,13 +109,17 @@ describe('judgeCharge: every charge is explained, released or reported', () => {
     }
   });
 
-  it('keeps an authorization the processor does not know in flight for minutes, then finds it never made', () => {
-    const minutesAgo = (minutes: number) => new Date(now.getTime() - minutes * 60_000);
-    expect(
-      judgeCharge(charge({ status: 'authorizing', createdAt: minutesAgo(2) }), none, bounds),
-    ).toEqual({ class: 'in_flight' });
-    expect(
-      judgeCharge(charge({ status: 'authorizing', createdAt: minutesAgo(11) }), none, bounds),
-    ).toEqual({ class: 'not_authorized' });
+  it('finds an authorization the processor never made not authorized, unless its attempt may still make it', () => {
+    const unknown = charge({ status: 'authorizing' });
+    expect(judgeCharge(unknown, none, bounds)).toEqual({ class: 'not_authorized' });
+    expect(judgeCharge(unknown, { orders: [], attempt: attempt(true) }, bounds)).toEqual({
+      class: 'not_authorized',
+    });
+    expect(judgeCharge(unknown, { orders: [], attempt: attempt(false) }, bounds)).toEqual({
+      class: 'in_flight',
+    });
+    expect(judgeCharge(unknown, { orders: [order()], attempt: null }, bounds)).toMatchObject({
+      class: 'unexplained',
+    });
   });
 });
