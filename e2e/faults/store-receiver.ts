@@ -11,7 +11,7 @@ export type StoreMood = 'prompt' | 'late' | 'flaky';
 
 /**
  * A commerce partner's order-submission endpoint: it keeps every order it took (answered 2xx
- * or 409), which the platform must have placed by the end of the phase (contract §10: the
+ * or 409), which the platform must have placed by the end of the phase (the
  * same webhook-id on every resubmission; 2xx and 409 are acceptance, 429 an unknown outcome).
  */
 export class StoreReceiver {

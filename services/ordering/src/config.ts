@@ -18,7 +18,7 @@ export const orderingEnvSchema = z.object({
    */
   ORDERING_PLACE_LEASE_MS: z.coerce.number().int().min(500).max(300_000).default(15_000),
   /**
-   * How long a place answer is replayed for its key, from when it was given (contract §8: 24
+   * How long a place answer is replayed for its key, from when it was given (24
    * hours), and how long an unanswered key may take to get one: past that it is settled (its
    * payment released), never resumed. Tests shorten it.
    */

@@ -25,7 +25,7 @@ export interface AddressTable {
 }
 
 /**
- * The recovery points of place (contract §8), each written when the step before it has
+ * The recovery points of place, each written when the step before it has
  * completed; `place/place-saga.ts` says what each does and how an unknown outcome at it is
  * settled. A step only moves forward: to a later point, or to `recorded` (the final answer).
  */

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { Counter, type Registry } from 'prom-client';
 import type { Claim, RecordedAttempt } from './place-attempt.repository.js';
 
-/** SHA-256 of the RFC 8785 canonical JSON of the body (contract §8). */
+/** SHA-256 of the RFC 8785 canonical JSON of the body. */
 export function fingerprintOf(body: unknown): string {
   let canonical: string | undefined;
   try {
@@ -46,7 +46,7 @@ function notCanonicalizable(error: unknown): AppError {
 }
 
 /**
- * A failure that is the key's final answer (contract §8): a 4xx the same request would get
+ * A failure that is the key's final answer: a 4xx the same request would get
  * again. Retryable ones (PAYMENT_FAILED, processor or store unavailable, timeouts, 5xx) and
  * 409, 422 and 429 leave the key to resume.
  */

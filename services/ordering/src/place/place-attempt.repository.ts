@@ -54,7 +54,7 @@ interface ClaimRequest {
 const leaseUntil = (leaseMs: number) => sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`;
 
 /**
- * Take an Idempotency-Key for one run of place (contract §8): a new key is inserted with
+ * Take an Idempotency-Key for one run of place (README, Placing an order): a new key is inserted with
  * this run's lease and the deadline of its answer; a known key is the owner's and body's
  * only, replays once final, and is taken over only when its holder's lease has lapsed (a
  * holder that died). Leases use the database's clock, the one clock every replica shares.
@@ -161,7 +161,7 @@ export async function advanceAttempt(
 }
 
 /**
- * The final answer, replayed from now on for the retention (contract §8: 24 hours from the
+ * The final answer, replayed from now on for the retention (24 hours from the
  * answer); the lease and any settlement end with it. Keeps the recording run's lease owner
  * in the returned row so the caller can tell which run wrote it.
  */

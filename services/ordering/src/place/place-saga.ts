@@ -73,7 +73,7 @@ interface Run {
 type ActiveStep = Exclude<PlaceStep, 'recorded'>;
 
 /**
- * Place (contract §7, §8) as a saga of named steps, one per recovery point. A step does one
+ * Place (README, Placing an order) as a saga of named steps, one per recovery point. A step does one
  * thing outside the database, then records the next point with what it learnt in ONE
  * statement, compare-and-set on the run's lease and the step it read (so a run that lost its
  * key writes nothing and a step never goes backwards). The final answer, success or failure,
@@ -479,7 +479,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
 
 export type PlaceSaga = ReturnType<typeof createPlaceSaga>;
 
-/** Payments' refusals that are the partner's to know, as place answers them (contract §7). */
+/** Payments' refusals that are the partner's to know, as place answers them. */
 const PAYMENT_OUTCOMES = new Set([
   'PAYMENT_DECLINED',
   'PAYMENT_FAILED',
@@ -491,7 +491,7 @@ function snapshotOf(attempt: PlaceAttemptRow): PlaceSnapshot {
   return attempt.snapshot as PlaceSnapshot;
 }
 
-/** Why a validated order cannot be placed, as place answers it (contract §7). */
+/** Why a validated order cannot be placed, as place answers it. */
 function refusalOf({ order, errorsOmitted }: OrderEvaluation): AppError | undefined {
   if (order.isValid) return undefined;
   const notAllowed = order.errors.find((error) => error.code === 'PAYMENT_TYPE_NOT_ALLOWED');

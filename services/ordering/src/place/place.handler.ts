@@ -26,7 +26,7 @@ export interface PlaceHandlerDeps {
 }
 
 /**
- * The place subject (contract §7, §8): the Idempotency-Key decides first (a recorded answer
+ * The place subject (README, Placing an order): the Idempotency-Key decides first (a recorded answer
  * is replayed byte for byte; another body, partner or end user is a conflict; a live run
  * makes it busy), then the saga runs the attempt from its last recovery point, or settles it
  * once it is past its deadline.

@@ -3,7 +3,7 @@ import { safeRequest, tryParseJson, type AddressAllowlist } from '@pcp/service-k
 import { Webhook } from 'standardwebhooks';
 
 /**
- * A store's answer to an order (contract §10), decided by its HTTP status:
+ * A store's answer to an order (README, Placing an order), decided by its HTTP status:
  * - accepted: 2xx, or 409 (the store already has this order: a resubmission's answer);
  * - unavailable (the outcome is unknown; place resubmits with the same webhook-id): 408, 425,
  *   429, 5xx, and no answer at all;
@@ -41,7 +41,7 @@ const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,63}$/;
 const FALLBACK_CODE = 'STORE_REJECTED';
 const FALLBACK_MESSAGE = 'The store did not accept the order';
 
-/** POSTs orders to stores' submission URLs, signed like webhooks (contract §10). */
+/** POSTs orders to stores' submission URLs, signed like webhooks. */
 export function createStoreSubmitter(options: StoreSubmitterOptions): StoreSubmitter {
   return {
     async submit(target, order) {

@@ -13,7 +13,7 @@ function refusalOf(body: unknown): AppError | undefined {
   }
 }
 
-describe('fingerprintOf (contract §8: SHA-256 of the RFC 8785 form)', () => {
+describe('fingerprintOf (SHA-256 of the RFC 8785 form)', () => {
   it('is the same for the same body whatever its key order and number spelling', () => {
     const first = JSON.parse('{"tip":1e2,"cart":{"b":[1,2],"a":"x"}}') as unknown;
     const second = JSON.parse('{"cart":{"a":"x","b":[1.0,2]},"tip":100}') as unknown;
@@ -40,7 +40,7 @@ describe('fingerprintOf (contract §8: SHA-256 of the RFC 8785 form)', () => {
   });
 });
 
-describe('isFinal (contract §8: what is recorded against the key)', () => {
+describe('isFinal (what is recorded against the key)', () => {
   it('records final failures: validation, declines, store rejections, 403, 404, an expired key', () => {
     for (const code of [
       'ORDER_INVALID',
