@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { cartTestCatalog } from '../test-support/cart-catalog.js';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
+import { expectAppError } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { runAdminProcess } from '../test-support/service-process.js';
 import { startCatalogHost } from './catalog-host.js';
@@ -287,6 +288,41 @@ describe('the ledger reconciler', () => {
     // Let go at the end of its run.
     expect(await platform.paymentsDb.selectFrom('reconciler_lease').selectAll().execute()).toEqual(
       [],
+    );
+  });
+
+  it('refuses malformed or oversized questions on its subjects, answering nothing else', async () => {
+    const asPayments = { requestId: randomUUID() };
+    await expectAppError(
+      bus.request(
+        subjects.ordering.chargeOwners,
+        { charges: [{ chargeId: 'not-a-uuid', orderId: null }] },
+        asPayments,
+      ),
+      'REQUEST_INVALID',
+    );
+    await expectAppError(
+      bus.request(
+        subjects.ordering.chargeOwners,
+        {
+          charges: Array.from({ length: 501 }, () => ({ chargeId: randomUUID(), orderId: null })),
+        },
+        asPayments,
+      ),
+      'REQUEST_INVALID',
+    );
+    await expectAppError(
+      bus.request(subjects.ordering.chargeOwners, { charges: [] }, asPayments),
+      'REQUEST_INVALID',
+    );
+    await expectAppError(
+      bus.request(subjects.payments.release, { orderId: 'x' }, asOrdering('someone')),
+      'REQUEST_INVALID',
+    );
+    // Release is the placing partner's: without one it is refused.
+    await expectAppError(
+      bus.request(subjects.payments.release, { orderId: randomUUID() }, asPayments),
+      'FORBIDDEN',
     );
   });
 
