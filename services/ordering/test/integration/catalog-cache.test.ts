@@ -250,7 +250,16 @@ describe('compiling large catalogs for carts', () => {
       const delay = monitorEventLoopDelay({ resolution: 10 });
       delay.enable();
       let flooderDone = 0;
-      const flooding = stores.map((id) => cache.get(id, ctx(flooder)).finally(() => flooderDone++));
+      // Settled at once: a refusal is an outcome to check, not an unhandled rejection.
+      const flooding = stores.map((id) =>
+        cache
+          .get(id, ctx(flooder))
+          .finally(() => flooderDone++)
+          .then(
+            (value) => ({ status: 'fulfilled' as const, value }),
+            (reason: unknown) => ({ status: 'rejected' as const, reason }),
+          ),
+      );
       await expect.poll(() => calls.document).toBeGreaterThanOrEqual(1);
 
       // Another partner's large catalog is compiled in its own turn, not after the flood.
@@ -263,8 +272,8 @@ describe('compiling large catalogs for carts', () => {
       const flooded = await Promise.all(flooding);
       delay.disable();
       // Compiling on the event loop blocked it for 1.1 s per 100k-item catalog on an idle
-      // machine (2–3.4 s on this loaded one); off it, the downloads and transfers leave it
-      // under 200 ms even when other processes crowd the CPU.
+      // machine (2–3.4 s on a loaded 2-core one). Off it, the downloads and transfers left it
+      // under 170 ms on that loaded machine; the bound leaves room for a descheduled thread.
       expect(delay.max / 1e6).toBeLessThan(500);
       expect(flooderDoneWhenOtherServed).toBeLessThan(share);
       // The flooder's share compiles; what is beyond it is refused, retryably.
