@@ -3,7 +3,6 @@ import {
   buildRecordTable,
   openRecordTable,
   recordTableBuffers,
-  recordTableBytes,
   type RecordLookup,
   type RecordTableParts,
 } from './record-table.js';
@@ -125,27 +124,29 @@ export function compiledCatalogBuffers(parts: CompiledCatalogParts): ArrayBuffer
 /** A compiled catalog over `parts` (no copy: lookups decode the records they find). */
 export function openCompiledCatalog(parts: CompiledCatalogParts): CompiledCatalog {
   const { windowSets } = parts;
+  const items = openRecordTable(parts.items, (record): CompiledItem => {
+    const [name, priceMinor, available, modifierGroupIds, windowIndexes] = record as ItemRecord;
+    return {
+      name,
+      priceMinor,
+      available: available === 1,
+      modifierGroupIds,
+      catalogWindows: windowIndexes.map((index) => windowSets[index] ?? []),
+    };
+  });
+  const modifierGroups = openRecordTable(parts.modifierGroups, (record): CompiledModifierGroup => {
+    const [name, minimumAllowed, maximumAllowed, optionIds] = record as ModifierGroupRecord;
+    return { name, minimumAllowed, maximumAllowed, optionIds: new Set(optionIds) };
+  });
   return {
     versionId: parts.versionId,
     catalogSetId: parts.catalogSetId,
     currency: parts.currency,
-    items: openRecordTable(parts.items, (record): CompiledItem => {
-      const [name, priceMinor, available, modifierGroupIds, windowIndexes] = record as ItemRecord;
-      return {
-        name,
-        priceMinor,
-        available: available === 1,
-        modifierGroupIds,
-        catalogWindows: windowIndexes.map((index) => windowSets[index] ?? []),
-      };
-    }),
-    modifierGroups: openRecordTable(parts.modifierGroups, (record): CompiledModifierGroup => {
-      const [name, minimumAllowed, maximumAllowed, optionIds] = record as ModifierGroupRecord;
-      return { name, minimumAllowed, maximumAllowed, optionIds: new Set(optionIds) };
-    }),
+    items,
+    modifierGroups,
     bytes:
-      recordTableBytes(parts.items) +
-      recordTableBytes(parts.modifierGroups) +
+      items.bytes +
+      modifierGroups.bytes +
       // The window sets as UTF-16 JSON: a generous estimate of a few small objects.
       2 * JSON.stringify(windowSets).length,
   };

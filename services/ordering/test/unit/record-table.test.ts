@@ -14,6 +14,8 @@ describe('the compiled catalog record table', () => {
     expect(table.get('item-5000')).toBeUndefined();
     expect(table.get('cafe ☕')).toBeUndefined();
     expect(table.get('item-1 ')).toBeUndefined();
+    // Found again from the decoded records it keeps, not decoded anew.
+    expect(table.get('item-7')).toBe(table.get('item-7'));
   });
 
   it('answers nothing from an empty table', () => {
