@@ -15,6 +15,7 @@ import { DeliverPolicy, type Subscription } from 'nats';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createCatalogCache } from './catalog/catalog-cache.js';
+import { createCatalogCompilePool } from './catalog/compile-pool.js';
 import type { OrderingConfig } from './config.js';
 import type { OrderingDatabase } from './db/ordering.table.js';
 import { addressHandlers } from './handlers/address.handlers.js';
@@ -66,10 +67,21 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     logger: deps.logger,
     metrics: deps.metrics,
   });
+  const compilePool = createCatalogCompilePool({
+    threads: deps.config.ORDERING_CATALOG_COMPILE_THREADS,
+    heapMb: deps.config.ORDERING_CATALOG_COMPILE_THREAD_HEAP_MB,
+    logger: deps.logger,
+  });
   const catalogs = createCatalogCache({
     bus,
     logger: deps.logger,
     maxBytes: deps.config.ORDERING_CATALOG_CACHE_BYTES,
+    pool: compilePool,
+    compiles: {
+      concurrency: deps.config.ORDERING_CATALOG_COMPILE_THREADS,
+      perPartner: deps.config.ORDERING_CATALOG_COMPILES_PER_PARTNER,
+      queuedPerPartner: deps.config.ORDERING_CATALOG_COMPILES_QUEUED_PER_PARTNER,
+    },
   });
   const { config, db } = deps;
   const clock = deps.clock ?? (() => new Date());
@@ -214,7 +226,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       clearInterval(pruner);
       activations?.unsubscribe();
       await Promise.all([subjects.stop(timeoutMs), recorder?.stop(timeoutMs), sweeper.stop()]);
-      await Promise.all([relay.stop(), dispatcher.stop()]);
+      await Promise.all([relay.stop(), dispatcher.stop(), compilePool.close()]);
     },
     serving: () => subjects.serving(),
   };

@@ -3,8 +3,8 @@ import { CONTRACT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './domain/webhook
 
 export const orderingEnvSchema = z.object({
   /**
-   * Memory for compiled catalogs (LRU, estimated bytes): the working set of stores whose
-   * carts are priced from memory. A catalog of 10k items takes about 8 MB.
+   * Memory for compiled catalogs (LRU, bytes): the working set of stores whose carts are
+   * priced from memory. A compiled catalog of 100k items (a 42 MB document) counts 19 MB.
    */
   ORDERING_CATALOG_CACHE_BYTES: z.coerce
     .number()
@@ -12,6 +12,28 @@ export const orderingEnvSchema = z.object({
     .min(1024 * 1024)
     .max(64 * 1024 ** 3)
     .default(256 * 1024 * 1024),
+  /**
+   * Catalog versions compiled at once on this replica, each on its own worker thread off the
+   * event loop (the download and its compile hold the document: up to 50 MB each).
+   */
+  ORDERING_CATALOG_COMPILE_THREADS: z.coerce.number().int().min(1).max(32).default(2),
+  /**
+   * Old-generation heap of each compile thread: a document that needs more fails its compile
+   * instead of growing the process. A 100k-item, 42 MB document compiles in about 200 MB.
+   */
+  ORDERING_CATALOG_COMPILE_THREAD_HEAP_MB: z.coerce.number().int().min(64).max(16_384).default(384),
+  /** Catalog compiles one partner's carts and orders may have running at once on a replica. */
+  ORDERING_CATALOG_COMPILES_PER_PARTNER: z.coerce.number().int().min(1).max(32).default(1),
+  /**
+   * Compiles of one partner waiting for a turn on a replica (turns go round robin among
+   * partners). Beyond it the request is refused: 429 RATE_LIMITED with Retry-After.
+   */
+  ORDERING_CATALOG_COMPILES_QUEUED_PER_PARTNER: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(4),
   /**
    * How long a place attempt holds its Idempotency-Key without renewing it (it renews every
    * third of this while it runs). A replica that dies mid-place is taken over this long after.

@@ -1,4 +1,4 @@
-import { catalogSetDocument, subjects } from '@pcp/contracts';
+import { subjects } from '@pcp/contracts';
 import {
   AppError,
   readChunks,
@@ -7,8 +7,9 @@ import {
   type RequestContext,
 } from '@pcp/service-kit';
 import { LRUCache } from 'lru-cache';
-import pLimit from 'p-limit';
-import { compileCatalog, type CompiledCatalog } from '../domain/compiled-catalog.js';
+import type { CompiledCatalog } from '../domain/compiled-catalog.js';
+import type { CatalogCompilePool } from './compile-pool.js';
+import { createFairQueue } from './fair-queue.js';
 
 export interface StorePricingData {
   catalog: CompiledCatalog;
@@ -34,18 +35,14 @@ function singleFlight<T>(): (key: string, lookup: () => Promise<T>) => Promise<T
   };
 }
 
-/**
- * A compiled catalog's memory, estimated from its document: measured at 1.2–2× the JSON
- * bytes for generated catalogs of 1k to 100k items (names, prices and indexes are kept;
- * descriptions and image URLs are not, so real catalogs fall below this).
- */
-const COMPILED_BYTES_PER_DOCUMENT_BYTE = 2;
-
 /** Stores whose time zone and active version are remembered (a few hundred bytes each). */
 const MAX_STORES_REMEMBERED = 100_000;
 
-/** Documents downloaded and compiled at once: each holds a parsed document transiently. */
-const CONCURRENT_COMPILES = 2;
+/** When a partner whose compiles are all taken may try again (a 100k-item one takes ~2 s). */
+const COMPILE_RETRY_AFTER_SECONDS = 2;
+
+/** The turn of compiles prefetched on catalog.v1.activated events (no partner asked). */
+const ACTIVATION_TURN = 'catalog.v1.activated';
 
 /**
  * Compiled catalogs by version, fetched and compiled once (concurrent callers share the
@@ -54,18 +51,22 @@ const CONCURRENT_COMPILES = 2;
  * after publishing that event, and this connection receives it before any later request,
  * so a cart priced right after an activation uses the new catalog. The TTL covers an event
  * missed while disconnected. Store time zones are cached briefly.
+ *
+ * Compiling a version (download, then parse, check and index on a compile thread) takes a
+ * slot of `compiles`, shared fairly among the partners whose carts and orders need one; a
+ * partner with its whole share queued is told to retry (429 RATE_LIMITED with Retry-After).
  */
 export function createCatalogCache(options: {
   bus: BusClient;
   logger: Logger;
-  /** Memory budget of compiled catalogs (estimated bytes). */
+  /** Memory budget of compiled catalogs (bytes). */
   maxBytes: number;
+  pool: CatalogCompilePool;
+  compiles: { concurrency: number; perPartner: number; queuedPerPartner: number };
   storeTtlMs?: number;
   activeVersionTtlMs?: number;
 }) {
   const activeVersionTtlMs = options.activeVersionTtlMs ?? ACTIVE_VERSION_TTL_MS;
-  // A catalog over the whole budget is still compiled for the carts waiting on it, but not
-  // kept (lru-cache refuses an entry larger than maxSize).
   const versions = new LRUCache<string, CompiledCatalog>({ maxSize: options.maxBytes });
   const timezones = new LRUCache<string, string>({
     max: MAX_STORES_REMEMBERED,
@@ -75,13 +76,16 @@ export function createCatalogCache(options: {
     string,
     { versionId: string; activatedAt: string; expiresAt: number }
   >({ max: MAX_STORES_REMEMBERED });
-  const compileSlots = pLimit(CONCURRENT_COMPILES);
+  const compileTurns = createFairQueue(options.compiles);
 
   async function fetchVersion(storeId: string, ctx: RequestContext): Promise<CompiledCatalog> {
     const described = await options.bus.request(subjects.catalog.document, { storeId }, ctx);
     const cached = versions.get(described.versionId);
     if (cached) return cached;
-    const chunks: Buffer[] = [];
+    // Chunks are copied into one buffer as they arrive (each is garbage at once), which the
+    // compile thread then takes over without a copy.
+    const bytes = new Uint8Array(described.totalBytes);
+    let received = 0;
     for await (const chunk of readChunks(described.chunks, (index) =>
       options.bus.requestRaw(
         subjects.catalog.documentChunk,
@@ -89,20 +93,28 @@ export function createCatalogCache(options: {
         ctx,
       ),
     )) {
-      chunks.push(chunk);
+      if (received + chunk.length > bytes.length) break;
+      bytes.set(chunk, received);
+      received += chunk.length;
     }
-    const parsed = catalogSetDocument.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-    if (!parsed.success) {
+    if (received !== bytes.length) {
+      options.logger.error(
+        { storeId, versionId: described.versionId, received, totalBytes: bytes.length },
+        'catalog document chunks do not add up to its size',
+      );
+      throw new AppError('INTERNAL', 'Internal error');
+    }
+    const compiled = await options.pool.compile(bytes, described.versionId);
+    if (!compiled) {
       options.logger.error(
         { storeId, versionId: described.versionId },
         'active CatalogSet does not match its contract',
       );
       throw new AppError('INTERNAL', 'Internal error');
     }
-    const compiled = compileCatalog(parsed.data, described.versionId);
-    versions.set(compiled.versionId, compiled, {
-      size: Math.max(1, described.totalBytes * COMPILED_BYTES_PER_DOCUMENT_BYTE),
-    });
+    // A catalog over the whole budget is still returned to the carts waiting on it, but not
+    // kept (lru-cache refuses an entry larger than maxSize).
+    versions.set(compiled.versionId, compiled, { size: Math.max(1, compiled.bytes) });
     return compiled;
   }
 
@@ -110,10 +122,25 @@ export function createCatalogCache(options: {
   const activeLookups = singleFlight<string>();
   const timezoneLookups = singleFlight<string>();
 
-  function load(storeId: string, versionId: string, ctx: RequestContext): Promise<CompiledCatalog> {
+  function load(
+    turn: string,
+    storeId: string,
+    versionId: string,
+    ctx: RequestContext,
+  ): Promise<CompiledCatalog> {
     const cached = versions.get(versionId);
     if (cached) return Promise.resolve(cached);
-    return versionLoads(versionId, () => compileSlots(() => fetchVersion(storeId, ctx)));
+    return versionLoads(versionId, async () => {
+      const compiling = compileTurns.run(turn, () => fetchVersion(storeId, ctx));
+      if (!compiling) {
+        throw new AppError(
+          'RATE_LIMITED',
+          'This partner already has the most catalogs compiling on this replica; retry shortly',
+          { retryAfterSeconds: COMPILE_RETRY_AFTER_SECONDS },
+        );
+      }
+      return compiling;
+    });
   }
 
   function activeVersionOf(storeId: string, ctx: RequestContext): Promise<string> {
@@ -154,7 +181,8 @@ export function createCatalogCache(options: {
       if (timezone.status === 'rejected') throw timezone.reason;
       if (active.status === 'rejected') throw active.reason;
       return {
-        catalog: await load(storeId, active.value, ctx),
+        // Requests without a partner (internal callers) share one turn.
+        catalog: await load(ctx.partnerId ?? '', storeId, active.value, ctx),
         timezone: timezone.value,
       };
     },
@@ -168,7 +196,7 @@ export function createCatalogCache(options: {
         activatedAt,
         expiresAt: Date.now() + activeVersionTtlMs,
       });
-      load(storeId, versionId, { requestId }).catch((error: unknown) =>
+      load(ACTIVATION_TURN, storeId, versionId, { requestId }).catch((error: unknown) =>
         options.logger.warn({ err: error, storeId, versionId }, 'catalog prefetch failed'),
       );
     },

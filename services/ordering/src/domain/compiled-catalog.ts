@@ -1,4 +1,11 @@
 import { toMinorUnits, type AvailabilityWindow, type CatalogSetDocument } from '@pcp/contracts';
+import {
+  buildRecordTable,
+  openRecordTable,
+  recordTableBuffers,
+  type RecordLookup,
+  type RecordTableParts,
+} from './record-table.js';
 
 export interface CompiledItem {
   readonly name: string;
@@ -25,19 +32,45 @@ export interface CompiledCatalog {
   readonly versionId: string;
   readonly catalogSetId: string;
   readonly currency: string;
-  readonly items: ReadonlyMap<string, CompiledItem>;
-  readonly modifierGroups: ReadonlyMap<string, CompiledModifierGroup>;
+  readonly items: RecordLookup<CompiledItem>;
+  readonly modifierGroups: RecordLookup<CompiledModifierGroup>;
+  /** Memory the catalog holds, for the cache's budget. */
+  readonly bytes: number;
 }
+
+/**
+ * A compiled catalog as plain data that moves between threads: its tables by transfer
+ * (`compiledCatalogBuffers`), the rest by a small structured clone.
+ */
+export interface CompiledCatalogParts {
+  readonly versionId: string;
+  readonly catalogSetId: string;
+  readonly currency: string;
+  /** Each catalog's availability, referred to by index from the item records. */
+  readonly windowSets: readonly (readonly AvailabilityWindow[])[];
+  readonly items: RecordTableParts;
+  readonly modifierGroups: RecordTableParts;
+}
+
+/** Item record: name, priceMinor, available (1/0), modifierGroupIds, windowSets indexes. */
+type ItemRecord = [string, number, 0 | 1, string[], number[]];
+/** Modifier group record: name, minimumAllowed, maximumAllowed, option item ids. */
+type ModifierGroupRecord = [string, number, number, string[]];
 
 /**
  * Index a validated CatalogSet (the catalog service refuses broken references, cycles and
  * bad precision, so none are expected here; a missing reference is simply not reachable).
+ * Runs on a compile thread (catalog/compile-catalog.task.ts).
  */
-export function compileCatalog(document: CatalogSetDocument, versionId: string): CompiledCatalog {
+export function compileCatalogParts(
+  document: CatalogSetDocument,
+  versionId: string,
+): CompiledCatalogParts {
   // catalog → sections (nested) → items: which catalogs' windows govern each item.
-  const windowsByItem = new Map<string, AvailabilityWindow[][]>();
+  const windowSets: AvailabilityWindow[][] = [];
+  const windowsByItem = new Map<string, number[]>();
   for (const catalog of Object.values(document.catalogs)) {
-    const windows = catalog.availability ?? [];
+    const windowSet = windowSets.push(catalog.availability ?? []) - 1;
     const seenSections = new Set<string>();
     const seenItems = new Set<string>();
     const pending = [...catalog.sectionIds];
@@ -51,36 +84,75 @@ export function compileCatalog(document: CatalogSetDocument, versionId: string):
         if (seenItems.has(itemId)) continue;
         seenItems.add(itemId);
         const list = windowsByItem.get(itemId);
-        if (list) list.push(windows);
-        else windowsByItem.set(itemId, [windows]);
+        if (list) list.push(windowSet);
+        else windowsByItem.set(itemId, [windowSet]);
       }
     }
   }
 
-  const items = new Map<string, CompiledItem>();
-  for (const [itemId, item] of Object.entries(document.items)) {
-    items.set(itemId, {
-      name: item.name,
-      priceMinor: toMinorUnits(item.basePrice, document.currency) ?? 0,
-      available: item.isAvailable !== false,
-      modifierGroupIds: item.modifierGroupIds ?? [],
-      catalogWindows: windowsByItem.get(itemId) ?? [],
-    });
-  }
-  const modifierGroups = new Map<string, CompiledModifierGroup>();
-  for (const [groupId, group] of Object.entries(document.modifierGroups)) {
-    modifierGroups.set(groupId, {
-      name: group.name,
-      minimumAllowed: group.minimumAllowed,
-      maximumAllowed: group.maximumAllowed,
-      optionIds: new Set(group.itemIds),
-    });
-  }
+  const items = Object.entries(document.items).map(([itemId, item]): [string, ItemRecord] => [
+    itemId,
+    [
+      item.name,
+      toMinorUnits(item.basePrice, document.currency) ?? 0,
+      item.isAvailable === false ? 0 : 1,
+      item.modifierGroupIds ?? [],
+      windowsByItem.get(itemId) ?? [],
+    ],
+  ]);
+  const modifierGroups = Object.entries(document.modifierGroups).map(
+    ([groupId, group]): [string, ModifierGroupRecord] => [
+      groupId,
+      [group.name, group.minimumAllowed, group.maximumAllowed, group.itemIds],
+    ],
+  );
   return {
     versionId,
     catalogSetId: document.catalogSetId,
     currency: document.currency,
+    windowSets,
+    items: buildRecordTable(items),
+    modifierGroups: buildRecordTable(modifierGroups),
+  };
+}
+
+/** The buffers of `parts`, to transfer them to another thread. */
+export function compiledCatalogBuffers(parts: CompiledCatalogParts): ArrayBuffer[] {
+  return [...recordTableBuffers(parts.items), ...recordTableBuffers(parts.modifierGroups)];
+}
+
+/** A compiled catalog over `parts` (no copy: lookups decode the records they find). */
+export function openCompiledCatalog(parts: CompiledCatalogParts): CompiledCatalog {
+  const { windowSets } = parts;
+  const items = openRecordTable(parts.items, (record): CompiledItem => {
+    const [name, priceMinor, available, modifierGroupIds, windowIndexes] = record as ItemRecord;
+    return {
+      name,
+      priceMinor,
+      available: available === 1,
+      modifierGroupIds,
+      catalogWindows: windowIndexes.map((index) => windowSets[index] ?? []),
+    };
+  });
+  const modifierGroups = openRecordTable(parts.modifierGroups, (record): CompiledModifierGroup => {
+    const [name, minimumAllowed, maximumAllowed, optionIds] = record as ModifierGroupRecord;
+    return { name, minimumAllowed, maximumAllowed, optionIds: new Set(optionIds) };
+  });
+  return {
+    versionId: parts.versionId,
+    catalogSetId: parts.catalogSetId,
+    currency: parts.currency,
     items,
     modifierGroups,
+    bytes:
+      items.bytes +
+      modifierGroups.bytes +
+      // The window sets as UTF-16 JSON: a generous estimate of a few small objects.
+      2 * JSON.stringify(windowSets).length,
   };
+}
+
+/** Compile on the calling thread (the pricing tests price from this). */
+export function compileCatalog(document: CatalogSetDocument, versionId: string): CompiledCatalog {
+  return openCompiledCatalog(compileCatalogParts(document, versionId));
 }
