@@ -37,7 +37,9 @@ export function parseKeyring(text: string): Keyring {
     const separator = entry.indexOf(':');
     const id = entry.slice(0, separator);
     if (separator < 0 || !KEY_ID.test(id)) {
-      throw new Error(`${SECRETS_KEYS_ENV}: each entry is keyId:base64 (keyId [A-Za-z0-9_-]{1,32})`);
+      throw new Error(
+        `${SECRETS_KEYS_ENV}: each entry is keyId:base64 (keyId [A-Za-z0-9_-]{1,32})`,
+      );
     }
     const key = Buffer.from(entry.slice(separator + 1), 'base64');
     if (key.length !== KEY_BYTES) {

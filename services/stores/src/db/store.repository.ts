@@ -45,7 +45,11 @@ export async function upsertStore(
   if (!result) return undefined;
   const { created, ...store } = result;
   const fresh = row.order_submission_secret ?? null;
-  return { store, created, secretCreated: fresh !== null && store.order_submission_secret === fresh };
+  return {
+    store,
+    created,
+    secretCreated: fresh !== null && store.order_submission_secret === fresh,
+  };
 }
 
 /**
