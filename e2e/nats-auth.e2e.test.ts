@@ -396,7 +396,8 @@ describe.skipIf(!natsServer)('what the permissions refuse', () => {
     expect(text).not.toContain('whsec_');
     // The subjects that carry secrets or submission targets are not catalog's to call.
     for (const subject of [subjects.stores.submissionSecrets, subjects.stores.orderContext]) {
-      await expect(busOf(catalog.nc).request(subject, { storeId }, asOwner)).rejects.toMatchObject({
+      const payload = new TextEncoder().encode(JSON.stringify({ storeId }));
+      await expect(busOf(catalog.nc).requestRaw(subject, payload, asOwner)).rejects.toMatchObject({
         code: 'UPSTREAM_TIMEOUT',
       });
       await expectRefused(catalog, 'publish', `${env.prefix}.${subject.name}`);
