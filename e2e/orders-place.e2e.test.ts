@@ -517,7 +517,7 @@ describe('submission to the store', () => {
     expect(placed.order.status).toBe('confirmed');
     expect(submissions.received).toHaveLength(1);
     const [request] = submissions.received;
-    const submitted = new Webhook(secret!).verify(
+    const submitted = new Webhook(secret).verify(
       request!.body,
       request!.headers as Record<string, string>,
     ) as { orderId: string; amounts: { total: number } };
