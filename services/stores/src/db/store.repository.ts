@@ -54,22 +54,21 @@ export async function upsertStore(
 
 /**
  * Replace the store's order submission secret with `sealedSecret`; the current one (if any)
- * keeps signing until `overlapMs` from now. Undefined when the partner has no such store.
+ * keeps signing until `overlapEndsAt`. Undefined when the partner has no such store.
  */
 export function rotateSubmissionSecret(
   db: Db,
   partnerId: string,
   storeId: string,
   sealedSecret: string,
-  overlapMs: number,
+  overlapEndsAt: Date,
 ) {
   return db
     .updateTable('stores')
     .set({
       order_submission_previous_secret: sql<string | null>`order_submission_secret`,
       order_submission_previous_secret_expires_at: sql<Date | null>`case
-        when order_submission_secret is null then null
-        else now() + ${overlapMs} * interval '1 millisecond' end`,
+        when order_submission_secret is null then null else ${overlapEndsAt}::timestamptz end`,
       order_submission_secret: sealedSecret,
       updated_at: sql<Date>`now()`,
     })

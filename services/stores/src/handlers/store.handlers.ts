@@ -71,15 +71,16 @@ export function storeHandlers(
     handle(subjects.stores.rotateSubmissionSecret, async ({ storeId }, ctx) => {
       const partnerId = requirePartner(ctx, 'commerce');
       const secret = newOrderSubmissionSecret();
+      const now = clock();
       const row = await rotateSubmissionSecret(
         db,
         partnerId,
         storeId,
         seal(secrets.keyring, secret),
-        secrets.overlapMs,
+        new Date(now.getTime() + secrets.overlapMs),
       );
       if (!row) throw storeNotFound();
-      return toCommerceStoreWithSecret(row, clock(), secret);
+      return toCommerceStoreWithSecret(row, now, secret);
     }),
 
     // Internal: only ordering's NATS user may publish here (nats-permissions.ts).
