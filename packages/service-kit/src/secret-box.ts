@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { isProduction } from './config.js';
 
 /**
  * Envelope encryption of the secrets a service stores (signing secrets): each secret gets a
@@ -60,7 +61,7 @@ export function parseKeyring(text: string): Keyring {
 export function keyringFromEnv(env: NodeJS.ProcessEnv = process.env): Keyring {
   const text = env[SECRETS_KEYS_ENV];
   if (text !== undefined && text.trim() !== '') return parseKeyring(text);
-  if (env.NODE_ENV === 'production') {
+  if (isProduction(env)) {
     throw new Error(
       `Invalid configuration:\n  ${SECRETS_KEYS_ENV}: required in production (keyId:base64 of 32 bytes)`,
     );
