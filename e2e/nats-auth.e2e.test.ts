@@ -363,6 +363,64 @@ describe.skipIf(!natsServer)('what the permissions refuse', () => {
     await expectRefused(payments, 'publish', listCards);
   });
 
+  it('lets no service but ordering reach a store’s signing secret, catalog included', async () => {
+    const owner = await platform.newPartner('commerce');
+    const storeId = randomUUID();
+    const put = await createPlatformClient({
+      baseUrl: platform.baseUrl,
+      apiKey: owner.apiKey,
+    }).PUT('/v1/commerce/stores/{storeId}', {
+      params: { path: { storeId } },
+      body: storeProfile(),
+    });
+    const secret = put.data!.orderSubmissionSecret!;
+    expect(secret).toMatch(/^whsec_/);
+    const asOwner = {
+      requestId: randomUUID(),
+      partnerId: owner.partnerId,
+      partnerKind: 'commerce' as const,
+    };
+    const busOf = (nc: NatsConnection) =>
+      createBusClient(nc, { prefix: env.prefix, timeoutMs: 1_000, logger: env.logger });
+
+    // Catalog may read the store as its owner would, and the reply holds no secret.
+    const catalog = await probe('catalog');
+    const store = await busOf(catalog.nc).requestRaw(
+      subjects.stores.get,
+      new TextEncoder().encode(JSON.stringify({ storeId })),
+      asOwner,
+    );
+    const text = new TextDecoder().decode(store);
+    expect(text).toContain(storeId);
+    expect(text).not.toContain(secret.slice('whsec_'.length));
+    expect(text).not.toContain('whsec_');
+    // The subjects that carry secrets or submission targets are not catalog's to call.
+    const catalogBus = busOf(catalog.nc);
+    await expect(
+      catalogBus.request(subjects.stores.submissionSecrets, { storeId }, asOwner),
+    ).rejects.toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
+    await expect(
+      catalogBus.request(subjects.stores.orderContext, { storeId }, asOwner),
+    ).rejects.toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
+    for (const subject of [subjects.stores.submissionSecrets, subjects.stores.orderContext]) {
+      await expectRefused(catalog, 'publish', `${env.prefix}.${subject.name}`);
+    }
+    // Nor the gateway's (no partner request reaches it); ordering's submitter gets it.
+    const gateway = await probe('gateway');
+    await expect(
+      busOf(gateway.nc).request(subjects.stores.submissionSecrets, { storeId }, asOwner),
+    ).rejects.toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
+    await expectRefused(
+      gateway,
+      'publish',
+      `${env.prefix}.${subjects.stores.submissionSecrets.name}`,
+    );
+    const ordering = await probe('ordering');
+    expect(
+      await busOf(ordering.nc).request(subjects.stores.submissionSecrets, { storeId }, asOwner),
+    ).toEqual({ secrets: [secret] });
+  });
+
   it('lets only the gateway send ordering a request that claims a partner', async () => {
     const ctx = {
       requestId: randomUUID(),

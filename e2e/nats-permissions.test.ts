@@ -70,6 +70,10 @@ describe('the NATS permissions', () => {
     expect(
       natsUsers.filter((user) => natsCalls(user).includes(subjects.ordering.chargeOwners.name)),
     ).toEqual(['payments']);
+    // The stores' signing secrets: ordering's submitter alone may ask.
+    expect(
+      natsUsers.filter((user) => natsCalls(user).includes(subjects.stores.submissionSecrets.name)),
+    ).toEqual(['ordering']);
   });
 
   it('let each service subscribe only below its own name, its inbox and its events', () => {

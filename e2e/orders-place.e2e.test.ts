@@ -42,11 +42,15 @@ const catalogIds = new Map<string, ReturnType<typeof cartTestCatalog>['ids']>();
 /** A store without a submission URL, and one whose URL is the test's host. */
 let plainStore: string;
 let submittingStore: string;
+/** The submitting store's signing secret, as its PUT showed it (the only time). */
+let submittingSecret: string;
 
-async function createStore(profile: Record<string, unknown>): Promise<string> {
+async function createStore(
+  profile: Record<string, unknown>,
+): Promise<Awaited<ReturnType<typeof storeWithSodas>>> {
   const store = await storeWithSodas(commerce, host, profile);
   catalogIds.set(store.storeId, store.ids);
-  return store.storeId;
+  return store;
 }
 
 beforeAll(async () => {
@@ -70,8 +74,10 @@ beforeAll(async () => {
   });
   market = recordingClient(platform.baseUrl, distribution.apiKey);
   other = clientOf(await platform.newPartner('distribution', { paymentTypes: ['CARD'] }));
-  plainStore = await createStore({ orderSubmissionUrl: undefined });
-  submittingStore = await createStore({ orderSubmissionUrl: submissions.url });
+  plainStore = (await createStore({ orderSubmissionUrl: undefined })).storeId;
+  const submitting = await createStore({ orderSubmissionUrl: submissions.url });
+  submittingStore = submitting.storeId;
+  submittingSecret = submitting.orderSubmissionSecret!;
 });
 
 afterAll(async () => {
@@ -498,10 +504,7 @@ describe('retryable failures keep the key', () => {
 
 describe('submission to the store', () => {
   it('POSTs the signed order; a store that took it starts it confirmed', async () => {
-    const store = await commerce.GET('/v1/commerce/stores/{storeId}', {
-      params: { path: { storeId: submittingStore } },
-    });
-    const secret = store.data?.orderSubmissionSecret;
+    const secret = submittingSecret;
     expect(secret).toMatch(/^whsec_/);
     const { endUser, paymentId } = await buyer();
     submissions.answer = { status: 202 };
@@ -514,12 +517,64 @@ describe('submission to the store', () => {
     expect(placed.order.status).toBe('confirmed');
     expect(submissions.received).toHaveLength(1);
     const [request] = submissions.received;
-    const submitted = new Webhook(secret!).verify(
+    const submitted = new Webhook(secret).verify(
       request!.body,
       request!.headers as Record<string, string>,
     ) as { orderId: string; amounts: { total: number } };
     expect(submitted).toMatchObject({ orderId: placed.order.orderId, amounts: { total: 23.64 } });
     expect(request!.headers['webhook-id']).toBe(placed.order.orderId);
+  });
+
+  it('signs with the new and the previous secret after a rotation, then with the new one alone', async () => {
+    const store = await createStore({ orderSubmissionUrl: submissions.url });
+    const previous = store.orderSubmissionSecret!;
+    const rotated = await commerce.POST(
+      '/v1/commerce/stores/{storeId}/order-submission/rotate-secret',
+      { params: { path: { storeId: store.storeId } } },
+    );
+    expect(rotated.response.status).toBe(200);
+    const current = rotated.data!.orderSubmissionSecret!;
+    expect(current).toMatch(/^whsec_/);
+    expect(current).not.toBe(previous);
+
+    const submitOne = async () => {
+      const { endUser, paymentId } = await buyer();
+      submissions.answer = { status: 202 };
+      submissions.received.length = 0;
+      const placed = await placeOrder(market.client, {
+        body: orderBody(store.storeId, paymentId),
+        endUserId: endUser,
+      });
+      expect(placed.order.status).toBe('confirmed');
+      expect(submissions.received).toHaveLength(1);
+      const [request] = submissions.received;
+      return { body: request!.body, headers: request!.headers as Record<string, string> };
+    };
+    const verifies = (secret: string, request: Awaited<ReturnType<typeof submitOne>>) => {
+      try {
+        new Webhook(secret).verify(request.body, request.headers);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+
+    // During the overlap: two signatures, so a receiver on either secret accepts it.
+    const during = await submitOne();
+    expect(during.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    expect(verifies(current, during)).toBe(true);
+    expect(verifies(previous, during)).toBe(true);
+
+    // The overlap ends (moved to the past rather than waiting 24 hours): the new one alone.
+    await platform.storesDb
+      .updateTable('stores')
+      .set({ order_submission_previous_secret_expires_at: new Date(Date.now() - 1_000) })
+      .where('store_id', '=', store.storeId)
+      .execute();
+    const after = await submitOne();
+    expect(after.headers['webhook-signature']!.split(' ')).toHaveLength(1);
+    expect(verifies(current, after)).toBe(true);
+    expect(verifies(previous, after)).toBe(false);
   });
 
   it('answers, submits and serves a delivery order’s address flat; payments only authorizes', async () => {

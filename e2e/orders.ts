@@ -31,7 +31,12 @@ export async function storeWithSodas(
   commerce: PlatformClient,
   host: Awaited<ReturnType<typeof startCatalogHost>>,
   profile: Record<string, unknown> = {},
-): Promise<{ storeId: string; ids: ReturnType<typeof cartTestCatalog>['ids'] }> {
+): Promise<{
+  storeId: string;
+  ids: ReturnType<typeof cartTestCatalog>['ids'];
+  /** Shown by the PUT that created it (null without an orderSubmissionUrl). */
+  orderSubmissionSecret: string | null;
+}> {
   const storeId = randomUUID();
   const put = await commerce.PUT('/v1/commerce/stores/{storeId}', {
     params: { path: { storeId } },
@@ -46,7 +51,11 @@ export async function storeWithSodas(
   });
   expect(ingest.errors).toEqual([]);
   expect(ingest.status).toBe('succeeded');
-  return { storeId, ids: catalog.ids };
+  return {
+    storeId,
+    ids: catalog.ids,
+    orderSubmissionSecret: put.data?.orderSubmissionSecret ?? null,
+  };
 }
 
 /**

@@ -50,7 +50,10 @@ describe('commerce store profile', () => {
       apiKey: commerce.apiKey,
     });
     expect(read.status).toBe(200);
-    expect(read.body).toEqual(created.body);
+    // The same store, without the secret: only the answer that created it shows it.
+    const { orderSubmissionSecret: _shown, ...stored } = created.body;
+    expect(read.body).toEqual(stored);
+    expect(read.text).not.toContain(created.body.orderSubmissionSecret.slice('whsec_'.length));
 
     // A GET body sent back with a change is accepted: computed fields are ignored.
     const replaced = await put(storeId, { ...read.body, name: 'Loop Burgers', status: 'paused' });
@@ -58,19 +61,19 @@ describe('commerce store profile', () => {
     expect(replaced.body.name).toBe('Loop Burgers');
     expect(replaced.body.status).toBe('online');
     expect(replaced.body.createdAt).toBe(created.body.createdAt);
-    expect(replaced.body.orderSubmissionSecret).toBe(created.body.orderSubmissionSecret);
+    expect(replaced.body.orderSubmissionSecret).toBeNull();
   });
 
-  it('shows the owner an order submission secret only while it has an orderSubmissionUrl', async () => {
+  it('shows the order submission secret once: in the PUT that creates it, never in GET or list', async () => {
     const storeId = newStoreId();
     const plain = await put(storeId, storeProfile({ orderSubmissionUrl: null }));
     expect(plain.status).toBe(201);
     expect(plain.body).toMatchObject({ orderSubmissionUrl: null, orderSubmissionSecret: null });
 
     const withUrl = await put(storeId, storeProfile());
-    const secret = withUrl.body.orderSubmissionSecret;
+    const secret: string = withUrl.body.orderSubmissionSecret;
     expect(secret).toMatch(SIGNING_SECRET);
-    // A new URL, or a secret sent back by the partner, changes nothing.
+    // A new URL, or a secret sent back by the partner, shows and changes nothing.
     const moved = await put(
       storeId,
       storeProfile({
@@ -78,19 +81,61 @@ describe('commerce store profile', () => {
         orderSubmissionSecret: 'whsec_chosen',
       }),
     );
-    expect(moved.body.orderSubmissionSecret).toBe(secret);
+    expect(moved.body.orderSubmissionSecret).toBeNull();
     const list = await call(platform.baseUrl, 'GET', '/v1/commerce/stores', {
       apiKey: commerce.apiKey,
     });
-    expect(
-      list.body.stores.find((store: { storeId: string }) => store.storeId === storeId),
-    ).toMatchObject({ orderSubmissionSecret: secret });
+    const listed = list.body.stores.find((store: { storeId: string }) => store.storeId === storeId);
+    expect(listed).toMatchObject({ orderSubmissionUrl: 'https://partner.example/v2/orders' });
+    expect(listed).not.toHaveProperty('orderSubmissionSecret');
+    expect(list.text).not.toContain('whsec_');
+    const read = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, {
+      apiKey: commerce.apiKey,
+    });
+    expect(read.body).not.toHaveProperty('orderSubmissionSecret');
+    expect(read.text).not.toContain('whsec_');
 
     // Kept while the URL is removed, so the partner's verification survives re-adding it.
     const removed = await put(storeId, storeProfile({ orderSubmissionUrl: null }));
     expect(removed.body.orderSubmissionSecret).toBeNull();
     const readded = await put(storeId, storeProfile());
-    expect(readded.body.orderSubmissionSecret).toBe(secret);
+    expect(readded.body.orderSubmissionSecret).toBeNull();
+  });
+
+  it('rotates the order submission secret: shown once, previous one signing until its expiry', async () => {
+    const storeId = newStoreId();
+    const created = await put(storeId, storeProfile());
+    const rotate = (id: string, apiKey = commerce.apiKey) =>
+      call(platform.baseUrl, 'POST', `/v1/commerce/stores/${id}/order-submission/rotate-secret`, {
+        apiKey,
+      });
+    const rotated = await rotate(storeId);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body).toMatchObject({
+      storeId,
+      orderSubmissionSecret: expect.stringMatching(SIGNING_SECRET),
+      orderSubmissionPreviousSecretExpiresAt: expect.any(String),
+    });
+    expect(rotated.body.orderSubmissionSecret).not.toBe(created.body.orderSubmissionSecret);
+    const read = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, {
+      apiKey: commerce.apiKey,
+    });
+    expect(read.body.orderSubmissionPreviousSecretExpiresAt).toBe(
+      rotated.body.orderSubmissionPreviousSecretExpiresAt,
+    );
+    expect(read.text).not.toContain('whsec_');
+
+    // Another partner's store and an unknown one are 404; a malformed id is a 400.
+    const other = await platform.newPartner('commerce');
+    for (const response of [await rotate(storeId, other.apiKey), await rotate(newStoreId())]) {
+      expect(response.status).toBe(404);
+      expect(response.body).toMatchObject({ errorCode: 'STORE_NOT_FOUND' });
+    }
+    const malformed = await rotate('not-a-guid');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toMatchObject({ errorCode: 'REQUEST_INVALID' });
+    const forbidden = await rotate(storeId, distribution.apiKey);
+    expect(forbidden.status).toBe(403);
   });
 
   it('keeps money exact in minor units for currencies with 0 and 3 fraction digits', async () => {
@@ -375,7 +420,7 @@ describe('marketfront store lookup', () => {
 });
 
 describe('stores.v1.order-context', () => {
-  it('gives ordering the owner, the URL and the secret the owner was shown', async () => {
+  it('gives ordering the owner and the URL, and the signing secrets on their own subject', async () => {
     const storeId = newStoreId();
     const created = await put(storeId, storeProfile());
     const bus = createBusClient(env.nc, {
@@ -393,10 +438,11 @@ describe('stores.v1.order-context', () => {
     expect(context).toMatchObject({
       store: { storeId },
       ownerPartnerId: commerce.partnerId,
-      submission: {
-        url: 'https://partner.example/orders',
-        secret: created.body.orderSubmissionSecret,
-      },
+      submission: { url: 'https://partner.example/orders' },
+    });
+    expect(JSON.stringify(context)).not.toContain('whsec_');
+    expect(await bus.request(subjects.stores.submissionSecrets, { storeId }, asked)).toEqual({
+      secrets: [created.body.orderSubmissionSecret],
     });
 
     const withoutUrl = newStoreId();

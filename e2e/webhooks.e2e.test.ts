@@ -537,6 +537,24 @@ describe('the secret rotation', () => {
     ).toThrow(WebhookVerificationError);
   });
 
+  it('stores the secrets sealed: the table holds neither in plaintext', async () => {
+    const target = await receiver();
+    const { partner, secret: previous } = await subscribedPartner(target);
+    const rotated = await partner.client.POST('/v1/marketfront/webhooks/rotate-secret');
+    const current = rotated.data!.secret!;
+    const row = await platform.orderingDb
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('partner_id', '=', partner.partnerId)
+      .executeTakeFirstOrThrow();
+    const stored = JSON.stringify(row);
+    for (const secret of [previous, current]) {
+      expect(stored).not.toContain(secret.slice('whsec_'.length));
+    }
+    expect(row.secret).toMatch(/^sb1\.dev\./);
+    expect(row.previous_secret).toMatch(/^sb1\.dev\./);
+  });
+
   it('needs an endpoint to rotate', async () => {
     const partner = await newPartner('distribution');
     expectProblem(

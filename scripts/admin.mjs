@@ -21,6 +21,8 @@ Dead letters (run by the service that may publish them again, found from --consu
   dead-letters-republish --consumer DURABLE --sequence N | --consumer DURABLE --all [--limit N]
 The ledger (payments):
   reconcile
+Stored secrets (after adding a key in front of SECRETS_KEYS, before dropping the old one):
+  rewrap-secrets --service stores|ordering
 Each command prints its result as JSON on the last line of stdout.`;
 
 const partnerCommands = [
@@ -66,6 +68,12 @@ if (partnerCommands.includes(command)) {
 } else if (command === 'outbox-list' || command === 'outbox-republish') {
   const { service, rest } = routing(args);
   if (!adminServices.includes(service)) refuse(`${command}: give --service catalog|ordering`);
+  target = { script: `services/${service}/dist/main.js`, args: ['admin', command, ...rest] };
+} else if (command === 'rewrap-secrets') {
+  const { service, rest } = routing(args);
+  if (service !== 'stores' && service !== 'ordering') {
+    refuse(`${command}: give --service stores|ordering`);
+  }
   target = { script: `services/${service}/dist/main.js`, args: ['admin', command, ...rest] };
 } else if (command === 'dead-letters-list' || command === 'dead-letters-republish') {
   const deadLetters = routing(args);

@@ -73,7 +73,7 @@ export const marketfrontStoreExample = {
 export const commerceStoreExample = {
   ...marketfrontStoreExample,
   orderSubmissionUrl: storeProfileExample.orderSubmissionUrl,
-  orderSubmissionSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  orderSubmissionPreviousSecretExpiresAt: null,
   createdAt: '2026-11-02T09:15:00Z',
   updatedAt: '2026-11-20T16:40:00Z',
 };

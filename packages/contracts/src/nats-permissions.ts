@@ -49,6 +49,8 @@ interface Named {
  */
 const internalSubjects: readonly Named[] = [
   subjects.stores.orderContext,
+  // The signing secrets: ordering's submitter alone may ask.
+  subjects.stores.submissionSecrets,
   subjects.stores.geocode,
   subjects.stores.deliveryCheck,
   subjects.catalog.active,
@@ -63,12 +65,13 @@ const internalSubjects: readonly Named[] = [
 /** The named callers: the subjects of other services each service requests. */
 const serviceCalls: Record<ServiceName, readonly Named[]> = {
   stores: [],
-  // Notify and validate check that the store is the caller's.
+  // Notify and validate check that the store is the caller's (the reply holds no secret).
   catalog: [subjects.stores.get],
   ordering: [
     subjects.stores.get,
     subjects.stores.lookup,
     subjects.stores.orderContext,
+    subjects.stores.submissionSecrets,
     subjects.stores.geocode,
     subjects.stores.deliveryCheck,
     subjects.catalog.active,

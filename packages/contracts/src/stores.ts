@@ -141,7 +141,7 @@ function checkStoreProfile(profile: z.infer<typeof storeProfileFields>, ctx: z.R
 
 /**
  * Body of `PUT /v1/commerce/stores/{storeId}`: the profile a commerce partner owns.
- * Computed fields (`status`, `storeId`, timestamps, `orderSubmissionSecret`) are ignored
+ * Computed fields (`status`, `storeId`, timestamps, the secret's fields) are ignored
  * when sent back.
  */
 export const storeProfileInput = storeProfileFields
@@ -215,24 +215,41 @@ export const marketfrontStore = z
   .meta({ examples: [marketfrontStoreExample] });
 export type MarketfrontStore = z.infer<typeof marketfrontStore>;
 
-/** A store as its owning commerce partner sees it. */
+/** A store as its owning commerce partner sees it: never its signing secret. */
 export const commerceStore = z
   .object({
     ...storeViewFields,
     orderSubmissionUrl: z.string().nullable(),
-    orderSubmissionSecret: z
-      .string()
-      .nullable()
-      .describe(
-        'Verify the Standard Webhooks signature of order submissions with this secret ' +
-          '(whsec_...). Shown only to the owner of the store; null while the store has no ' +
-          'orderSubmissionUrl.',
-      ),
+    /** Until then order submissions also carry a signature made with the previous secret. */
+    orderSubmissionPreviousSecretExpiresAt: dateTime.nullable(),
     createdAt: dateTime,
     updatedAt: dateTime,
   })
   .meta({ examples: [commerceStoreExample] });
 export type CommerceStore = z.infer<typeof commerceStore>;
+
+/**
+ * The store with its order-submission signing secret: the answer of the `PUT` that created
+ * the secret (the first with an orderSubmissionUrl) and of a rotation, the only times the
+ * secret is shown.
+ */
+export const commerceStoreWithSecret = commerceStore
+  .extend({
+    orderSubmissionSecret: z
+      .string()
+      .nullable()
+      .describe(
+        'Verify the Standard Webhooks signature of order submissions with this secret ' +
+          '(whsec_...): shown when it is created (the first PUT with an orderSubmissionUrl) ' +
+          'and when it is rotated, null otherwise.',
+      ),
+  })
+  .meta({
+    examples: [
+      { ...commerceStoreExample, orderSubmissionSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+    ],
+  });
+export type CommerceStoreWithSecret = z.infer<typeof commerceStoreWithSecret>;
 
 export const commerceStoreList = z
   .object({
@@ -325,7 +342,7 @@ export type StoreAvailability = z.infer<typeof storeAvailability>;
 
 /**
  * Reply of `stores.v1.order-context`: what an order needs of its store in one round trip.
- * Internal to the platform (ordering asks it): it carries the store's signing secret.
+ * Internal to the platform (ordering asks it); never a secret.
  */
 export const orderContext = z.object({
   /** The store as distribution partners see it. */
@@ -335,10 +352,10 @@ export const orderContext = z.object({
   /** The commerce partner that owns the store. */
   ownerPartnerId: guid,
   /**
-   * Where to POST placed orders and the secret to sign them with (Standard Webhooks); null
-   * when the store has no orderSubmissionUrl.
+   * Where to POST placed orders (signed with the secrets of
+   * `stores.v1.order-submission.secrets`); null when the store has no orderSubmissionUrl.
    */
-  submission: z.object({ url: z.string(), secret: z.string() }).nullable(),
+  submission: z.object({ url: z.string() }).nullable(),
 });
 export type OrderContext = z.infer<typeof orderContext>;
 
@@ -356,3 +373,10 @@ export const deliveryCheck = z.object({
   location: resolvedLocation,
 });
 export type DeliveryCheck = z.infer<typeof deliveryCheck>;
+
+/**
+ * Reply of `stores.v1.order-submission.secrets` (ordering's submitter only): every secret that
+ * signs a submission now, the current first, the previous one during a rotation's overlap.
+ */
+export const orderSubmissionSecrets = z.object({ secrets: z.array(z.string()).min(1) });
+export type OrderSubmissionSecrets = z.infer<typeof orderSubmissionSecrets>;

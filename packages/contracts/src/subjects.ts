@@ -29,12 +29,14 @@ import {
 import {
   commerceStore,
   commerceStoreList,
+  commerceStoreWithSecret,
   customerLocation,
   deliveryCheck,
   discoverStoresInput,
   discoverStoresResult,
   marketfrontStore,
   orderContext,
+  orderSubmissionSecrets,
   postalAddress,
   resolvedLocation,
   setStoreStatusInput,
@@ -69,12 +71,29 @@ export const subjects = {
       'stores',
       'v1.upsert',
       z.object({ storeId: guid, profile: storeProfileInput }),
-      z.object({ store: commerceStore, created: z.boolean() }),
+      z.object({ store: commerceStoreWithSecret, created: z.boolean() }),
     ),
     /** Commerce: one of the caller's stores. */
     get: defineSubject('stores', 'v1.get', byStoreId, commerceStore),
     /** Commerce: the caller's stores, oldest first. */
     list: defineSubject('stores', 'v1.list', pageQuery, commerceStoreList),
+    /**
+     * Commerce: a new order-submission signing secret (shown this once); the previous one
+     * keeps signing alongside for the overlap (STORES_SUBMISSION_SECRET_OVERLAP_MS).
+     */
+    rotateSubmissionSecret: defineSubject(
+      'stores',
+      'v1.order-submission.rotate-secret',
+      byStoreId,
+      commerceStoreWithSecret,
+    ),
+    /** Ordering's submitter only: the secrets that sign the store's order submissions now. */
+    submissionSecrets: defineSubject(
+      'stores',
+      'v1.order-submission.secrets',
+      byStoreId,
+      orderSubmissionSecrets,
+    ),
     getStatus: defineSubject('stores', 'v1.status.get', byStoreId, storeStatus),
     setStatus: defineSubject(
       'stores',

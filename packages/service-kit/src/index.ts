@@ -20,3 +20,4 @@ export * from './safe-fetch.js';
 export * from './admin.js';
 export * from './outbox-admin.js';
 export * from './dead-letter-admin.js';
+export * from './secret-box.js';

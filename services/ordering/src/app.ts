@@ -3,6 +3,8 @@ import {
   createBusClient,
   createOutboxRelay,
   createSubjectService,
+  keyringFromEnv,
+  type Keyring,
   ensureEventsStream,
   parseAllowlist,
   startConsumer,
@@ -41,12 +43,15 @@ import { createWebhookSender } from './webhooks/webhook-sender.js';
 export { orderingEnvSchema, type OrderingConfig } from './config.js';
 export { ORDERING_SCHEMA, orderingMigrations } from './db/migrations/index.js';
 export type { OrderingDatabase } from './db/ordering.table.js';
+export { rewrapWebhookSecrets } from './db/webhook.repository.js';
 
 export interface OrderingServiceDeps extends ServiceDeps {
   readonly db: Kysely<OrderingDatabase>;
   readonly config: OrderingConfig;
   /** Injected so tests can pin time (opening hours, scheduled times). */
   readonly clock?: () => Date;
+  /** Seals stored secrets; defaults to SECRETS_KEYS (the local key outside production). */
+  readonly keyring?: Keyring;
 }
 
 /** How often settled webhook deliveries past their retention are deleted. */
@@ -85,6 +90,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   });
   const { config, db } = deps;
   const clock = deps.clock ?? (() => new Date());
+  const keyring = deps.keyring ?? keyringFromEnv();
   const js = deps.nc.jetstream();
   const relay = createOutboxRelay({ db, js, logger: deps.logger, metrics: deps.metrics });
   const nudge = () => void relay.nudge();
@@ -92,6 +98,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const dispatcher = createWebhookDispatcher({
     db,
+    keyring,
     send: createWebhookSender({
       allowHttp: config.WEBHOOK_ALLOW_HTTP === 'true',
       allowlist: parseAllowlist(config.WEBHOOK_ALLOWLIST),
@@ -165,6 +172,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       db,
       allowHttp: config.WEBHOOK_ALLOW_HTTP === 'true',
       secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
+      keyring,
       resent: dispatcher.poke,
     }),
   ]);

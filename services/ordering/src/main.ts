@@ -1,6 +1,14 @@
-import { deadLetterCommands, loadConfig, outboxCommands, runService } from '@pcp/service-kit';
+import {
+  adminCommand,
+  deadLetterCommands,
+  keyringFromEnv,
+  loadConfig,
+  outboxCommands,
+  runService,
+} from '@pcp/service-kit';
 import {
   createOrderingService,
+  rewrapWebhookSecrets,
   ORDERING_SCHEMA,
   orderingMigrations,
   type OrderingDatabase,
@@ -8,6 +16,8 @@ import {
 import { orderingEnvSchema } from './config.js';
 
 const config = loadConfig(orderingEnvSchema);
+// Read at start, so production without SECRETS_KEYS refuses to start.
+const keyring = keyringFromEnv();
 
 await runService<OrderingDatabase>({
   name: 'ordering',
@@ -15,6 +25,15 @@ await runService<OrderingDatabase>({
   defaultOpsPort: 9103,
   database: { schema: ORDERING_SCHEMA, migrations: orderingMigrations },
   // Operators' commands: node services/ordering/dist/main.js admin <command>
-  admin: { ...outboxCommands(), ...deadLetterCommands() },
-  create: (deps) => createOrderingService({ ...deps, config }),
+  admin: {
+    ...outboxCommands(),
+    ...deadLetterCommands(),
+    'rewrap-secrets': adminCommand({
+      usage: '',
+      summary: 're-wrap every stored secret with the first key of SECRETS_KEYS',
+      options: {},
+      run: ({ db }) => rewrapWebhookSecrets(db, keyring),
+    }),
+  },
+  create: (deps) => createOrderingService({ ...deps, config, keyring }),
 });

@@ -2,6 +2,8 @@ import { events } from '@pcp/contracts';
 import {
   createSubjectService,
   ensureEventsStream,
+  keyringFromEnv,
+  type Keyring,
   startConsumer,
   type ConsumerLoop,
   type ServiceDeps,
@@ -20,6 +22,7 @@ import { storeHandlers } from './handlers/store.handlers.js';
 export { storesEnvSchema, type StoresConfig } from './config.js';
 export { storesMigrations, STORES_SCHEMA } from './db/migrations/index.js';
 export type { StoresDatabase } from './db/store.table.js';
+export { rewrapSubmissionSecrets } from './db/store.repository.js';
 export type { Geocoder } from './geocoding/geocoder.js';
 
 export interface StoresServiceDeps extends ServiceDeps {
@@ -30,6 +33,8 @@ export interface StoresServiceDeps extends ServiceDeps {
   readonly clock?: () => Date;
   /** Defaults to the offline postal-code gazetteer. */
   readonly geocoder?: Geocoder;
+  /** Seals stored secrets; defaults to SECRETS_KEYS (the local key outside production). */
+  readonly keyring?: Keyring;
 }
 
 /** Retry delays of an event that failed to apply (the database was unreachable, say). */
@@ -44,7 +49,10 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   const geocoder = deps.geocoder ?? createGazetteerGeocoder();
   const config = deps.config ?? storesEnvSchema.parse({});
   const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, [
-    ...storeHandlers(deps.db, geocoder, clock),
+    ...storeHandlers(deps.db, geocoder, clock, {
+      keyring: deps.keyring ?? keyringFromEnv(),
+      overlapMs: config.STORES_SUBMISSION_SECRET_OVERLAP_MS,
+    }),
     ...statusHandlers(deps.db, clock),
     ...discoveryHandlers(deps.db, geocoder, clock, {
       scanCap: config.STORES_DISCOVERY_SCAN_CAP,

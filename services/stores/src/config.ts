@@ -7,5 +7,12 @@ export const storesEnvSchema = z.object({
    * the deepest page the contract allows (offset 10,000) where half of them are open.
    */
   STORES_DISCOVERY_SCAN_CAP: z.coerce.number().int().min(1_000).max(200_000).default(20_000),
+  /** How long a store's previous order submission secret keeps signing after a rotation. */
+  STORES_SUBMISSION_SECRET_OVERLAP_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400_000)
+    .default(86_400_000),
 });
 export type StoresConfig = z.output<typeof storesEnvSchema>;

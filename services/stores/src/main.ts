@@ -1,6 +1,7 @@
-import { loadConfig, runService } from '@pcp/service-kit';
+import { adminCommand, keyringFromEnv, loadConfig, runService } from '@pcp/service-kit';
 import {
   createStoresService,
+  rewrapSubmissionSecrets,
   storesEnvSchema,
   STORES_SCHEMA,
   storesMigrations,
@@ -8,11 +9,22 @@ import {
 } from './app.js';
 
 const config = loadConfig(storesEnvSchema);
+// Read at start, so production without SECRETS_KEYS refuses to start.
+const keyring = keyringFromEnv();
 
 await runService<StoresDatabase>({
   name: 'stores',
   version: '0.1.0',
   defaultOpsPort: 9101,
   database: { schema: STORES_SCHEMA, migrations: storesMigrations },
-  create: (deps) => createStoresService({ ...deps, config }),
+  create: (deps) => createStoresService({ ...deps, config, keyring }),
+  // Operators' commands: node services/stores/dist/main.js admin <command>
+  admin: {
+    'rewrap-secrets': adminCommand({
+      usage: '',
+      summary: 're-wrap every stored secret with the first key of SECRETS_KEYS',
+      options: {},
+      run: ({ db }) => rewrapSubmissionSecrets(db, keyring),
+    }),
+  },
 });

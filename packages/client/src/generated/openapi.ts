@@ -12,15 +12,35 @@ export interface paths {
     };
     /**
      * Read one of your stores
-     * @description The profile with its computed fields: status, isOpenNow, nextOpenAt, the active catalogSetId and the orderSubmissionSecret. Another partner’s store answers 404 STORE_NOT_FOUND.
+     * @description The profile with its computed fields: status, isOpenNow, nextOpenAt and the active catalogSetId; never the order submission secret. Another partner’s store answers 404 STORE_NOT_FOUND.
      */
     get: operations['getStore'];
     /**
      * Create or replace a store profile
-     * @description The store id is the partner’s own. Computed fields (status, timestamps) are ignored. An id owned by another partner answers 404 STORE_NOT_FOUND.
+     * @description The store id is the partner’s own. Computed fields (status, timestamps) are ignored. The first call with an orderSubmissionUrl creates the store’s whsec_ signing secret and answers it in orderSubmissionSecret, shown this once (null in every other answer; rotate-secret issues a new one). An id owned by another partner answers 404 STORE_NOT_FOUND.
      */
     put: operations['upsertStore'];
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/commerce/stores/{storeId}/order-submission/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace a store’s order submission signing secret
+     * @description Answers the store with its new whsec_ orderSubmissionSecret, shown this once. Until orderSubmissionPreviousSecretExpiresAt (24 hours, STORES_SUBMISSION_SECRET_OVERLAP_MS) submissions carry a signature made with the previous secret too, so the store can switch without refusing any. No body is needed (one sent is ignored). Another partner’s store answers 404 STORE_NOT_FOUND.
+     */
+    post: operations['rotateOrderSubmissionSecret'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1505,8 +1525,7 @@ export interface operations {
             nextOpenAt: string | null;
             catalogSetId: string | null;
             orderSubmissionUrl: string | null;
-            /** @description Verify the Standard Webhooks signature of order submissions with this secret (whsec_...). Shown only to the owner of the store; null while the store has no orderSubmissionUrl. */
-            orderSubmissionSecret: string | null;
+            orderSubmissionPreviousSecretExpiresAt: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1830,12 +1849,13 @@ export interface operations {
             nextOpenAt: string | null;
             catalogSetId: string | null;
             orderSubmissionUrl: string | null;
-            /** @description Verify the Standard Webhooks signature of order submissions with this secret (whsec_...). Shown only to the owner of the store; null while the store has no orderSubmissionUrl. */
-            orderSubmissionSecret: string | null;
+            orderSubmissionPreviousSecretExpiresAt: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description Verify the Standard Webhooks signature of order submissions with this secret (whsec_...): shown when it is created (the first PUT with an orderSubmissionUrl) and when it is rotated, null otherwise. */
+            orderSubmissionSecret: string | null;
           };
         };
       };
@@ -1891,12 +1911,13 @@ export interface operations {
             nextOpenAt: string | null;
             catalogSetId: string | null;
             orderSubmissionUrl: string | null;
-            /** @description Verify the Standard Webhooks signature of order submissions with this secret (whsec_...). Shown only to the owner of the store; null while the store has no orderSubmissionUrl. */
-            orderSubmissionSecret: string | null;
+            orderSubmissionPreviousSecretExpiresAt: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description Verify the Standard Webhooks signature of order submissions with this secret (whsec_...): shown when it is created (the first PUT with an orderSubmissionUrl) and when it is rotated, null otherwise. */
+            orderSubmissionSecret: string | null;
           };
         };
       };
@@ -2092,6 +2113,260 @@ export interface operations {
       };
     };
   };
+  rotateOrderSubmissionSecret: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path: {
+        storeId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The store with its new signing secret (shown this once) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            storeId: string;
+            name: string;
+            phone: string;
+            timezone: string;
+            currency: string;
+            address: {
+              address1: string;
+              address2: string | null;
+              city: string;
+              state: string;
+              postalCode: string;
+              country: string;
+              latitude: number;
+              longitude: number;
+            };
+            fulfillmentTypes: ('PICKUP' | 'DELIVERY_BY_MERCHANT')[];
+            availability: {
+              /** @enum {string} */
+              dayOfWeek:
+                'Sunday' | 'Monday' | 'Tuesday' | 'Wednesday' | 'Thursday' | 'Friday' | 'Saturday';
+              start: string;
+              end: string;
+            }[];
+            delivery: {
+              radiusMeters: number;
+              fee: number;
+              minimumOrder: number;
+              etaMinutes: number;
+            } | null;
+            pickup: {
+              etaMinutes: number;
+            } | null;
+            taxRate: number;
+            minimumOrder: number;
+            /** @enum {string} */
+            status: 'online' | 'paused';
+            isOpenNow: boolean;
+            nextOpenAt: string | null;
+            catalogSetId: string | null;
+            orderSubmissionUrl: string | null;
+            orderSubmissionPreviousSecretExpiresAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Verify the Standard Webhooks signature of order submissions with this secret (whsec_...): shown when it is created (the first PUT with an orderSubmissionUrl) and when it is rotated, null otherwise. */
+            orderSubmissionSecret: string | null;
+          };
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Not Found: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`STORE_NOT_FOUND`](http://localhost:8080/docs/errors/STORE_NOT_FOUND): Store not found
+       */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Payload Too Large: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`PAYLOAD_TOO_LARGE`](http://localhost:8080/docs/errors/PAYLOAD_TOO_LARGE): Payload too large
+       */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unsupported Media Type: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNSUPPORTED_MEDIA_TYPE`](http://localhost:8080/docs/errors/UNSUPPORTED_MEDIA_TYPE): Unsupported media type
+       */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
   listStores: {
     parameters: {
       query?: {
@@ -2169,8 +2444,7 @@ export interface operations {
               nextOpenAt: string | null;
               catalogSetId: string | null;
               orderSubmissionUrl: string | null;
-              /** @description Verify the Standard Webhooks signature of order submissions with this secret (whsec_...). Shown only to the owner of the store; null while the store has no orderSubmissionUrl. */
-              orderSubmissionSecret: string | null;
+              orderSubmissionPreviousSecretExpiresAt: string | null;
               /** Format: date-time */
               createdAt: string;
               /** Format: date-time */

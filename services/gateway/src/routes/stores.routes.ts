@@ -1,6 +1,7 @@
 import {
   commerceStore,
   commerceStoreList,
+  commerceStoreWithSecret,
   discoverStoresInput,
   discoverStoresResult,
   guid,
@@ -45,12 +46,18 @@ export function registerStoreRoutes(
         summary: 'Create or replace a store profile',
         description:
           'The store id is the partner’s own. Computed fields (status, timestamps) are ignored. ' +
-          'An id owned by another partner answers 404 STORE_NOT_FOUND.',
+          'The first call with an orderSubmissionUrl creates the store’s whsec_ signing secret ' +
+          'and answers it in orderSubmissionSecret, shown this once (null in every other ' +
+          'answer; rotate-secret issues a new one). An id owned by another partner answers 404 ' +
+          'STORE_NOT_FOUND.',
         params: storeParams,
         body: storeProfileInput,
         response: {
-          200: jsonResponse(commerceStore, 'The profile was replaced: the store as stored'),
-          201: jsonResponse(commerceStore, 'The store was created: the store as stored'),
+          200: jsonResponse(
+            commerceStoreWithSecret,
+            'The profile was replaced: the store as stored',
+          ),
+          201: jsonResponse(commerceStoreWithSecret, 'The store was created: the store as stored'),
           ...problemResponses('STORE_NOT_FOUND', 'ADDRESS_INVALID'),
         },
       },
@@ -74,9 +81,9 @@ export function registerStoreRoutes(
         operationId: 'getStore',
         summary: 'Read one of your stores',
         description:
-          'The profile with its computed fields: status, isOpenNow, nextOpenAt, the active ' +
-          'catalogSetId and the orderSubmissionSecret. Another partner’s store answers 404 ' +
-          'STORE_NOT_FOUND.',
+          'The profile with its computed fields: status, isOpenNow, nextOpenAt and the active ' +
+          'catalogSetId; never the order submission secret. Another partner’s store answers ' +
+          '404 STORE_NOT_FOUND.',
         params: storeParams,
         response: {
           200: jsonResponse(commerceStore, 'The store'),
@@ -88,6 +95,43 @@ export function registerStoreRoutes(
       forwardJson(
         reply,
         await bus.requestRaw(subjects.stores.get, request.params, contextOf(request)),
+      ),
+  );
+
+  // No body schema: @fastify/swagger documents any declared body as required (as the webhook
+  // rotate-secret route).
+  app.post(
+    '/v1/commerce/stores/:storeId/order-submission/rotate-secret',
+    {
+      config: { ...commerce, rateClass: 'writes' },
+      schema: {
+        tags: tags.commerce,
+        operationId: 'rotateOrderSubmissionSecret',
+        summary: 'Replace a store’s order submission signing secret',
+        description:
+          'Answers the store with its new whsec_ orderSubmissionSecret, shown this once. Until ' +
+          'orderSubmissionPreviousSecretExpiresAt (24 hours, STORES_SUBMISSION_SECRET_OVERLAP_MS) ' +
+          'submissions carry a signature made with the previous secret too, so the store can ' +
+          'switch without refusing any. No body is needed (one sent is ignored). Another ' +
+          'partner’s store answers 404 STORE_NOT_FOUND.',
+        params: storeParams,
+        response: {
+          200: jsonResponse(
+            commerceStoreWithSecret,
+            'The store with its new signing secret (shown this once)',
+          ),
+          ...problemResponses('STORE_NOT_FOUND'),
+        },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(
+          subjects.stores.rotateSubmissionSecret,
+          request.params,
+          contextOf(request),
+        ),
       ),
   );
 

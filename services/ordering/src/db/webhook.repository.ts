@@ -1,12 +1,45 @@
 import type { OrderEventKind, WebhookDeliveriesQuery } from '@pcp/contracts';
-import { preparedTransaction, runPrepared } from '@pcp/service-kit';
+import { preparedTransaction, rewrap, runPrepared, type Keyring } from '@pcp/service-kit';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import { createdAtKey, olderThan, pageOf, type ListKey } from './list-key.js';
 import type { OrderingDatabase, WebhookDeliveryRow, WebhookEndpointRow } from './ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
 
-/** Register or replace a partner's endpoint; a replaced one keeps its secret and is enabled. */
+/**
+ * Re-wrap every stored signing secret's data key with the keyring's current key, so older
+ * keys can leave the keyring. Throws (changing nothing) when a secret's key is not in it.
+ */
+export async function rewrapWebhookSecrets(
+  db: Db,
+  keyring: Keyring,
+): Promise<{ examined: number; rewrapped: number }> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['partner_id', 'secret', 'previous_secret'])
+      .forUpdate()
+      .execute();
+    let rewrapped = 0;
+    for (const row of rows) {
+      const secret = rewrap(keyring, row.secret);
+      const previous = row.previous_secret === null ? null : rewrap(keyring, row.previous_secret);
+      if (secret === row.secret && previous === row.previous_secret) continue;
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ secret, previous_secret: previous })
+        .where('partner_id', '=', row.partner_id)
+        .execute();
+      rewrapped += 1;
+    }
+    return { examined: rows.length, rewrapped };
+  });
+}
+
+/**
+ * Register or replace a partner's endpoint; a replaced one keeps its secret and is enabled.
+ * `secret` is sealed.
+ */
 export async function upsertEndpoint(
   db: Db,
   partnerId: string,

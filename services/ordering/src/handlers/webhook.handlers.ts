@@ -4,7 +4,14 @@ import {
   type WebhookEndpoint,
   type WebhookEndpointWithSecret,
 } from '@pcp/contracts';
-import { AppError, handle, requirePartner, type HandlerBinding } from '@pcp/service-kit';
+import {
+  AppError,
+  handle,
+  requirePartner,
+  seal,
+  type HandlerBinding,
+  type Keyring,
+} from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type {
@@ -27,6 +34,8 @@ export interface WebhookHandlerDeps {
   readonly allowHttp: boolean;
   /** How long the previous secret keeps signing after a rotation (24 hours). */
   readonly secretOverlapMs: number;
+  /** Seals the signing secrets stored (README, Secrets at rest). */
+  readonly keyring: Keyring;
   /** A resent delivery is due now: wake the dispatchers. */
   readonly resent: () => void;
 }
@@ -52,8 +61,9 @@ function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   };
 }
 
-function withSecret(row: WebhookEndpointRow, shown: boolean): WebhookEndpointWithSecret {
-  return { ...toEndpoint(row), secret: shown ? row.secret : null };
+/** The endpoint with `secret`: the plaintext just created or rotated, else null. */
+function withSecret(row: WebhookEndpointRow, secret: string | null): WebhookEndpointWithSecret {
+  return { ...toEndpoint(row), secret };
 }
 
 function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
@@ -91,8 +101,10 @@ export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
           errors: [{ code: 'INVALID_VALUE', message, pointer: '/url' }],
         });
       }
-      const { row, created } = await upsertEndpoint(db, partnerId, input, newSecret());
-      return { endpoint: withSecret(row, created), created };
+      const secret = newSecret();
+      const sealed = seal(deps.keyring, secret);
+      const { row, created } = await upsertEndpoint(db, partnerId, input, sealed);
+      return { endpoint: withSecret(row, created ? secret : null), created };
     }),
 
     handle(subjects.ordering.getWebhook, async (_input, ctx) => {
@@ -103,9 +115,11 @@ export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
 
     handle(subjects.ordering.rotateWebhookSecret, async (_input, ctx) => {
       const partnerId = requirePartner(ctx, 'distribution');
-      const row = await rotateSecret(db, partnerId, newSecret(), deps.secretOverlapMs);
+      const secret = newSecret();
+      const sealed = seal(deps.keyring, secret);
+      const row = await rotateSecret(db, partnerId, sealed, deps.secretOverlapMs);
       if (!row) throw webhookNotFound();
-      return withSecret(row, true);
+      return withSecret(row, secret);
     }),
 
     handle(subjects.ordering.listWebhookDeliveries, async (query, ctx) => {

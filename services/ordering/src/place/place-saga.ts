@@ -383,7 +383,14 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
   ): Promise<OrderError[] | undefined> {
     if (!context.submission) return undefined;
     const { details } = snapshot;
-    const submission = await deps.submitter.submit(context.submission, {
+    // Asked at each try, never kept: a rotation signs with the new secret from then on.
+    const { secrets } = await bus.request(
+      subjects.stores.submissionSecrets,
+      { storeId: snapshot.storeId },
+      ctx,
+    );
+    const target = { url: context.submission.url, secrets };
+    const submission = await deps.submitter.submit(target, {
       orderId: attempt.order_id,
       body: {
         orderId: attempt.order_id,

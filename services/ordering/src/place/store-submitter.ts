@@ -24,9 +24,12 @@ export interface StoreSubmitterOptions {
 }
 
 export interface StoreSubmitter {
-  /** Never throws for anything the store does: its failures are `unavailable`. */
+  /**
+   * Never throws for anything the store does: its failures are `unavailable`. Every secret
+   * signs (the current one, and the previous during a rotation's overlap).
+   */
   submit(
-    target: { url: string; secret: string },
+    target: { url: string; secrets: readonly string[] },
     order: { orderId: string; body: unknown },
   ): Promise<StoreSubmission>;
 }
@@ -47,6 +50,10 @@ export function createStoreSubmitter(options: StoreSubmitterOptions): StoreSubmi
     async submit(target, order) {
       const payload = JSON.stringify(order.body);
       const sentAt = new Date();
+      // Standard Webhooks: several signatures, space-separated; a receiver accepts any one.
+      const signature = target.secrets
+        .map((secret) => new Webhook(secret).sign(order.orderId, sentAt, payload))
+        .join(' ');
       const result = await safeRequest(target.url, {
         method: 'POST',
         headers: {
@@ -56,7 +63,7 @@ export function createStoreSubmitter(options: StoreSubmitterOptions): StoreSubmi
           // The order id, so a retried submission of one order carries one id the store can dedupe.
           'webhook-id': order.orderId,
           'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-          'webhook-signature': new Webhook(target.secret).sign(order.orderId, sentAt, payload),
+          'webhook-signature': signature,
         },
         body: Buffer.from(payload),
         allowHttp: options.allowHttp,

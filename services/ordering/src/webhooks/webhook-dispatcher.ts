@@ -1,4 +1,4 @@
-import { resumeOrigin, type Logger } from '@pcp/service-kit';
+import { open, resumeOrigin, type Keyring, type Logger } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
@@ -18,6 +18,8 @@ import type { SendOutcome, WebhookMessage, WebhookSend } from './webhook-sender.
 export interface WebhookDispatcherOptions {
   readonly db: Kysely<OrderingDatabase>;
   readonly send: WebhookSend;
+  /** Opens the sealed signing secrets. */
+  readonly keyring: Keyring;
   readonly logger: Logger;
   readonly registry: Registry;
   /** Names this replica in the leases it holds. */
@@ -119,13 +121,13 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
 
   /** One try of a leased delivery, through the partner's breaker. */
   async function attempt(delivery: ClaimedDelivery): Promise<SendOutcome | 'postponed'> {
-    const secrets = [delivery.secret];
+    const secrets = [open(options.keyring, delivery.secret)];
     if (
       delivery.previous_secret &&
       delivery.previous_secret_expires_at &&
       delivery.previous_secret_expires_at.getTime() > Date.now()
     ) {
-      secrets.push(delivery.previous_secret);
+      secrets.push(open(options.keyring, delivery.previous_secret));
     }
     const breaker = breakerFor(delivery.partner_id);
     if (breaker.opened) return 'postponed';

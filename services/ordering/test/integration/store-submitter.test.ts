@@ -39,7 +39,7 @@ function submitter(overrides: Partial<StoreSubmitterOptions> = {}) {
 }
 
 function submit(path: string, overrides: Partial<StoreSubmitterOptions> = {}) {
-  return submitter(overrides).submit({ url: `${base}${path}`, secret }, order);
+  return submitter(overrides).submit({ url: `${base}${path}`, secrets: [secret] }, order);
 }
 
 beforeAll(async () => {
@@ -221,7 +221,10 @@ describe('store submitter', () => {
       outcome: 'unavailable',
       reason: expect.stringMatching(/^address_not_allowed/),
     });
-    const literal = await submitter().submit({ url: 'http://10.0.0.1/orders', secret }, order);
+    const literal = await submitter().submit(
+      { url: 'http://10.0.0.1/orders', secrets: [secret] },
+      order,
+    );
     expect(literal).toMatchObject({ outcome: 'unavailable' });
     expect(received).toHaveLength(0);
   });
@@ -238,10 +241,15 @@ describe('store submitter', () => {
       'not a url',
       `https://${base.slice(7)}/`,
     ]) {
-      expect(await store.submit({ url, secret }, order)).toMatchObject({ outcome: 'unavailable' });
+      expect(await store.submit({ url, secrets: [secret] }, order)).toMatchObject({
+        outcome: 'unavailable',
+      });
     }
     expect(
-      await submitter({ allowHttp: false }).submit({ url: `${base}/orders`, secret }, order),
+      await submitter({ allowHttp: false }).submit(
+        { url: `${base}/orders`, secrets: [secret] },
+        order,
+      ),
     ).toMatchObject({
       outcome: 'unavailable',
       reason: expect.stringMatching(/^scheme_not_allowed/),

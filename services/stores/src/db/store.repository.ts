@@ -1,3 +1,4 @@
+import { rewrap, type Keyring } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import type { NewStoreRow, StoreRow, StoresDatabase, StoreUpdate } from './store.table.js';
 
@@ -7,12 +8,13 @@ type Db = Kysely<StoresDatabase>;
  * Insert the store, or replace its profile when the same partner owns it. Returns
  * undefined when another partner owns that id (the caller answers 404, leaking nothing).
  * A stored order submission secret wins over the row's fresh one: the owner's verification
- * keeps working across upserts, concurrent ones included.
+ * keeps working across upserts, concurrent ones included. `secretCreated` says the row's
+ * fresh secret was stored (so this answer is the one that shows it).
  */
 export async function upsertStore(
   db: Db,
   row: NewStoreRow,
-): Promise<{ store: StoreRow; created: boolean } | undefined> {
+): Promise<{ store: StoreRow; created: boolean; secretCreated: boolean } | undefined> {
   const {
     store_id: _id,
     partner_id: _partner,
@@ -42,7 +44,80 @@ export async function upsertStore(
     .executeTakeFirst();
   if (!result) return undefined;
   const { created, ...store } = result;
-  return { store, created };
+  const fresh = row.order_submission_secret ?? null;
+  return {
+    store,
+    created,
+    secretCreated: fresh !== null && store.order_submission_secret === fresh,
+  };
+}
+
+/**
+ * Replace the store's order submission secret with `sealedSecret`; the current one (if any)
+ * keeps signing until `overlapEndsAt`. Undefined when the partner has no such store.
+ */
+export function rotateSubmissionSecret(
+  db: Db,
+  partnerId: string,
+  storeId: string,
+  sealedSecret: string,
+  overlapEndsAt: Date,
+) {
+  return db
+    .updateTable('stores')
+    .set({
+      order_submission_previous_secret: sql<string | null>`order_submission_secret`,
+      order_submission_previous_secret_expires_at: sql<Date | null>`case
+        when order_submission_secret is null then null else ${overlapEndsAt}::timestamptz end`,
+      order_submission_secret: sealedSecret,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('store_id', '=', storeId)
+    .where('partner_id', '=', partnerId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Re-wrap every stored secret's data key with the keyring's current key, so older keys can
+ * leave the keyring. Throws (changing nothing) when a secret's key is not in the keyring.
+ */
+export async function rewrapSubmissionSecrets(
+  db: Db,
+  keyring: Keyring,
+): Promise<{ examined: number; rewrapped: number }> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('stores')
+      .select(['store_id', 'order_submission_secret', 'order_submission_previous_secret'])
+      .where((eb) =>
+        eb.or([
+          eb('order_submission_secret', 'is not', null),
+          eb('order_submission_previous_secret', 'is not', null),
+        ]),
+      )
+      .forUpdate()
+      .execute();
+    const wrap = (value: string | null) => (value === null ? null : rewrap(keyring, value));
+    let rewrapped = 0;
+    for (const row of rows) {
+      const secret = wrap(row.order_submission_secret);
+      const previous = wrap(row.order_submission_previous_secret);
+      if (
+        secret === row.order_submission_secret &&
+        previous === row.order_submission_previous_secret
+      ) {
+        continue;
+      }
+      await trx
+        .updateTable('stores')
+        .set({ order_submission_secret: secret, order_submission_previous_secret: previous })
+        .where('store_id', '=', row.store_id)
+        .execute();
+      rewrapped += 1;
+    }
+    return { examined: rows.length, rewrapped };
+  });
 }
 
 export function findPartnerStore(db: Db, partnerId: string, storeId: string) {

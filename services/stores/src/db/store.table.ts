@@ -28,11 +28,15 @@ export interface StoreTable {
   minimum_order_minor: number;
   order_submission_url: string | null;
   /**
-   * Signs order submissions (Standard Webhooks). Set with the first orderSubmissionUrl and
-   * never replaced; kept when the URL is removed, so re-adding one keeps the owner's
-   * verification working. Never null while there is a URL (a check enforces it).
+   * Signs order submissions (Standard Webhooks), sealed (service-kit secret-box). Set with the
+   * first orderSubmissionUrl and replaced only by a rotation; kept when the URL is removed, so
+   * re-adding one keeps the owner's verification working. Never null while there is a URL (a
+   * check enforces it).
    */
   order_submission_secret: string | null;
+  /** The secret before the last rotation (sealed): it signs too until its expiry. */
+  order_submission_previous_secret: ColumnType<string | null, never, string | null>;
+  order_submission_previous_secret_expires_at: ColumnType<Date | null, never, Date | null>;
   status: 'online' | 'paused';
   pause_reason: string | null;
   paused_at: Date | null;

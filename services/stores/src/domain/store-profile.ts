@@ -4,6 +4,7 @@ import {
   toMinorUnits,
   toScaledInteger,
   type CommerceStore,
+  type CommerceStoreWithSecret,
   type Coordinates,
   type MarketfrontStore,
   type OrderContext,
@@ -30,14 +31,15 @@ export function newOrderSubmissionSecret(): string {
 
 /**
  * A validated profile → the row columns it sets (money in minor units). New stores start
- * online. With an orderSubmissionUrl the row carries a fresh signing secret, used only
- * when the store has none yet (see upsertStore).
+ * online. With an orderSubmissionUrl the row carries `sealedSecret`, a fresh signing secret
+ * used only when the store has none yet (see upsertStore).
  */
 export function profileToRow(
   partnerId: string,
   storeId: string,
   profile: StoreProfileInput,
   location: Coordinates,
+  sealedSecret: string,
 ): NewStoreRow {
   const currency = profile.currency ?? DEFAULT_CURRENCY;
   const delivery = profile.delivery ?? null;
@@ -68,7 +70,7 @@ export function profileToRow(
     tax_rate_ppm: taxRatePpm,
     minimum_order_minor: minor(profile.minimumOrder ?? 0, currency),
     order_submission_url: profile.orderSubmissionUrl ?? null,
-    order_submission_secret: profile.orderSubmissionUrl ? newOrderSubmissionSecret() : null,
+    order_submission_secret: profile.orderSubmissionUrl ? sealedSecret : null,
     status: 'online',
   };
 }
@@ -135,26 +137,51 @@ export function toMarketfrontStore(row: StoreRow, now: Date): MarketfrontStore {
   };
 }
 
-/** A store as its owner sees it. */
+/** The end of a rotation's overlap while it lasts, else null. */
+function previousSecretExpiry(row: StoreRow, now: Date): Date | null {
+  const expiresAt = row.order_submission_previous_secret_expires_at;
+  return row.order_submission_previous_secret !== null &&
+    expiresAt !== null &&
+    expiresAt.getTime() > now.getTime()
+    ? expiresAt
+    : null;
+}
+
+/** A store as its owner sees it: never its secret (shown only when created or rotated). */
 export function toCommerceStore(row: StoreRow, now: Date): CommerceStore {
   return {
     ...toMarketfrontStore(row, now),
     orderSubmissionUrl: row.order_submission_url,
-    // A secret kept after its URL was removed signs nothing, so it is not shown.
-    orderSubmissionSecret: row.order_submission_url === null ? null : row.order_submission_secret,
+    orderSubmissionPreviousSecretExpiresAt: previousSecretExpiry(row, now)?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
 }
 
-/** Where and how ordering submits the store's placed orders; null without a URL. */
+/** The store with `secret`: the plaintext just created or rotated, else null. */
+export function toCommerceStoreWithSecret(
+  row: StoreRow,
+  now: Date,
+  secret: string | null,
+): CommerceStoreWithSecret {
+  return { ...toCommerceStore(row, now), orderSubmissionSecret: secret };
+}
+
+/**
+ * The sealed secrets that sign the store's submissions at `now`, the current first; empty
+ * when it has none.
+ */
+export function signingSecrets(row: StoreRow, now: Date): string[] {
+  if (row.order_submission_secret === null) return [];
+  const previous = previousSecretExpiry(row, now) ? row.order_submission_previous_secret : null;
+  return previous === null
+    ? [row.order_submission_secret]
+    : [row.order_submission_secret, previous];
+}
+
+/** Where ordering submits the store's placed orders; null without a URL. */
 function orderSubmission(row: StoreRow): OrderContext['submission'] {
-  if (row.order_submission_url === null) return null;
-  // The stores_order_submission_secret check rules this out.
-  if (row.order_submission_secret === null) {
-    throw new Error(`store ${row.store_id} has an order submission URL but no secret`);
-  }
-  return { url: row.order_submission_url, secret: row.order_submission_secret };
+  return row.order_submission_url === null ? null : { url: row.order_submission_url };
 }
 
 /**

@@ -1,24 +1,48 @@
 import { subjects } from '@pcp/contracts';
-import { AppError, handle, requirePartner, type HandlerBinding } from '@pcp/service-kit';
+import {
+  AppError,
+  handle,
+  open,
+  requirePartner,
+  seal,
+  type HandlerBinding,
+  type Keyring,
+} from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import {
   findPartnerStore,
   findStore,
   listPartnerStores,
+  rotateSubmissionSecret,
   upsertStore,
 } from '../db/store.repository.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { locate, type Geocoder } from '../geocoding/geocoder.js';
-import { profileToRow, toCommerceStore, toMarketfrontStore } from '../domain/store-profile.js';
+import {
+  newOrderSubmissionSecret,
+  profileToRow,
+  signingSecrets,
+  toCommerceStore,
+  toCommerceStoreWithSecret,
+  toMarketfrontStore,
+} from '../domain/store-profile.js';
 
 const DEFAULT_PAGE_SIZE = 50;
 
 export const storeNotFound = () => new AppError('STORE_NOT_FOUND', 'No store with that id exists');
 
+export interface StoreSecretSettings {
+  /** Seals the order submission secrets stored (README, Secrets at rest). */
+  readonly keyring: Keyring;
+  /** How long the previous secret keeps signing after a rotation. */
+  readonly overlapMs: number;
+}
+
 export function storeHandlers(
   db: Kysely<StoresDatabase>,
   geocoder: Geocoder,
   clock: () => Date,
+  secrets: StoreSecretSettings,
 ): HandlerBinding[] {
   return [
     handle(subjects.stores.upsert, async ({ storeId, profile }, ctx) => {
@@ -28,10 +52,43 @@ export function storeHandlers(
         latitude !== undefined && longitude !== undefined
           ? { latitude, longitude }
           : locate(profile.address, geocoder, '/address');
-      const result = await upsertStore(db, profileToRow(partnerId, storeId, profile, location));
+      const secret = newOrderSubmissionSecret();
+      const sealed = seal(secrets.keyring, secret);
+      const result = await upsertStore(
+        db,
+        profileToRow(partnerId, storeId, profile, location, sealed),
+      );
       // Another partner's id: answer as if it did not exist.
       if (!result) throw storeNotFound();
-      return { store: toCommerceStore(result.store, clock()), created: result.created };
+      // The secret is shown by the answer that stored it, and never again.
+      const shown = result.secretCreated ? secret : null;
+      return {
+        store: toCommerceStoreWithSecret(result.store, clock(), shown),
+        created: result.created,
+      };
+    }),
+
+    handle(subjects.stores.rotateSubmissionSecret, async ({ storeId }, ctx) => {
+      const partnerId = requirePartner(ctx, 'commerce');
+      const secret = newOrderSubmissionSecret();
+      const now = clock();
+      const row = await rotateSubmissionSecret(
+        db,
+        partnerId,
+        storeId,
+        seal(secrets.keyring, secret),
+        new Date(now.getTime() + secrets.overlapMs),
+      );
+      if (!row) throw storeNotFound();
+      return toCommerceStoreWithSecret(row, now, secret);
+    }),
+
+    // Internal: only ordering's NATS user may publish here (nats-permissions.ts).
+    handle(subjects.stores.submissionSecrets, async ({ storeId }) => {
+      const row = await findStore(db, storeId);
+      const sealed = row ? signingSecrets(row, clock()) : [];
+      if (sealed.length === 0) throw storeNotFound();
+      return { secrets: sealed.map((value) => open(secrets.keyring, value)) };
     }),
 
     handle(subjects.stores.get, async ({ storeId }, ctx) => {

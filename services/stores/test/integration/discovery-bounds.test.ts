@@ -129,7 +129,10 @@ beforeAll(async () => {
     subjectPrefix: env.prefix,
     requestTimeoutMs: 20_000,
     db,
-    config: { STORES_DISCOVERY_SCAN_CAP: SCAN_CAP },
+    config: {
+      STORES_DISCOVERY_SCAN_CAP: SCAN_CAP,
+      STORES_SUBMISSION_SECRET_OVERLAP_MS: 86_400_000,
+    },
   });
   await service.start();
   client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 20_000, logger: env.logger });

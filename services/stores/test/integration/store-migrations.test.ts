@@ -2,7 +2,9 @@ import { subjects } from '@pcp/contracts';
 import {
   createBusClient,
   createDatabase,
+  keyringFromEnv,
   migrateToLatest,
+  open,
   type BusClient,
   type ServiceInstance,
 } from '@pcp/service-kit';
@@ -29,6 +31,8 @@ let client: BusClient;
 const BEFORE_HARDENING = '2026-11-22T0400-store-delivery-radius-index';
 /** The last migration before order submission secrets. */
 const BEFORE_SECRETS = '2026-11-25T0100-store-catalog-version';
+/** The last migration that stored them in plaintext. */
+const BEFORE_SEALING = '2026-11-30T0100-store-location-covering-index';
 
 async function migrateTo(name: string) {
   const migrator = new Migrator({
@@ -153,21 +157,42 @@ describe('the order submission secret migration', () => {
     const first = await saved('https://partner.example/orders');
     const second = await saved('https://partner.example/orders');
     const none = await saved();
+    const stored = async () =>
+      new Map(
+        (
+          await db
+            .selectFrom('stores')
+            .select(['store_id', 'order_submission_secret'])
+            .where('store_id', 'in', [first, second, none])
+            .execute()
+        ).map((row) => [row.store_id, row.order_submission_secret]),
+      );
 
+    await migrateTo(BEFORE_SEALING);
+    const plaintext = await stored();
+    expect(plaintext.get(first)).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(plaintext.get(second)).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(plaintext.get(first)).not.toBe(plaintext.get(second));
+    expect(plaintext.get(none)).toBeNull();
+
+    // The next migration seals them (the dev key here: SECRETS_KEYS is unset in tests).
     await migrateToLatest(db, STORES_SCHEMA, storesMigrations);
-
-    const secrets = new Map(
-      (
-        await db
-          .selectFrom('stores')
-          .select(['store_id', 'order_submission_secret'])
-          .where('store_id', 'in', [first, second, none])
-          .execute()
-      ).map((row) => [row.store_id, row.order_submission_secret]),
-    );
-    expect(secrets.get(first)).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
-    expect(secrets.get(second)).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
-    expect(secrets.get(first)).not.toBe(secrets.get(second));
-    expect(secrets.get(none)).toBeNull();
+    const sealed = await stored();
+    const keyring = keyringFromEnv({});
+    for (const storeId of [first, second]) {
+      const value = sealed.get(storeId)!;
+      expect(value).toMatch(/^sb1\.dev\./);
+      expect(value).not.toContain(plaintext.get(storeId)!.slice('whsec_'.length));
+      expect(open(keyring, value)).toBe(plaintext.get(storeId));
+    }
+    expect(sealed.get(none)).toBeNull();
+    // Ordering gets the secret it had before.
+    expect(
+      await client.request(
+        subjects.stores.submissionSecrets,
+        { storeId: first },
+        { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'distribution' },
+      ),
+    ).toEqual({ secrets: [plaintext.get(first)] });
   });
 });

@@ -6,18 +6,26 @@ import {
   deadLetterStream,
   deadLetterSubject,
   eventIdOf,
+  keyringFromEnv,
+  open,
+  parseKeyring,
   type BusClient,
   type RequestContext,
   type ServiceInstance,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestEnvironment,
   type TestEnvironment,
 } from '../../../../test-support/environment.js';
-import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '../../src/app.js';
+import {
+  createStoresService,
+  rewrapSubmissionSecrets,
+  STORES_SCHEMA,
+  type StoresDatabase,
+} from '../../src/app.js';
 import { expectAppError, storeProfile } from '../../../../test-support/fixtures.js';
 
 let env: TestEnvironment;
@@ -227,12 +235,11 @@ describe('stores.v1.get / lookup / list', () => {
     );
     const own = await client.request(subjects.stores.get, { storeId }, commerce(partnerId));
     expect(own.orderSubmissionUrl).toBe('https://partner.example/orders');
-    expect(own.orderSubmissionSecret).toMatch(SIGNING_SECRET);
+    expect(own).not.toHaveProperty('orderSubmissionSecret');
     const market = await client.request(subjects.stores.lookup, { storeId }, distribution());
     expect(market).toMatchObject({ storeId, name: 'Chicago Burgers', status: 'online' });
     expect(market).not.toHaveProperty('orderSubmissionUrl');
     expect(market).not.toHaveProperty('orderSubmissionSecret');
-    expect(JSON.stringify(market)).not.toContain(own.orderSubmissionSecret);
     await expectAppError(
       client.request(subjects.stores.lookup, { storeId }, commerce(partnerId)),
       'FORBIDDEN',
@@ -297,16 +304,18 @@ describe('order submission secret', () => {
       { storeId, profile: storeProfile(overrides) },
       commerce(partnerId),
     );
-  const secretOf = async (storeId: string) =>
-    (
-      await db
-        .selectFrom('stores')
-        .select('order_submission_secret')
-        .where('store_id', '=', storeId)
-        .executeTakeFirstOrThrow()
-    ).order_submission_secret;
+  const rotate = (partnerId: string, storeId: string) =>
+    client.request(subjects.stores.rotateSubmissionSecret, { storeId }, commerce(partnerId));
+  const signingSecrets = async (storeId: string) =>
+    (await client.request(subjects.stores.submissionSecrets, { storeId }, distribution())).secrets;
+  const storedSecrets = (storeId: string) =>
+    db
+      .selectFrom('stores')
+      .select(['order_submission_secret', 'order_submission_previous_secret'])
+      .where('store_id', '=', storeId)
+      .executeTakeFirstOrThrow();
 
-  it('is made with the first orderSubmissionUrl and kept through every later upsert', async () => {
+  it('is shown by the upsert that creates it and never again: not by get, list or later upserts', async () => {
     const partnerId = randomUUID();
     const storeId = randomUUID();
     const withoutUrl = await upsert(partnerId, storeId, { orderSubmissionUrl: null });
@@ -314,59 +323,107 @@ describe('order submission secret', () => {
       orderSubmissionUrl: null,
       orderSubmissionSecret: null,
     });
-    expect(await secretOf(storeId)).toBeNull();
+    expect((await storedSecrets(storeId)).order_submission_secret).toBeNull();
 
     const withUrl = await upsert(partnerId, storeId);
     const secret = withUrl.store.orderSubmissionSecret;
     expect(secret).toMatch(SIGNING_SECRET);
-    expect(await secretOf(storeId)).toBe(secret);
+    expect(await signingSecrets(storeId)).toEqual([secret]);
 
-    // Other changes, a new URL, and the owner's reads all keep it.
     const renamed = await upsert(partnerId, storeId, { name: 'Loop Burgers' });
-    expect(renamed.store.orderSubmissionSecret).toBe(secret);
-    const moved = await upsert(partnerId, storeId, {
-      orderSubmissionUrl: 'https://partner.example/v2/orders',
-    });
-    expect(moved.store).toMatchObject({
-      orderSubmissionUrl: 'https://partner.example/v2/orders',
-      orderSubmissionSecret: secret,
-    });
+    expect(renamed.store.orderSubmissionSecret).toBeNull();
     const read = await client.request(subjects.stores.get, { storeId }, commerce(partnerId));
-    expect(read.orderSubmissionSecret).toBe(secret);
+    expect(read).not.toHaveProperty('orderSubmissionSecret');
     const list = await client.request(subjects.stores.list, {}, commerce(partnerId));
-    expect(list.stores[0]?.orderSubmissionSecret).toBe(secret);
+    expect(list.stores[0]).not.toHaveProperty('orderSubmissionSecret');
+    for (const reply of [read, list]) expect(JSON.stringify(reply)).not.toContain(secret!.slice(6));
 
-    // Without a URL it is not shown but kept, so re-adding a URL keeps verification working.
-    const removed = await upsert(partnerId, storeId, { orderSubmissionUrl: undefined });
-    expect(removed.store).toMatchObject({
-      orderSubmissionUrl: null,
-      orderSubmissionSecret: null,
-    });
-    expect(await secretOf(storeId)).toBe(secret);
+    // Kept without a URL, so re-adding one keeps the owner's verification working.
+    await upsert(partnerId, storeId, { orderSubmissionUrl: undefined });
     const readded = await upsert(partnerId, storeId);
-    expect(readded.store.orderSubmissionSecret).toBe(secret);
+    expect(readded.store.orderSubmissionSecret).toBeNull();
+    expect(await signingSecrets(storeId)).toEqual([secret]);
   });
 
-  it('is one secret when concurrent upserts create the store', async () => {
+  it('is stored sealed: the table holds no plaintext secret', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    const created = await upsert(partnerId, storeId);
+    const rotated = await rotate(partnerId, storeId);
+    const row = await storedSecrets(storeId);
+    const stored = JSON.stringify(
+      await db.selectFrom('stores').selectAll().where('store_id', '=', storeId).execute(),
+    );
+    for (const secret of [created.store.orderSubmissionSecret!, rotated.orderSubmissionSecret!]) {
+      expect(stored).not.toContain(secret);
+      expect(stored).not.toContain(secret.slice('whsec_'.length));
+    }
+    expect(row.order_submission_secret).toMatch(/^sb1\.dev\./);
+    expect(row.order_submission_previous_secret).toMatch(/^sb1\.dev\./);
+  });
+
+  it('is one secret, shown once, when concurrent upserts create the store', async () => {
     const partnerId = randomUUID();
     const storeId = randomUUID();
     const results = await Promise.all(
       Array.from({ length: 5 }, (_, index) => upsert(partnerId, storeId, { name: `B${index}` })),
     );
-    const secrets = new Set(results.map((result) => result.store.orderSubmissionSecret));
-    expect(secrets).toEqual(new Set([await secretOf(storeId)]));
+    const shown = results.map((r) => r.store.orderSubmissionSecret).filter((s) => s !== null);
+    expect(shown).toHaveLength(1);
+    expect(await signingSecrets(storeId)).toEqual(shown);
   });
 
-  it('differs between stores, and is never set or changed by a sent-back value', async () => {
+  it('is never set or changed by a sent-back value', async () => {
     const partnerId = randomUUID();
-    const [first, second] = [randomUUID(), randomUUID()];
-    const one = await upsert(partnerId, first);
-    const other = await upsert(partnerId, second);
-    expect(one.store.orderSubmissionSecret).not.toBe(other.store.orderSubmissionSecret);
-    const sentBack = await upsert(partnerId, first, {
-      orderSubmissionSecret: other.store.orderSubmissionSecret,
-    });
-    expect(sentBack.store.orderSubmissionSecret).toBe(one.store.orderSubmissionSecret);
+    const storeId = randomUUID();
+    const one = await upsert(partnerId, storeId);
+    await upsert(partnerId, storeId, { orderSubmissionSecret: 'whsec_c2VudC1iYWNrLXNlY3JldA==' });
+    expect(await signingSecrets(storeId)).toEqual([one.store.orderSubmissionSecret]);
+  });
+
+  it('rotates: the new one is shown once and both sign for the overlap, then only the new one', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    const first = (await upsert(partnerId, storeId)).store.orderSubmissionSecret;
+    const rotated = await rotate(partnerId, storeId);
+    expect(rotated.orderSubmissionSecret).toMatch(SIGNING_SECRET);
+    expect(rotated.orderSubmissionSecret).not.toBe(first);
+    // The overlap is 24 hours (STORES_SUBMISSION_SECRET_OVERLAP_MS) on the service's clock.
+    const expiresAt = new Date(rotated.orderSubmissionPreviousSecretExpiresAt!);
+    expect(expiresAt.getTime() - clockNow.getTime()).toBe(86_400_000);
+    expect(await signingSecrets(storeId)).toEqual([rotated.orderSubmissionSecret, first]);
+    const read = await client.request(subjects.stores.get, { storeId }, commerce(partnerId));
+    expect(read.orderSubmissionPreviousSecretExpiresAt).toBe(expiresAt.toISOString());
+
+    const saved = clockNow;
+    clockNow = new Date(expiresAt.getTime() + 1);
+    try {
+      expect(await signingSecrets(storeId)).toEqual([rotated.orderSubmissionSecret]);
+      const after = await client.request(subjects.stores.get, { storeId }, commerce(partnerId));
+      expect(after.orderSubmissionPreviousSecretExpiresAt).toBeNull();
+    } finally {
+      clockNow = saved;
+    }
+  });
+
+  it('rotates only the caller’s own store', async () => {
+    const storeId = randomUUID();
+    await upsert(randomUUID(), storeId);
+    await expectAppError(rotate(randomUUID(), storeId), 'STORE_NOT_FOUND');
+    await expectAppError(rotate(randomUUID(), randomUUID()), 'STORE_NOT_FOUND');
+    await expectAppError(
+      client.request(subjects.stores.rotateSubmissionSecret, { storeId }, distribution()),
+      'FORBIDDEN',
+    );
+  });
+
+  it('answers STORE_NOT_FOUND for the signing secrets of a store without any', async () => {
+    const storeId = randomUUID();
+    await upsert(randomUUID(), storeId, { orderSubmissionUrl: null });
+    await expectAppError(
+      client.request(subjects.stores.submissionSecrets, { storeId }, distribution()),
+      'STORE_NOT_FOUND',
+    );
   });
 
   it('cannot be missing while the store has a URL (a database check)', async () => {
@@ -382,8 +439,44 @@ describe('order submission secret', () => {
   });
 });
 
+describe('rewrapSubmissionSecrets', () => {
+  it('moves every secret to the first key so the old key can go, and fails loudly on an unknown key', async () => {
+    const partnerId = randomUUID();
+    const storeId = randomUUID();
+    const first = (
+      await client.request(
+        subjects.stores.upsert,
+        { storeId, profile: storeProfile() },
+        commerce(partnerId),
+      )
+    ).store.orderSubmissionSecret;
+    const next = `next:${randomBytes(32).toString('base64')}`;
+    const dev = keyringFromEnv({});
+    const devEntry = `dev:${dev.keys.get('dev')!.toString('base64')}`;
+    const result = await rewrapSubmissionSecrets(db, parseKeyring(`${next},${devEntry}`));
+    expect(result.rewrapped).toBeGreaterThanOrEqual(1);
+    const row = await db
+      .selectFrom('stores')
+      .select('order_submission_secret')
+      .where('store_id', '=', storeId)
+      .executeTakeFirstOrThrow();
+    expect(row.order_submission_secret).toMatch(/^sb1\.next\./);
+    // The new key alone opens it now; the dev key alone cannot.
+    expect(open(parseKeyring(next), row.order_submission_secret!)).toBe(first);
+    expect(() => open(dev, row.order_submission_secret!)).toThrow(/"next".*SECRETS_KEYS lacks/);
+    await expect(rewrapSubmissionSecrets(db, dev)).rejects.toThrow(/"next"/);
+    // Back under the dev key, for the other tests of this file.
+    await rewrapSubmissionSecrets(db, parseKeyring(`${devEntry},${next}`));
+    expect(
+      await client.request(subjects.stores.submissionSecrets, { storeId }, distribution()),
+    ).toEqual({
+      secrets: [first],
+    });
+  });
+});
+
 describe('stores.v1.order-context', () => {
-  it('gives ordering the store’s owner and where and how to submit its orders', async () => {
+  it('gives ordering the store’s owner and where to submit its orders, never a secret', async () => {
     const partnerId = randomUUID();
     const storeId = randomUUID();
     const { store } = await client.request(
@@ -396,12 +489,9 @@ describe('stores.v1.order-context', () => {
       store: { storeId, name: 'Chicago Burgers' },
       availability: { storeId },
       ownerPartnerId: partnerId,
-      submission: {
-        url: 'https://partner.example/orders',
-        secret: store.orderSubmissionSecret,
-      },
+      submission: { url: 'https://partner.example/orders' },
     });
-    expect(context.store).not.toHaveProperty('orderSubmissionSecret');
+    expect(JSON.stringify(context)).not.toContain(store.orderSubmissionSecret!.slice(6));
   });
 
   it('has no submission while the store has no orderSubmissionUrl', async () => {

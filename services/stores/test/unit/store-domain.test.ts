@@ -7,6 +7,7 @@ import {
   effectiveStatus,
   newOrderSubmissionSecret,
   profileToRow,
+  signingSecrets,
   toCommerceStore,
   toMarketfrontStore,
   toOrderContext,
@@ -27,6 +28,8 @@ const createdAt = new Date('2026-11-20T08:00:00.000Z');
 const updatedAt = new Date('2026-11-21T09:30:00.000Z');
 /** `whsec_` and the base64 of 24 bytes (32 characters, no padding). */
 const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
+/** What the handler passes: the fresh secret, sealed (the domain never sees plaintext). */
+const SEALED = 'sb1.dev.wrapped.ciphertext';
 
 /** The row Postgres would hand back for an inserted NewStoreRow. */
 function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
@@ -42,6 +45,8 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
     pickup_eta_minutes: row.pickup_eta_minutes ?? null,
     order_submission_url: row.order_submission_url ?? null,
     order_submission_secret: row.order_submission_secret ?? null,
+    order_submission_previous_secret: null,
+    order_submission_previous_secret_expires_at: null,
     pause_reason: row.pause_reason ?? null,
     paused_at: row.paused_at ?? null,
     resume_at: row.resume_at ?? null,
@@ -55,7 +60,7 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
 }
 
 const storedRow = (extra: Partial<StoreRow> = {}) =>
-  asStored(profileToRow(partnerId, storeId, profile(), location), extra);
+  asStored(profileToRow(partnerId, storeId, profile(), location, SEALED), extra);
 
 describe('effectiveStatus', () => {
   it('reads an online store as online with no pause fields', () => {
@@ -169,7 +174,7 @@ describe('statusChangeColumns', () => {
 
 describe('profileToRow', () => {
   it('stores USD money in cents and the tax rate in parts per million', () => {
-    const row = profileToRow(partnerId, storeId, profile({ minimumOrder: 12.5 }), location);
+    const row = profileToRow(partnerId, storeId, profile({ minimumOrder: 12.5 }), location, SEALED);
     expect(row).toMatchObject({
       store_id: storeId,
       partner_id: partnerId,
@@ -186,18 +191,24 @@ describe('profileToRow', () => {
       address2: null,
       postal_code: '60606',
       order_submission_url: 'https://partner.example/orders',
-      order_submission_secret: expect.stringMatching(SIGNING_SECRET),
+      order_submission_secret: SEALED,
     });
     expect(JSON.parse(row.availability)).toEqual(profile().availability);
   });
 
-  it('carries a fresh signing secret only with an orderSubmissionUrl', () => {
-    const first = profileToRow(partnerId, storeId, profile(), location);
-    const second = profileToRow(partnerId, storeId, profile(), location);
+  it('carries the fresh sealed secret only with an orderSubmissionUrl', () => {
     // A candidate each time: the repository keeps the one stored first.
-    expect(first.order_submission_secret).not.toBe(second.order_submission_secret);
+    expect(profileToRow(partnerId, storeId, profile(), location, SEALED)).toMatchObject({
+      order_submission_secret: SEALED,
+    });
     for (const orderSubmissionUrl of [null, undefined]) {
-      const row = profileToRow(partnerId, storeId, profile({ orderSubmissionUrl }), location);
+      const row = profileToRow(
+        partnerId,
+        storeId,
+        profile({ orderSubmissionUrl }),
+        location,
+        SEALED,
+      );
       expect(row.order_submission_secret).toBeNull();
     }
   });
@@ -211,6 +222,7 @@ describe('profileToRow', () => {
         delivery: { radiusMeters: 1, fee: 300, minimumOrder: 1500, etaMinutes: 30 },
       }),
       location,
+      SEALED,
     );
     expect(yen).toMatchObject({
       currency: 'JPY',
@@ -222,6 +234,7 @@ describe('profileToRow', () => {
       storeId,
       profile({ currency: 'KWD', minimumOrder: 1.125 }),
       location,
+      SEALED,
     );
     expect(dinar).toMatchObject({
       currency: 'KWD',
@@ -243,6 +256,7 @@ describe('profileToRow', () => {
         orderSubmissionUrl: undefined,
       }),
       location,
+      SEALED,
     );
     expect(row).toMatchObject({
       currency: 'USD',
@@ -259,10 +273,10 @@ describe('profileToRow', () => {
 
   it('refuses (throws on) an amount the schema would have refused', () => {
     expect(() =>
-      profileToRow(partnerId, storeId, { ...profile(), minimumOrder: 1.005 }, location),
+      profileToRow(partnerId, storeId, { ...profile(), minimumOrder: 1.005 }, location, SEALED),
     ).toThrow(/precision/);
     expect(() =>
-      profileToRow(partnerId, storeId, { ...profile(), taxRate: 0.1234567 }, location),
+      profileToRow(partnerId, storeId, { ...profile(), taxRate: 0.1234567 }, location, SEALED),
     ).toThrow(/precision/);
   });
 });
@@ -282,7 +296,7 @@ describe('store views', () => {
         delivery: { radiusMeters: 1, fee: 0.25, minimumOrder: 3.5, etaMinutes: 30 },
       }),
     ]) {
-      const row = asStored(profileToRow(partnerId, storeId, input, location));
+      const row = asStored(profileToRow(partnerId, storeId, input, location, SEALED));
       const store = toCommerceStore(row, now);
       expect(store).toMatchObject({
         storeId,
@@ -311,27 +325,34 @@ describe('store views', () => {
     expect(market).not.toHaveProperty('updatedAt');
     expect(market).not.toHaveProperty('partnerId');
     expect(market).toMatchObject({ storeId, name: 'Chicago Burgers', delivery: { fee: 2.99 } });
+    const commerce = toCommerceStore(row, now);
+    // The owner's view never holds the secret: it is shown once, when created or rotated.
+    expect(commerce).not.toHaveProperty('orderSubmissionSecret');
     const {
       orderSubmissionUrl,
-      orderSubmissionSecret,
+      orderSubmissionPreviousSecretExpiresAt,
       createdAt: _c,
       updatedAt: _u,
       ...shared
-    } = toCommerceStore(row, now);
+    } = commerce;
     expect(orderSubmissionUrl).toBe('https://partner.example/orders');
-    expect(orderSubmissionSecret).toBe(row.order_submission_secret);
-    expect(orderSubmissionSecret).toMatch(SIGNING_SECRET);
+    expect(orderSubmissionPreviousSecretExpiresAt).toBeNull();
     expect(shared).toEqual(market);
   });
 
-  it('show the owner no signing secret while the store has no orderSubmissionUrl', () => {
-    // The row keeps its secret after the URL is removed; it signs nothing until one is back.
-    const row = storedRow({ order_submission_url: null });
-    expect(row.order_submission_secret).toMatch(SIGNING_SECRET);
-    expect(toCommerceStore(row, now)).toMatchObject({
-      orderSubmissionUrl: null,
-      orderSubmissionSecret: null,
+  it('show the end of a rotation overlap while it lasts, and sign with both secrets till then', () => {
+    const expiresAt = new Date(now.getTime() + 60_000);
+    const row = storedRow({
+      order_submission_previous_secret: 'sb1.dev.previous.ciphertext',
+      order_submission_previous_secret_expires_at: expiresAt,
     });
+    expect(toCommerceStore(row, now).orderSubmissionPreviousSecretExpiresAt).toBe(
+      expiresAt.toISOString(),
+    );
+    expect(signingSecrets(row, now)).toEqual([SEALED, 'sb1.dev.previous.ciphertext']);
+    const later = new Date(expiresAt.getTime() + 1);
+    expect(toCommerceStore(row, later).orderSubmissionPreviousSecretExpiresAt).toBeNull();
+    expect(signingSecrets(row, later)).toEqual([SEALED]);
   });
 
   it('show the effective status', () => {
@@ -367,7 +388,7 @@ describe('store views', () => {
             delivery: { radiusMeters: 100, fee, minimumOrder, etaMinutes: 10 },
             minimumOrder,
           });
-          const row = profileToRow(partnerId, storeId, input, location);
+          const row = profileToRow(partnerId, storeId, input, location, SEALED);
           expect(row.delivery_fee_minor).toBe(feeCents);
           const market = toMarketfrontStore(asStored(row), now);
           expect(market.delivery?.fee).toBe(fee);
@@ -400,23 +421,14 @@ describe('toOrderContext', () => {
       store: toMarketfrontStore(row, now),
       availability: expect.objectContaining({ storeId, at: at.toISOString(), open: true }),
       ownerPartnerId: partnerId,
-      submission: {
-        url: 'https://partner.example/orders',
-        secret: expect.stringMatching(SIGNING_SECRET),
-      },
+      // Never a secret: ordering's submitter asks stores.v1.order-submission.secrets.
+      submission: { url: 'https://partner.example/orders' },
     });
-    expect(toOrderContext(row, now, at).submission?.secret).toBe(row.order_submission_secret);
   });
 
   it('has no submission without an orderSubmissionUrl, even with a kept secret', () => {
     expect(
       toOrderContext(storedRow({ order_submission_url: null }), now, at).submission,
     ).toBeNull();
-  });
-
-  it('refuses (throws on) a URL without a secret, which the database rules out', () => {
-    expect(() => toOrderContext(storedRow({ order_submission_secret: null }), now, at)).toThrow(
-      /no secret/,
-    );
   });
 });
