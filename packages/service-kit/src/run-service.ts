@@ -19,6 +19,7 @@ import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { natsReadiness, startOpsServer } from './ops-server.js';
 import { createShutdown } from './shutdown.js';
 import { startTracing } from './tracing.js';
+import { applyJetStreamTopology, DEFAULT_INGEST_LEASE_MS, jetStreamTopology } from './topology.js';
 
 /** What every service factory receives; tests build the same from their own connections. */
 export interface ServiceDeps {
@@ -55,6 +56,11 @@ interface ServiceSpec {
   readonly name: ServiceName;
   readonly version: string;
   readonly defaultOpsPort: number;
+  /**
+   * It runs JetStream consumers: its `migrate` (and its start, with MIGRATE_ON_START) applies
+   * the JetStream topology, as the NATS user it connects as (the migrator, in deployments).
+   */
+  readonly jetStream?: boolean;
 }
 
 interface DatabaseSpec {
@@ -67,6 +73,13 @@ const serviceEnvSchema = baseEnvSchema.extend({
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   /** Local runs migrate at start; Kubernetes runs `main.js migrate` as a Job and sets false. */
   MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),
+  /** The catalog's ingest lease: the ack wait of its consumer, which the topology declares. */
+  CATALOG_INGEST_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(DEFAULT_INGEST_LEASE_MS),
 });
 
 type ServiceEnv = BaseEnv & z.output<typeof serviceEnvSchema>;
@@ -74,7 +87,8 @@ type ServiceEnv = BaseEnv & z.output<typeof serviceEnvSchema>;
 /**
  * Boot a service process: config, logs, tracing, NATS, database and migrations, the
  * service itself, its ops port, and an ordered shutdown on SIGTERM/SIGINT.
- * `main.js migrate` only migrates and exits (the Kubernetes migration Job).
+ * `main.js migrate` only migrates (the schema, and the JetStream topology for a `jetStream`
+ * service) and exits (the Kubernetes migration Job).
  * `main.js admin <command> [--options]` runs one of the spec's `admin` commands with the
  * service's database and NATS connection, prints its result as JSON on the last line of
  * stdout and exits: 0, 1 when the command failed, 2 when it was called wrongly.
@@ -115,18 +129,33 @@ export async function runService(
       ? await openDatabase(spec.database, config, spec.name, migrateOnly)
       : undefined;
     if (db) shutdown.add('database', () => db.destroy(), SHUTDOWN_MARKS.database);
+    const connect = () =>
+      connectNats({
+        url: config.NATS_URL,
+        name: spec.name,
+        logger,
+        credentials: natsCredentials(config),
+      });
+    const topology = () =>
+      jetStreamTopology(config.NATS_SUBJECT_PREFIX, {
+        jetstream: jetStreamSettings(config),
+        ingestLeaseMs: config.CATALOG_INGEST_LEASE_MS,
+      });
     if (migrateOnly) {
+      if (spec.jetStream) {
+        const nc = await connect();
+        shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
+        await applyJetStreamTopology(await nc.jetstreamManager(), topology(), logger);
+      }
       await shutdown.run('migrations done');
       return;
     }
 
-    const nc = await connectNats({
-      url: config.NATS_URL,
-      name: spec.name,
-      logger,
-      credentials: natsCredentials(config),
-    });
+    const nc = await connect();
     shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
+    if (spec.jetStream && config.MIGRATE_ON_START === 'true') {
+      await applyJetStreamTopology(await nc.jetstreamManager(), topology(), logger);
+    }
     const metrics = createMetrics(spec.name, { processMetrics: true });
     const service = spec.create({
       nc,

@@ -13,6 +13,7 @@ await runService<StoresDatabase>({
   name: 'stores',
   version: '0.1.0',
   defaultOpsPort: 9101,
+  jetStream: true,
   database: { schema: STORES_SCHEMA, migrations: storesMigrations },
   create: (deps) => createStoresService({ ...deps, config }),
 });
