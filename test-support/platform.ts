@@ -90,6 +90,11 @@ export async function startPlatform(
      * environment's connection for all).
      */
     connections?: Partial<Record<NatsUser, NatsConnection>>;
+    /**
+     * The connection that applies the JetStream topology, as the migration step does (default:
+     * the environment's); services only check it.
+     */
+    migrator?: NatsConnection;
   } = {},
 ): Promise<TestPlatform> {
   const { gatewayEnv = {}, catalogEnv = {}, paymentsEnv = {}, orderingEnv = {} } = options;
@@ -133,6 +138,7 @@ export async function startPlatform(
   });
   const processor = createProcessorSimulator();
   const processorUrl = await processor.listen();
+  const migrator = options.migrator ?? env.nc;
   // Tests host CatalogSets on local HTTP servers: plain http to loopback is admitted.
   const newCatalogService = (overrides: Record<string, string> = {}) => {
     const config = loadConfig(catalogEnvSchema, {
@@ -149,7 +155,7 @@ export async function startPlatform(
         const topology = jetStreamTopology(env.prefix, {
           ingestLeaseMs: config.CATALOG_INGEST_LEASE_MS,
         });
-        await applyJetStreamTopology(await env.nc.jetstreamManager(), topology);
+        await applyJetStreamTopology(await migrator.jetstreamManager(), topology);
         await service.start();
       },
     };
@@ -171,6 +177,7 @@ export async function startPlatform(
     }),
   };
   let stores = createStoresService({ ...serviceDeps('stores'), db: storesDb });
+  await applyJetStreamTopology(await migrator.jetstreamManager(), jetStreamTopology(env.prefix));
   for (const worker of [...Object.values(workers), stores, catalog]) await worker.start();
 
   const config = loadConfig(gatewayEnvSchema, {
