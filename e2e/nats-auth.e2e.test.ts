@@ -559,7 +559,7 @@ describe.skipIf(!natsServer)('card data on the bus', () => {
     }
   });
 
-  it('still vaults a card end to end, and payments alone hears it', async () => {
+  it('still vaults a card end to end, without a violation', async () => {
     const distribution = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
     const market = createPlatformClient({
       baseUrl: platform.baseUrl,

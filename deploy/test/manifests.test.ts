@@ -219,8 +219,10 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
           }
           expect(container.envFrom, where).toEqual([
             { configMapRef: { name: 'pcp-config' } },
-            // The migration steps need neither NATS nor Redis.
-            ...(doc.kind === 'Deployment' ? [{ secretRef: { name: 'pcp-connections' } }] : []),
+            // The database migration steps need neither NATS nor Redis; the migrator, NATS.
+            ...(doc.kind === 'Deployment' || container.name === 'migrator'
+              ? [{ secretRef: { name: 'pcp-connections' } }]
+              : []),
             ...(doc.kind === 'Deployment' && doc.metadata.name === 'payments'
               ? [{ secretRef: { name: PROCESSOR_SECRET } }]
               : []),
@@ -359,14 +361,24 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
       }
     });
 
-    it("the migration Job runs each service's migrations once, in order, as that service's role", () => {
+    it("the migration Job runs each service's migrations once, in order, as that service's role, then the JetStream topology as the migrator", () => {
       const job = find(docs, 'Job', 'pcp-migrate');
       const pod = podSpecOf(job)!;
       expect(pod.restartPolicy).toBe('Never');
-      const steps = containersOf(job);
+      const [migrator, ...reversed] = containersOf(job).reverse();
+      const steps = reversed.reverse();
       expect(steps.map((c) => c.command)).toEqual(
         SERVICES.map((service) => ['node', `services/${service}/dist/main.js`, 'migrate']),
       );
+      expect(migrator!.command).toEqual([
+        'node',
+        'services/catalog/dist/main.js',
+        'jetstream-topology',
+      ]);
+      expect(envOf(migrator!)).toEqual({
+        NATS_USER: 'migrator',
+        NATS_PASSWORD: { secretKeyRef: { name: 'pcp-nats-migrator', key: 'password' } },
+      });
       for (const [i, step] of steps.entries()) {
         expect(envOf(step).DATABASE_URL, step.name as string).toEqual({
           secretKeyRef: { name: `pcp-db-${SERVICES[i]!}`, key: 'DATABASE_URL' },
@@ -374,7 +386,7 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
         expect(envValue(docs, step, 'DB_POOL_MAX')).toBe('1');
       }
       // Init containers run one at a time; the last one is the Job's container.
-      expect((pod.containers as Doc[]).map((c) => c.name)).toEqual(['migrate-payments']);
+      expect((pod.containers as Doc[]).map((c) => c.name)).toEqual(['migrator']);
       expect(job.spec.backoffLimit).toBeGreaterThanOrEqual(0);
       expect(job.spec.activeDeadlineSeconds).toBeGreaterThan(0);
     });

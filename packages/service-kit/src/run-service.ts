@@ -57,8 +57,8 @@ interface ServiceSpec {
   readonly version: string;
   readonly defaultOpsPort: number;
   /**
-   * It runs JetStream consumers: its `migrate` (and its start, with MIGRATE_ON_START) applies
-   * the JetStream topology, as the NATS user it connects as (the migrator, in deployments).
+   * It runs JetStream consumers: `main.js jetstream-topology` (and its start, with
+   * MIGRATE_ON_START) applies the JetStream topology as the NATS user it connects as.
    */
   readonly jetStream?: boolean;
 }
@@ -87,8 +87,9 @@ type ServiceEnv = BaseEnv & z.output<typeof serviceEnvSchema>;
 /**
  * Boot a service process: config, logs, tracing, NATS, database and migrations, the
  * service itself, its ops port, and an ordered shutdown on SIGTERM/SIGINT.
- * `main.js migrate` only migrates (the schema, and the JetStream topology for a `jetStream`
- * service) and exits (the Kubernetes migration Job).
+ * `main.js migrate` only migrates and exits (the Kubernetes migration Job).
+ * `main.js jetstream-topology` (a `jetStream` service) only applies the JetStream topology, as
+ * the NATS user it connects as (the migrator), and exits (the Job's last step).
  * `main.js admin <command> [--options]` runs one of the spec's `admin` commands with the
  * service's database and NATS connection, prints its result as JSON on the last line of
  * stdout and exits: 0, 1 when the command failed, 2 when it was called wrongly.
@@ -124,11 +125,6 @@ export async function runService(
     const tracing = startTracing(spec.name);
     shutdown.add('tracing', () => tracing.shutdown());
 
-    const migrateOnly = mode === 'migrate';
-    const db = spec.database
-      ? await openDatabase(spec.database, config, spec.name, migrateOnly)
-      : undefined;
-    if (db) shutdown.add('database', () => db.destroy(), SHUTDOWN_MARKS.database);
     const connect = () =>
       connectNats({
         url: config.NATS_URL,
@@ -141,12 +137,20 @@ export async function runService(
         jetstream: jetStreamSettings(config),
         ingestLeaseMs: config.CATALOG_INGEST_LEASE_MS,
       });
+    if (mode === 'jetstream-topology') {
+      if (!spec.jetStream) throw new Error(`${spec.name} runs no JetStream consumer`);
+      const nc = await connect();
+      shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
+      await applyJetStreamTopology(await nc.jetstreamManager(), topology(), logger);
+      await shutdown.run('JetStream topology applied');
+      return;
+    }
+    const migrateOnly = mode === 'migrate';
+    const db = spec.database
+      ? await openDatabase(spec.database, config, spec.name, migrateOnly)
+      : undefined;
+    if (db) shutdown.add('database', () => db.destroy(), SHUTDOWN_MARKS.database);
     if (migrateOnly) {
-      if (spec.jetStream) {
-        const nc = await connect();
-        shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
-        await applyJetStreamTopology(await nc.jetstreamManager(), topology(), logger);
-      }
       await shutdown.run('migrations done');
       return;
     }
