@@ -375,10 +375,11 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
         'services/catalog/dist/main.js',
         'jetstream-topology',
       ]);
-      expect(envOf(migrator!)).toEqual({
+      expect(envOf(migrator!)).toMatchObject({
         NATS_USER: 'migrator',
         NATS_PASSWORD: { secretKeyRef: { name: 'pcp-nats-migrator', key: 'password' } },
       });
+      expect(envOf(migrator!)).not.toHaveProperty('DATABASE_URL');
       for (const [i, step] of steps.entries()) {
         expect(envOf(step).DATABASE_URL, step.name as string).toEqual({
           secretKeyRef: { name: `pcp-db-${SERVICES[i]!}`, key: 'DATABASE_URL' },
@@ -400,6 +401,42 @@ describe.runIf(KUBECTL)('overlays', () => {
     );
   const images = (docs: Doc[]) => new Set(docs.flatMap(containersOf).map((c) => c.image));
   const config = (docs: Doc[]) => find(docs, 'ConfigMap', 'pcp-config').data as Doc;
+
+  it('production: every workload that connects to NATS does so over TLS, trusting the mounted CA', () => {
+    const docs = RENDERED.production;
+    const clients = docs.flatMap((doc) =>
+      doc.kind === 'Deployment' || doc.kind === 'Job'
+        ? (podSpecOf(doc)!.containers as Doc[]).map((container) => ({ doc, container }))
+        : [],
+    );
+    expect(clients.map(({ container }) => container.name).sort()).toEqual(
+      [...SERVICES, 'migrator'].sort(),
+    );
+    for (const { doc, container } of clients) {
+      const where = `${doc.kind}/${doc.metadata.name}`;
+      const env = envOf(container);
+      expect(env.NATS_URL, where).toMatch(/^tls:\/\//);
+      const mount = (container.volumeMounts as Doc[]).find((m) =>
+        String(env.NATS_TLS_CA).startsWith(`${m.mountPath}/`),
+      );
+      expect(mount, where).toBeDefined();
+      const volume = (podSpecOf(doc)!.volumes as Doc[]).find((v) => v.name === mount!.name);
+      expect(volume!.secret, where).toMatchObject({ secretName: 'pcp-nats-ca' });
+    }
+    // The chart's values turn TLS on, with the certificate cert-manager issues.
+    const values = parse(readFileSync(join(REPO_ROOT, 'deploy', 'nats', 'values.yaml'), 'utf8'));
+    expect(values.config.nats.tls).toMatchObject({ enabled: true, secretName: 'pcp-nats-tls' });
+    const certificates = parseAllDocuments(
+      readFileSync(join(REPO_ROOT, 'deploy', 'nats', 'certificate.yaml'), 'utf8'),
+    ).map((d) => d.toJS() as Doc);
+    expect(
+      certificates.find((c) => c.kind === 'Certificate' && c.metadata.name === 'pcp-nats-tls')!
+        .spec,
+    ).toMatchObject({
+      secretName: 'pcp-nats-tls',
+      dnsNames: expect.arrayContaining(['nats.nats.svc']),
+    });
+  });
 
   it('base uses the latest image, one JetStream replica', () => {
     expect(images(RENDERED.base)).toEqual(new Set([`${IMAGE}:latest`]));

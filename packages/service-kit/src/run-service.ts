@@ -10,6 +10,7 @@ import {
   jetStreamSettings,
   loadConfig,
   natsCredentials,
+  natsTls,
   type BaseEnv,
   type JetStreamSettings,
 } from './config.js';
@@ -131,6 +132,7 @@ export async function runService(
         name: spec.name,
         logger,
         credentials: natsCredentials(config),
+        tls: natsTls(config),
       });
     const topology = () =>
       jetStreamTopology(config.NATS_SUBJECT_PREFIX, {
@@ -237,6 +239,7 @@ async function runAdmin(
       name,
       logger,
       credentials: natsCredentials(config),
+      tls: natsTls(config),
     });
     const result = await command.run({
       db,
