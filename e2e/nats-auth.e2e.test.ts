@@ -512,52 +512,58 @@ describe.skipIf(!natsServer)('card data on the bus', () => {
   const vault = () => `${env.prefix}.${subjects.payments.vaultCard.name}`;
   const attackers = ['stores', 'catalog', 'ordering', 'payments', 'gateway'] as const;
 
-  it.each(attackers)('refuses %s a stream or consumer that would capture the vault subject', async (user) => {
-    const attacker = await probe(user);
-    const streams = Object.values(natsStreams).map((name) => `${env.prefix}_${name}`);
-    const operatorJsm = await (await probe(natsOperatorUser)).nc.jetstreamManager();
-    for (const stream of streams) {
-      const live = (await operatorJsm.streams.info(stream)).config;
-      const update = `$JS.API.STREAM.UPDATE.${stream}`;
-      attacker.nc.publish(update, JSON.stringify({ ...live, subjects: [...live.subjects, vault()] }));
-      await expectRefused(attacker, 'publish', update);
-    }
-    const create = `$JS.API.STREAM.CREATE.${env.prefix}_loot`;
-    attacker.nc.publish(
-      create,
-      JSON.stringify({ name: `${env.prefix}_loot`, subjects: [`${env.prefix}.payments.>`] }),
-    );
-    await expectRefused(attacker, 'publish', create);
-    for (const { stream, durable } of jetStreamConsumers) {
-      const id = `${env.prefix}_${stream}.${durable}`;
-      const config = JSON.stringify({
-        stream_name: `${env.prefix}_${stream}`,
-        config: { durable_name: durable, filter_subject: vault(), ack_policy: 'explicit' },
-      });
-      for (const subject of [
-        `$JS.API.CONSUMER.CREATE.${id}`,
-        `$JS.API.CONSUMER.CREATE.${id}.${vault()}`,
-        `$JS.API.CONSUMER.DURABLE.CREATE.${id}`,
-      ]) {
-        attacker.nc.publish(subject, config);
-        await expectRefused(attacker, 'publish', subject);
+  it.each(attackers)(
+    'refuses %s a stream or consumer that would capture the vault subject',
+    async (user) => {
+      const attacker = await probe(user);
+      const streams = Object.values(natsStreams).map((name) => `${env.prefix}_${name}`);
+      const operatorJsm = await (await probe(natsOperatorUser)).nc.jetstreamManager();
+      for (const stream of streams) {
+        const live = (await operatorJsm.streams.info(stream)).config;
+        const update = `$JS.API.STREAM.UPDATE.${stream}`;
+        attacker.nc.publish(
+          update,
+          JSON.stringify({ ...live, subjects: [...live.subjects, vault()] }),
+        );
+        await expectRefused(attacker, 'publish', update);
       }
-    }
-    if (user !== 'payments') {
-      attacker.nc.subscribe(vault());
-      await expectRefused(attacker, 'subscription', vault());
-    }
-    // Nothing changed: no stream takes the payments subjects, every filter is as declared.
-    for (const stream of streams) {
-      const { config } = await operatorJsm.streams.info(stream);
-      expect(config.subjects.filter((subject) => subject.includes('.payments.'))).toEqual([]);
-    }
-    await expect(operatorJsm.streams.info(`${env.prefix}_loot`)).rejects.toThrow(/not found/);
-    for (const { stream, durable } of jetStreamConsumers) {
-      const { config } = await operatorJsm.consumers.info(`${env.prefix}_${stream}`, durable);
-      expect(config.filter_subject ?? '').not.toContain('payments');
-    }
-  });
+      const create = `$JS.API.STREAM.CREATE.${env.prefix}_loot`;
+      attacker.nc.publish(
+        create,
+        JSON.stringify({ name: `${env.prefix}_loot`, subjects: [`${env.prefix}.payments.>`] }),
+      );
+      await expectRefused(attacker, 'publish', create);
+      for (const { stream, durable } of jetStreamConsumers) {
+        const id = `${env.prefix}_${stream}.${durable}`;
+        const config = JSON.stringify({
+          stream_name: `${env.prefix}_${stream}`,
+          config: { durable_name: durable, filter_subject: vault(), ack_policy: 'explicit' },
+        });
+        for (const subject of [
+          `$JS.API.CONSUMER.CREATE.${id}`,
+          `$JS.API.CONSUMER.CREATE.${id}.${vault()}`,
+          `$JS.API.CONSUMER.DURABLE.CREATE.${id}`,
+        ]) {
+          attacker.nc.publish(subject, config);
+          await expectRefused(attacker, 'publish', subject);
+        }
+      }
+      if (user !== 'payments') {
+        attacker.nc.subscribe(vault());
+        await expectRefused(attacker, 'subscription', vault());
+      }
+      // Nothing changed: no stream takes the payments subjects, every filter is as declared.
+      for (const stream of streams) {
+        const { config } = await operatorJsm.streams.info(stream);
+        expect(config.subjects.filter((subject) => subject.includes('.payments.'))).toEqual([]);
+      }
+      await expect(operatorJsm.streams.info(`${env.prefix}_loot`)).rejects.toThrow(/not found/);
+      for (const { stream, durable } of jetStreamConsumers) {
+        const { config } = await operatorJsm.consumers.info(`${env.prefix}_${stream}`, durable);
+        expect(config.filter_subject ?? '').not.toContain('payments');
+      }
+    },
+  );
 
   it('still vaults a card end to end, without a violation', async () => {
     const distribution = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });

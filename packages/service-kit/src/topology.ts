@@ -237,4 +237,3 @@ export async function requireStreams(jsm: JetStreamManager, names: readonly stri
     }
   }
 }
-

@@ -170,7 +170,10 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       relay.start();
       recorder = await startConsumer({
         // The dispatcher's gapGraceMs is derived from its schedule (webhook-recording.ts).
-        ...topologyConsumer(jetStreamTopology(deps.subjectPrefix), durables.orderingWebhookDeliveries),
+        ...topologyConsumer(
+          jetStreamTopology(deps.subjectPrefix),
+          durables.orderingWebhookDeliveries,
+        ),
         js,
         jsm,
         prefix: deps.subjectPrefix,

@@ -1,9 +1,4 @@
-import {
-  createDatabase,
-  createOutboxRelay,
-  migrateToLatest,
-  streamName,
-} from '@pcp/service-kit';
+import { createDatabase, createOutboxRelay, migrateToLatest, streamName } from '@pcp/service-kit';
 import { Migrator, sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
