@@ -12,7 +12,6 @@ import {
   natsCredentials,
   natsTls,
   type BaseEnv,
-  type JetStreamSettings,
 } from './config.js';
 import { createDatabase, migrateToLatest, pingDatabase } from './database.js';
 import { createLogger, scrubSecrets, type Logger } from './logger.js';
@@ -29,8 +28,6 @@ export interface ServiceDeps {
   readonly metrics: ServiceMetrics;
   readonly subjectPrefix: string;
   readonly requestTimeoutMs: number;
-  /** Replicas and limits of the streams the service creates (default: one replica). */
-  readonly jetstream?: JetStreamSettings;
 }
 
 /** What a `createXService(deps)` factory returns. */
@@ -169,7 +166,6 @@ export async function runService(
       metrics,
       subjectPrefix: config.NATS_SUBJECT_PREFIX,
       requestTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
-      jetstream: jetStreamSettings(config),
       ...(db ? { db } : {}),
     });
     await service.start();
