@@ -4,7 +4,9 @@
 #   node services/gateway/dist/main.js migrate (migrations, then exit)
 #   node services/processor-simulator/dist/main.js (card-processor simulator, local only)
 
-FROM node:20-bookworm-slim AS build
+# Debian 13 (trixie): bookworm is past its regular security support. Node 20 stays the runtime
+# (package.json engines); deploy/test/image-versions.test.ts refuses a floating tag.
+FROM node:20.20.2-trixie-slim AS build
 WORKDIR /app
 # Manifests first, so the dependency layer is reused until a package.json or the lockfile changes.
 COPY package.json package-lock.json ./
@@ -24,7 +26,7 @@ COPY packages/ packages/
 COPY services/ services/
 RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:20.20.2-trixie-slim AS runtime
 ENV NODE_ENV=production
 # Every node command of the image (services, migrations) preloads the tracing
 # instrumentation, which must patch pg, redis, http and undici before a service loads them.

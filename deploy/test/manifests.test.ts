@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { productionDatabaseUrlProblem } from '@pcp/service-kit';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { budgetProblems, connectionBudget } from './connection-budget.js';
@@ -45,6 +46,9 @@ const SIMULATOR_PORT = 4010;
 /** Only payments may read the card processor's endpoint and key. */
 const PROCESSOR_SECRET = 'pcp-payment-processor';
 const IMAGE = 'ghcr.io/example/pcp';
+/** The Postgres server's CA (a copy of CloudNativePG's pcp-db-ca) and where workloads mount it. */
+const POSTGRES_CA_SECRET = 'pcp-db-ca';
+const POSTGRES_CA_DIR = '/etc/pcp/postgres-ca';
 const WORKLOAD_KINDS = new Set(['Deployment', 'Job']);
 
 const RENDERED: Record<keyof typeof KUSTOMIZATIONS, Doc[]> = KUBECTL
@@ -80,6 +84,14 @@ function secretReads(docs: readonly Doc[]): Map<string, Set<string>> {
     if (!reads.has(name)) reads.set(name, new Set());
     reads.get(name)!.add(key);
   };
+  for (const doc of docs) {
+    for (const volume of (podSpecOf(doc)?.volumes as Doc[] | undefined) ?? []) {
+      const secret = volume.secret as Doc | undefined;
+      if (!secret) continue;
+      const items = (secret.items as Doc[] | undefined) ?? [{ key: '*' }];
+      for (const item of items) add(secret.secretName as string, item.key as string);
+    }
+  }
   for (const container of docs.flatMap(containersOf)) {
     for (const source of (container.envFrom as Doc[] | undefined) ?? [])
       if (source.secretRef) add(source.secretRef.name as string, '*');
@@ -117,6 +129,19 @@ describe.runIf(KUBECTL)('files and kustomizations', () => {
     }
     const unused = files.filter((file) => !used.has(file)).map((f) => relative(DEPLOY_DIR, f));
     expect(unused.sort()).toEqual(['k8s/base/secret.example.yaml', 'postgres/secret.example.yaml']);
+  });
+
+  it('the example DATABASE_URLs verify the server (verify-full) against the mounted CA, as production requires', () => {
+    const urls = loadDocs(join(K8S_DIR, 'base/secret.example.yaml')).flatMap((secret) =>
+      secret.stringData?.DATABASE_URL ? [secret.stringData.DATABASE_URL as string] : [],
+    );
+    expect(urls).toHaveLength(SERVICES.length);
+    for (const url of urls) {
+      const parameters = new URL(url).searchParams;
+      expect(parameters.get('sslmode'), url).toBe('verify-full');
+      expect(parameters.get('sslrootcert'), url).toBe(`${POSTGRES_CA_DIR}/ca.crt`);
+      expect(productionDatabaseUrlProblem(url), url).toBeUndefined();
+    }
   });
 
   it('the Secret examples name every Secret and key the workloads and the Cluster read', () => {
@@ -250,6 +275,27 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
         );
         for (const secret of refs.filter((s) => /^pcp-(db|nats)-/.test(s)))
           expect(secret, container.name as string).toMatch(new RegExp(`^pcp-(db|nats)-${owner}$`));
+      }
+    });
+
+    it("every container that reads a DATABASE_URL mounts the Postgres server's CA, its sslrootcert", () => {
+      const databaseContainers = workloads
+        .flatMap((doc) => containersOf(doc).map((container) => ({ doc, container })))
+        .filter(({ container }) => envOf(container).DATABASE_URL !== undefined);
+      // Five Deployments and five migration steps.
+      expect(databaseContainers).toHaveLength(SERVICES.length * 2);
+      for (const { doc, container } of databaseContainers) {
+        const mount = ((container.volumeMounts as Doc[] | undefined) ?? []).find(
+          (m) => m.mountPath === POSTGRES_CA_DIR,
+        );
+        expect(mount, container.name as string).toMatchObject({ readOnly: true });
+        const volume = ((podSpecOf(doc)!.volumes as Doc[] | undefined) ?? []).find(
+          (v) => v.name === mount!.name,
+        );
+        expect(volume, container.name as string).toEqual({
+          name: mount!.name,
+          secret: { secretName: POSTGRES_CA_SECRET, items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+        });
       }
     });
 
@@ -438,6 +484,17 @@ describe.runIf(KUBECTL)('overlays', () => {
     });
   });
 
+  it("base and production keep the image's NODE_ENV=production and its requirements", () => {
+    for (const name of ['base', 'production'] as const) {
+      for (const container of RENDERED[name].flatMap(containersOf)) {
+        expect(envValue(RENDERED[name], container, 'NODE_ENV'), name).toBeUndefined();
+      }
+    }
+    expect(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8')).toMatch(
+      /^ENV NODE_ENV=production$/m,
+    );
+  });
+
   it('base uses the latest image, one JetStream replica', () => {
     expect(images(RENDERED.base)).toEqual(new Set([`${IMAGE}:latest`]));
     expect(config(RENDERED.base).JETSTREAM_REPLICAS).toBe('1');
@@ -453,6 +510,8 @@ describe.runIf(KUBECTL)('overlays', () => {
       'processor-simulator': 1,
     });
     expect(config(RENDERED.local).LOG_LEVEL).toBe('debug');
+    // The simulator's http URL and test key would stop payments under the image's production.
+    expect(config(RENDERED.local).NODE_ENV).toBe('development');
     expect(config(RENDERED.local).JETSTREAM_REPLICAS).toBe('1');
     expect(images(RENDERED.local)).toEqual(new Set([`${IMAGE}:dev`]));
   });
@@ -791,6 +850,12 @@ describe('docker-compose.yml', () => {
       .filter(([, service]) => service.environment?.PAYMENT_PROCESSOR_API_KEY !== undefined)
       .map(([name]) => name);
     expect(withKey).toEqual(['payments']);
+  });
+
+  it('runs the local stack outside production, where plain connections and the simulator are allowed', () => {
+    for (const name of [...SERVICES, 'migrate']) {
+      expect(services[name]!.environment.NODE_ENV, name).toBe('development');
+    }
   });
 
   it('runs every service from the one image with a health check on its own port', () => {

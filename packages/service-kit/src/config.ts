@@ -8,53 +8,92 @@ const byteLimit = z.coerce
     message: '-1 (no limit) or a number of bytes of at least 1048576',
   });
 
+/**
+ * NODE_ENV=production (the image sets it; local stacks override it) makes the production
+ * requirements binding: a service refuses to start with a setting only a local run may use.
+ */
+export const nodeEnvSchema = z.string().optional();
+
+export function isProduction(env: { readonly NODE_ENV?: string | undefined }): boolean {
+  return env.NODE_ENV === 'production';
+}
+
+/**
+ * Why production refuses this DATABASE_URL, or undefined: the connection must be encrypted and
+ * verify the server's certificate and host name (sslmode=verify-full, the CA in sslrootcert).
+ */
+export function productionDatabaseUrlProblem(url: string): string | undefined {
+  let sslmodes: string[];
+  try {
+    sslmodes = new URL(url).searchParams.getAll('sslmode');
+  } catch {
+    return 'not a URL (postgres://user:password@host:port/database?sslmode=verify-full&sslrootcert=…)';
+  }
+  if (sslmodes.length !== 1 || sslmodes[0] !== 'verify-full') {
+    return (
+      `production (NODE_ENV=production) requires sslmode=verify-full (got ${sslmodes.join(', ') || 'none'}), ` +
+      "with sslrootcert naming the server's CA certificate"
+    );
+  }
+  return undefined;
+}
+
 /** Environment every service reads (DEVELOPERS: services default to the local servers). */
-export const baseEnvSchema = z.object({
-  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
-  DATABASE_URL: z.string().min(1).default('postgres://postgres@127.0.0.1:5432/pcp'),
-  REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
-  /** Every subject and stream name starts with this, so deployments and test runs never mix. */
-  NATS_SUBJECT_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only')
-    .default('pcp'),
-  NATS_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
-  OPS_HOST: z.string().default('0.0.0.0'),
-  /**
-   * This process's NATS user and password (deployments: Secret `pcp-nats-<service>`). Both or
-   * neither: without them the connection is anonymous, as local runs are.
-   */
-  NATS_USER: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only')
-    .optional(),
-  NATS_PASSWORD: z.string().min(1).optional(),
-  /**
-   * TLS to NATS (production): the CA file that signed the server's certificate; with it the
-   * connection must be TLS (a `tls://` URL). NATS_TLS_CERT and NATS_TLS_KEY, a client
-   * certificate, for servers that verify clients.
-   */
-  NATS_TLS_CA: z.string().min(1).optional(),
-  NATS_TLS_CERT: z.string().min(1).optional(),
-  NATS_TLS_KEY: z.string().min(1).optional(),
-  /**
-   * Replicas of the streams a service creates (3 on a 3-node NATS cluster). Only a stream's
-   * creation uses these and the limits below: a stream that exists keeps what it has, so an
-   * operator's `nats stream edit` survives deploys.
-   */
-  JETSTREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
-  /** Events (`<prefix>_events`): kept this long, within this size (-1: no size limit). */
-  JETSTREAM_EVENTS_MAX_AGE_HOURS: z.coerce.number().int().min(1).max(87_600).default(168),
-  JETSTREAM_EVENTS_MAX_BYTES: byteLimit.default(-1),
-  /** Catalog ingest work (`<prefix>_catalog_ingest`). */
-  JETSTREAM_INGEST_MAX_AGE_HOURS: z.coerce.number().int().min(1).max(87_600).default(168),
-  JETSTREAM_INGEST_MAX_BYTES: byteLimit.default(-1),
-  /** Dead letters (`<prefix>_dead_letters`), waiting for an operator. */
-  JETSTREAM_DEAD_LETTERS_MAX_AGE_HOURS: z.coerce.number().int().min(1).max(87_600).default(720),
-  JETSTREAM_DEAD_LETTERS_MAX_BYTES: byteLimit.default(1024 * 1024 * 1024),
-});
+export const baseEnvSchema = z
+  .object({
+    NODE_ENV: nodeEnvSchema,
+    NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    DATABASE_URL: z.string().min(1).default('postgres://postgres@127.0.0.1:5432/pcp'),
+    REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
+    /** Every subject and stream name starts with this, so deployments and test runs never mix. */
+    NATS_SUBJECT_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only')
+      .default('pcp'),
+    NATS_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
+    LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info'),
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+    OPS_HOST: z.string().default('0.0.0.0'),
+    /**
+     * This process's NATS user and password (deployments: Secret `pcp-nats-<service>`). Both or
+     * neither: without them the connection is anonymous, as local runs are.
+     */
+    NATS_USER: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only')
+      .optional(),
+    NATS_PASSWORD: z.string().min(1).optional(),
+    /**
+     * TLS to NATS (production): the CA file that signed the server's certificate; with it the
+     * connection must be TLS (a `tls://` URL). NATS_TLS_CERT and NATS_TLS_KEY, a client
+     * certificate, for servers that verify clients.
+     */
+    NATS_TLS_CA: z.string().min(1).optional(),
+    NATS_TLS_CERT: z.string().min(1).optional(),
+    NATS_TLS_KEY: z.string().min(1).optional(),
+    /**
+     * Replicas of the streams the JetStream topology creates (3 on a 3-node NATS cluster). Only
+     * a stream's creation uses these and the limits below: a stream that exists keeps what it
+     * has, so an operator's `nats stream edit` survives deploys.
+     */
+    JETSTREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+    /** Events (`<prefix>_events`): kept this long, within this size (-1: no size limit). */
+    JETSTREAM_EVENTS_MAX_AGE_HOURS: z.coerce.number().int().min(1).max(87_600).default(168),
+    JETSTREAM_EVENTS_MAX_BYTES: byteLimit.default(-1),
+    /** Catalog ingest work (`<prefix>_catalog_ingest`). */
+    JETSTREAM_INGEST_MAX_AGE_HOURS: z.coerce.number().int().min(1).max(87_600).default(168),
+    JETSTREAM_INGEST_MAX_BYTES: byteLimit.default(-1),
+    /** Dead letters (`<prefix>_dead_letters`), waiting for an operator. */
+    JETSTREAM_DEAD_LETTERS_MAX_AGE_HOURS: z.coerce.number().int().min(1).max(87_600).default(720),
+    JETSTREAM_DEAD_LETTERS_MAX_BYTES: byteLimit.default(1024 * 1024 * 1024),
+  })
+  .superRefine((env, context) => {
+    if (!isProduction(env)) return;
+    const problem = productionDatabaseUrlProblem(env.DATABASE_URL);
+    if (problem) context.addIssue({ code: 'custom', path: ['DATABASE_URL'], message: problem });
+  });
 export type BaseEnv = z.output<typeof baseEnvSchema>;
 
 /** The credentials `connectNats` takes, from NATS_USER and NATS_PASSWORD (both or neither). */

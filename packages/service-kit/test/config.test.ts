@@ -38,6 +38,33 @@ describe('loadConfig', () => {
     expect(() => loadConfig(baseEnvSchema, { NATS_USER: 'a.b' })).toThrow(/NATS_USER/);
   });
 
+  it('production (NODE_ENV=production) refuses a DATABASE_URL that does not verify the server', () => {
+    const production = { NODE_ENV: 'production' };
+    for (const url of [
+      undefined, // the local default: no TLS at all
+      'postgres://pcp_stores:pw@pcp-db-rw.pcp-postgres.svc:5432/pcp',
+      'postgres://pcp_stores:pw@pcp-db-rw.pcp-postgres.svc:5432/pcp?sslmode=require',
+      'postgres://pcp_stores:pw@pcp-db-rw.pcp-postgres.svc:5432/pcp?sslmode=verify-ca',
+      'postgres://pcp_stores:pw@db:5432/pcp?sslmode=verify-full&sslmode=disable',
+    ]) {
+      expect(() => loadConfig(baseEnvSchema, { ...production, DATABASE_URL: url })).toThrow(
+        /DATABASE_URL: production \(NODE_ENV=production\) requires sslmode=verify-full/,
+      );
+    }
+    expect(() =>
+      loadConfig(baseEnvSchema, { ...production, DATABASE_URL: 'host=db sslmode=verify-full' }),
+    ).toThrow(/DATABASE_URL: not a URL/);
+    const verified =
+      'postgres://pcp_stores:pw@pcp-db-rw.pcp-postgres.svc:5432/pcp?sslmode=verify-full&sslrootcert=/etc/pcp/postgres-ca/ca.crt';
+    expect(loadConfig(baseEnvSchema, { ...production, DATABASE_URL: verified }).DATABASE_URL).toBe(
+      verified,
+    );
+    // Outside production the local servers' plain connections stay allowed.
+    expect(loadConfig(baseEnvSchema, { NODE_ENV: 'test' }).DATABASE_URL).toBe(
+      'postgres://postgres@127.0.0.1:5432/pcp',
+    );
+  });
+
   it('reads and coerces given values', () => {
     const config = loadConfig(baseEnvSchema, {
       NATS_SUBJECT_PREFIX: 'stage-1_a',

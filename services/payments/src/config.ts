@@ -1,52 +1,83 @@
+import { isProduction, nodeEnvSchema } from '@pcp/service-kit';
 import { z } from 'zod';
 
-export const paymentsEnvSchema = z.object({
-  /** The card processor's API (local runs and tests: the processor simulator). */
-  PAYMENT_PROCESSOR_URL: z.url().default('http://127.0.0.1:4010'),
-  PAYMENT_PROCESSOR_API_KEY: z.string().min(1).default('sk_test_simulator'),
-  /**
-   * A processor call not answered by then fails as PAYMENT_PROCESSOR_UNAVAILABLE (contract
-   * §9: 10 s). The gateway's PAYMENTS_REQUEST_TIMEOUT_MS must be longer.
-   */
-  PAYMENT_PROCESSOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
-  /** Processor calls in flight per replica at most (and connections kept to it). */
-  PAYMENT_PROCESSOR_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
-  /** The breaker opens when more than this share of calls in its window failed… */
-  PAYMENT_BREAKER_ERROR_PERCENT: z.coerce.number().min(1).max(100).default(50),
-  /** …and the window held at least this many calls. */
-  PAYMENT_BREAKER_VOLUME_THRESHOLD: z.coerce.number().int().min(1).max(10_000).default(10),
-  PAYMENT_BREAKER_WINDOW_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
-  /** Open this long, then one probe call decides (half-open). */
-  PAYMENT_BREAKER_RESET_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
-  /** How often the ledger's reconciler runs (on one replica at a time); 0 turns it off. */
-  PAYMENTS_RECONCILE_INTERVAL_MS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(24 * 3_600_000)
-    .default(300_000),
-  /**
-   * How long a charge may be in flight (held for a place attempt that may still use it)
-   * before the reconciler reports it: longer than a place key's 24-hour deadline.
-   */
-  PAYMENTS_RECONCILE_IN_FLIGHT_MS: z.coerce
-    .number()
-    .int()
-    .min(1_000)
-    .default(25 * 3_600_000),
-  /**
-   * Test-only (the fault suite): SIGKILL this process right after the processor authorized a
-   * charge and before payments recorded it, for this share of authorizations. Never set in a
-   * deployment.
-   */
-  PAYMENTS_FAILPOINT: z.enum(['authorized-unrecorded']).optional(),
-  PAYMENTS_FAILPOINT_RATE: z.coerce.number().min(0).max(1).default(1),
-  /**
-   * A charge changed this recently is left in flight by the reconciler (an operation of
-   * payments' own may still be on its way); it is judged at a later run.
-   */
-  PAYMENTS_RECONCILE_QUIET_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
-  /** Charges one reconciliation examines at most; the rest wait for the next. */
-  PAYMENTS_RECONCILE_MAX_CHARGES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
-});
+/** The processor simulator's keys (services/processor-simulator): never a real processor's. */
+const SIMULATOR_KEY_PREFIX = 'sk_test_simulator';
+/** The placeholder of deploy/k8s/base/secret.example.yaml. */
+const EXAMPLE_KEY = 'change-me';
+
+export const paymentsEnvSchema = z
+  .object({
+    NODE_ENV: nodeEnvSchema,
+    /**
+     * The card processor's API (local runs and tests: the processor simulator). Production
+     * (NODE_ENV=production) requires https and a key that is neither the simulator's nor the
+     * example Secret's.
+     */
+    PAYMENT_PROCESSOR_URL: z.url().default('http://127.0.0.1:4010'),
+    PAYMENT_PROCESSOR_API_KEY: z.string().min(1).default(SIMULATOR_KEY_PREFIX),
+    /**
+     * A processor call not answered by then fails as PAYMENT_PROCESSOR_UNAVAILABLE (contract
+     * §9: 10 s). The gateway's PAYMENTS_REQUEST_TIMEOUT_MS must be longer.
+     */
+    PAYMENT_PROCESSOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+    /** Processor calls in flight per replica at most (and connections kept to it). */
+    PAYMENT_PROCESSOR_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
+    /** The breaker opens when more than this share of calls in its window failed… */
+    PAYMENT_BREAKER_ERROR_PERCENT: z.coerce.number().min(1).max(100).default(50),
+    /** …and the window held at least this many calls. */
+    PAYMENT_BREAKER_VOLUME_THRESHOLD: z.coerce.number().int().min(1).max(10_000).default(10),
+    PAYMENT_BREAKER_WINDOW_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
+    /** Open this long, then one probe call decides (half-open). */
+    PAYMENT_BREAKER_RESET_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+    /** How often the ledger's reconciler runs (on one replica at a time); 0 turns it off. */
+    PAYMENTS_RECONCILE_INTERVAL_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(24 * 3_600_000)
+      .default(300_000),
+    /**
+     * How long a charge may be in flight (held for a place attempt that may still use it)
+     * before the reconciler reports it: longer than a place key's 24-hour deadline.
+     */
+    PAYMENTS_RECONCILE_IN_FLIGHT_MS: z.coerce
+      .number()
+      .int()
+      .min(1_000)
+      .default(25 * 3_600_000),
+    /**
+     * Test-only (the fault suite): SIGKILL this process right after the processor authorized a
+     * charge and before payments recorded it, for this share of authorizations. Never set in a
+     * deployment.
+     */
+    PAYMENTS_FAILPOINT: z.enum(['authorized-unrecorded']).optional(),
+    PAYMENTS_FAILPOINT_RATE: z.coerce.number().min(0).max(1).default(1),
+    /**
+     * A charge changed this recently is left in flight by the reconciler (an operation of
+     * payments' own may still be on its way); it is judged at a later run.
+     */
+    PAYMENTS_RECONCILE_QUIET_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+    /** Charges one reconciliation examines at most; the rest wait for the next. */
+    PAYMENTS_RECONCILE_MAX_CHARGES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
+  })
+  .superRefine((env, context) => {
+    if (!isProduction(env)) return;
+    if (new URL(env.PAYMENT_PROCESSOR_URL).protocol !== 'https:') {
+      context.addIssue({
+        code: 'custom',
+        path: ['PAYMENT_PROCESSOR_URL'],
+        message: 'production (NODE_ENV=production) requires an https URL',
+      });
+    }
+    const key = env.PAYMENT_PROCESSOR_API_KEY;
+    if (key.startsWith(SIMULATOR_KEY_PREFIX) || key === EXAMPLE_KEY) {
+      context.addIssue({
+        code: 'custom',
+        path: ['PAYMENT_PROCESSOR_API_KEY'],
+        message:
+          "production (NODE_ENV=production) requires the processor's real key, not the simulator's or the example's",
+      });
+    }
+  });
 export type PaymentsConfig = z.output<typeof paymentsEnvSchema>;
