@@ -66,18 +66,29 @@ interface DatabaseSpec {
   readonly migrations: Record<string, Migration>;
 }
 
+/** The catalog's ingest lease: the ack wait of its consumer, which the topology declares. */
+const ingestLeaseSchema = z.coerce
+  .number()
+  .int()
+  .min(1_000)
+  .max(3_600_000)
+  .default(DEFAULT_INGEST_LEASE_MS);
+
 const serviceEnvSchema = baseEnvSchema.extend({
   OPS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   /** Local runs migrate at start; Kubernetes runs `main.js migrate` as a Job and sets false. */
   MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),
-  /** The catalog's ingest lease: the ack wait of its consumer, which the topology declares. */
-  CATALOG_INGEST_LEASE_MS: z.coerce
-    .number()
-    .int()
-    .min(1_000)
-    .max(3_600_000)
-    .default(DEFAULT_INGEST_LEASE_MS),
+  CATALOG_INGEST_LEASE_MS: ingestLeaseSchema,
+});
+
+/**
+ * What `main.js jetstream-topology` reads: NATS and the stream settings. It opens no database,
+ * so the production requirements of DATABASE_URL do not apply (the shape without the checks).
+ */
+const topologyEnvSchema = z.object({
+  ...baseEnvSchema.shape,
+  CATALOG_INGEST_LEASE_MS: ingestLeaseSchema,
 });
 
 type ServiceEnv = BaseEnv & z.output<typeof serviceEnvSchema>;
@@ -115,6 +126,10 @@ export async function runService(
     process.exitCode = await runAdmin(spec, rest);
     return;
   }
+  if (mode === 'jetstream-topology') {
+    process.exitCode = await applyTopology(spec);
+    return;
+  }
   const config = loadConfig(serviceEnvSchema);
   const logger = createLogger(spec.name, config.LOG_LEVEL);
   const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
@@ -123,27 +138,6 @@ export async function runService(
     const tracing = startTracing(spec.name);
     shutdown.add('tracing', () => tracing.shutdown());
 
-    const connect = () =>
-      connectNats({
-        url: config.NATS_URL,
-        name: spec.name,
-        logger,
-        credentials: natsCredentials(config),
-        tls: natsTls(config),
-      });
-    const topology = () =>
-      jetStreamTopology(config.NATS_SUBJECT_PREFIX, {
-        jetstream: jetStreamSettings(config),
-        ingestLeaseMs: config.CATALOG_INGEST_LEASE_MS,
-      });
-    if (mode === 'jetstream-topology') {
-      if (!spec.jetStream) throw new Error(`${spec.name} runs no JetStream consumer`);
-      const nc = await connect();
-      shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
-      await applyJetStreamTopology(await nc.jetstreamManager(), topology(), logger);
-      await shutdown.run('JetStream topology applied');
-      return;
-    }
     const migrateOnly = mode === 'migrate';
     const db = spec.database
       ? await openDatabase(spec.database, config, spec.name, migrateOnly)
@@ -154,10 +148,16 @@ export async function runService(
       return;
     }
 
-    const nc = await connect();
+    const nc = await connectNats({
+      url: config.NATS_URL,
+      name: spec.name,
+      logger,
+      credentials: natsCredentials(config),
+      tls: natsTls(config),
+    });
     shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
     if (spec.jetStream && config.MIGRATE_ON_START === 'true') {
-      await applyJetStreamTopology(await nc.jetstreamManager(), topology(), logger);
+      await applyJetStreamTopology(await nc.jetstreamManager(), topologyOf(config), logger);
     }
     const metrics = createMetrics(spec.name, { processMetrics: true });
     const service = spec.create({
@@ -190,6 +190,38 @@ export async function runService(
     logger.fatal({ err: error }, 'failed to start');
     await shutdown.run('start failed');
     process.exit(1);
+  }
+}
+
+/** The topology for a parsed environment. */
+function topologyOf(config: z.output<typeof topologyEnvSchema>) {
+  return jetStreamTopology(config.NATS_SUBJECT_PREFIX, {
+    jetstream: jetStreamSettings(config),
+    ingestLeaseMs: config.CATALOG_INGEST_LEASE_MS,
+  });
+}
+
+/** `main.js jetstream-topology`: apply the topology as this process's NATS user; 0 when done. */
+async function applyTopology(spec: ServiceSpec): Promise<number> {
+  const config = loadConfig(topologyEnvSchema);
+  const logger = createLogger(spec.name, config.LOG_LEVEL);
+  let nc: NatsConnection | undefined;
+  try {
+    if (!spec.jetStream) throw new Error(`${spec.name} runs no JetStream consumer`);
+    nc = await connectNats({
+      url: config.NATS_URL,
+      name: `${spec.name}-topology`,
+      logger,
+      credentials: natsCredentials(config),
+      tls: natsTls(config),
+    });
+    await applyJetStreamTopology(await nc.jetstreamManager(), topologyOf(config), logger);
+    return 0;
+  } catch (error) {
+    logger.fatal({ err: error }, 'JetStream topology not applied');
+    return 1;
+  } finally {
+    if (nc) await drainNats(nc, config.SHUTDOWN_TIMEOUT_MS);
   }
 }
 
