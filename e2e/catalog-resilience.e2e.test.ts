@@ -4,7 +4,12 @@ import type { ServerResponse } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { subjects } from '@pcp/contracts';
-import { createBusClient, streamName } from '@pcp/service-kit';
+import {
+  applyJetStreamTopology,
+  createBusClient,
+  jetStreamTopology,
+  streamName,
+} from '@pcp/service-kit';
 import type { CatalogDatabase } from '@pcp/catalog';
 import { sql, type InsertObject } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -207,7 +212,7 @@ describe('worker failure', () => {
     });
 
     await platform.catalog.stop();
-    const worker = startCatalogProcess();
+    const worker = await startCatalogProcess();
     onTestFinished(() => void worker.kill('SIGKILL'));
     // The child answers the catalog's health subject once it serves requests.
     await waitUntilServing('catalog', env);
@@ -251,7 +256,7 @@ describe('worker failure', () => {
       }, 1_000);
     });
     await platform.catalog.stop();
-    const worker = startCatalogProcess({
+    const worker = await startCatalogProcess({
       SHUTDOWN_TIMEOUT_MS: shutdownTimeoutMs,
       // Longer than the test: a redelivery would have to come from the hand-back.
       CATALOG_INGEST_LEASE_MS: '60000',
@@ -805,11 +810,17 @@ function insertRun(run: Omit<InsertObject<CatalogDatabase, 'ingest_runs'>, 'curr
     .execute();
 }
 
-function startCatalogProcess(overrides: Record<string, string> = {}): ChildProcess {
-  return startServiceProcess('catalog', env, {
+async function startCatalogProcess(overrides: Record<string, string> = {}): Promise<ChildProcess> {
+  const processEnv = {
     CATALOG_FETCH_ALLOW_HTTP: 'true',
     CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
     CATALOG_INGEST_LEASE_MS: LEASE_MS,
     ...overrides,
+  };
+  // The migration step's part: the ingest consumer's ack wait is this process's lease.
+  const topology = jetStreamTopology(env.prefix, {
+    ingestLeaseMs: Number(processEnv.CATALOG_INGEST_LEASE_MS),
   });
+  await applyJetStreamTopology(await env.nc.jetstreamManager(), topology);
+  return startServiceProcess('catalog', env, processEnv);
 }

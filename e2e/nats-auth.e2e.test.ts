@@ -7,9 +7,12 @@ import {
 } from '@pcp/client';
 import {
   events,
+  jetStreamConsumers,
   natsAuthorization,
   natsInboxPrefix,
+  natsMigratorUser,
   natsOperatorUser,
+  natsStreams,
   natsPasswordEnv,
   natsUsers,
   subjects,
@@ -180,8 +183,17 @@ beforeAll(async () => {
     connections.set(user, nc);
     serviceViolations.set(user, watchViolations(nc));
   }
+  // The migration step's part: the topology, as the migrator (no service may create it).
+  const migrator = await connectNats({
+    url: nats.url,
+    name: `migrator-${env.prefix}`,
+    logger: env.logger,
+    credentials: { user: natsMigratorUser, password: nats.passwords[natsMigratorUser] },
+  });
+  probes.push(migrator);
   platform = await startPlatform(env, {
     connections: Object.fromEntries(connections),
+    migrator,
     gatewayEnv: { RATE_LIMIT_READS_PER_MIN: '100000', RATE_LIMIT_WRITES_PER_MIN: '100000' },
     orderingEnv: {
       WEBHOOK_ALLOW_HTTP: 'true',
@@ -546,5 +558,79 @@ describe.skipIf(!natsServer)('what the permissions refuse', () => {
         reconnect: false,
       }),
     ).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+  });
+});
+
+/**
+ * Card numbers travel once, gateway → payments on the vault subject. A stream captures any
+ * subject of the account, so a service that could update one (or create one) could copy them
+ * off the bus; with each service's own credentials, every step of that attack is refused.
+ */
+describe.skipIf(!natsServer)('card data on the bus', () => {
+  const vault = () => `${env.prefix}.${subjects.payments.vaultCard.name}`;
+  const attackers = ['stores', 'catalog', 'ordering', 'payments', 'gateway'] as const;
+
+  it.each(attackers)(
+    'refuses %s a stream or consumer that would capture the vault subject',
+    async (user) => {
+      const attacker = await probe(user);
+      const streams = Object.values(natsStreams).map((name) => `${env.prefix}_${name}`);
+      const operatorJsm = await (await probe(natsOperatorUser)).nc.jetstreamManager();
+      for (const stream of streams) {
+        const live = (await operatorJsm.streams.info(stream)).config;
+        const update = `$JS.API.STREAM.UPDATE.${stream}`;
+        attacker.nc.publish(
+          update,
+          JSON.stringify({ ...live, subjects: [...live.subjects, vault()] }),
+        );
+        await expectRefused(attacker, 'publish', update);
+      }
+      const create = `$JS.API.STREAM.CREATE.${env.prefix}_loot`;
+      attacker.nc.publish(
+        create,
+        JSON.stringify({ name: `${env.prefix}_loot`, subjects: [`${env.prefix}.payments.>`] }),
+      );
+      await expectRefused(attacker, 'publish', create);
+      for (const { stream, durable } of jetStreamConsumers) {
+        const id = `${env.prefix}_${stream}.${durable}`;
+        const config = JSON.stringify({
+          stream_name: `${env.prefix}_${stream}`,
+          config: { durable_name: durable, filter_subject: vault(), ack_policy: 'explicit' },
+        });
+        for (const subject of [
+          `$JS.API.CONSUMER.CREATE.${id}`,
+          `$JS.API.CONSUMER.CREATE.${id}.${vault()}`,
+          `$JS.API.CONSUMER.DURABLE.CREATE.${id}`,
+        ]) {
+          attacker.nc.publish(subject, config);
+          await expectRefused(attacker, 'publish', subject);
+        }
+      }
+      if (user !== 'payments') {
+        attacker.nc.subscribe(vault());
+        await expectRefused(attacker, 'subscription', vault());
+      }
+      // Nothing changed: no stream takes the payments subjects, every filter is as declared.
+      for (const stream of streams) {
+        const { config } = await operatorJsm.streams.info(stream);
+        expect(config.subjects.filter((subject) => subject.includes('.payments.'))).toEqual([]);
+      }
+      await expect(operatorJsm.streams.info(`${env.prefix}_loot`)).rejects.toThrow(/not found/);
+      for (const { stream, durable } of jetStreamConsumers) {
+        const { config } = await operatorJsm.consumers.info(`${env.prefix}_${stream}`, durable);
+        expect(config.filter_subject ?? '').not.toContain('payments');
+      }
+    },
+  );
+
+  it('still vaults a card end to end, without a violation', async () => {
+    const distribution = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
+    const market = createPlatformClient({
+      baseUrl: platform.baseUrl,
+      apiKey: distribution.apiKey,
+    });
+    const buyer = await newBuyer(market, '4242424242424242');
+    expect(buyer.paymentId).toBeTruthy();
+    for (const user of natsUsers) expect(serviceViolations.get(user), user).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
-// `npm run migrate`: bring every service's schema to its latest migration, then exit.
+// `npm run migrate`: bring every service's schema to its latest migration and apply the
+// JetStream topology (streams and consumers, which services only check), then exit.
 import {
   build,
   ensureDatabase,
@@ -21,6 +22,10 @@ try {
   for (const service of migratingServices) {
     run(process.execPath, [join(root, 'services', service, 'dist', 'main.js'), 'migrate']);
   }
+  run(process.execPath, [
+    join(root, 'services', 'catalog', 'dist', 'main.js'),
+    'jetstream-topology',
+  ]);
 } catch (error) {
   fail(error);
 }

@@ -1,4 +1,11 @@
-import { connectNats, createLogger, createMetrics, type Logger } from '@pcp/service-kit';
+import {
+  applyJetStreamTopology,
+  connectNats,
+  createLogger,
+  createMetrics,
+  jetStreamTopology,
+  type Logger,
+} from '@pcp/service-kit';
 import type { NatsConnection } from 'nats';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -36,6 +43,8 @@ export async function createTestEnvironment(): Promise<TestEnvironment> {
 
   const logger = createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
   const nc = await connectNats({ url: servers.natsUrl, name: `test-${id}`, logger });
+  // What the migration step does in a deployment: services only check it at start.
+  await applyJetStreamTopology(await nc.jetstreamManager(), jetStreamTopology(prefix));
   const redis = createClient({ url: servers.redisUrl });
   redis.on('error', () => undefined);
   await redis.connect();

@@ -25,7 +25,9 @@ import {
 } from '@pcp/payments';
 import { createProcessorSimulator, type ProcessorSimulator } from '@pcp/processor-simulator';
 import {
+  applyJetStreamTopology,
   createDatabase,
+  jetStreamTopology,
   loadConfig,
   type Logger,
   type ServiceDeps,
@@ -88,6 +90,11 @@ export async function startPlatform(
      * environment's connection for all).
      */
     connections?: Partial<Record<NatsUser, NatsConnection>>;
+    /**
+     * The connection that applies the JetStream topology, as the migration step does (default:
+     * the environment's); services only check it.
+     */
+    migrator?: NatsConnection;
   } = {},
 ): Promise<TestPlatform> {
   const { gatewayEnv = {}, catalogEnv = {}, paymentsEnv = {}, orderingEnv = {} } = options;
@@ -131,18 +138,28 @@ export async function startPlatform(
   });
   const processor = createProcessorSimulator();
   const processorUrl = await processor.listen();
+  const migrator = options.migrator ?? env.nc;
   // Tests host CatalogSets on local HTTP servers: plain http to loopback is admitted.
-  const newCatalogService = (overrides: Record<string, string> = {}) =>
-    createCatalogService({
-      ...serviceDeps('catalog'),
-      db: catalogDb,
-      config: loadConfig(catalogEnvSchema, {
-        CATALOG_FETCH_ALLOW_HTTP: 'true',
-        CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
-        ...catalogEnv,
-        ...overrides,
-      }),
+  const newCatalogService = (overrides: Record<string, string> = {}) => {
+    const config = loadConfig(catalogEnvSchema, {
+      CATALOG_FETCH_ALLOW_HTTP: 'true',
+      CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
+      ...catalogEnv,
+      ...overrides,
     });
+    const service = createCatalogService({ ...serviceDeps('catalog'), db: catalogDb, config });
+    return {
+      ...service,
+      // Its consumer's ack wait is its lease: the migration step would declare it so.
+      async start() {
+        const topology = jetStreamTopology(env.prefix, {
+          ingestLeaseMs: config.CATALOG_INGEST_LEASE_MS,
+        });
+        await applyJetStreamTopology(await migrator.jetstreamManager(), topology);
+        await service.start();
+      },
+    };
+  };
   let catalog = newCatalogService();
   const workers = {
     ordering: createOrderingService({
@@ -160,6 +177,7 @@ export async function startPlatform(
     }),
   };
   let stores = createStoresService({ ...serviceDeps('stores'), db: storesDb });
+  await applyJetStreamTopology(await migrator.jetstreamManager(), jetStreamTopology(env.prefix));
   for (const worker of [...Object.values(workers), stores, catalog]) await worker.start();
 
   const config = loadConfig(gatewayEnvSchema, {

@@ -244,8 +244,10 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
           }
           expect(container.envFrom, where).toEqual([
             { configMapRef: { name: 'pcp-config' } },
-            // The migration steps need neither NATS nor Redis.
-            ...(doc.kind === 'Deployment' ? [{ secretRef: { name: 'pcp-connections' } }] : []),
+            // The database migration steps need neither NATS nor Redis; the migrator, NATS.
+            ...(doc.kind === 'Deployment' || container.name === 'migrator'
+              ? [{ secretRef: { name: 'pcp-connections' } }]
+              : []),
             ...(doc.kind === 'Deployment' && doc.metadata.name === 'payments'
               ? [{ secretRef: { name: PROCESSOR_SECRET } }]
               : []),
@@ -405,14 +407,25 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
       }
     });
 
-    it("the migration Job runs each service's migrations once, in order, as that service's role", () => {
+    it("the migration Job runs each service's migrations once, in order, as that service's role, then the JetStream topology as the migrator", () => {
       const job = find(docs, 'Job', 'pcp-migrate');
       const pod = podSpecOf(job)!;
       expect(pod.restartPolicy).toBe('Never');
-      const steps = containersOf(job);
+      const [migrator, ...reversed] = containersOf(job).reverse();
+      const steps = reversed.reverse();
       expect(steps.map((c) => c.command)).toEqual(
         SERVICES.map((service) => ['node', `services/${service}/dist/main.js`, 'migrate']),
       );
+      expect(migrator!.command).toEqual([
+        'node',
+        'services/catalog/dist/main.js',
+        'jetstream-topology',
+      ]);
+      expect(envOf(migrator!)).toMatchObject({
+        NATS_USER: 'migrator',
+        NATS_PASSWORD: { secretKeyRef: { name: 'pcp-nats-migrator', key: 'password' } },
+      });
+      expect(envOf(migrator!)).not.toHaveProperty('DATABASE_URL');
       for (const [i, step] of steps.entries()) {
         expect(envOf(step).DATABASE_URL, step.name as string).toEqual({
           secretKeyRef: { name: `pcp-db-${SERVICES[i]!}`, key: 'DATABASE_URL' },
@@ -420,7 +433,7 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
         expect(envValue(docs, step, 'DB_POOL_MAX')).toBe('1');
       }
       // Init containers run one at a time; the last one is the Job's container.
-      expect((pod.containers as Doc[]).map((c) => c.name)).toEqual(['migrate-payments']);
+      expect((pod.containers as Doc[]).map((c) => c.name)).toEqual(['migrator']);
       expect(job.spec.backoffLimit).toBeGreaterThanOrEqual(0);
       expect(job.spec.activeDeadlineSeconds).toBeGreaterThan(0);
     });
@@ -434,6 +447,42 @@ describe.runIf(KUBECTL)('overlays', () => {
     );
   const images = (docs: Doc[]) => new Set(docs.flatMap(containersOf).map((c) => c.image));
   const config = (docs: Doc[]) => find(docs, 'ConfigMap', 'pcp-config').data as Doc;
+
+  it('production: every workload that connects to NATS does so over TLS, trusting the mounted CA', () => {
+    const docs = RENDERED.production;
+    const clients = docs.flatMap((doc) =>
+      doc.kind === 'Deployment' || doc.kind === 'Job'
+        ? (podSpecOf(doc)!.containers as Doc[]).map((container) => ({ doc, container }))
+        : [],
+    );
+    expect(clients.map(({ container }) => container.name).sort()).toEqual(
+      [...SERVICES, 'migrator'].sort(),
+    );
+    for (const { doc, container } of clients) {
+      const where = `${doc.kind}/${doc.metadata.name}`;
+      const env = envOf(container);
+      expect(env.NATS_URL, where).toMatch(/^tls:\/\//);
+      const mount = (container.volumeMounts as Doc[]).find((m) =>
+        String(env.NATS_TLS_CA).startsWith(`${m.mountPath}/`),
+      );
+      expect(mount, where).toBeDefined();
+      const volume = (podSpecOf(doc)!.volumes as Doc[]).find((v) => v.name === mount!.name);
+      expect(volume!.secret, where).toMatchObject({ secretName: 'pcp-nats-ca' });
+    }
+    // The chart's values turn TLS on, with the certificate cert-manager issues.
+    const values = parse(readFileSync(join(REPO_ROOT, 'deploy', 'nats', 'values.yaml'), 'utf8'));
+    expect(values.config.nats.tls).toMatchObject({ enabled: true, secretName: 'pcp-nats-tls' });
+    const certificates = parseAllDocuments(
+      readFileSync(join(REPO_ROOT, 'deploy', 'nats', 'certificate.yaml'), 'utf8'),
+    ).map((d) => d.toJS() as Doc);
+    expect(
+      certificates.find((c) => c.kind === 'Certificate' && c.metadata.name === 'pcp-nats-tls')!
+        .spec,
+    ).toMatchObject({
+      secretName: 'pcp-nats-tls',
+      dnsNames: expect.arrayContaining(['nats.nats.svc']),
+    });
+  });
 
   it("base and production keep the image's NODE_ENV=production and its requirements", () => {
     for (const name of ['base', 'production'] as const) {

@@ -163,10 +163,10 @@ describe.runIf(KUBECTL)('network policies (production overlay)', () => {
       for (const to of INTERNET) expect(can(service(name), to, TCP(443)), name).toBe(false);
   });
 
-  it('the migration Job reaches Postgres and DNS only', () => {
+  it('the migration Job reaches Postgres, NATS (the JetStream topology) and DNS only', () => {
     expect(can(migrate(), POSTGRES, TCP(5432))).toBe(true);
     expect(can(migrate(), DNS, { port: 53, protocol: 'UDP' })).toBe(true);
-    expect(can(migrate(), NATS, TCP(4222))).toBe(false);
+    expect(can(migrate(), NATS, TCP(4222))).toBe(true);
     expect(can(migrate(), REDIS, TCP(6379))).toBe(false);
     for (const to of INTERNET) expect(can(migrate(), to, TCP(443))).toBe(false);
   });
@@ -184,6 +184,7 @@ describe.runIf(KUBECTL)('network policies (production overlay)', () => {
     expect(phasePolicies.map((p) => p.metadata.name)).toContain('default-deny');
     expect(canConnect(phasePolicies, migrate(), POSTGRES, TCP(5432))).toBe(true);
     expect(canConnect(phasePolicies, migrate(), DNS, { port: 53, protocol: 'UDP' })).toBe(true);
+    expect(canConnect(phasePolicies, migrate(), NATS, TCP(4222))).toBe(true);
     expect(canConnect(phasePolicies, migrate(), INTERNET[0]!, TCP(443))).toBe(false);
   });
 

@@ -115,6 +115,13 @@ export class FaultPlatform {
         );
         if (result.status !== 0) throw new Error(`${service} migrate failed: ${result.stderr}`);
       }
+      // The streams and consumers: services (MIGRATE_ON_START=false) only check them.
+      const topology = spawnSync(
+        process.execPath,
+        [join(root, 'services', 'catalog', 'dist', 'main.js'), 'jetstream-topology'],
+        { env, encoding: 'utf8' },
+      );
+      if (topology.status !== 0) throw new Error(`jetstream-topology failed: ${topology.stderr}`);
 
       const specs: ProcessSpec[] = [
         {

@@ -20,8 +20,13 @@ export type NatsUser = (typeof natsUsers)[number];
  * partner either.
  */
 export const natsOperatorUser = 'operator';
+/**
+ * The migration step's user (`npm run migrate`, the migration Job): it alone, besides the
+ * operators, creates and updates streams and consumers (the JetStream topology).
+ */
+export const natsMigratorUser = 'migrator';
 /** Every user of the `authorization` block. */
-export type NatsAccountUser = NatsUser | typeof natsOperatorUser;
+export type NatsAccountUser = NatsUser | typeof natsOperatorUser | typeof natsMigratorUser;
 
 /**
  * A user's reply inbox (nats.js `inboxPrefix`): replies to its requests, JetStream API
@@ -95,7 +100,7 @@ export const natsStreams = {
 } as const;
 
 interface JetStreamUse {
-  /** Streams the service creates at start (and may add its subjects to). */
+  /** Streams the service uses (it checks them at start; it may not create or change them). */
   readonly streams: readonly string[];
   /** Its durable pull consumers; each also dead-letters under its own name. */
   readonly consumers: readonly { readonly stream: string; readonly durable: string }[];
@@ -136,6 +141,11 @@ const jetStreamUse: Record<ServiceName, JetStreamUse | undefined> = {
   },
   payments: undefined,
 };
+
+/** Every durable consumer a service runs (the JetStream topology declares each). */
+export const jetStreamConsumers = serviceNames.flatMap(
+  (service) => jetStreamUse[service]?.consumers ?? [],
+);
 
 /**
  * The service whose admin command republishes `durable`'s dead letters (it may publish their
@@ -186,23 +196,21 @@ export function natsCalls(user: NatsUser): string[] {
   return serviceCalls[user].map((s) => s.name);
 }
 
-/** The JetStream API and ack subjects a service needs, scoped to its streams and consumers. */
+/**
+ * The JetStream API and ack subjects a service needs, scoped to its streams and consumers:
+ * reading, never creating or changing them. A stream captures any subject of the account, so
+ * a user that may update one could make it capture card data; only the migrator may.
+ */
 function jetStreamSubjects(prefix: string, use: JetStreamUse): string[] {
   const stream = (name: string) => `${prefix}_${name}`;
   return [
     // Account info: what `jetstreamManager()` asks first.
     '$JS.API.INFO',
     ...(use.outbox ? ['$JS.API.STREAM.NAMES'] : []),
-    ...use.streams.flatMap((name) =>
-      ['CREATE', 'UPDATE', 'INFO'].map((verb) => `$JS.API.STREAM.${verb}.${stream(name)}`),
-    ),
+    ...use.streams.map((name) => `$JS.API.STREAM.INFO.${stream(name)}`),
     ...use.consumers.flatMap(({ stream: name, durable }) => {
       const id = `${stream(name)}.${durable}`;
       return [
-        `$JS.API.CONSUMER.CREATE.${id}`,
-        // The same with the filter subject appended (nats.js on servers from 2.9).
-        `$JS.API.CONSUMER.CREATE.${id}.>`,
-        `$JS.API.CONSUMER.DURABLE.CREATE.${id}`,
         `$JS.API.CONSUMER.INFO.${id}`,
         `$JS.API.CONSUMER.MSG.NEXT.${id}`,
         `$JS.ACK.${id}.>`,
@@ -258,6 +266,28 @@ export function natsOperatorPermissions(): NatsPermissions {
   };
 }
 
+/**
+ * The migrator's permissions: the JetStream API calls that apply the topology (account info,
+ * stream and consumer create, update and info), nothing of the platform's subjects.
+ */
+export function natsMigratorPermissions(prefix: string): NatsPermissions {
+  const streams = Object.values(natsStreams).map((name) => `${prefix}_${name}`);
+  return {
+    publish: {
+      allow: [
+        '$JS.API.INFO',
+        ...streams.flatMap((stream) => [
+          ...['CREATE', 'UPDATE', 'INFO'].map((verb) => `$JS.API.STREAM.${verb}.${stream}`),
+          ...['CREATE', 'DURABLE.CREATE', 'INFO'].map(
+            (verb) => `$JS.API.CONSUMER.${verb}.${stream}.>`,
+          ),
+        ]),
+      ],
+    },
+    subscribe: { allow: [`${natsInboxPrefix(natsMigratorUser)}.>`] },
+  };
+}
+
 /** A user entry of the NATS server's `authorization` block. */
 export interface NatsUserEntry {
   readonly user: NatsAccountUser;
@@ -284,6 +314,11 @@ export function natsAuthorization(
         user: natsOperatorUser,
         password: password(natsOperatorUser),
         permissions: natsOperatorPermissions(),
+      },
+      {
+        user: natsMigratorUser,
+        password: password(natsMigratorUser),
+        permissions: natsMigratorPermissions(prefix),
       },
     ],
   };

@@ -40,6 +40,7 @@ import { AppError, requestInvalid } from './app-error.js';
 import { readContextHeaders, writeContextHeaders, type RequestContext } from './context.js';
 import { parseJsonBytes } from './json-body.js';
 import { withLogContext } from './log-context.js';
+import type { NatsTls } from './config.js';
 import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics.js';
 
@@ -67,6 +68,8 @@ export async function connectNats(options: {
   name: string;
   logger: Logger;
   credentials?: { user: string; password: string } | undefined;
+  /** TLS (`natsTls(config)`): the connection then is TLS or fails. */
+  tls?: NatsTls | undefined;
 }): Promise<NatsConnection> {
   const { credentials } = options;
   const inboxPrefix = credentials ? natsInboxPrefix(credentials.user) : undefined;
@@ -78,6 +81,7 @@ export async function connectNats(options: {
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     ...(credentials ? { user: credentials.user, pass: credentials.password, inboxPrefix } : {}),
+    ...(options.tls ? { tls: { ...options.tls } } : {}),
   });
   if (inboxPrefix) inboxPrefixes.set(nc, inboxPrefix);
   void (async () => {

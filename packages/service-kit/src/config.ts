@@ -66,9 +66,17 @@ export const baseEnvSchema = z
       .optional(),
     NATS_PASSWORD: z.string().min(1).optional(),
     /**
-     * Replicas of the streams a service creates (3 on a 3-node NATS cluster). Only a stream's
-     * creation uses these and the limits below: a stream that exists keeps what it has, so an
-     * operator's `nats stream edit` survives deploys.
+     * TLS to NATS (production): the CA file that signed the server's certificate; with it the
+     * connection must be TLS (a `tls://` URL). NATS_TLS_CERT and NATS_TLS_KEY, a client
+     * certificate, for servers that verify clients.
+     */
+    NATS_TLS_CA: z.string().min(1).optional(),
+    NATS_TLS_CERT: z.string().min(1).optional(),
+    NATS_TLS_KEY: z.string().min(1).optional(),
+    /**
+     * Replicas of the streams the JetStream topology creates (3 on a 3-node NATS cluster). Only
+     * a stream's creation uses these and the limits below: a stream that exists keeps what it
+     * has, so an operator's `nats stream edit` survives deploys.
      */
     JETSTREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
     /** Events (`<prefix>_events`): kept this long, within this size (-1: no size limit). */
@@ -100,6 +108,28 @@ export function natsCredentials(
     throw new Error('Invalid configuration:\n  NATS_PASSWORD: required when NATS_USER is set');
   }
   return { user: env.NATS_USER, password: env.NATS_PASSWORD };
+}
+
+/** The TLS files `connectNats` takes, from NATS_TLS_CA, NATS_TLS_CERT and NATS_TLS_KEY. */
+export function natsTls(
+  env: Pick<BaseEnv, 'NATS_TLS_CA' | 'NATS_TLS_CERT' | 'NATS_TLS_KEY'>,
+): NatsTls | undefined {
+  if ((env.NATS_TLS_CERT === undefined) !== (env.NATS_TLS_KEY === undefined)) {
+    throw new Error('Invalid configuration:\n  NATS_TLS_CERT and NATS_TLS_KEY: both or neither');
+  }
+  if (env.NATS_TLS_CA === undefined && env.NATS_TLS_CERT === undefined) return undefined;
+  return {
+    ...(env.NATS_TLS_CA === undefined ? {} : { caFile: env.NATS_TLS_CA }),
+    ...(env.NATS_TLS_CERT === undefined ? {} : { certFile: env.NATS_TLS_CERT }),
+    ...(env.NATS_TLS_KEY === undefined ? {} : { keyFile: env.NATS_TLS_KEY }),
+  };
+}
+
+/** TLS files of a NATS connection (nats.js reads them). */
+export interface NatsTls {
+  readonly caFile?: string;
+  readonly certFile?: string;
+  readonly keyFile?: string;
 }
 
 /** Size and age limits of one stream; -1 bytes is no size limit. */

@@ -12,6 +12,7 @@ export * from './shutdown.js';
 export * from './tracing.js';
 export * from './run-service.js';
 export * from './jetstream.js';
+export * from './topology.js';
 export * from './outbox.js';
 export * from './ip-address.js';
 export * from './json-body.js';

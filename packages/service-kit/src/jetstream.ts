@@ -2,8 +2,6 @@ import {
   AckPolicy,
   headers as createHeaders,
   nanos,
-  RetentionPolicy,
-  StorageType,
   type ConsumerConfig,
   type JetStreamClient,
   type JetStreamManager,
@@ -11,7 +9,6 @@ import {
   type StreamConfig,
 } from 'nats';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defaultJetStreamSettings, type JetStreamSettings, type StreamLimits } from './config.js';
 import type { Logger } from './logger.js';
 import { consumeInContext } from './message-tracing.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -75,71 +72,10 @@ async function streamInfo(jsm: JetStreamManager, name: string) {
   }
 }
 
-/** Where the stream settings come from: `ServiceDeps` carries both. */
-export interface StreamSetup {
-  readonly jetstream?: JetStreamSettings | undefined;
-  readonly logger?: Logger | undefined;
-}
-
-/** The platform's event stream: every `<prefix>.events.>` subject (a week by default). */
-export async function ensureEventsStream(
-  jsm: JetStreamManager,
-  prefix: string,
-  setup: StreamSetup = {},
-): Promise<string> {
-  const name = streamName(prefix, 'events');
-  const settings = setup.jetstream ?? defaultJetStreamSettings;
-  await ensureStream(
-    jsm,
-    {
-      name,
-      subjects: [`${prefix}.events.>`],
-      retention: RetentionPolicy.Limits,
-      storage: StorageType.File,
-      ...streamLimits(settings, settings.events),
-      duplicate_window: nanos(120_000),
-    },
-    setup.logger,
-  );
-  return name;
-}
-
-/** A stream's replicas and limits, as a StreamConfig's fields. */
-export function streamLimits(settings: JetStreamSettings, limits: StreamLimits) {
-  return {
-    num_replicas: settings.replicas,
-    max_age: nanos(limits.maxAgeMs),
-    max_bytes: limits.maxBytes,
-  };
-}
-
 /** Where every consumer of a deployment records the messages it gave up on. */
 export const deadLetterStream = (prefix: string) => streamName(prefix, 'dead_letters');
 export const deadLetterSubject = (prefix: string, durable: string) =>
   `${prefix}.dead-letters.${durable}`;
-
-/** Dead letters wait for an operator: a month, within a bounded size (oldest go first). */
-async function ensureDeadLetterStream(
-  jsm: JetStreamManager,
-  prefix: string,
-  setup: StreamSetup,
-): Promise<string> {
-  const name = deadLetterStream(prefix);
-  const settings = setup.jetstream ?? defaultJetStreamSettings;
-  await ensureStream(
-    jsm,
-    {
-      name,
-      subjects: [`${prefix}.dead-letters.>`],
-      retention: RetentionPolicy.Limits,
-      storage: StorageType.File,
-      ...streamLimits(settings, settings.deadLetters),
-      duplicate_window: nanos(120_000),
-    },
-    setup.logger,
-  );
-  return name;
-}
 
 /**
  * Headers a dead letter adds to the original message's (its data and headers are kept, but
@@ -174,32 +110,38 @@ export interface ConsumerWork {
  */
 export type HandlerOutcome = void | { retryInMs: number } | { deadLetter: string };
 
-export interface ConsumerOptions {
+/**
+ * A durable consumer as the JetStream topology declares it (topology.ts): the migration step
+ * creates it with `ensureConsumer`, a service's `startConsumer` runs it.
+ */
+export interface ConsumerDeclaration {
+  /** The stream's full name (with the deployment prefix). */
+  readonly stream: string;
+  readonly durable: string;
+  /** Server-side settings besides those the loop owns (filter, deliver policy, ack pending). */
+  readonly config?: Omit<
+    Partial<ConsumerConfig>,
+    'durable_name' | 'ack_policy' | 'ack_wait' | 'backoff' | 'max_deliver'
+  >;
+  /** How long JetStream waits for an ack before delivering the message again. */
+  readonly ackWaitMs: number;
+  /** How long a handler may run without calling `working()`; less than `ackWaitMs`. */
+  readonly timeoutMs: number;
+  /** Delay before the nth retry; the last step repeats. */
+  readonly backoffMs: readonly number[];
+  /** Deliveries a message gets before it is dead-lettered. */
+  readonly maxDeliveries: number;
+}
+
+export interface ConsumerOptions extends ConsumerDeclaration {
   js: JetStreamClient;
   jsm: JetStreamManager;
   /** Deployment prefix: names the dead-letter stream. */
   prefix: string;
-  stream: string;
-  durable: string;
-  /** Server-side settings besides those this loop owns (filter, deliver policy, ack pending). */
-  config?: Omit<
-    Partial<ConsumerConfig>,
-    'durable_name' | 'ack_policy' | 'ack_wait' | 'backoff' | 'max_deliver'
-  >;
   /** Messages handled at once by this process. */
   concurrency: number;
-  /** How long JetStream waits for an ack before delivering the message again. */
-  ackWaitMs: number;
-  /** How long a handler may run without calling `working()`; less than `ackWaitMs`. */
-  timeoutMs: number;
-  /** Delay before the nth retry; the last step repeats. */
-  backoffMs: readonly number[];
-  /** Deliveries a message gets before it is dead-lettered. */
-  maxDeliveries: number;
   logger: Logger;
   metrics?: ServiceMetrics;
-  /** Replicas and limits of the dead-letter stream, if this creates it (default: defaults). */
-  jetstream?: JetStreamSettings | undefined;
   handle(msg: JsMsg, work: ConsumerWork): Promise<HandlerOutcome>;
 }
 
@@ -231,7 +173,7 @@ const DEAD_LETTER_DELIVERIES = 3;
 
 /** The settings of a consumer that decide how long it keeps a message before giving up on it. */
 export type RetrySchedule = Pick<
-  ConsumerOptions,
+  ConsumerDeclaration,
   'ackWaitMs' | 'timeoutMs' | 'backoffMs' | 'maxDeliveries'
 >;
 
@@ -260,14 +202,67 @@ function backoffStep(backoffMs: readonly number[], delivery: number): number {
   return backoffMs[Math.min(delivery, backoffMs.length) - 1]!;
 }
 
+/** The server-side configuration of a declared consumer. */
+function consumerConfig(declaration: ConsumerDeclaration): Partial<ConsumerConfig> {
+  return {
+    ...declaration.config,
+    durable_name: declaration.durable,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(declaration.ackWaitMs),
+    max_deliver: declaration.maxDeliveries + DEAD_LETTER_DELIVERIES,
+    // Cleared explicitly: an update merges into the consumer's old config.
+    backoff: undefined,
+  };
+}
+
+/**
+ * Create the consumer, or bring an existing one to its declaration. The backoff is applied by
+ * the loop, not given to the server: nats-server 2.9 replaces AckWait with the first BackOff
+ * step, which would redeliver slow handlers while they still run. Only the migration step (or
+ * an operator) may: services lack the rights.
+ */
+export async function ensureConsumer(
+  jsm: JetStreamManager,
+  declaration: ConsumerDeclaration,
+): Promise<void> {
+  const config = consumerConfig(declaration);
+  try {
+    await jsm.consumers.add(declaration.stream, config);
+  } catch (error) {
+    if (!/already in use|exists/i.test(String(error))) throw error;
+    await jsm.consumers.update(declaration.stream, declaration.durable, config);
+  }
+}
+
+/** Fail unless the consumer exists as declared (the loop's retries depend on its settings). */
+async function requireConsumer(jsm: JetStreamManager, declaration: ConsumerDeclaration) {
+  const { stream, durable } = declaration;
+  const apply = 'apply the JetStream topology (npm run migrate, the migration Job)';
+  const live = await jsm.consumers.info(stream, durable).catch((error: unknown) => {
+    if (/not found/i.test(String(error))) {
+      throw new Error(`consumer ${durable} of stream ${stream} is missing: ${apply}`);
+    }
+    throw error;
+  });
+  const want = consumerConfig(declaration);
+  const differences = (['ack_wait', 'max_deliver', 'filter_subject'] as const).flatMap((key) =>
+    (live.config[key] || undefined) !== (want[key] || undefined)
+      ? [`${key} ${String(live.config[key])}, declared ${String(want[key])}`]
+      : [],
+  );
+  if (differences.length > 0) {
+    throw new Error(
+      `consumer ${durable} of stream ${stream} differs from its declaration (${differences.join('; ')}): ${apply}`,
+    );
+  }
+}
+
 /**
  * A durable pull consumer with bounded concurrency whose redelivery follows its own
  * configuration:
  * - It fetches only as many messages as it has free slots, so none waits in a local buffer
  *   while its ack deadline runs.
- * - A failed or timed-out handler is naked with its backoff step. The backoff is applied by
- *   this loop, not given to the server: nats-server 2.9 replaces AckWait with the first
- *   BackOff step, which would redeliver slow handlers while they still run.
+ * - A failed or timed-out handler is naked with its backoff step (the loop's, not the server's).
  * - A handler past its timeout is aborted and frees its slot, so hung calls cannot take all
  *   of them; a late result of it is ignored.
  * - After `maxDeliveries` a message is published to the dead-letter stream with why (a
@@ -277,6 +272,9 @@ function backoffStep(backoffMs: readonly number[], delivery: number): number {
  * retried message comes back after later ones. Only with concurrency one and no retries are
  * messages handled in stream order. Consumers that need an order (per order, per partner)
  * build it on top, for instance from the events' aggregate versions.
+ *
+ * The consumer must exist as declared (`ensureConsumer`, run by the migration step): this
+ * only checks it, and fails the start saying what to do if it is missing or differs.
  */
 export async function startConsumer(options: ConsumerOptions): Promise<ConsumerLoop> {
   const { logger, durable, timeoutMs } = options;
@@ -286,22 +284,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
   if (options.backoffMs.length === 0 || options.maxDeliveries < 1) {
     throw new Error(`consumer ${durable}: needs a backoff step and at least one delivery`);
   }
-  const config: Partial<ConsumerConfig> = {
-    ...options.config,
-    durable_name: durable,
-    ack_policy: AckPolicy.Explicit,
-    ack_wait: nanos(options.ackWaitMs),
-    max_deliver: options.maxDeliveries + DEAD_LETTER_DELIVERIES,
-    // Cleared explicitly: an update merges into the consumer's old config.
-    backoff: undefined,
-  };
-  await ensureDeadLetterStream(options.jsm, options.prefix, options);
-  try {
-    await options.jsm.consumers.add(options.stream, config);
-  } catch (error) {
-    if (!/already in use|exists/i.test(String(error))) throw error;
-    await options.jsm.consumers.update(options.stream, durable, config);
-  }
+  await requireConsumer(options.jsm, options);
   const consumer = await options.js.consumers.get(options.stream, durable);
   const letters = deadLetterSubject(options.prefix, durable);
   const unwatch = options.metrics?.watchConsumer(durable, async () => {

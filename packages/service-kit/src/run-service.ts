@@ -10,8 +10,8 @@ import {
   jetStreamSettings,
   loadConfig,
   natsCredentials,
+  natsTls,
   type BaseEnv,
-  type JetStreamSettings,
 } from './config.js';
 import { createDatabase, migrateToLatest, pingDatabase } from './database.js';
 import { createLogger, scrubSecrets, type Logger } from './logger.js';
@@ -19,6 +19,7 @@ import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { natsReadiness, startOpsServer } from './ops-server.js';
 import { createShutdown } from './shutdown.js';
 import { startTracing } from './tracing.js';
+import { applyJetStreamTopology, DEFAULT_INGEST_LEASE_MS, jetStreamTopology } from './topology.js';
 
 /** What every service factory receives; tests build the same from their own connections. */
 export interface ServiceDeps {
@@ -27,8 +28,6 @@ export interface ServiceDeps {
   readonly metrics: ServiceMetrics;
   readonly subjectPrefix: string;
   readonly requestTimeoutMs: number;
-  /** Replicas and limits of the streams the service creates (default: one replica). */
-  readonly jetstream?: JetStreamSettings;
 }
 
 /** What a `createXService(deps)` factory returns. */
@@ -55,6 +54,11 @@ interface ServiceSpec {
   readonly name: ServiceName;
   readonly version: string;
   readonly defaultOpsPort: number;
+  /**
+   * It runs JetStream consumers: `main.js jetstream-topology` (and its start, with
+   * MIGRATE_ON_START) applies the JetStream topology as the NATS user it connects as.
+   */
+  readonly jetStream?: boolean;
 }
 
 interface DatabaseSpec {
@@ -62,11 +66,29 @@ interface DatabaseSpec {
   readonly migrations: Record<string, Migration>;
 }
 
+/** The catalog's ingest lease: the ack wait of its consumer, which the topology declares. */
+const ingestLeaseSchema = z.coerce
+  .number()
+  .int()
+  .min(1_000)
+  .max(3_600_000)
+  .default(DEFAULT_INGEST_LEASE_MS);
+
 const serviceEnvSchema = baseEnvSchema.extend({
   OPS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   /** Local runs migrate at start; Kubernetes runs `main.js migrate` as a Job and sets false. */
   MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),
+  CATALOG_INGEST_LEASE_MS: ingestLeaseSchema,
+});
+
+/**
+ * What `main.js jetstream-topology` reads: NATS and the stream settings. It opens no database,
+ * so the production requirements of DATABASE_URL do not apply (the shape without the checks).
+ */
+const topologyEnvSchema = z.object({
+  ...baseEnvSchema.shape,
+  CATALOG_INGEST_LEASE_MS: ingestLeaseSchema,
 });
 
 type ServiceEnv = BaseEnv & z.output<typeof serviceEnvSchema>;
@@ -75,6 +97,8 @@ type ServiceEnv = BaseEnv & z.output<typeof serviceEnvSchema>;
  * Boot a service process: config, logs, tracing, NATS, database and migrations, the
  * service itself, its ops port, and an ordered shutdown on SIGTERM/SIGINT.
  * `main.js migrate` only migrates and exits (the Kubernetes migration Job).
+ * `main.js jetstream-topology` (a `jetStream` service) only applies the JetStream topology, as
+ * the NATS user it connects as (the migrator), and exits (the Job's last step).
  * `main.js admin <command> [--options]` runs one of the spec's `admin` commands with the
  * service's database and NATS connection, prints its result as JSON on the last line of
  * stdout and exits: 0, 1 when the command failed, 2 when it was called wrongly.
@@ -102,6 +126,10 @@ export async function runService(
     process.exitCode = await runAdmin(spec, rest);
     return;
   }
+  if (mode === 'jetstream-topology') {
+    process.exitCode = await applyTopology(spec);
+    return;
+  }
   const config = loadConfig(serviceEnvSchema);
   const logger = createLogger(spec.name, config.LOG_LEVEL);
   const shutdown = createShutdown(logger, config.SHUTDOWN_TIMEOUT_MS);
@@ -125,8 +153,12 @@ export async function runService(
       name: spec.name,
       logger,
       credentials: natsCredentials(config),
+      tls: natsTls(config),
     });
     shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
+    if (spec.jetStream && config.MIGRATE_ON_START === 'true') {
+      await applyJetStreamTopology(await nc.jetstreamManager(), topologyOf(config), logger);
+    }
     const metrics = createMetrics(spec.name, { processMetrics: true });
     const service = spec.create({
       nc,
@@ -134,7 +166,6 @@ export async function runService(
       metrics,
       subjectPrefix: config.NATS_SUBJECT_PREFIX,
       requestTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
-      jetstream: jetStreamSettings(config),
       ...(db ? { db } : {}),
     });
     await service.start();
@@ -159,6 +190,38 @@ export async function runService(
     logger.fatal({ err: error }, 'failed to start');
     await shutdown.run('start failed');
     process.exit(1);
+  }
+}
+
+/** The topology for a parsed environment. */
+function topologyOf(config: z.output<typeof topologyEnvSchema>) {
+  return jetStreamTopology(config.NATS_SUBJECT_PREFIX, {
+    jetstream: jetStreamSettings(config),
+    ingestLeaseMs: config.CATALOG_INGEST_LEASE_MS,
+  });
+}
+
+/** `main.js jetstream-topology`: apply the topology as this process's NATS user; 0 when done. */
+async function applyTopology(spec: ServiceSpec): Promise<number> {
+  const config = loadConfig(topologyEnvSchema);
+  const logger = createLogger(spec.name, config.LOG_LEVEL);
+  let nc: NatsConnection | undefined;
+  try {
+    if (!spec.jetStream) throw new Error(`${spec.name} runs no JetStream consumer`);
+    nc = await connectNats({
+      url: config.NATS_URL,
+      name: `${spec.name}-topology`,
+      logger,
+      credentials: natsCredentials(config),
+      tls: natsTls(config),
+    });
+    await applyJetStreamTopology(await nc.jetstreamManager(), topologyOf(config), logger);
+    return 0;
+  } catch (error) {
+    logger.fatal({ err: error }, 'JetStream topology not applied');
+    return 1;
+  } finally {
+    if (nc) await drainNats(nc, config.SHUTDOWN_TIMEOUT_MS);
   }
 }
 
@@ -204,6 +267,7 @@ async function runAdmin(
       name,
       logger,
       credentials: natsCredentials(config),
+      tls: natsTls(config),
     });
     const result = await command.run({
       db,

@@ -14,6 +14,7 @@ import { baseEnvSchema, loadConfig } from '../src/config.js';
 import { deadLetterCommands } from '../src/dead-letter-admin.js';
 import { createDatabase } from '../src/database.js';
 import {
+  ensureConsumer,
   ensureStream,
   startConsumer,
   streamName,
@@ -170,18 +171,23 @@ async function failingConsumer(name: string, outcome: () => HandlerOutcome | 'th
   await ensureStream(jsm, { name: stream, subjects: [subject] });
   const metrics = createMetrics('test');
   const handled: JsMsg[] = [];
+  const declaration = {
+    stream,
+    durable: name,
+    ackWaitMs: 2_000,
+    timeoutMs: 1_000,
+    backoffMs: [50],
+    maxDeliveries: 2,
+  };
+  // The migration step's part: declare the consumer.
+  await ensureConsumer(jsm, declaration);
   loops.push(
     await startConsumer({
+      ...declaration,
       js: env.nc.jetstream(),
       jsm,
       prefix: env.prefix,
-      stream,
-      durable: name,
       concurrency: 4,
-      ackWaitMs: 2_000,
-      timeoutMs: 1_000,
-      backoffMs: [50],
-      maxDeliveries: 2,
       logger: env.logger,
       metrics,
       handle: (msg) => {

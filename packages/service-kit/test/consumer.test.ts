@@ -5,6 +5,7 @@ import { createTestEnvironment, type TestEnvironment } from '../../../test-suppo
 import {
   deadLetterHeaders,
   deadLetterStream,
+  ensureConsumer,
   ensureStream,
   retryWindowMs,
   startConsumer,
@@ -52,6 +53,12 @@ async function withMessages(count: number) {
   return { stream, subject, metrics, base };
 }
 
+/** What the migration step does (declare the consumer), then the loop. */
+async function startDeclared(options: ConsumerOptions) {
+  await ensureConsumer(options.jsm, options);
+  return startConsumer(options);
+}
+
 const indexOf = (msg: JsMsg) => msg.json<{ i: number }>().i;
 
 async function counted(metrics: ServiceMetrics, outcome: string): Promise<number> {
@@ -79,7 +86,7 @@ describe('consumer loop', () => {
     let active = 0;
     let peak = 0;
     const handled = new Set<number>();
-    const loop = await startConsumer({
+    const loop = await startDeclared({
       ...base,
       concurrency: 2,
       handle: async (msg) => {
@@ -106,7 +113,7 @@ describe('consumer loop', () => {
       max_deliver: 20,
     });
     const deliveredAt: number[] = [];
-    const loop = await startConsumer({
+    const loop = await startDeclared({
       ...base,
       ackWaitMs: 3_000,
       timeoutMs: 2_500,
@@ -141,7 +148,7 @@ describe('consumer loop', () => {
     const { base, metrics, subject } = await withMessages(1);
     let calls = 0;
     const before = (await deadLetters().catch(() => [])).length;
-    const loop = await startConsumer({
+    const loop = await startDeclared({
       ...base,
       maxDeliveries: 3,
       handle: () => {
@@ -165,7 +172,7 @@ describe('consumer loop', () => {
 
   it('starts every outcome at zero, so an alert on increase() sees the first dead letter', async () => {
     const { base, metrics } = await withMessages(0);
-    const loop = await startConsumer({ ...base, handle: () => Promise.resolve() });
+    const loop = await startDeclared({ ...base, handle: () => Promise.resolve() });
     await loop.stop();
     const series = (await metrics.consumerMessages.get()).values.map((value) => [
       value.labels.outcome,
@@ -186,7 +193,7 @@ describe('consumer loop', () => {
     const released = new Promise<void>((resolve) => (release = resolve));
     let holding!: () => void;
     const held = new Promise<void>((resolve) => (holding = resolve));
-    const loop = await startConsumer({
+    const loop = await startDeclared({
       ...base,
       handle: async (msg, work) => {
         // The first message fails once, then holds the only slot: in hand, and redelivered.
@@ -223,7 +230,7 @@ describe('consumer loop', () => {
     const { base, metrics } = await withMessages(1);
     const schedule = { ackWaitMs: 1_000, timeoutMs: 200, backoffMs: [100, 300], maxDeliveries: 4 };
     const deliveredAt: number[] = [];
-    const loop = await startConsumer({
+    const loop = await startDeclared({
       ...base,
       ...schedule,
       handle: async (_msg, work) => {
@@ -248,7 +255,7 @@ describe('consumer loop', () => {
     const { base, metrics } = await withMessages(2);
     const before = (await deadLetters().catch(() => [])).length;
     const handled: number[] = [];
-    const loop = await startConsumer({
+    const loop = await startDeclared({
       ...base,
       handle: (msg) => {
         handled.push(indexOf(msg));
@@ -271,7 +278,7 @@ describe('consumer loop', () => {
     // A process of its own, which dies (its connection closes) during the last delivery.
     const doomed = await connect({ servers: env.nc.getServer() });
     let started = 0;
-    const doomedLoop = await startConsumer({
+    const doomedLoop = await startDeclared({
       ...base,
       js: doomed.jetstream(),
       jsm: await doomed.jetstreamManager(),
@@ -291,7 +298,7 @@ describe('consumer loop', () => {
     await doomedLoop.stop(0);
 
     let handledAgain = 0;
-    const survivor = await startConsumer({
+    const survivor = await startDeclared({
       ...base,
       ackWaitMs: 600,
       timeoutMs: 500,
@@ -312,7 +319,7 @@ describe('consumer loop', () => {
     const { base, metrics } = await withMessages(3);
     const aborted: number[] = [];
     const done: number[] = [];
-    const loop = await startConsumer({
+    const loop = await startDeclared({
       ...base,
       timeoutMs: 300,
       backoffMs: [200],
@@ -340,7 +347,7 @@ describe('consumer loop', () => {
   it('keeps a long handler that signals working() past its timeout', async () => {
     const { base, metrics } = await withMessages(1);
     let deliveries = 0;
-    const loop = await startConsumer({
+    const loop = await startDeclared({
       ...base,
       ackWaitMs: 600,
       timeoutMs: 400,
@@ -361,7 +368,7 @@ describe('consumer loop', () => {
   it('on stop, waits for handlers in flight, then hands back the rest; nothing settles after', async () => {
     const { base, stream } = await withMessages(2);
     const finished: number[] = [];
-    const loop = await startConsumer({
+    const loop = await startDeclared({
       ...base,
       concurrency: 2,
       handle: async (msg, work) => {
@@ -380,7 +387,7 @@ describe('consumer loop', () => {
 
     // Message 1 was handed back: the next consumer gets it at once (no ack wait).
     const redelivered: { i: number; attempt: number }[] = [];
-    const next = await startConsumer({
+    const next = await startDeclared({
       ...base,
       handle: (msg, work) => {
         redelivered.push({ i: indexOf(msg), attempt: work.attempt });
@@ -397,7 +404,7 @@ describe('consumer loop', () => {
   it('keeps stream order only with one slot and no retries; a retried message comes after later ones', async () => {
     const inOrder = await withMessages(5);
     const seen: number[] = [];
-    const first = await startConsumer({
+    const first = await startDeclared({
       ...inOrder.base,
       handle: (msg) => {
         seen.push(indexOf(msg));
@@ -410,7 +417,7 @@ describe('consumer loop', () => {
 
     const retried = await withMessages(3);
     const order: number[] = [];
-    const second = await startConsumer({
+    const second = await startDeclared({
       ...retried.base,
       backoffMs: [300],
       handle: (msg, work) => {
@@ -435,5 +442,18 @@ describe('consumer loop', () => {
         handle: () => Promise.resolve(),
       }),
     ).rejects.toThrow(/timeoutMs must be shorter than ackWaitMs/);
+  });
+
+  it('starts only on a consumer declared as it expects, and says how to get one', async () => {
+    const { base } = await withMessages(0);
+    const options = { ...base, handle: () => Promise.resolve() };
+    await expect(startConsumer(options)).rejects.toThrow(
+      /consumer consumer_\d+ of stream .* is missing: apply the JetStream topology/,
+    );
+    await ensureConsumer(jsm, { ...options, ackWaitMs: 9_000 });
+    await expect(startConsumer(options)).rejects.toThrow(/differs from its declaration \(ack_wait/);
+    await ensureConsumer(jsm, options);
+    const loop = await startConsumer(options);
+    await loop.stop();
   });
 });

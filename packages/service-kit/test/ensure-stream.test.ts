@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturingLogger } from '../../../test-support/capturing-logger.js';
 import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
 import { baseEnvSchema, jetStreamSettings, loadConfig } from '../src/config.js';
-import { ensureEventsStream, ensureStream, streamName } from '../src/jetstream.js';
+import { ensureStream, streamName } from '../src/jetstream.js';
+import { applyJetStreamTopology, jetStreamTopology } from '../src/topology.js';
 
 /**
- * ensureStream runs at every service start, on every replica: it creates a missing stream
+ * ensureStream runs at every migration (the JetStream topology): it creates a missing stream
  * with the configured replicas and limits, and otherwise changes nothing an operator owns.
  */
 
@@ -32,7 +33,8 @@ describe('ensureStream', () => {
         JETSTREAM_EVENTS_MAX_BYTES: String(64 * 1024 * 1024),
       }),
     );
-    const name = await ensureEventsStream(jsm, prefix, { jetstream: settings });
+    await applyJetStreamTopology(jsm, jetStreamTopology(prefix, { jetstream: settings }));
+    const name = streamName(prefix, 'events');
     const { config } = await jsm.streams.info(name);
     expect(config).toMatchObject({
       num_replicas: 1,

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
 import { createDatabase } from '../src/database.js';
-import { ensureEventsStream, ensureStream, streamName } from '../src/jetstream.js';
+import { ensureStream, streamName } from '../src/jetstream.js';
 import { createMetrics } from '../src/metrics.js';
 import {
   createOutboxRelay,
@@ -93,7 +93,8 @@ async function newStream(name: string) {
 describe('outbox relay', () => {
   it('publishes events written in a transaction, once, in order, with ids fixed by aggregate version', async () => {
     const { db } = await newSchema();
-    const stream = await ensureEventsStream(jsm, env.prefix);
+    // The test environment applied the JetStream topology.
+    const stream = streamName(env.prefix, 'events');
     const subject = `${env.prefix}.events.test.v1.changed`;
     const written = await db
       .transaction()

@@ -2,19 +2,19 @@ import {
   createBusClient,
   createOutboxRelay,
   createSubjectService,
-  defaultJetStreamSettings,
-  ensureEventsStream,
-  ensureStream,
+  durables,
+  jetStreamTopology,
   parseAllowlist,
+  requireStreams,
   startConsumer,
-  streamLimits,
   streamName,
+  topologyConsumer,
   type ConsumerLoop,
   type ServiceDeps,
   type ServiceInstance,
 } from '@pcp/service-kit';
+import { natsStreams } from '@pcp/contracts';
 import type { Kysely } from 'kysely';
-import { nanos, RetentionPolicy, StorageType } from 'nats';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { CatalogConfig } from './config.js';
@@ -24,7 +24,6 @@ import { catalogHandlers } from './handlers/catalog.handlers.js';
 import { ingestHandlers } from './handlers/ingest.handlers.js';
 import { validationHandlers } from './handlers/validation.handlers.js';
 import type { CatalogFetchSettings } from './worker/download-catalog.js';
-import { ingestSubject } from './worker/ingest-message.js';
 import { createIngestRunMetrics } from './worker/ingest-metrics.js';
 import { createIngestHandler } from './worker/ingest-worker.js';
 import { createCatalogPreparationPool } from './worker/prepare-catalog.pool.js';
@@ -38,10 +37,6 @@ export interface CatalogServiceDeps extends ServiceDeps {
   readonly db: Kysely<CatalogDatabase>;
   readonly config: CatalogConfig;
 }
-
-const INGEST_DURABLE = 'catalog-ingest';
-/** Retry delays of an ingest message whose attempt failed (the run counts its attempts). */
-const INGEST_BACKOFF_MS = [5_000, 15_000, 60_000];
 
 /**
  * The catalog service: accepts notifications, runs ingests from a JetStream work queue
@@ -104,42 +99,18 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     reconcile: () => reconciler.reconcile(),
     async start() {
       const jsm = await nc.jetstreamManager();
-      const stream = streamName(prefix, 'catalog_ingest');
-      const streams = deps.jetstream ?? defaultJetStreamSettings;
-      await ensureStream(
-        jsm,
-        {
-          name: stream,
-          subjects: [ingestSubject(prefix)],
-          retention: RetentionPolicy.Workqueue,
-          storage: StorageType.File,
-          ...streamLimits(streams, streams.ingest),
-          duplicate_window: nanos(120_000),
-        },
-        logger,
-      );
-      await ensureEventsStream(jsm, prefix, deps);
+      const topology = jetStreamTopology(prefix, { ingestLeaseMs: config.CATALOG_INGEST_LEASE_MS });
+      // The outbox publishes events; the consumer checks its own stream.
+      await requireStreams(jsm, [streamName(prefix, natsStreams.events)]);
       await subjects.start();
       consumer = await startConsumer({
+        ...topologyConsumer(topology, durables.catalogIngest),
         js,
         jsm,
         prefix,
-        stream,
-        durable: INGEST_DURABLE,
         concurrency: config.CATALOG_INGEST_CONCURRENCY,
-        config: { max_ack_pending: 1_000 },
-        ackWaitMs: config.CATALOG_INGEST_LEASE_MS,
-        // The heartbeat signals working() every third of the lease; a stalled process misses it.
-        timeoutMs: Math.floor(config.CATALOG_INGEST_LEASE_MS * 0.8),
-        backoffMs: INGEST_BACKOFF_MS,
-        // Attempts are counted per run in the database, and a run over its partner's cap
-        // waits parked in Postgres (its message acked), so a message is redelivered only
-        // after a crash or a transient failure; this stops a runaway one (the reconciler
-        // publishes its run again).
-        maxDeliveries: 50,
         logger,
         metrics: deps.metrics,
-        jetstream: deps.jetstream,
         handle: createIngestHandler({
           db,
           js,

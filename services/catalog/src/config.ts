@@ -1,3 +1,4 @@
+import { DEFAULT_INGEST_LEASE_MS } from '@pcp/service-kit';
 import { z } from 'zod';
 
 const milliseconds = (fallback: number) =>
@@ -31,7 +32,7 @@ export const catalogEnvSchema = z.object({
   /** Dry runs of one partner on one replica at once. Beyond it: 429 with Retry-After. */
   CATALOG_VALIDATION_MAX_PER_PARTNER: z.coerce.number().int().min(1).max(64).default(1),
   /** A worker's claim on a run; heartbeats renew it, a crash lets it lapse. */
-  CATALOG_INGEST_LEASE_MS: milliseconds(30_000),
+  CATALOG_INGEST_LEASE_MS: milliseconds(DEFAULT_INGEST_LEASE_MS),
   /** Claims of one run before it is failed rather than retried again. */
   CATALOG_INGEST_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
   CATALOG_RECONCILE_INTERVAL_MS: milliseconds(10_000),

@@ -13,6 +13,7 @@ await runService<CatalogDatabase>({
   name: 'catalog',
   version: '0.1.0',
   defaultOpsPort: 9102,
+  jetStream: true,
   database: { schema: CATALOG_SCHEMA, migrations: catalogMigrations },
   // Operators' commands: node services/catalog/dist/main.js admin <command>
   admin: { ...outboxCommands(), ...deadLetterCommands() },

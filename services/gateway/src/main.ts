@@ -8,6 +8,7 @@ import {
   loadConfig,
   migrateToLatest,
   natsCredentials,
+  natsTls,
   startTracing,
 } from '@pcp/service-kit';
 import {
@@ -52,6 +53,7 @@ try {
       name: 'gateway',
       logger,
       credentials: natsCredentials(config),
+      tls: natsTls(config),
     });
     shutdown.add('nats', (timeLeftMs) => drainNats(nc, timeLeftMs), SHUTDOWN_MARKS.nats);
 

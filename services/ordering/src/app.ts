@@ -1,11 +1,15 @@
-import { events } from '@pcp/contracts';
+import { events, natsStreams } from '@pcp/contracts';
 import {
   createBusClient,
   createOutboxRelay,
   createSubjectService,
   keyringFromEnv,
   type Keyring,
-  ensureEventsStream,
+  durables,
+  jetStreamTopology,
+  requireStreams,
+  streamName,
+  topologyConsumer,
   parseAllowlist,
   startConsumer,
   type ConsumerLoop,
@@ -13,7 +17,7 @@ import {
   type ServiceInstance,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { DeliverPolicy, type Subscription } from 'nats';
+import { type Subscription } from 'nats';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createCatalogCache } from './catalog/catalog-cache.js';
@@ -33,11 +37,7 @@ import { pruneSettledDeliveries } from './db/webhook.repository.js';
 import { webhookHandlers } from './handlers/webhook.handlers.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { webhookRecorder } from './webhooks/webhook-recorder.js';
-import {
-  WEBHOOK_DURABLE,
-  WEBHOOK_GAP_GRACE_MS,
-  WEBHOOK_RECORDER_SCHEDULE,
-} from './webhooks/webhook-recording.js';
+import { WEBHOOK_GAP_GRACE_MS } from './webhooks/webhook-recording.js';
 import { createWebhookSender } from './webhooks/webhook-sender.js';
 
 export { orderingEnvSchema, type OrderingConfig } from './config.js';
@@ -184,25 +184,22 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     sweepPlaces: () => sweeper.sweep(),
     async start() {
       const jsm = await deps.nc.jetstreamManager();
-      const stream = await ensureEventsStream(jsm, deps.subjectPrefix, deps);
+      // The outbox publishes events; the recorder checks its own consumer.
+      await requireStreams(jsm, [streamName(deps.subjectPrefix, natsStreams.events)]);
       await subjects.start();
       relay.start();
       recorder = await startConsumer({
+        // The dispatcher's gapGraceMs is derived from its schedule (webhook-recording.ts).
+        ...topologyConsumer(
+          jetStreamTopology(deps.subjectPrefix),
+          durables.orderingWebhookDeliveries,
+        ),
         js,
         jsm,
         prefix: deps.subjectPrefix,
-        stream,
-        durable: WEBHOOK_DURABLE,
         concurrency: 16,
-        config: {
-          filter_subject: `${deps.subjectPrefix}.${events.orderStatusChanged.subject}`,
-          deliver_policy: DeliverPolicy.All,
-        },
-        // The dispatcher's gapGraceMs is derived from this schedule (webhook-recording.ts).
-        ...WEBHOOK_RECORDER_SCHEDULE,
         logger: deps.logger,
         metrics: deps.metrics,
-        jetstream: deps.jetstream,
         handle: webhookRecorder(db, dispatcher.poke),
       });
       dispatcher.start();

@@ -23,6 +23,7 @@ await runService<OrderingDatabase>({
   name: 'ordering',
   version: '0.1.0',
   defaultOpsPort: 9103,
+  jetStream: true,
   database: { schema: ORDERING_SCHEMA, migrations: orderingMigrations },
   // Operators' commands: node services/ordering/dist/main.js admin <command>
   admin: {

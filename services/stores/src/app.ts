@@ -1,16 +1,16 @@
-import { events } from '@pcp/contracts';
 import {
   createSubjectService,
-  ensureEventsStream,
   keyringFromEnv,
   type Keyring,
+  durables,
+  jetStreamTopology,
   startConsumer,
+  topologyConsumer,
   type ConsumerLoop,
   type ServiceDeps,
   type ServiceInstance,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { DeliverPolicy } from 'nats';
 import { storesEnvSchema, type StoresConfig } from './config.js';
 import type { StoresDatabase } from './db/store.table.js';
 import { catalogActivatedHandler } from './handlers/catalog-activated.consumer.js';
@@ -37,9 +37,6 @@ export interface StoresServiceDeps extends ServiceDeps {
   readonly keyring?: Keyring;
 }
 
-/** Retry delays of an event that failed to apply (the database was unreachable, say). */
-const EVENT_BACKOFF_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
-
 /**
  * The stores service: store profiles and status over NATS, and each store's active
  * CatalogSet from the catalog's activation events.
@@ -64,23 +61,13 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
       await subjects.start();
       const jsm = await deps.nc.jetstreamManager();
       consumer = await startConsumer({
+        ...topologyConsumer(jetStreamTopology(deps.subjectPrefix), durables.storesCatalogActivated),
         js: deps.nc.jetstream(),
         jsm,
         prefix: deps.subjectPrefix,
-        stream: await ensureEventsStream(jsm, deps.subjectPrefix, deps),
-        durable: 'stores-catalog-activated',
         concurrency: 4,
-        config: {
-          filter_subject: `${deps.subjectPrefix}.${events.catalogActivated.subject}`,
-          deliver_policy: DeliverPolicy.All,
-        },
-        ackWaitMs: 30_000,
-        timeoutMs: 10_000,
-        backoffMs: EVENT_BACKOFF_MS,
-        maxDeliveries: 20,
         logger: deps.logger,
         metrics: deps.metrics,
-        jetstream: deps.jetstream,
         handle: catalogActivatedHandler(deps.db),
       });
     },

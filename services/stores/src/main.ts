@@ -16,6 +16,7 @@ await runService<StoresDatabase>({
   name: 'stores',
   version: '0.1.0',
   defaultOpsPort: 9101,
+  jetStream: true,
   database: { schema: STORES_SCHEMA, migrations: storesMigrations },
   create: (deps) => createStoresService({ ...deps, config, keyring }),
   // Operators' commands: node services/stores/dist/main.js admin <command>

@@ -1,9 +1,4 @@
-import {
-  createDatabase,
-  createOutboxRelay,
-  ensureEventsStream,
-  migrateToLatest,
-} from '@pcp/service-kit';
+import { createDatabase, createOutboxRelay, migrateToLatest, streamName } from '@pcp/service-kit';
 import { Migrator, sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,7 +38,8 @@ describe('catalog migration to the ordered outbox', () => {
     // The template database is migrated: step back to before the ordered outbox.
     const down = await migrator.migrateTo(BEFORE_ORDERED_OUTBOX);
     expect(down.error).toBeUndefined();
-    const stream = await ensureEventsStream(await env.nc.jetstreamManager(), env.prefix);
+    // The test environment applied the JetStream topology.
+    const stream = streamName(env.prefix, 'events');
     const subject = `${env.prefix}.events.catalog.v1.activated`;
     const [published, pending] = [randomUUID(), randomUUID()];
     await sql`

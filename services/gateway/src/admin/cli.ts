@@ -6,6 +6,7 @@ import {
   loadConfig,
   migrateToLatest,
   natsCredentials,
+  natsTls,
 } from '@pcp/service-kit';
 import { parseArgs } from 'node:util';
 import {
@@ -64,6 +65,7 @@ async function announceChange(target: { partnerId: string }) {
       name: 'admin',
       logger,
       credentials: natsCredentials(config),
+      tls: natsTls(config),
     });
     nc.publish(authInvalidationSubject(config.NATS_SUBJECT_PREFIX), JSON.stringify(target));
     await nc.drain();

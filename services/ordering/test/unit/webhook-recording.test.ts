@@ -1,9 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  WEBHOOK_GAP_GRACE_MS,
-  WEBHOOK_RECORDER_SCHEDULE,
-} from '../../src/webhooks/webhook-recording.js';
+import { WEBHOOK_RECORDER_SCHEDULE } from '@pcp/service-kit';
+import { WEBHOOK_GAP_GRACE_MS } from '../../src/webhooks/webhook-recording.js';
 
 type Failure = 'throws' | 'times out' | 'dies';
 

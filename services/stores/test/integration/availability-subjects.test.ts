@@ -1,7 +1,9 @@
 import { subjects, type CustomerLocation, type PostalAddress } from '@pcp/contracts';
 import {
+  applyJetStreamTopology,
   createBusClient,
   createDatabase,
+  jetStreamTopology,
   type BusClient,
   type RequestContext,
   type ServiceInstance,
@@ -443,6 +445,8 @@ describe('stores.v1.delivery-check', () => {
     };
     // Its own subject prefix, so the default service does not share its requests.
     const prefix = `${env.prefix}_geo`;
+    // What the migration step does for a deployment prefix: its streams and consumers.
+    await applyJetStreamTopology(await env.nc.jetstreamManager(), jetStreamTopology(prefix));
     const fake = createStoresService({ ...serviceDeps(prefix), geocoder });
     await fake.start();
     try {
