@@ -74,6 +74,9 @@ export const errorCodes = {
   ORDER_STATUS_TRANSITION_INVALID: entry(409, 'conflict', false, 'Order status transition invalid'),
   ADDRESS_INVALID: entry(422, 'validation', false, 'Address invalid'),
   RATE_LIMITED: entry(429, 'rate_limit', true, 'Too many requests'),
+  // Not named by the contract: card testing. An end user vaulting too often, or a card
+  // declined too often lately, is refused without asking the processor until Retry-After.
+  PAYMENT_VELOCITY_EXCEEDED: entry(429, 'rate_limit', true, 'Payment velocity exceeded'),
   INTERNAL: entry(500, 'internal', true, 'Internal server error'),
   PAYMENT_PROCESSOR_UNAVAILABLE: entry(503, 'dependency', true, 'Payment processor unavailable'),
   SERVICE_UNAVAILABLE: entry(503, 'dependency', true, 'Service unavailable'),

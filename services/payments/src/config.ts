@@ -1,3 +1,4 @@
+import { maxCardsPerEndUser } from '@pcp/contracts';
 import { z } from 'zod';
 
 export const paymentsEnvSchema = z.object({
@@ -46,6 +47,27 @@ export const paymentsEnvSchema = z.object({
    * payments' own may still be on its way); it is judged at a later run.
    */
   PAYMENTS_RECONCILE_QUIET_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  /**
+   * The key of payments' hash (HMAC-SHA256) of card numbers, by which velocity limits know a
+   * card across end users. Set a random secret of 32+ characters in every deployment; the
+   * default serves local runs and tests only. Changing it forgets cards' decline counts.
+   */
+  PAYMENTS_CARD_HASH_KEY: z.string().min(32).default('local-only-card-hash-key-0123456789'),
+  /** Live cards one (partner, end user) may hold; a new card beyond is CARD_LIMIT_REACHED. */
+  PAYMENTS_MAX_CARDS_PER_END_USER: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(maxCardsPerEndUser)
+    .default(maxCardsPerEndUser),
+  /** Vault attempts one (partner, end user) may make per velocity window. */
+  PAYMENTS_VAULT_ATTEMPTS_PER_WINDOW: z.coerce.number().int().min(1).max(10_000).default(20),
+  /**
+   * Processor declines one card may get per velocity window, across end users and partners;
+   * beyond, vaulting or authorizing it is refused without asking the processor.
+   */
+  PAYMENTS_CARD_DECLINES_PER_WINDOW: z.coerce.number().int().min(1).max(10_000).default(5),
+  PAYMENTS_VELOCITY_WINDOW_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
   /** Charges one reconciliation examines at most; the rest wait for the next. */
   PAYMENTS_RECONCILE_MAX_CHARGES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
 });

@@ -492,6 +492,21 @@ export const errorDocs = {
       ],
     },
   },
+  PAYMENT_VELOCITY_EXCEEDED: {
+    description:
+      'A guard against card testing: the end user tried to vault cards too often lately (by ' +
+      'default 20 attempts an hour), or this card was declined too often lately across end ' +
+      'users (by default 5 declines an hour). The processor was not asked. Placing an order ' +
+      'with such a card answers 400 PAYMENT_DECLINED with this code in errors[] instead: that ' +
+      "is the place key's final answer, and nothing is held on the card.",
+    action:
+      'Wait the Retry-After seconds before vaulting again; ask the end user for another card ' +
+      'meanwhile. Do not retry automatically in a loop.',
+    example: {
+      detail: 'This card was declined too often lately; retry later',
+      instance: '/v1/marketfront/payments/cards',
+    },
+  },
   RATE_LIMITED: {
     description:
       "Your partner used up its budget for this route's class in the current minute (by " +
