@@ -63,6 +63,8 @@ export const errorCodes = {
   // list built from input is).
   CARD_LIMIT_REACHED: entry(409, 'conflict', false, 'Card limit reached'),
   ADDRESS_LIMIT_REACHED: entry(409, 'conflict', false, 'Address limit reached'),
+  // Not named by the contract: a commerce partner's stores are capped (they bound discovery).
+  STORE_LIMIT_REACHED: entry(409, 'conflict', false, 'Store limit reached'),
   // Not named by the contract: ordering's charge operations (capture, void, refund) on a
   // charge that does not exist or is not in a state that allows them.
   CHARGE_NOT_FOUND: entry(404, 'not_found', false, 'Charge not found'),

@@ -44,7 +44,9 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   const geocoder = deps.geocoder ?? createGazetteerGeocoder();
   const config = deps.config ?? storesEnvSchema.parse({});
   const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, [
-    ...storeHandlers(deps.db, geocoder, clock),
+    ...storeHandlers(deps.db, geocoder, clock, {
+      maxStoresPerPartner: config.STORES_MAX_PER_PARTNER,
+    }),
     ...statusHandlers(deps.db, clock),
     ...discoveryHandlers(deps.db, geocoder, clock, {
       scanCap: config.STORES_DISCOVERY_SCAN_CAP,

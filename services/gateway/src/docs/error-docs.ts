@@ -398,6 +398,16 @@ export const errorDocs = {
       instance: '/v1/marketfront/payments/cards',
     },
   },
+  STORE_LIMIT_REACHED: {
+    description:
+      'Your partner already holds the most stores allowed (1,000 unless the operator set ' +
+      'otherwise), and this store id is a new one. Replacing an existing store still works.',
+    action: 'Reuse the ids of stores you hold, or ask the operator to raise your limit.',
+    example: {
+      detail: 'A partner holds at most 1000 stores; this one would be a new one',
+      instance: `/v1/commerce/stores/${STORE_ID}`,
+    },
+  },
   ADDRESS_LIMIT_REACHED: {
     description: 'The end user already holds 50 saved addresses, the most one end user may hold.',
     action: 'Delete addresses the end user no longer uses, then save the new one.',

@@ -45,13 +45,14 @@ export function registerStoreRoutes(
         summary: 'Create or replace a store profile',
         description:
           'The store id is the partner’s own. Computed fields (status, timestamps) are ignored. ' +
-          'An id owned by another partner answers 404 STORE_NOT_FOUND.',
+          'An id owned by another partner answers 404 STORE_NOT_FOUND. A partner holds at most ' +
+          '1,000 stores by default: a new one beyond is 409 STORE_LIMIT_REACHED.',
         params: storeParams,
         body: storeProfileInput,
         response: {
           200: jsonResponse(commerceStore, 'The profile was replaced: the store as stored'),
           201: jsonResponse(commerceStore, 'The store was created: the store as stored'),
-          ...problemResponses('STORE_NOT_FOUND', 'ADDRESS_INVALID'),
+          ...problemResponses('STORE_NOT_FOUND', 'ADDRESS_INVALID', 'STORE_LIMIT_REACHED'),
         },
       },
     },

@@ -1,7 +1,8 @@
 import { subjects } from '@pcp/contracts';
 import { AppError, handle, requirePartner, type HandlerBinding } from '@pcp/service-kit';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import {
+  countPartnerStores,
   findPartnerStore,
   findStore,
   listPartnerStores,
@@ -15,10 +16,18 @@ const DEFAULT_PAGE_SIZE = 50;
 
 export const storeNotFound = () => new AppError('STORE_NOT_FOUND', 'No store with that id exists');
 
+function storeLimitReached(maxStores: number): AppError {
+  return new AppError(
+    'STORE_LIMIT_REACHED',
+    `A partner holds at most ${maxStores} stores; this one would be a new one`,
+  );
+}
+
 export function storeHandlers(
   db: Kysely<StoresDatabase>,
   geocoder: Geocoder,
   clock: () => Date,
+  limits: { readonly maxStoresPerPartner: number },
 ): HandlerBinding[] {
   return [
     handle(subjects.stores.upsert, async ({ storeId, profile }, ctx) => {
@@ -28,7 +37,18 @@ export function storeHandlers(
         latitude !== undefined && longitude !== undefined
           ? { latitude, longitude }
           : locate(profile.address, geocoder, '/address');
-      const result = await upsertStore(db, profileToRow(partnerId, storeId, profile, location));
+      const row = profileToRow(partnerId, storeId, profile, location);
+      const result = await db.transaction().execute(async (trx) => {
+        // The partner's creations one at a time, so concurrent ones cannot pass the limit.
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`stores/${partnerId}`}, 0))`.execute(
+          trx,
+        );
+        const isNew = (await findStore(trx, storeId)) === undefined;
+        if (isNew && (await countPartnerStores(trx, partnerId)) >= limits.maxStoresPerPartner) {
+          throw storeLimitReached(limits.maxStoresPerPartner);
+        }
+        return upsertStore(trx, row);
+      });
       // Another partner's id: answer as if it did not exist.
       if (!result) throw storeNotFound();
       return { store: toCommerceStore(result.store, clock()), created: result.created };
