@@ -17,7 +17,7 @@ export interface paths {
     get: operations['getStore'];
     /**
      * Create or replace a store profile
-     * @description The store id is the partner’s own. Computed fields (status, timestamps) are ignored. An id owned by another partner answers 404 STORE_NOT_FOUND.
+     * @description The store id is the partner’s own. Computed fields (status, timestamps) are ignored. An id owned by another partner answers 404 STORE_NOT_FOUND. A partner holds at most 1,000 stores by default: a new one beyond is 409 STORE_LIMIT_REACHED.
      */
     put: operations['upsertStore'];
     post?: never;
@@ -1958,6 +1958,23 @@ export interface operations {
        *     - [`STORE_NOT_FOUND`](http://localhost:8080/docs/errors/STORE_NOT_FOUND): Store not found
        */
       404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Conflict: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`STORE_LIMIT_REACHED`](http://localhost:8080/docs/errors/STORE_LIMIT_REACHED): Store limit reached
+       */
+      409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
