@@ -1,12 +1,12 @@
 import { events, subjects } from '@pcp/contracts';
 import {
-  AppError,
   createBusClient,
   createDatabase,
   deadLetterHeaders,
   deadLetterStream,
   deadLetterSubject,
   eventIdOf,
+  type AppError,
   type BusClient,
   type RequestContext,
   type ServiceInstance,
