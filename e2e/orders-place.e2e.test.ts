@@ -24,6 +24,7 @@ const cards = {
   success: '4242424242424242',
   declined: '4000000000000002',
   processingError: '4000000000000119',
+  incorrectCvc: '4000000000000127',
   hangs: '4000000000007775',
 };
 
@@ -466,6 +467,36 @@ describe('final failures are recorded and replayed', () => {
     expect(market.wireOf(replay.response).text).toBe(declinedAnswer.text);
     expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
     expect(platform.processor.charges()).toHaveLength(before + 1);
+  });
+});
+
+describe('card testing', () => {
+  it('a card declined too often is a final PAYMENT_DECLINED (PAYMENT_VELOCITY_EXCEEDED) for its key, unasked of the processor', async () => {
+    const { endUser, paymentId } = await buyer(cards.incorrectCvc);
+    const body = orderBody(plainStore, paymentId);
+    const codes: string[] = [];
+    // PAYMENTS_CARD_DECLINES_PER_WINDOW's default is 5: the sixth attempt is not sent.
+    for (let i = 0; i < 6; i++) {
+      const attempt = await post(body, randomUUID(), endUser);
+      expect(attempt.response.status).toBe(400);
+      expect(attempt.error?.errorCode).toBe('PAYMENT_DECLINED');
+      codes.push(attempt.error?.errors?.[0]?.code ?? '');
+    }
+    expect(codes).toEqual([...Array<string>(5).fill('INCORRECT_CVC'), 'PAYMENT_VELOCITY_EXCEEDED']);
+    const before = platform.processor.charges().length;
+    const key = randomUUID();
+    const refused = await post(body, key, endUser);
+    expect(refused.error).toMatchObject({
+      errorCode: 'PAYMENT_DECLINED',
+      retryable: false,
+      errors: [{ code: 'PAYMENT_VELOCITY_EXCEEDED', pointer: '/paymentId' }],
+    });
+    const refusedAnswer = lastAnswer();
+    // The key's final answer, replayed byte for byte; nothing was sent to the processor.
+    const replay = await post(body, key, endUser);
+    expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(market.wireOf(replay.response).text).toBe(refusedAnswer.text);
+    expect(platform.processor.charges()).toHaveLength(before);
   });
 });
 

@@ -17,6 +17,9 @@ import { call, type HttpResult } from './http.js';
 
 const PROCESSOR_TIMEOUT_MS = 500;
 const CARDS = '/v1/marketfront/payments/cards';
+const VAULT_ATTEMPTS = 30;
+/** PAYMENTS_CARD_DECLINES_PER_WINDOW's default. */
+const CARD_DECLINES = 5;
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -105,7 +108,11 @@ beforeAll(async () => {
   env = await createTestEnvironment();
   platform = await startPlatform(env, {
     logger: logged.logger,
-    paymentsEnv: { PAYMENT_PROCESSOR_TIMEOUT_MS: String(PROCESSOR_TIMEOUT_MS) },
+    paymentsEnv: {
+      PAYMENT_PROCESSOR_TIMEOUT_MS: String(PROCESSOR_TIMEOUT_MS),
+      // The card cap's test vaults 27 cards for one end user.
+      PAYMENTS_VAULT_ATTEMPTS_PER_WINDOW: String(VAULT_ATTEMPTS),
+    },
     gatewayEnv: { RATE_LIMIT_WRITES_PER_MIN: '100000' },
   });
   distribution = await platform.newPartner('distribution');
@@ -338,6 +345,54 @@ describe('every test card, vaulted through the gateway and charged as place char
     expect(error.errors?.[0]?.code ?? null).toBe(elementCode);
     // A hanging authorization charged nothing; every other decline is recorded as one.
     expect(platform.processor.charges().length - chargesBefore).toBe(name === 'hangs' ? 0 : 1);
+  });
+});
+
+describe('velocity limits against card testing, through the gateway', () => {
+  it('answers an end user vaulting too often with 429 PAYMENT_VELOCITY_EXCEEDED and Retry-After', async () => {
+    const admitted = await Promise.all(
+      Array.from({ length: VAULT_ATTEMPTS }, () => vault(testCards.success, 'busy-vaulter')),
+    );
+    expect(admitted.filter((result) => result.status < 300)).toHaveLength(VAULT_ATTEMPTS);
+    const refused = await vault(testCards.success, 'busy-vaulter');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({
+      errorCode: 'PAYMENT_VELOCITY_EXCEEDED',
+      errorCategory: 'rate_limit',
+      retryable: true,
+    });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3_500);
+    expect((await vault(testCards.success, 'patient-vaulter')).status).toBeLessThan(300);
+  }, 60_000);
+
+  it('refuses a card declined too often, for every end user, without asking the processor', async () => {
+    const vaulted = await vault(testCards.stolen, 'card-tester');
+    const chargesBefore = platform.processor.charges().length;
+    const codes: string[] = [];
+    // Earlier tests may have declined this card already; it is refused within the limit.
+    for (let i = 0; i <= CARD_DECLINES; i++) {
+      const error = await expectAppError(
+        bus.request(
+          subjects.payments.authorize,
+          {
+            orderId: randomUUID(),
+            paymentId: vaulted.body.paymentId,
+            amount: 500,
+            currency: 'USD',
+          },
+          asOrdering('card-tester'),
+        ),
+        'PAYMENT_DECLINED',
+      );
+      codes.push(error.errors?.[0]?.code ?? '');
+    }
+    expect(codes.at(-1)).toBe('PAYMENT_VELOCITY_EXCEEDED');
+    const asked = codes.filter((code) => code === 'CARD_LOST_OR_STOLEN').length;
+    expect(platform.processor.charges().length - chargesBefore).toBe(asked);
+    const elsewhere = await vault(testCards.stolen, 'another-end-user');
+    expect(elsewhere.status).toBe(429);
+    expect(elsewhere.body.errorCode).toBe('PAYMENT_VELOCITY_EXCEEDED');
+    expect(Number(elsewhere.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
 

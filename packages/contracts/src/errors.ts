@@ -63,6 +63,8 @@ export const errorCodes = {
   // list built from input is).
   CARD_LIMIT_REACHED: entry(409, 'conflict', false, 'Card limit reached'),
   ADDRESS_LIMIT_REACHED: entry(409, 'conflict', false, 'Address limit reached'),
+  // Not named by the contract: a commerce partner's stores are capped (they bound discovery).
+  STORE_LIMIT_REACHED: entry(409, 'conflict', false, 'Store limit reached'),
   // Not named by the contract: ordering's charge operations (capture, void, refund) on a
   // charge that does not exist or is not in a state that allows them.
   CHARGE_NOT_FOUND: entry(404, 'not_found', false, 'Charge not found'),
@@ -74,6 +76,9 @@ export const errorCodes = {
   ORDER_STATUS_TRANSITION_INVALID: entry(409, 'conflict', false, 'Order status transition invalid'),
   ADDRESS_INVALID: entry(422, 'validation', false, 'Address invalid'),
   RATE_LIMITED: entry(429, 'rate_limit', true, 'Too many requests'),
+  // Not named by the contract: card testing. An end user vaulting too often, or a card
+  // declined too often lately, is refused without asking the processor until Retry-After.
+  PAYMENT_VELOCITY_EXCEEDED: entry(429, 'rate_limit', true, 'Payment velocity exceeded'),
   INTERNAL: entry(500, 'internal', true, 'Internal server error'),
   PAYMENT_PROCESSOR_UNAVAILABLE: entry(503, 'dependency', true, 'Payment processor unavailable'),
   SERVICE_UNAVAILABLE: entry(503, 'dependency', true, 'Service unavailable'),

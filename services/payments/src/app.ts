@@ -12,6 +12,7 @@ import { cardHandlers } from './handlers/card.handlers.js';
 import { chargeHandlers } from './handlers/charge.handlers.js';
 import { guardPaymentProcessor } from './processor/guarded-payment-processor.js';
 import { createHttpPaymentProcessor } from './processor/http-payment-processor.js';
+import { createVelocity } from './velocity/velocity.js';
 import { createReconciler, type ReconciliationReport } from './reconciler/reconciler.js';
 
 export { paymentsEnvSchema, type PaymentsConfig } from './config.js';
@@ -57,7 +58,20 @@ export function createPaymentsService(deps: PaymentsServiceDeps): ServiceInstanc
   // While the breaker is open, retrying before it may probe again is pointless.
   const retryAfterSeconds = () =>
     processor.state() === 'open' ? Math.ceil(config.PAYMENT_BREAKER_RESET_MS / 1000) : 1;
-  const handlerDeps = { db: deps.db, processor, clock, logger: deps.logger, retryAfterSeconds };
+  const velocity = createVelocity(deps.db, config.PAYMENTS_CARD_HASH_KEY, {
+    vaultAttempts: config.PAYMENTS_VAULT_ATTEMPTS_PER_WINDOW,
+    cardDeclines: config.PAYMENTS_CARD_DECLINES_PER_WINDOW,
+    windowSeconds: config.PAYMENTS_VELOCITY_WINDOW_SECONDS,
+  });
+  const handlerDeps = {
+    db: deps.db,
+    processor,
+    clock,
+    logger: deps.logger,
+    retryAfterSeconds,
+    velocity,
+    maxCardsPerEndUser: config.PAYMENTS_MAX_CARDS_PER_END_USER,
+  };
   const { PAYMENTS_FAILPOINT: failpoint, PAYMENTS_FAILPOINT_RATE: failpointRate } = config;
   const actions = createChargeActions({
     ...handlerDeps,

@@ -1,3 +1,4 @@
+import { maxCardsPerEndUser } from '@pcp/contracts';
 import { isProduction, nodeEnvSchema } from '@pcp/service-kit';
 import { z } from 'zod';
 
@@ -5,6 +6,8 @@ import { z } from 'zod';
 const SIMULATOR_KEY_PREFIX = 'sk_test_simulator';
 /** The placeholder of deploy/k8s/base/secret.example.yaml. */
 const EXAMPLE_KEY = 'change-me';
+/** The card-hash key of local runs and tests: public, so never a deployment's. */
+const LOCAL_CARD_HASH_KEY = 'local-only-card-hash-key-0123456789';
 
 export const paymentsEnvSchema = z
   .object({
@@ -58,6 +61,27 @@ export const paymentsEnvSchema = z
      * payments' own may still be on its way); it is judged at a later run.
      */
     PAYMENTS_RECONCILE_QUIET_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+    /**
+     * The key of payments' hash (HMAC-SHA256) of card numbers, by which velocity limits know a
+     * card across end users. Production requires a random secret of 32+ characters of its own;
+     * the default serves local runs and tests only. Changing it forgets cards' decline counts.
+     */
+    PAYMENTS_CARD_HASH_KEY: z.string().min(32).default(LOCAL_CARD_HASH_KEY),
+    /** Live cards one (partner, end user) may hold; a new card beyond is CARD_LIMIT_REACHED. */
+    PAYMENTS_MAX_CARDS_PER_END_USER: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(maxCardsPerEndUser)
+      .default(maxCardsPerEndUser),
+    /** Vault attempts one (partner, end user) may make per velocity window. */
+    PAYMENTS_VAULT_ATTEMPTS_PER_WINDOW: z.coerce.number().int().min(1).max(10_000).default(20),
+    /**
+     * Processor declines one card may get per velocity window, across end users and partners;
+     * beyond, vaulting or authorizing it is refused without asking the processor.
+     */
+    PAYMENTS_CARD_DECLINES_PER_WINDOW: z.coerce.number().int().min(1).max(10_000).default(5),
+    PAYMENTS_VELOCITY_WINDOW_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
     /** Charges one reconciliation examines at most; the rest wait for the next. */
     PAYMENTS_RECONCILE_MAX_CHARGES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
   })
@@ -77,6 +101,14 @@ export const paymentsEnvSchema = z
         path: ['PAYMENT_PROCESSOR_API_KEY'],
         message:
           "production (NODE_ENV=production) requires the processor's real key, not the simulator's or the example's",
+      });
+    }
+    if (env.PAYMENTS_CARD_HASH_KEY === LOCAL_CARD_HASH_KEY) {
+      context.addIssue({
+        code: 'custom',
+        path: ['PAYMENTS_CARD_HASH_KEY'],
+        message:
+          'production (NODE_ENV=production) requires a card-hash key of its own, not the local one',
       });
     }
   });

@@ -49,6 +49,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
     ...storeHandlers(deps.db, geocoder, clock, {
       keyring: deps.keyring ?? keyringFromEnv(),
       overlapMs: config.STORES_SUBMISSION_SECRET_OVERLAP_MS,
+      maxStoresPerPartner: config.STORES_MAX_PER_PARTNER,
     }),
     ...statusHandlers(deps.db, clock),
     ...discoveryHandlers(deps.db, geocoder, clock, {

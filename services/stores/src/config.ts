@@ -2,6 +2,11 @@ import { z } from 'zod';
 
 export const storesEnvSchema = z.object({
   /**
+   * Stores one commerce partner may hold; creating one more is 409 STORE_LIMIT_REACHED
+   * (replacing an existing store's profile still works). Bounds what discovery searches.
+   */
+  STORES_MAX_PER_PARTNER: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  /**
    * With a scheduledTime, discovery examines at most this many of the nearest matching
    * stores for opening hours: the search's bound, as 50 km is pickup's. The default serves
    * the deepest page the contract allows (offset 10,000) where half of them are open.

@@ -17,7 +17,7 @@ export interface paths {
     get: operations['getStore'];
     /**
      * Create or replace a store profile
-     * @description The store id is the partner’s own. Computed fields (status, timestamps) are ignored. The first call with an orderSubmissionUrl creates the store’s whsec_ signing secret and answers it in orderSubmissionSecret, shown this once (null in every other answer; rotate-secret issues a new one). An id owned by another partner answers 404 STORE_NOT_FOUND.
+     * @description The store id is the partner’s own. Computed fields (status, timestamps) are ignored. The first call with an orderSubmissionUrl creates the store’s whsec_ signing secret and answers it in orderSubmissionSecret, shown this once (null in every other answer; rotate-secret issues a new one). An id owned by another partner answers 404 STORE_NOT_FOUND. A partner holds at most 1,000 stores by default: a new one beyond is 409 STORE_LIMIT_REACHED.
      */
     put: operations['upsertStore'];
     post?: never;
@@ -394,7 +394,7 @@ export interface paths {
     put?: never;
     /**
      * Vault a payment card for an end user
-     * @description Needs X-End-User-Id (401 SESSION_USER_REQUIRED) and a partner allowed to take CARD (403 PAYMENT_TYPE_NOT_ALLOWED). The processor keeps the card; the number and CVC are never stored, logged or returned. Luhn, network, expiry and CVC length are checked (400 CARD_INVALID with pointers). The same card vaulted again by the same end user answers 200 with its existing paymentId; an end user holds at most 25 cards (409 CARD_LIMIT_REACHED). 503 PAYMENT_PROCESSOR_UNAVAILABLE is retryable.
+     * @description Needs X-End-User-Id (401 SESSION_USER_REQUIRED) and a partner allowed to take CARD (403 PAYMENT_TYPE_NOT_ALLOWED). The processor keeps the card; the number and CVC are never stored, logged or returned. Luhn, network, expiry and CVC length are checked (400 CARD_INVALID with pointers). The same card vaulted again by the same end user answers 200 with its existing paymentId; an end user holds at most 25 cards (409 CARD_LIMIT_REACHED). Vaulting too often, or a card declined too often lately, is 429 PAYMENT_VELOCITY_EXCEEDED with Retry-After. 503 PAYMENT_PROCESSOR_UNAVAILABLE is retryable.
      */
     post: operations['vaultCard'];
     delete?: never;
@@ -534,7 +534,7 @@ export interface paths {
     put?: never;
     /**
      * Place an order: re-validate, charge the card, submit it to the store
-     * @description Needs Idempotency-Key (400 MISSING_IDEMPOTENCY_KEY; a fresh UUID per attempt) and X-End-User-Id. 201 with the Order, open: pending, or confirmed when the store took it at its submission URL. Final outcomes are kept 24 hours and replayed byte for byte with Idempotent-Replayed: true: the order, 400 ORDER_INVALID with the validate errors[], 400 PAYMENT_DECLINED or PAYMENT_TOKEN_INVALID, 400 STORE_REJECTED, 403 PAYMENT_TYPE_NOT_ALLOWED, 404 STORE_NOT_FOUND. A replayed ProblemDetail's requestId and timestamp are the first answer's (the same bytes), while the X-Request-Id header names the request that got the replay. Retryable failures (400 PAYMENT_FAILED, 503 PAYMENT_PROCESSOR_UNAVAILABLE or SERVICE_UNAVAILABLE, 5xx) keep the key: retry it unchanged and the attempt resumes where it stopped, never charging twice. 409 IDEMPOTENCY_KEY_IN_PROGRESS with Retry-After while it runs; 422 IDEMPOTENCY_KEY_CONFLICT for the same key with another body, partner or end user. A key that gets no final answer within 24 hours of its first use is settled: its payment released, no order placed, and 400 IDEMPOTENCY_KEY_EXPIRED is its answer (kept 24 hours from then). An attempt the store may already hold (its submission or capture was sent) is finished by the platform soon after its retries stop, so a retry later gets the order.
+     * @description Needs Idempotency-Key (400 MISSING_IDEMPOTENCY_KEY; a fresh UUID per attempt) and X-End-User-Id. 201 with the Order, open: pending, or confirmed when the store took it at its submission URL. Final outcomes are kept 24 hours and replayed byte for byte with Idempotent-Replayed: true: the order, 400 ORDER_INVALID with the validate errors[], 400 PAYMENT_DECLINED (errors[] code PAYMENT_VELOCITY_EXCEEDED when the card was declined too often lately: nothing held, the processor not asked) or PAYMENT_TOKEN_INVALID, 400 STORE_REJECTED, 403 PAYMENT_TYPE_NOT_ALLOWED, 404 STORE_NOT_FOUND. A replayed ProblemDetail's requestId and timestamp are the first answer's (the same bytes), while the X-Request-Id header names the request that got the replay. Retryable failures (400 PAYMENT_FAILED, 503 PAYMENT_PROCESSOR_UNAVAILABLE or SERVICE_UNAVAILABLE, 5xx) keep the key: retry it unchanged and the attempt resumes where it stopped, never charging twice. 409 IDEMPOTENCY_KEY_IN_PROGRESS with Retry-After while it runs; 422 IDEMPOTENCY_KEY_CONFLICT for the same key with another body, partner or end user. A key that gets no final answer within 24 hours of its first use is settled: its payment released, no order placed, and 400 IDEMPOTENCY_KEY_EXPIRED is its answer (kept 24 hours from then). An attempt the store may already hold (its submission or capture was sent) is finished by the platform soon after its retries stop, so a retry later gets the order.
      */
     post: operations['placeOrder'];
     delete?: never;
@@ -1979,6 +1979,23 @@ export interface operations {
        *     - [`STORE_NOT_FOUND`](http://localhost:8080/docs/errors/STORE_NOT_FOUND): Store not found
        */
       404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Conflict: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`STORE_LIMIT_REACHED`](http://localhost:8080/docs/errors/STORE_LIMIT_REACHED): Store limit reached
+       */
+      409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -6591,6 +6608,7 @@ export interface operations {
        * @description Too Many Requests: a ProblemDetail whose errorCode is one of
        *
        *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       *     - [`PAYMENT_VELOCITY_EXCEEDED`](http://localhost:8080/docs/errors/PAYMENT_VELOCITY_EXCEEDED): Payment velocity exceeded
        */
       429: {
         headers: {

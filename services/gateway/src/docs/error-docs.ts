@@ -398,6 +398,16 @@ export const errorDocs = {
       instance: '/v1/marketfront/payments/cards',
     },
   },
+  STORE_LIMIT_REACHED: {
+    description:
+      'Your partner already holds the most stores allowed (1,000 unless the operator set ' +
+      'otherwise), and this store id is a new one. Replacing an existing store still works.',
+    action: 'Reuse the ids of stores you hold, or ask the operator to raise your limit.',
+    example: {
+      detail: 'A partner holds at most 1000 stores; this one would be a new one',
+      instance: `/v1/commerce/stores/${STORE_ID}`,
+    },
+  },
   ADDRESS_LIMIT_REACHED: {
     description: 'The end user already holds 50 saved addresses, the most one end user may hold.',
     action: 'Delete addresses the end user no longer uses, then save the new one.',
@@ -490,6 +500,21 @@ export const errorDocs = {
           pointer: '/location/postalCode',
         },
       ],
+    },
+  },
+  PAYMENT_VELOCITY_EXCEEDED: {
+    description:
+      'A guard against card testing: the end user tried to vault cards too often lately (by ' +
+      'default 20 attempts an hour), or this card was declined too often lately across end ' +
+      'users (by default 5 declines an hour). The processor was not asked. Placing an order ' +
+      'with such a card answers 400 PAYMENT_DECLINED with this code in errors[] instead: that ' +
+      "is the place key's final answer, and nothing is held on the card.",
+    action:
+      'Wait the Retry-After seconds before vaulting again; ask the end user for another card ' +
+      'meanwhile. Do not retry automatically in a loop.',
+    example: {
+      detail: 'This card was declined too often lately; retry later',
+      instance: '/v1/marketfront/payments/cards',
     },
   },
   RATE_LIMITED: {

@@ -95,7 +95,9 @@ export function registerOrderRoutes(
             'X-End-User-Id. 201 with the Order, open: pending, or confirmed when the store ' +
             'took it at its submission URL. Final outcomes are kept 24 hours and replayed byte ' +
             'for byte with Idempotent-Replayed: true: the order, 400 ORDER_INVALID with the ' +
-            'validate errors[], 400 PAYMENT_DECLINED or PAYMENT_TOKEN_INVALID, 400 ' +
+            'validate errors[], 400 PAYMENT_DECLINED (errors[] code PAYMENT_VELOCITY_EXCEEDED ' +
+            'when the card was declined too often lately: nothing held, the processor not ' +
+            'asked) or PAYMENT_TOKEN_INVALID, 400 ' +
             'STORE_REJECTED, 403 PAYMENT_TYPE_NOT_ALLOWED, 404 STORE_NOT_FOUND. A replayed ' +
             "ProblemDetail's requestId and timestamp are the first answer's (the same bytes), " +
             'while the X-Request-Id header names the request that got the replay. Retryable ' +

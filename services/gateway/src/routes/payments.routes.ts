@@ -38,7 +38,9 @@ export function registerPaymentRoutes(
             'never stored, logged or returned. Luhn, network, expiry and CVC length are checked ' +
             '(400 CARD_INVALID with pointers). The same card vaulted again by the same end user ' +
             'answers 200 with its existing paymentId; an end user holds at most 25 cards (409 ' +
-            'CARD_LIMIT_REACHED). 503 PAYMENT_PROCESSOR_UNAVAILABLE is retryable.',
+            'CARD_LIMIT_REACHED). Vaulting too often, or a card declined too often lately, is ' +
+            '429 PAYMENT_VELOCITY_EXCEEDED with Retry-After. 503 PAYMENT_PROCESSOR_UNAVAILABLE ' +
+            'is retryable.',
           body: vaultCardInput,
           response: {
             200: jsonResponse(vaultedCard, 'The end user had vaulted this card: the existing one'),
@@ -47,6 +49,7 @@ export function registerPaymentRoutes(
               'CARD_INVALID',
               'PAYMENT_TYPE_NOT_ALLOWED',
               'CARD_LIMIT_REACHED',
+              'PAYMENT_VELOCITY_EXCEEDED',
               'PAYMENT_PROCESSOR_UNAVAILABLE',
             ),
           },

@@ -49,7 +49,8 @@ export function registerStoreRoutes(
           'The first call with an orderSubmissionUrl creates the store’s whsec_ signing secret ' +
           'and answers it in orderSubmissionSecret, shown this once (null in every other ' +
           'answer; rotate-secret issues a new one). An id owned by another partner answers 404 ' +
-          'STORE_NOT_FOUND.',
+          'STORE_NOT_FOUND. A partner holds at most 1,000 stores by default: a new one beyond is ' +
+          '409 STORE_LIMIT_REACHED.',
         params: storeParams,
         body: storeProfileInput,
         response: {
@@ -58,7 +59,7 @@ export function registerStoreRoutes(
             'The profile was replaced: the store as stored',
           ),
           201: jsonResponse(commerceStoreWithSecret, 'The store was created: the store as stored'),
-          ...problemResponses('STORE_NOT_FOUND', 'ADDRESS_INVALID'),
+          ...problemResponses('STORE_NOT_FOUND', 'ADDRESS_INVALID', 'STORE_LIMIT_REACHED'),
         },
       },
     },

@@ -14,6 +14,7 @@ import { declineError, isFinalDecline } from '../domain/declines.js';
 import { paymentTokenInvalid } from '../handlers/card.handlers.js';
 import { processorFailure } from '../handlers/processor-errors.js';
 import type { GuardedPaymentProcessor } from '../processor/guarded-payment-processor.js';
+import type { Velocity } from '../velocity/velocity.js';
 import {
   ProcessorRejectedError,
   type DeclineReason,
@@ -26,25 +27,41 @@ export interface ChargeActionDeps {
   readonly clock: () => Date;
   readonly logger: Logger;
   readonly retryAfterSeconds: () => number;
+  readonly velocity: Velocity;
   /** Test-only: called where a crash loses an authorization the processor made. */
   readonly failpoint?: (point: 'authorized-unrecorded') => void;
 }
 
-/** What authorizing needs of the card: its processor token (null once the card is deleted). */
+/**
+ * What authorizing needs of the card: its processor token (null once the card is deleted) and
+ * payments' hash of its number (null on cards vaulted before velocity limits).
+ */
 export interface ChargeCardToken {
   readonly processor_token: string | null;
+  readonly card_hash: string | null;
   readonly exp_month: number;
   readonly exp_year: number;
 }
 
 /** Stored for a processor that no longer knows the card's token. */
 const TOKEN_UNKNOWN = 'token_not_found';
+/** Stored for a charge refused unasked of the processor: its card was declined too often. */
+const VELOCITY_EXCEEDED = 'velocity_exceeded';
 
-/** The error a declined charge answers, every time its order asks again. */
+/**
+ * The error a declined charge answers, every time its order asks again. A card refused by the
+ * velocity limit is a decline too (400 PAYMENT_DECLINED, final for its place key, nothing
+ * held), told apart by PAYMENT_VELOCITY_EXCEEDED at `/paymentId`.
+ */
 export function declinedError(row: ChargeRow): AppError {
-  return row.decline_code === TOKEN_UNKNOWN
-    ? paymentTokenInvalid()
-    : declineError((row.decline_code ?? 'other') as DeclineReason);
+  if (row.decline_code === TOKEN_UNKNOWN) return paymentTokenInvalid();
+  if (row.decline_code === VELOCITY_EXCEEDED) {
+    const message = 'This card was declined too often lately; try again later';
+    return new AppError('PAYMENT_DECLINED', message, {
+      errors: [{ code: 'PAYMENT_VELOCITY_EXCEEDED', message, pointer: '/paymentId' }],
+    });
+  }
+  return declineError((row.decline_code ?? 'other') as DeclineReason);
 }
 
 export function chargeStateInvalid(row: ChargeRow, action: string): AppError {
@@ -81,6 +98,10 @@ export function createChargeActions(deps: ChargeActionDeps) {
     if (isExpired(card.exp_month, card.exp_year, deps.clock())) {
       throw await decline(row, 'expired_card');
     }
+    // Card testing: a card declined too often lately is not shown to the processor again.
+    if (card.card_hash && (await deps.velocity.cardDeclinesExceeded(card.card_hash))) {
+      throw await decline(row, VELOCITY_EXCEEDED);
+    }
     let outcome;
     try {
       outcome = await processor.authorize(
@@ -116,6 +137,7 @@ export function createChargeActions(deps: ChargeActionDeps) {
       await updateCharge(db, row, { processor_attempt: row.processor_attempt + 1 });
       throw declineError(outcome.reason);
     }
+    if (card.card_hash) await deps.velocity.recordDecline(card.card_hash);
     throw await decline(row, outcome.reason);
   }
 

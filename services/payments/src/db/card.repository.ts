@@ -10,6 +10,7 @@ export interface CardToSave {
   readonly endUserId: string;
   readonly processorToken: string;
   readonly fingerprint: string;
+  readonly cardHash: string;
   readonly brand: string;
   readonly last4: string;
   readonly expMonth: number;
@@ -25,6 +26,7 @@ export interface CardToSave {
 export async function saveCard(
   db: Kysely<PaymentsDatabase>,
   card: CardToSave,
+  maxCards: number,
 ): Promise<{ row: CardRow; created: boolean } | { limitReached: true }> {
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtextextended(${`${card.partnerId}/${card.endUserId}`}, 0))`.execute(
@@ -47,6 +49,7 @@ export async function saveCard(
           exp_year: card.expYear,
           brand: card.brand,
           last4: card.last4,
+          card_hash: card.cardHash,
           updated_at: sql`now()`,
         })
         .where('payment_id', '=', existing.payment_id)
@@ -54,7 +57,7 @@ export async function saveCard(
         .executeTakeFirstOrThrow();
       return { row, created: false };
     }
-    if ((await countLiveCards(trx, card.partnerId, card.endUserId)) >= maxCardsPerEndUser) {
+    if ((await countLiveCards(trx, card.partnerId, card.endUserId)) >= maxCards) {
       return { limitReached: true };
     }
     const row = await trx
@@ -65,6 +68,7 @@ export async function saveCard(
         end_user_id: card.endUserId,
         processor_token: card.processorToken,
         fingerprint: card.fingerprint,
+        card_hash: card.cardHash,
         brand: card.brand,
         last4: card.last4,
         exp_month: card.expMonth,
@@ -90,6 +94,27 @@ export async function countLiveCards(
     .where('deleted_at', 'is', null)
     .executeTakeFirstOrThrow();
   return Number(count);
+}
+
+/**
+ * Whether vaulting this card (by payments' hash of its number) would add one more card to an
+ * end user who holds `maxCards` already: decided before the processor is asked.
+ */
+export async function cardLimitReached(
+  db: Db,
+  partnerId: string,
+  endUserId: string,
+  cardHash: string,
+  maxCards: number,
+): Promise<boolean> {
+  const live = await db
+    .selectFrom('cards')
+    .select('card_hash')
+    .where('partner_id', '=', partnerId)
+    .where('end_user_id', '=', endUserId)
+    .where('deleted_at', 'is', null)
+    .execute();
+  return live.length >= maxCards && !live.some((card) => card.card_hash === cardHash);
 }
 
 /** The end user's live cards, newest first. */

@@ -8,6 +8,8 @@ export interface CardTable {
   processor_token: string | null;
   /** The processor's hash of the card number: the same card vaulted twice matches. */
   fingerprint: string;
+  /** Payments' keyed hash (HMAC) of the card number; null on cards vaulted before it. */
+  card_hash: string | null;
   brand: string;
   last4: string;
   exp_month: number;
@@ -51,6 +53,14 @@ export interface RefundTable {
   created_at: ColumnType<Date, never, never>;
 }
 
+/** A vault attempt or decline counted against a velocity limit (`velocity.ts`). */
+export interface VelocityEventTable {
+  scope: 'vault' | 'decline';
+  /** `partner/endUser` for vault attempts, the card hash for declines. */
+  subject: string;
+  at: Generated<Date>;
+}
+
 /** The reconciler's lease: which replica runs it, until when. */
 export interface ReconcilerLeaseTable {
   name: string;
@@ -63,6 +73,7 @@ export interface PaymentsDatabase {
   charges: ChargeTable;
   refunds: RefundTable;
   reconciler_lease: ReconcilerLeaseTable;
+  velocity_events: VelocityEventTable;
 }
 
 export type CardRow = Selectable<CardTable>;

@@ -10,10 +10,17 @@ import {
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
-import { deleteOwnedCard, findOwnedCard, listLiveCards, saveCard } from '../db/card.repository.js';
+import {
+  cardLimitReached,
+  deleteOwnedCard,
+  findOwnedCard,
+  listLiveCards,
+  saveCard,
+} from '../db/card.repository.js';
 import type { CardRow, PaymentsDatabase } from '../db/payments.table.js';
 import { checkCard } from '../domain/card-rules.js';
 import { ProcessorRejectedError, type PaymentProcessor } from '../processor/payment-processor.js';
+import type { Velocity } from '../velocity/velocity.js';
 import { processorFailure } from './processor-errors.js';
 
 export interface CardHandlerDeps {
@@ -21,6 +28,9 @@ export interface CardHandlerDeps {
   readonly processor: PaymentProcessor;
   readonly clock: () => Date;
   readonly retryAfterSeconds: () => number;
+  readonly velocity: Velocity;
+  /** Live cards one end user may hold. */
+  readonly maxCardsPerEndUser: number;
 }
 
 /** Who owns the cards of a request: a distribution partner's end user. */
@@ -46,8 +56,15 @@ export function toVaultedCard(row: CardRow): VaultedCard {
   };
 }
 
+function cardLimitError(): AppError {
+  return new AppError(
+    'CARD_LIMIT_REACHED',
+    'The end user holds the most cards allowed; delete one first',
+  );
+}
+
 export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
-  const { db, processor } = deps;
+  const { db, processor, velocity } = deps;
   return [
     handle(subjects.payments.vaultCard, async (input, ctx) => {
       const owner = cardOwner(ctx);
@@ -58,6 +75,13 @@ export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
       if (!checked.ok) {
         throw new AppError('CARD_INVALID', 'The card is not valid', { errors: checked.errors });
       }
+      const cardHash = velocity.cardHash(checked.card.number);
+      const { partnerId, endUserId } = owner;
+      // Refused before the processor sees the card: a full card list, then card testing.
+      if (await cardLimitReached(db, partnerId, endUserId, cardHash, deps.maxCardsPerEndUser)) {
+        throw cardLimitError();
+      }
+      await velocity.admitVault(partnerId, endUserId, cardHash);
       let token;
       try {
         // Each vault is its own attempt: a retry tokenizes again and lands on the same row.
@@ -74,6 +98,7 @@ export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
         );
       } catch (error) {
         if (error instanceof ProcessorRejectedError) {
+          await velocity.recordDecline(cardHash);
           const message = 'The processor refused the card';
           throw new AppError('CARD_INVALID', message, {
             errors: [{ code: 'CARD_INVALID', message, pointer: '/cardNumber' }],
@@ -81,22 +106,22 @@ export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
         }
         throw processorFailure(error, deps.retryAfterSeconds());
       }
-      const saved = await saveCard(db, {
-        paymentId: randomUUID(),
-        ...owner,
-        processorToken: token.token,
-        fingerprint: token.fingerprint,
-        brand: checked.card.brand,
-        last4: token.last4,
-        expMonth: input.expMonth,
-        expYear: input.expYear,
-      });
-      if ('limitReached' in saved) {
-        throw new AppError(
-          'CARD_LIMIT_REACHED',
-          'The end user holds the most cards allowed; delete one first',
-        );
-      }
+      const saved = await saveCard(
+        db,
+        {
+          paymentId: randomUUID(),
+          ...owner,
+          processorToken: token.token,
+          fingerprint: token.fingerprint,
+          cardHash,
+          brand: checked.card.brand,
+          last4: token.last4,
+          expMonth: input.expMonth,
+          expYear: input.expYear,
+        },
+        deps.maxCardsPerEndUser,
+      );
+      if ('limitReached' in saved) throw cardLimitError();
       return { card: toVaultedCard(saved.row), created: saved.created };
     }),
 

@@ -1,5 +1,9 @@
 import { subjects, type VaultCardInput } from '@pcp/contracts';
-import { createProcessorSimulator, type ProcessorSimulator } from '@pcp/processor-simulator';
+import {
+  createProcessorSimulator,
+  testCards,
+  type ProcessorSimulator,
+} from '@pcp/processor-simulator';
 import {
   createBusClient,
   createDatabase,
@@ -8,7 +12,7 @@ import {
   type RequestContext,
   type ServiceMetrics,
 } from '@pcp/service-kit';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -107,6 +111,8 @@ beforeAll(async () => {
       PAYMENT_PROCESSOR_TIMEOUT_MS: String(TIMEOUT_MS),
       PAYMENT_BREAKER_VOLUME_THRESHOLD: String(VOLUME),
       PAYMENT_BREAKER_RESET_MS: String(RESET_MS),
+      // The breaker's tests decline one card many times; the velocity tests run their own.
+      PAYMENTS_CARD_DECLINES_PER_WINDOW: '1000',
     }),
   });
   await service.start();
@@ -549,5 +555,148 @@ describe('shutdown', () => {
     await other.stop(300);
     expect(performance.now() - started).toBeLessThan(2_000);
     await expectAppError(pending, 'PAYMENT_PROCESSOR_UNAVAILABLE');
+  });
+});
+
+describe('velocity and card limits', () => {
+  const prefix = () => `${env.prefix}_velocity`;
+  let guarded: ReturnType<typeof createPaymentsService>;
+  let guardedBus: BusClient;
+  const vaultAt = (ctx: RequestContext, cardNumber: string) =>
+    guardedBus.request(subjects.payments.vaultCard, card(cardNumber), ctx);
+  const authorizeAt = (ctx: RequestContext, paymentId: string, orderId = randomUUID()) =>
+    guardedBus.request(
+      subjects.payments.authorize,
+      { orderId, paymentId, amount: 1_000, currency: 'USD' },
+      ctx,
+    );
+  /** The processor fails every tokenize call: a vault answered otherwise never reached it. */
+  const processorRefusesTokenize = () =>
+    processor.setFaults({ errorRate: 1, operations: ['tokenize'] });
+
+  beforeAll(async () => {
+    guarded = createPaymentsService({
+      nc: env.nc,
+      logger: env.logger,
+      metrics: env.newMetrics('payments'),
+      subjectPrefix: prefix(),
+      requestTimeoutMs: 5_000,
+      db,
+      clock: () => now,
+      config: loadConfig(paymentsEnvSchema, {
+        PAYMENT_PROCESSOR_URL: processorUrl,
+        PAYMENTS_MAX_CARDS_PER_END_USER: '2',
+        PAYMENTS_VAULT_ATTEMPTS_PER_WINDOW: '5',
+        PAYMENTS_CARD_DECLINES_PER_WINDOW: '2',
+      }),
+    });
+    await guarded.start();
+    guardedBus = createBusClient(env.nc, {
+      prefix: prefix(),
+      timeoutMs: 5_000,
+      logger: env.logger,
+    });
+  });
+
+  afterAll(async () => {
+    await guarded.stop();
+  });
+
+  it('refuses an end user vaulting too often with 429 PAYMENT_VELOCITY_EXCEEDED and Retry-After, before the processor', async () => {
+    const ctx = customer();
+    for (let i = 0; i < 5; i++) await vaultAt(ctx, '4242424242424242');
+    processorRefusesTokenize();
+    const refused = await expectAppError(
+      vaultAt(ctx, '4242424242424242'),
+      'PAYMENT_VELOCITY_EXCEEDED',
+    );
+    expect(refused.info.status).toBe(429);
+    expect(refused.retryAfterSeconds).toBeGreaterThan(3_500);
+    expect(refused.retryAfterSeconds).toBeLessThanOrEqual(3_600);
+    // Another end user of the partner is not held back by this one.
+    processor.setFaults({ errorRate: 0 });
+    await vaultAt(customer(), '4242424242424242');
+  });
+
+  it('refuses a card declined too often, across end users, without asking the processor: final for its order', async () => {
+    const tester = customer();
+    const { card: cvcCard } = await vaultAt(tester, testCards.incorrectCvc);
+    for (let i = 0; i < 2; i++) {
+      const declined = await expectAppError(
+        authorizeAt(tester, cvcCard.paymentId),
+        'PAYMENT_DECLINED',
+      );
+      expect(declined.errors[0]?.code).toBe('INCORRECT_CVC');
+    }
+    const processorCharges = processor.charges().length;
+    const orderId = randomUUID();
+    const refused = await expectAppError(
+      authorizeAt(tester, cvcCard.paymentId, orderId),
+      'PAYMENT_DECLINED',
+    );
+    expect(refused.errors[0]?.code).toBe('PAYMENT_VELOCITY_EXCEEDED');
+    // The order's answer is recorded: asked again, the same refusal; nothing held anywhere.
+    const again = await expectAppError(
+      authorizeAt(tester, cvcCard.paymentId, orderId),
+      'PAYMENT_DECLINED',
+    );
+    expect(again.errors[0]?.code).toBe('PAYMENT_VELOCITY_EXCEEDED');
+    expect(processor.charges()).toHaveLength(processorCharges);
+    const recorded = await db
+      .selectFrom('charges')
+      .select(['status', 'processor_authorization_id'])
+      .where('order_id', '=', orderId)
+      .executeTakeFirstOrThrow();
+    expect(recorded).toEqual({ status: 'declined', processor_authorization_id: null });
+    // The same card under another end user is refused before the processor tokenizes it.
+    processorRefusesTokenize();
+    const elsewhere = await expectAppError(
+      vaultAt(customer(), testCards.incorrectCvc),
+      'PAYMENT_VELOCITY_EXCEEDED',
+    );
+    expect(elsewhere.retryAfterSeconds).toBeGreaterThan(0);
+    // The end user's other cards still pay.
+    processor.setFaults({ errorRate: 0 });
+    const { card: good } = await vaultAt(tester, '4111111111111111');
+    const charge = await authorizeAt(tester, good.paymentId);
+    expect(charge.status).toBe('authorized');
+  });
+
+  it('forgets events the window has left behind as new ones are counted, whatever their subject', async () => {
+    const stale = Array.from({ length: 3 }, () => ({
+      scope: 'vault' as const,
+      subject: `gone/${randomUUID()}`,
+      at: sql<Date>`now() - interval '2 hours'`,
+    }));
+    await db.insertInto('velocity_events').values(stale).execute();
+    await vaultAt(customer(), '4242424242424242');
+    const left = await db
+      .selectFrom('velocity_events')
+      .select('subject')
+      .where(
+        'subject',
+        'in',
+        stale.map((event) => event.subject),
+      )
+      .execute();
+    expect(left).toEqual([]);
+  });
+
+  it('caps an end user’s cards at the configured limit before tokenizing, and a deleted card frees room', async () => {
+    const ctx = customer();
+    await vaultAt(ctx, '4242424242424242');
+    const { card: second } = await vaultAt(ctx, '4111111111111111');
+    processorRefusesTokenize();
+    await expectAppError(vaultAt(ctx, '4012888888881881'), 'CARD_LIMIT_REACHED');
+    processor.setFaults({ errorRate: 0 });
+    // A card the end user holds may be vaulted again at the limit: it keeps its paymentId.
+    const { card: again, created } = await vaultAt(ctx, '4111111111111111');
+    expect({ paymentId: again.paymentId, created }).toEqual({
+      paymentId: second.paymentId,
+      created: false,
+    });
+    await guardedBus.request(subjects.payments.deleteCard, { paymentId: second.paymentId }, ctx);
+    const { created: third } = await vaultAt(ctx, '4012888888881881');
+    expect(third).toBe(true);
   });
 });

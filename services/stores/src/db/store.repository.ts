@@ -120,6 +120,15 @@ export async function rewrapSubmissionSecrets(
   });
 }
 
+export async function countPartnerStores(db: Db, partnerId: string): Promise<number> {
+  const { count } = await db
+    .selectFrom('stores')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('partner_id', '=', partnerId)
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
 export function findPartnerStore(db: Db, partnerId: string, storeId: string) {
   return db
     .selectFrom('stores')

@@ -8,8 +8,9 @@ import {
   type HandlerBinding,
   type Keyring,
 } from '@pcp/service-kit';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import {
+  countPartnerStores,
   findPartnerStore,
   findStore,
   listPartnerStores,
@@ -31,18 +32,27 @@ const DEFAULT_PAGE_SIZE = 50;
 
 export const storeNotFound = () => new AppError('STORE_NOT_FOUND', 'No store with that id exists');
 
-export interface StoreSecretSettings {
+export interface StoreSettings {
   /** Seals the order submission secrets stored (README, Secrets at rest). */
   readonly keyring: Keyring;
   /** How long the previous secret keeps signing after a rotation. */
   readonly overlapMs: number;
+  /** Stores one partner may hold; a new one beyond is STORE_LIMIT_REACHED. */
+  readonly maxStoresPerPartner: number;
+}
+
+function storeLimitReached(maxStores: number): AppError {
+  return new AppError(
+    'STORE_LIMIT_REACHED',
+    `A partner holds at most ${maxStores} stores; this one would be a new one`,
+  );
 }
 
 export function storeHandlers(
   db: Kysely<StoresDatabase>,
   geocoder: Geocoder,
   clock: () => Date,
-  secrets: StoreSecretSettings,
+  settings: StoreSettings,
 ): HandlerBinding[] {
   return [
     handle(subjects.stores.upsert, async ({ storeId, profile }, ctx) => {
@@ -53,11 +63,24 @@ export function storeHandlers(
           ? { latitude, longitude }
           : locate(profile.address, geocoder, '/address');
       const secret = newOrderSubmissionSecret();
-      const sealed = seal(secrets.keyring, secret);
-      const result = await upsertStore(
-        db,
-        profileToRow(partnerId, storeId, profile, location, sealed),
+      const row = profileToRow(
+        partnerId,
+        storeId,
+        profile,
+        location,
+        seal(settings.keyring, secret),
       );
+      const result = await db.transaction().execute(async (trx) => {
+        // The partner's creations one at a time, so concurrent ones cannot pass the limit.
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`stores/${partnerId}`}, 0))`.execute(
+          trx,
+        );
+        const isNew = (await findStore(trx, storeId)) === undefined;
+        if (isNew && (await countPartnerStores(trx, partnerId)) >= settings.maxStoresPerPartner) {
+          throw storeLimitReached(settings.maxStoresPerPartner);
+        }
+        return upsertStore(trx, row);
+      });
       // Another partner's id: answer as if it did not exist.
       if (!result) throw storeNotFound();
       // The secret is shown by the answer that stored it, and never again.
@@ -76,8 +99,8 @@ export function storeHandlers(
         db,
         partnerId,
         storeId,
-        seal(secrets.keyring, secret),
-        new Date(now.getTime() + secrets.overlapMs),
+        seal(settings.keyring, secret),
+        new Date(now.getTime() + settings.overlapMs),
       );
       if (!row) throw storeNotFound();
       return toCommerceStoreWithSecret(row, now, secret);
@@ -88,7 +111,7 @@ export function storeHandlers(
       const row = await findStore(db, storeId);
       const sealed = row ? signingSecrets(row, clock()) : [];
       if (sealed.length === 0) throw storeNotFound();
-      return { secrets: sealed.map((value) => open(secrets.keyring, value)) };
+      return { secrets: sealed.map((value) => open(settings.keyring, value)) };
     }),
 
     handle(subjects.stores.get, async ({ storeId }, ctx) => {

@@ -24,7 +24,12 @@ import {
   type TestEnvironment,
 } from '../../../../test-support/environment.js';
 import { expectAppError, storeProfile } from '../../../../test-support/fixtures.js';
-import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '../../src/app.js';
+import {
+  createStoresService,
+  storesEnvSchema,
+  STORES_SCHEMA,
+  type StoresDatabase,
+} from '../../src/app.js';
 import { discoveryPageQuery } from '../../src/db/store-discovery.repository.js';
 import { SCAN_BATCH_MAX } from '../../src/domain/open-store-scan.js';
 import { PICKUP_SEARCH_RADIUS_METERS } from '../../src/handlers/discovery.handlers.js';
@@ -129,10 +134,7 @@ beforeAll(async () => {
     subjectPrefix: env.prefix,
     requestTimeoutMs: 20_000,
     db,
-    config: {
-      STORES_DISCOVERY_SCAN_CAP: SCAN_CAP,
-      STORES_SUBMISSION_SECRET_OVERLAP_MS: 86_400_000,
-    },
+    config: { ...storesEnvSchema.parse({}), STORES_DISCOVERY_SCAN_CAP: SCAN_CAP },
   });
   await service.start();
   client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 20_000, logger: env.logger });

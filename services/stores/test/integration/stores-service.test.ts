@@ -9,6 +9,7 @@ import {
   keyringFromEnv,
   open,
   parseKeyring,
+  type AppError,
   type BusClient,
   type RequestContext,
   type ServiceInstance,
@@ -23,6 +24,7 @@ import {
 import {
   createStoresService,
   rewrapSubmissionSecrets,
+  storesEnvSchema,
   STORES_SCHEMA,
   type StoresDatabase,
 } from '../../src/app.js';
@@ -75,6 +77,64 @@ afterAll(async () => {
 });
 
 describe('stores.v1.upsert', () => {
+  it('refuses a partner’s new store beyond STORES_MAX_PER_PARTNER with 409 STORE_LIMIT_REACHED, and still replaces its stores', async () => {
+    const prefix = `${env.prefix}_capped`;
+    const capped = createStoresService({
+      nc: env.nc,
+      logger: env.logger,
+      metrics: env.newMetrics('stores'),
+      subjectPrefix: prefix,
+      requestTimeoutMs: 5_000,
+      db,
+      config: { ...storesEnvSchema.parse({}), STORES_MAX_PER_PARTNER: 3 },
+    });
+    await capped.start();
+    try {
+      const cappedClient = createBusClient(env.nc, {
+        prefix,
+        timeoutMs: 5_000,
+        logger: env.logger,
+      });
+      const partnerId = randomUUID();
+      const upsert = (storeId: string, name = 'Chicago Burgers') =>
+        cappedClient.request(
+          subjects.stores.upsert,
+          { storeId, profile: storeProfile({ name }) },
+          commerce(partnerId),
+        );
+      const storeIds = Array.from({ length: 5 }, () => randomUUID());
+      // Concurrent creations cannot pass the limit together.
+      const results = await Promise.allSettled(storeIds.map((storeId) => upsert(storeId)));
+      expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(3);
+      const refused = results.filter((result) => result.status === 'rejected');
+      expect(refused).toHaveLength(2);
+      expect(refused.map((result) => (result.reason as AppError).code)).toEqual([
+        'STORE_LIMIT_REACHED',
+        'STORE_LIMIT_REACHED',
+      ]);
+      const held = await db
+        .selectFrom('stores')
+        .select('store_id')
+        .where('partner_id', '=', partnerId)
+        .execute();
+      expect(held).toHaveLength(3);
+      const replaced = await upsert(held[0]!.store_id, 'Loop Burgers');
+      expect({ created: replaced.created, name: replaced.store.name }).toEqual({
+        created: false,
+        name: 'Loop Burgers',
+      });
+      // Another partner is not held back by this one.
+      const other = await cappedClient.request(
+        subjects.stores.upsert,
+        { storeId: randomUUID(), profile: storeProfile() },
+        commerce(randomUUID()),
+      );
+      expect(other.created).toBe(true);
+    } finally {
+      await capped.stop();
+    }
+  });
+
   it('creates a store, then replaces it', async () => {
     const partnerId = randomUUID();
     const storeId = randomUUID();

@@ -1,11 +1,13 @@
 import type { Migration } from 'kysely';
 import * as createPayments from './2026-11-26T0100-create-payments.js';
 import * as chargesPerOrder from './2026-12-01T0100-charges-per-order.js';
+import * as paymentVelocity from './2026-12-10T0100-payment-velocity.js';
 
 /** Migrations of the `payments` schema. */
 export const paymentsMigrations: Record<string, Migration> = {
   '2026-11-26T0100-create-payments': createPayments,
   '2026-12-01T0100-charges-per-order': chargesPerOrder,
+  '2026-12-10T0100-payment-velocity': paymentVelocity,
 };
 
 export const PAYMENTS_SCHEMA = 'payments';
