@@ -6,6 +6,7 @@ const production = { NODE_ENV: 'production' };
 const realProcessor = {
   PAYMENT_PROCESSOR_URL: 'https://api.processor.example',
   PAYMENT_PROCESSOR_API_KEY: 'sk_live_4f9a2c',
+  PAYMENTS_CARD_HASH_KEY: 'b7c1d0e4f5a6978812ab34cd56ef7890',
 };
 
 describe('payments configuration', () => {
@@ -47,5 +48,12 @@ describe('payments configuration', () => {
     const config = loadConfig(paymentsEnvSchema, { ...production, ...realProcessor });
     expect(config.PAYMENT_PROCESSOR_URL).toBe('https://api.processor.example');
     expect(config.PAYMENT_PROCESSOR_API_KEY).toBe('sk_live_4f9a2c');
+  });
+
+  it('production refuses the local card-hash key', () => {
+    const { PAYMENTS_CARD_HASH_KEY: _ownKey, ...withoutHashKey } = realProcessor;
+    expect(() => loadConfig(paymentsEnvSchema, { ...production, ...withoutHashKey })).toThrow(
+      /PAYMENTS_CARD_HASH_KEY: production \(NODE_ENV=production\) requires a card-hash key of its own/,
+    );
   });
 });

@@ -1,11 +1,13 @@
 import { events, subjects } from '@pcp/contracts';
 import {
+  applyJetStreamTopology,
   createBusClient,
   createDatabase,
   deadLetterHeaders,
   deadLetterStream,
   deadLetterSubject,
   eventIdOf,
+  jetStreamTopology,
   keyringFromEnv,
   open,
   parseKeyring,
@@ -88,6 +90,7 @@ describe('stores.v1.upsert', () => {
       db,
       config: { ...storesEnvSchema.parse({}), STORES_MAX_PER_PARTNER: 3 },
     });
+    await applyJetStreamTopology(await env.nc.jetstreamManager(), jetStreamTopology(prefix));
     await capped.start();
     try {
       const cappedClient = createBusClient(env.nc, {
