@@ -247,7 +247,7 @@ function checkTarget(
     throw new FetchFailure('invalid_url', `${subject} must not contain credentials`);
   }
   const literal = unbracket(target.hostname);
-  if (isIP(literal) !== 0 && !addressAllowed(literal, undefined, options.allowlist)) {
+  if (isIP(literal) !== 0 && !addressAllowed(literal, options.allowlist)) {
     throw notRoutable(subject, 'address_not_allowed');
   }
   return target;
@@ -257,12 +257,8 @@ function unbracket(hostname: string): string {
   return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
 }
 
-function addressAllowed(
-  address: string,
-  hostname: string | undefined,
-  allowlist: AddressAllowlist,
-): boolean {
-  return isPublicAddress(address) || allowlist.allows(address, hostname);
+function addressAllowed(address: string, allowlist: AddressAllowlist): boolean {
+  return isPublicAddress(address) || allowlist.allows(address);
 }
 
 /**
@@ -287,7 +283,7 @@ function guardedLookup(subject: string, allowlist: AddressAllowlist): LookupFunc
         return;
       }
       const permitted = addresses.filter((entry: LookupAddress) =>
-        addressAllowed(entry.address, hostname, allowlist),
+        addressAllowed(entry.address, allowlist),
       );
       const first = permitted[0];
       if (first === undefined) callback(notRoutable(subject, 'address_not_allowed'), []);
