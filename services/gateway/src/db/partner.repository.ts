@@ -89,3 +89,12 @@ export function updateRateLimits(db: Db, partnerId: string, limits: RateLimitOve
     .returningAll()
     .executeTakeFirst();
 }
+
+export function updatePaymentTypes(db: Db, partnerId: string, paymentTypes: PaymentType[]) {
+  return db
+    .updateTable('partners')
+    .set({ payment_types: paymentTypes })
+    .where('partner_id', '=', partnerId)
+    .returningAll()
+    .executeTakeFirst();
+}
