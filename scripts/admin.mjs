@@ -14,6 +14,8 @@ Partners and API keys (the gateway):
   list-partners
   set-rate-limits --partner PARTNER_ID [--reads N] [--writes N] [--discovery N]
   set-payment-types --partner PARTNER_ID --payment-types CARD,PAY_AT_STORE (or '' for none)
+  suspend-partner --partner PARTNER_ID    (every key of the partner refused: 401)
+  resume-partner --partner PARTNER_ID
 Parked outbox rows (catalog or ordering):
   outbox-list --service catalog|ordering [--limit N]
   outbox-republish --service catalog|ordering --sequence N | --all
@@ -31,6 +33,8 @@ const partnerCommands = [
   'list-partners',
   'set-rate-limits',
   'set-payment-types',
+  'suspend-partner',
+  'resume-partner',
 ];
 /** The services with admin commands (an outbox, and the dead letters they may republish). */
 const adminServices = ['catalog', 'ordering'];

@@ -25,6 +25,7 @@ import {
   revokeKey,
   setPaymentTypes,
   setRateLimits,
+  setSuspended,
 } from './partner-admin.js';
 
 const usage = `Usage: npm run admin -- <command> [options]
@@ -34,6 +35,8 @@ const usage = `Usage: npm run admin -- <command> [options]
   list-partners
   set-rate-limits --partner PARTNER_ID [--reads N] [--writes N] [--discovery N]
   set-payment-types --partner PARTNER_ID --payment-types CARD,PAY_AT_STORE (or '' for none)
+  suspend-partner --partner PARTNER_ID    (every key of the partner refused: 401)
+  resume-partner --partner PARTNER_ID
 Each command prints its result as JSON on the last line of stdout.`;
 
 const config = loadConfig(baseEnvSchema);
@@ -140,6 +143,13 @@ try {
         throw new AdminError('give --reads, --writes or --discovery');
       const partnerId = required('partner');
       result = await setRateLimits(db, partnerId, limits);
+      await announceChange({ partnerId });
+      break;
+    }
+    case 'suspend-partner':
+    case 'resume-partner': {
+      const partnerId = required('partner');
+      result = await setSuspended(db, partnerId, command === 'suspend-partner');
       await announceChange({ partnerId });
       break;
     }

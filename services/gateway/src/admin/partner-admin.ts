@@ -9,6 +9,7 @@ import {
   revokeApiKey,
   updatePaymentTypes,
   updateRateLimits,
+  updateSuspension,
 } from '../db/partner.repository.js';
 import type { GatewayDatabase, RateLimitOverrides } from '../db/partner.table.js';
 
@@ -98,6 +99,7 @@ export async function listPartners(db: Db) {
     paymentTypes: partner.payment_types,
     rateLimits: partner.rate_limits,
     createdAt: partner.created_at,
+    suspendedAt: partner.suspended_at,
     keys: keys.map((key) => ({
       keyId: key.key_id,
       createdAt: key.created_at,
@@ -127,4 +129,13 @@ export async function setPaymentTypes(db: Db, partnerId: string, values: string[
     : undefined;
   if (!updated) throw new AdminError(`no partner ${partnerId}`);
   return { partnerId, paymentTypes: updated.payment_types };
+}
+
+/** Suspend a partner (every key refused until resumed) or resume it; keys stay as they are. */
+export async function setSuspended(db: Db, partnerId: string, suspended: boolean) {
+  const updated = guid.safeParse(partnerId).success
+    ? await updateSuspension(db, partnerId, suspended ? new Date() : null)
+    : undefined;
+  if (!updated) throw new AdminError(`no partner ${partnerId}`);
+  return { partnerId, suspendedAt: updated.suspended_at };
 }

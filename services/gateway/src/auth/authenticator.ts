@@ -96,6 +96,8 @@ export function createAuthenticator(options: AuthenticatorOptions) {
         unknown.delete(target.keyId);
       }
       if (!target.partnerId) return;
+      // A resumed partner's keys may be remembered as unknown, under ids we cannot tie to it.
+      unknown.clear();
       const partnerKeys = [...verified.entries()]
         .filter(([, entry]) => entry.principal.partnerId === target.partnerId)
         .map(([keyId]) => keyId);

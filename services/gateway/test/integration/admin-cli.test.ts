@@ -1,14 +1,20 @@
-import { createDatabase } from '@pcp/service-kit';
+import { createDatabase, createMetrics, loadConfig } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   createTestEnvironment,
   type TestEnvironment,
 } from '../../../../test-support/environment.js';
-import { createPartner, listPartners } from '../../src/admin/partner-admin.js';
-import { authInvalidationSubject } from '../../src/app.js';
+import { createKey, createPartner, listPartners } from '../../src/admin/partner-admin.js';
+import {
+  authInvalidationSubject,
+  createGatewayService,
+  gatewayEnvSchema,
+  type GatewayService,
+} from '../../src/app.js';
 import { GATEWAY_SCHEMA } from '../../src/db/migrations/index.js';
 import type { GatewayDatabase } from '../../src/db/partner.table.js';
 
@@ -16,6 +22,7 @@ const cli = fileURLToPath(new URL('../../dist/admin/cli.js', import.meta.url));
 
 let env: TestEnvironment;
 let db: Kysely<GatewayDatabase>;
+let gateway: GatewayService;
 
 beforeAll(async () => {
   env = await createTestEnvironment();
@@ -24,9 +31,29 @@ beforeAll(async () => {
     schema: GATEWAY_SCHEMA,
     applicationName: 'test',
   });
+  // A gateway alone (no services behind it: an authenticated request gets 503) that caches
+  // keys for a minute, so only the admin command's announcement can make it forget them.
+  gateway = createGatewayService({
+    nc: env.nc,
+    db,
+    redis: env.redis,
+    logger: env.logger,
+    metrics: createMetrics('gateway'),
+    config: loadConfig(gatewayEnvSchema, {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      OPS_PORT: '0',
+      OPS_HOST: '127.0.0.1',
+      NATS_SUBJECT_PREFIX: env.prefix,
+      REDIS_KEY_PREFIX: env.redisKeyPrefix,
+      AUTH_CACHE_TTL_MS: '60000',
+    }),
+  });
+  await gateway.start();
 });
 
 afterAll(async () => {
+  await gateway?.stop();
   await db?.destroy();
   await env?.cleanup();
 });
@@ -136,5 +163,45 @@ describe('npm run admin -- set-payment-types', () => {
     expect(await announcement.received).toEqual({ partnerId: partner.partnerId });
     const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
     expect(listed?.paymentTypes).toEqual(['PAY_AT_STORE']);
+  });
+});
+
+describe('npm run admin -- suspend-partner / resume-partner', () => {
+  /** The status of one request with the key, after the admin command's announcement arrived. */
+  async function statusWith(apiKey: string) {
+    // The gateway subscribes on env.nc: a round trip on it delivers what the command published.
+    await env.nc.flush();
+    const response = await fetch(`${gateway.url()}/v1/commerce/stores`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    await response.arrayBuffer();
+    return response.status;
+  }
+
+  it('refuses every key of a suspended partner at once, on a gateway that had them cached, until it is resumed', async () => {
+    const partner = await createPartner(db, { kind: 'commerce', name: 'Suspended' });
+    const second = await createKey(db, partner.partnerId);
+    const bystander = await createPartner(db, { kind: 'commerce', name: 'Bystander' });
+    // Authenticated (and cached): the route's service is down, hence 503.
+    for (const key of [partner.apiKey, second.apiKey, bystander.apiKey]) {
+      expect(await statusWith(key)).toBe(503);
+    }
+
+    const suspended = await admin(['suspend-partner', '--partner', partner.partnerId]);
+    expect(suspended.code, suspended.stderr).toBe(0);
+    expect(await statusWith(partner.apiKey)).toBe(401);
+    expect(await statusWith(second.apiKey)).toBe(401);
+    expect(await statusWith(bystander.apiKey)).toBe(503);
+    const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
+    expect(listed?.suspendedAt).toBeInstanceOf(Date);
+
+    const resumed = await admin(['resume-partner', '--partner', partner.partnerId]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(await statusWith(partner.apiKey)).toBe(503);
+    expect(await statusWith(second.apiKey)).toBe(503);
+
+    const unknown = await admin(['suspend-partner', '--partner', randomUUID()]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/no partner/);
   });
 });
