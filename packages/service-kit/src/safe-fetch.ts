@@ -1,3 +1,4 @@
+import { ROOT_CONTEXT, context as otelContext, SpanKind, trace } from '@opentelemetry/api';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -176,7 +177,39 @@ export function safeRequest(url: string, options: SafeRequestOptions): Promise<S
   });
 }
 
-async function perform(
+const tracer = trace.getTracer('@pcp/service-kit/safe-fetch');
+
+/**
+ * Runs an outbound exchange in a trace of its own, linked from the caller's span: a partner's
+ * endpoint belongs to another tenant, so the traceparent it receives must not reveal (or let
+ * it join) the trace of the request that caused it, and no baggage goes out (ROOT_CONTEXT
+ * carries none).
+ */
+function inOwnTrace<T>(urlName: string, work: () => Promise<T>): Promise<T> {
+  const caller = trace.getSpanContext(otelContext.active());
+  return tracer.startActiveSpan(
+    `outbound ${urlName}`,
+    { root: true, kind: SpanKind.INTERNAL, links: caller ? [{ context: caller }] : [] },
+    ROOT_CONTEXT,
+    async (span) => {
+      try {
+        return await work();
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+function perform(
+  url: string,
+  options: SafeOutboundOptions,
+  exchange: Exchange,
+): Promise<SafeRequestResult> {
+  return inOwnTrace(options.urlName ?? 'url', () => performInTrace(url, options, exchange));
+}
+
+async function performInTrace(
   url: string,
   options: SafeOutboundOptions,
   exchange: Exchange,
