@@ -18,6 +18,10 @@ const { exporter, processor } = await vi.hoisted(async () => {
   const memory = new InMemorySpanExporter();
   const simple = new SimpleSpanProcessor(memory);
   startTracing('safe-fetch-tracing-test', { spanProcessors: [simple] });
+  // A worker that ran another file first has node:http loaded already: requiring it again
+  // lets the http instrumentation patch it all the same.
+  const { createRequire } = await import('node:module');
+  createRequire(import.meta.url)('node:http');
   return { exporter: memory, processor: simple };
 });
 
