@@ -111,7 +111,12 @@ export async function startJourney(logger?: Logger): Promise<Journey> {
  */
 export async function placeCardOrder(
   journey: Journey,
-  options: { expectedStatus?: number; beforePlace?: () => void } = {},
+  options: {
+    expectedStatus?: number;
+    beforePlace?: () => void;
+    /** Further headers of the place request (a partner's traceparent, say). */
+    headers?: Record<string, string>;
+  } = {},
 ) {
   const { client } = journey.distribution;
   const endUser = `buyer-${randomUUID()}`;
@@ -124,6 +129,7 @@ export async function placeCardOrder(
   const placed = await client.POST(PLACE_ROUTE, {
     params: { header: { 'Idempotency-Key': randomUUID(), 'X-End-User-Id': endUser } },
     body: sodaOrder(journey.catalogIds, journey.storeId, vaulted.data!.paymentId),
+    ...(options.headers ? { headers: options.headers } : {}),
   });
   expect(placed.response.status, JSON.stringify(placed.error)).toBe(options.expectedStatus ?? 201);
   return { orderId: placed.data?.orderId, requestId: placed.response.headers.get('x-request-id')! };

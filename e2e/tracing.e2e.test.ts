@@ -45,7 +45,15 @@ async function eventually<T>(find: (spans: ReadableSpan[]) => T | undefined): Pr
 describe('tracing', () => {
   it('gives a place request one trace across gateway, NATS, services, Postgres and JetStream', async () => {
     exporter.reset();
-    const { orderId } = await placeCardOrder(journey);
+    // The partner's own trace context and baggage: linked to, never continued or passed on.
+    const partnerTraceId = '0af7651916cd43dd8448eb211c80319c';
+    const partnerSpanId = 'b7ad6b7169203331';
+    const { orderId } = await placeCardOrder(journey, {
+      headers: {
+        traceparent: `00-${partnerTraceId}-${partnerSpanId}-01`,
+        baggage: 'tenant=partner-secret',
+      },
+    });
     const prefix = journey.env.prefix;
 
     const server = await eventually((spans) =>
@@ -53,6 +61,11 @@ describe('tracing', () => {
     );
     expect(server.attributes['http.route']).toBe(PLACE_ROUTE);
     const traceId = server.spanContext().traceId;
+    expect(traceId).not.toBe(partnerTraceId);
+    expect(server.parentSpanContext).toBeUndefined();
+    expect(server.links.map((link) => link.context)).toEqual([
+      expect.objectContaining({ traceId: partnerTraceId, spanId: partnerSpanId, isRemote: true }),
+    ]);
     const inTrace = () =>
       exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
 
@@ -106,21 +119,34 @@ describe('tracing', () => {
     const publish = inTrace().find((s) => s.spanContext().spanId === parentOf(consumer));
     expect(publish?.kind).toBe(SpanKind.PRODUCER);
 
-    // The partner got its webhook for that order, and the delivery (stored as a row and sent by
-    // the dispatcher) continued the same trace: its HTTP call descends from the event's consumer.
-    await journey.receiver.waitFor(1, (request) =>
+    // The partner got its webhook for that order. The delivery (stored as a row and sent by
+    // the dispatcher) continued the same trace, but the call to the partner's endpoint (another
+    // tenant's) runs in a trace of its own, linked from the delivery, and carries no baggage.
+    const [received] = await journey.receiver.waitFor(1, (request) =>
       JSON.stringify(request.payload).includes(orderId!),
     );
     const delivery = await eventually(() =>
       inTrace().find((s) => s.name === 'webhook deliver' && descendsFrom(s, consumer)),
     );
-    const webhookCall = await eventually(() =>
-      inTrace().find(
+    const outbound = await eventually((spans) =>
+      spans.find(
+        (s) =>
+          s.name === 'outbound webhook URL' &&
+          s.links.some((link) => link.context.spanId === delivery.spanContext().spanId),
+      ),
+    );
+    const outboundTraceId = outbound.spanContext().traceId;
+    expect(outboundTraceId).not.toBe(traceId);
+    expect(outboundTraceId).not.toBe(partnerTraceId);
+    expect(received!.headers.baggage).toBeUndefined();
+    expect(String(received!.headers.traceparent).split('-')[1]).toBe(outboundTraceId);
+    const webhookCall = await eventually((spans) =>
+      spans.find(
         (s) =>
           // safeRequest sends over node:http (its own address checks), not fetch.
           s.instrumentationScope.name === '@opentelemetry/instrumentation-http' &&
           s.kind === SpanKind.CLIENT &&
-          descendsFrom(s, delivery),
+          parentOf(s) === outbound.spanContext().spanId,
       ),
     );
     expect(

@@ -10,9 +10,12 @@ const usage = `Usage: npm run admin -- <command> [options]
 Partners and API keys (the gateway):
   create-partner --kind commerce|distribution --name NAME [--payment-types CARD,PAY_AT_STORE]
   create-key --partner PARTNER_ID
-  revoke-key --key KEY_ID_OR_KEY
+  revoke-key --key-id KEY_ID | --key-stdin   (a whole key only on stdin, never as an argument)
   list-partners
   set-rate-limits --partner PARTNER_ID [--reads N] [--writes N] [--discovery N]
+  set-payment-types --partner PARTNER_ID --payment-types CARD,PAY_AT_STORE (or '' for none)
+  suspend-partner --partner PARTNER_ID    (every key of the partner refused: 401)
+  resume-partner --partner PARTNER_ID
 Parked outbox rows (catalog or ordering):
   outbox-list --service catalog|ordering [--limit N]
   outbox-republish --service catalog|ordering --sequence N | --all
@@ -31,6 +34,9 @@ const partnerCommands = [
   'revoke-key',
   'list-partners',
   'set-rate-limits',
+  'set-payment-types',
+  'suspend-partner',
+  'resume-partner',
 ];
 /** The services with admin commands (an outbox, and the dead letters they may republish). */
 const adminServices = ['catalog', 'ordering'];

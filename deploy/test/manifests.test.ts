@@ -5,6 +5,7 @@
  * a field the API does not define is an error. Network policies: network-policies.test.ts.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 import { productionDatabaseUrlProblem } from '@pcp/service-kit';
 import { describe, expect, it } from 'vitest';
@@ -296,6 +297,21 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
           name: mount!.name,
           secret: { secretName: POSTGRES_CA_SECRET, items: [{ key: 'ca.crt', path: 'ca.crt' }] },
         });
+      }
+    });
+
+    it("the gateway believes X-Forwarded-For from narrow ranges only (its ingress's), never all private ones", () => {
+      const [container] = podSpecOf(find(docs, 'Deployment', 'gateway'))!.containers as Doc[];
+      const trusted = envValue(docs, container!, 'TRUST_PROXY');
+      expect(trusted).toBeDefined();
+      if (trusted === 'false') return;
+      expect(trusted).not.toBe('true');
+      for (const entry of trusted!.split(',').map((part) => part.trim())) {
+        const [address = '', bits] = entry.split('/');
+        const version = isIP(address);
+        expect(version, entry).not.toBe(0);
+        const prefix = bits === undefined ? (version === 4 ? 32 : 128) : Number(bits);
+        expect(prefix, entry).toBeGreaterThanOrEqual(version === 4 ? 24 : 64);
       }
     });
 

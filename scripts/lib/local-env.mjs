@@ -12,11 +12,11 @@ export function localServiceEnv() {
     // A developer hosts test CatalogSets, store submission URLs and webhook receivers on this
     // machine; production keeps https and public hosts only.
     CATALOG_FETCH_ALLOW_HTTP: 'true',
-    CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
+    CATALOG_FETCH_ALLOWLIST: '127.0.0.0/8,::1/128',
     ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
-    ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
+    ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.0/8,::1/128',
     WEBHOOK_ALLOW_HTTP: 'true',
-    WEBHOOK_ALLOWLIST: '127.0.0.1/32,::1/128,localhost',
+    WEBHOOK_ALLOWLIST: '127.0.0.0/8,::1/128',
     PAYMENT_PROCESSOR_URL: `http://127.0.0.1:${processorPort}`,
   };
 }

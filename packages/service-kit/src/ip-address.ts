@@ -29,25 +29,8 @@ export function isPublicAddress(ip: string): boolean {
 }
 
 export interface AddressAllowlist {
-  allows(address: string, hostname?: string): boolean;
+  allows(address: string): boolean;
   readonly isEmpty: boolean;
-}
-
-const HOSTNAME_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-
-function normalizeHostname(hostname: string): string {
-  return hostname.toLowerCase().replace(/\.$/, '');
-}
-
-function isHostname(value: string): boolean {
-  const labels = value.split('.');
-  // A name whose last label is numeric is read as an IPv4 address by URL parsers.
-  const last = labels[labels.length - 1] ?? '';
-  return (
-    value.length <= 253 &&
-    labels.every((label) => HOSTNAME_LABEL.test(label)) &&
-    !/^(\d+|0x[0-9a-f]*)$/.test(last)
-  );
 }
 
 function parseCidr(entry: string): [Address, number] | undefined {
@@ -63,29 +46,28 @@ function parseCidr(entry: string): [Address, number] | undefined {
   }
 }
 
-/** Comma-separated CIDRs and hostnames; blank → empty list. Throws Error naming the bad entry. */
+/**
+ * Comma-separated CIDRs and bare addresses; blank → empty list. Throws Error naming the bad
+ * entry. Host names are refused: a listed name would admit whatever it resolves to (loopback,
+ * the metadata address), so the address ranges a private host lives in are listed instead.
+ */
 export function parseAllowlist(value: string): AddressAllowlist {
   const ranges: [Address, number][] = [];
-  const hostnames = new Set<string>();
   for (const raw of value.split(',')) {
     const entry = raw.trim();
     if (entry === '') continue;
     const range = parseCidr(entry);
-    if (range !== undefined) {
-      ranges.push(range);
-      continue;
+    if (range === undefined) {
+      throw new Error(
+        `address allow-list entry "${entry}" is not a CIDR range or an IP address (list the addresses a host resolves to, not its name)`,
+      );
     }
-    const hostname = normalizeHostname(entry);
-    if (entry.includes('/') || !isHostname(hostname)) {
-      throw new Error(`address allow-list entry "${entry}" is neither a CIDR range nor a hostname`);
-    }
-    hostnames.add(hostname);
+    ranges.push(range);
   }
 
   return {
-    isEmpty: ranges.length === 0 && hostnames.size === 0,
-    allows(address: string, hostname?: string): boolean {
-      if (hostname !== undefined && hostnames.has(normalizeHostname(hostname))) return true;
+    isEmpty: ranges.length === 0,
+    allows(address: string): boolean {
       const parsed = parseStrict(address);
       if (parsed === undefined) return false;
       // match() throws when the families differ.

@@ -1,3 +1,4 @@
+import { ROOT_CONTEXT, context as otelContext, SpanKind, trace } from '@opentelemetry/api';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -176,7 +177,39 @@ export function safeRequest(url: string, options: SafeRequestOptions): Promise<S
   });
 }
 
-async function perform(
+const tracer = trace.getTracer('@pcp/service-kit/safe-fetch');
+
+/**
+ * Runs an outbound exchange in a trace of its own, linked from the caller's span: a partner's
+ * endpoint belongs to another tenant, so the traceparent it receives must not reveal (or let
+ * it join) the trace of the request that caused it, and no baggage goes out (ROOT_CONTEXT
+ * carries none).
+ */
+function inOwnTrace<T>(urlName: string, work: () => Promise<T>): Promise<T> {
+  const caller = trace.getSpanContext(otelContext.active());
+  return tracer.startActiveSpan(
+    `outbound ${urlName}`,
+    { root: true, kind: SpanKind.INTERNAL, links: caller ? [{ context: caller }] : [] },
+    ROOT_CONTEXT,
+    async (span) => {
+      try {
+        return await work();
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+function perform(
+  url: string,
+  options: SafeOutboundOptions,
+  exchange: Exchange,
+): Promise<SafeRequestResult> {
+  return inOwnTrace(options.urlName ?? 'url', () => performInTrace(url, options, exchange));
+}
+
+async function performInTrace(
   url: string,
   options: SafeOutboundOptions,
   exchange: Exchange,
@@ -247,7 +280,7 @@ function checkTarget(
     throw new FetchFailure('invalid_url', `${subject} must not contain credentials`);
   }
   const literal = unbracket(target.hostname);
-  if (isIP(literal) !== 0 && !addressAllowed(literal, undefined, options.allowlist)) {
+  if (isIP(literal) !== 0 && !addressAllowed(literal, options.allowlist)) {
     throw notRoutable(subject, 'address_not_allowed');
   }
   return target;
@@ -257,12 +290,8 @@ function unbracket(hostname: string): string {
   return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
 }
 
-function addressAllowed(
-  address: string,
-  hostname: string | undefined,
-  allowlist: AddressAllowlist,
-): boolean {
-  return isPublicAddress(address) || allowlist.allows(address, hostname);
+function addressAllowed(address: string, allowlist: AddressAllowlist): boolean {
+  return isPublicAddress(address) || allowlist.allows(address);
 }
 
 /**
@@ -287,7 +316,7 @@ function guardedLookup(subject: string, allowlist: AddressAllowlist): LookupFunc
         return;
       }
       const permitted = addresses.filter((entry: LookupAddress) =>
-        addressAllowed(entry.address, hostname, allowlist),
+        addressAllowed(entry.address, allowlist),
       );
       const first = permitted[0];
       if (first === undefined) callback(notRoutable(subject, 'address_not_allowed'), []);

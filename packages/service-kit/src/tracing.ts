@@ -1,5 +1,11 @@
-import { context } from '@opentelemetry/api';
-import { getRPCMetadata, RPCType } from '@opentelemetry/core';
+import {
+  context,
+  defaultTextMapGetter,
+  ROOT_CONTEXT,
+  trace,
+  type SpanContext,
+} from '@opentelemetry/api';
+import { getRPCMetadata, RPCType, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { registerInstrumentations, type Instrumentation } from '@opentelemetry/instrumentation';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -11,7 +17,7 @@ import {
   NoopSpanProcessor,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import type { IncomingMessage } from 'node:http';
+import http, { type IncomingMessage, type RequestListener } from 'node:http';
 
 /** Probes and scrapes are not worth a trace each. */
 function isOpsRequest(request: IncomingMessage): boolean {
@@ -58,6 +64,53 @@ export function registerInstrumentation(): void {
 export function setHttpRoute(route: string): void {
   const metadata = getRPCMetadata(context.active());
   if (metadata?.type === RPCType.HTTP) metadata.route = route;
+}
+
+const TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as const;
+const incomingTraces = new WeakMap<IncomingMessage, SpanContext>();
+const traceContext = new W3CTraceContextPropagator();
+
+/**
+ * An HTTP server for requests from outside (partners): their `traceparent`, `tracestate` and
+ * `baggage` are taken off before the http instrumentation reads them, so each request starts
+ * a trace of ours (and no caller's baggage reaches our services); a valid incoming trace
+ * context is kept for {@link linkIncomingTrace}. Timeouts as Fastify sets on its own server.
+ */
+export function createUntrustedTraceServer(
+  handler: RequestListener,
+  options: {
+    keepAliveTimeout?: number;
+    requestTimeout?: number;
+    connectionTimeout?: number;
+    maxRequestsPerSocket?: number;
+  },
+): http.Server {
+  class UntrustedTraceServer extends http.Server {
+    override emit(event: string, ...args: unknown[]): boolean {
+      if (event === 'request') {
+        const request = args[0] as IncomingMessage;
+        const incoming = trace.getSpanContext(
+          traceContext.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter),
+        );
+        if (incoming) incomingTraces.set(request, incoming);
+        for (const header of TRACE_HEADERS) delete request.headers[header];
+      }
+      // The instrumented emit: it starts the request's (root) server span.
+      return super.emit(event, ...args);
+    }
+  }
+  const server = new UntrustedTraceServer(handler);
+  if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
+  if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
+  if (options.connectionTimeout !== undefined) server.setTimeout(options.connectionTimeout);
+  if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+  return server;
+}
+
+/** Link the request's server span to the trace context the caller sent, if it sent one. */
+export function linkIncomingTrace(request: IncomingMessage): void {
+  const incoming = incomingTraces.get(request);
+  if (incoming) trace.getActiveSpan()?.addLink({ context: incoming });
 }
 
 /** Whether the standard OTEL_* variables ask for spans to be exported. */

@@ -256,12 +256,19 @@ describe('safeFetch', () => {
     }
   });
 
-  it('admits any address of an allow-listed hostname', async () => {
-    const result = await safeFetch(
-      `http://LOCALHOST:${port}/ok`,
-      options({ allowlist: parseAllowlist('localhost') }),
+  it('checks the addresses a name resolves to: only an allow-listed range admits them', async () => {
+    seenHeaders.length = 0;
+    const elsewhere = await safeFetch(
+      `http://localhost:${port}/ok`,
+      options({ allowlist: parseAllowlist('10.0.0.0/8,169.254.0.0/16') }),
     );
-    expect(result.ok && result.body).toEqual(DOCUMENT);
+    expectFailure(elsewhere, 'address_not_allowed');
+    expect(seenHeaders).toHaveLength(0);
+    const loopback = await safeFetch(
+      `http://LOCALHOST:${port}/ok`,
+      options({ allowlist: parseAllowlist('127.0.0.0/8,::1/128') }),
+    );
+    expect(loopback.ok && loopback.body).toEqual(DOCUMENT);
   });
 
   it('follows a chain of two redirects', async () => {

@@ -2,7 +2,9 @@ import {
   AppError,
   bindLogContextToSpan,
   createBusClient,
+  createUntrustedTraceServer,
   latencyBuckets,
+  linkIncomingTrace,
   natsReadiness,
   pingDatabase,
   setHttpRoute,
@@ -161,6 +163,9 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: parseTrustProxy(config.TRUST_PROXY),
+    // A partner's traceparent and baggage are not ours to continue or pass on to other
+    // tenants: each request starts our own trace, linked to the partner's.
+    serverFactory: (handler, options) => createUntrustedTraceServer(handler, options),
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
@@ -186,6 +191,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   // any later hook, the handler or onResponse) its request id, partner and trace.
   app.addHook('onRequest', (request, _reply, done) => {
     setHttpRoute(request.routeOptions.url ?? 'unmatched');
+    linkIncomingTrace(request.raw);
     const fields = () => ({ requestId: request.id, partnerId: request.principal?.partnerId });
     bindLogContextToSpan(fields);
     withLogContext(fields, done);

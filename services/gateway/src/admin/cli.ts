@@ -8,6 +8,7 @@ import {
   natsCredentials,
   natsTls,
 } from '@pcp/service-kit';
+import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import {
   authInvalidationSubject,
@@ -20,35 +21,46 @@ import {
   AdminError,
   createKey,
   createPartner,
+  keyIdOf,
   listPartners,
   revokeKey,
+  setPaymentTypes,
   setRateLimits,
+  setSuspended,
 } from './partner-admin.js';
 
 const usage = `Usage: npm run admin -- <command> [options]
   create-partner --kind commerce|distribution --name NAME [--payment-types CARD,PAY_AT_STORE]
   create-key --partner PARTNER_ID
-  revoke-key --key KEY_ID_OR_KEY
+  revoke-key --key-id KEY_ID | --key-stdin   (a whole key only on stdin, never as an argument)
   list-partners
   set-rate-limits --partner PARTNER_ID [--reads N] [--writes N] [--discovery N]
+  set-payment-types --partner PARTNER_ID --payment-types CARD,PAY_AT_STORE (or '' for none)
+  suspend-partner --partner PARTNER_ID    (every key of the partner refused: 401)
+  resume-partner --partner PARTNER_ID
 Each command prints its result as JSON on the last line of stdout.`;
 
 const config = loadConfig(baseEnvSchema);
 const [command, ...rest] = process.argv.slice(2);
-const { values } = parseArgs({
-  args: rest,
-  options: {
-    kind: { type: 'string' },
-    name: { type: 'string' },
-    'payment-types': { type: 'string' },
-    partner: { type: 'string' },
-    key: { type: 'string' },
-    reads: { type: 'string' },
-    writes: { type: 'string' },
-    discovery: { type: 'string' },
-  },
-  strict: true,
-});
+const options = {
+  kind: { type: 'string' },
+  name: { type: 'string' },
+  'payment-types': { type: 'string' },
+  partner: { type: 'string' },
+  'key-id': { type: 'string' },
+  'key-stdin': { type: 'boolean' },
+  reads: { type: 'string' },
+  writes: { type: 'string' },
+  discovery: { type: 'string' },
+} as const;
+let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>['values'];
+try {
+  ({ values } = parseArgs({ args: rest, options, strict: true }));
+} catch {
+  // Not echoed: the argument may be a whole key (given to the removed `--key`, say).
+  process.stderr.write(`unknown option or argument\n${usage}\n`);
+  process.exit(1);
+}
 
 function required(name: keyof typeof values): string {
   const value = values[name];
@@ -56,8 +68,14 @@ function required(name: keyof typeof values): string {
   return value;
 }
 
+/** A whole key from stdin, so it stays out of shell history and the process list. */
+async function keyIdFromStdin(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('API key: ');
+  return keyIdOf(await text(process.stdin));
+}
+
 /** Tell running gateways to drop cached keys of this partner; they also expire on their own. */
-async function announceChange(target: { partnerId: string }) {
+async function announceChange(target: { partnerId: string; keyId?: string }) {
   const logger = createLogger('admin', 'silent');
   try {
     const nc = await connectNats({
@@ -97,9 +115,21 @@ try {
       result = await createKey(db, required('partner'));
       break;
     case 'revoke-key': {
-      const revoked = await revokeKey(db, required('key'));
-      await announceChange({ partnerId: revoked.partnerId });
+      if (values['key-stdin'] === (values['key-id'] !== undefined)) {
+        throw new AdminError('give --key-id KEY_ID or --key-stdin (the whole key on stdin)');
+      }
+      const keyId = values['key-stdin'] ? await keyIdFromStdin() : required('key-id');
+      const revoked = await revokeKey(db, keyId);
+      await announceChange({ partnerId: revoked.partnerId, keyId: revoked.keyId });
       result = revoked;
+      break;
+    }
+    case 'set-payment-types': {
+      const types = values['payment-types'];
+      if (types === undefined) throw new AdminError('--payment-types is required');
+      const partnerId = required('partner');
+      result = await setPaymentTypes(db, partnerId, types === '' ? [] : types.split(','));
+      await announceChange({ partnerId });
       break;
     }
     case 'list-partners':
@@ -115,6 +145,13 @@ try {
         throw new AdminError('give --reads, --writes or --discovery');
       const partnerId = required('partner');
       result = await setRateLimits(db, partnerId, limits);
+      await announceChange({ partnerId });
+      break;
+    }
+    case 'suspend-partner':
+    case 'resume-partner': {
+      const partnerId = required('partner');
+      result = await setSuspended(db, partnerId, command === 'suspend-partner');
       await announceChange({ partnerId });
       break;
     }

@@ -1,13 +1,15 @@
 import { guid, partnerKind, paymentType, type PartnerKind, type PaymentType } from '@pcp/contracts';
 import type { Kysely } from 'kysely';
-import { generateApiKey } from '../auth/api-key.js';
+import { generateApiKey, parseApiKey } from '../auth/api-key.js';
 import {
   findPartner,
   insertApiKey,
   insertPartner,
   listPartnersWithKeys,
   revokeApiKey,
+  updatePaymentTypes,
   updateRateLimits,
+  updateSuspension,
 } from '../db/partner.repository.js';
 import type { GatewayDatabase, RateLimitOverrides } from '../db/partner.table.js';
 
@@ -20,6 +22,15 @@ function defaultPaymentTypes(kind: PartnerKind): PaymentType[] {
   return kind === 'distribution' ? ['CARD', 'PAY_AT_STORE'] : [];
 }
 
+function parsePaymentTypes(values: string[]): PaymentType[] {
+  const parsed = values.map((value) => {
+    const type = paymentType.safeParse(value);
+    if (!type.success) throw new AdminError(`unknown payment type ${value} (CARD, PAY_AT_STORE)`);
+    return type.data;
+  });
+  return [...new Set(parsed)];
+}
+
 /** Create a partner and its first API key; the key is returned once and never stored. */
 export async function createPartner(
   db: Db,
@@ -29,11 +40,7 @@ export async function createPartner(
   if (!kind.success) throw new AdminError('--kind must be commerce or distribution');
   const name = input.name.trim();
   if (!name || name.length > 200) throw new AdminError('--name must be 1 to 200 characters');
-  const paymentTypes = input.paymentTypes?.map((value) => {
-    const parsed = paymentType.safeParse(value);
-    if (!parsed.success) throw new AdminError(`unknown payment type ${value} (CARD, PAY_AT_STORE)`);
-    return parsed.data;
-  });
+  const paymentTypes = input.paymentTypes && parsePaymentTypes(input.paymentTypes);
   return db.transaction().execute(async (trx) => {
     const partner = await insertPartner(trx, {
       kind: kind.data,
@@ -65,9 +72,19 @@ export async function createKey(db: Db, partnerId: string) {
   return { partnerId, keyId: key.keyId, apiKey: key.apiKey };
 }
 
-/** Revoke by key id (the 16 hex digits after `pcp_`) or by the whole key. */
-export async function revokeKey(db: Db, keyOrId: string) {
-  const keyId = /^pcp_([0-9a-f]{16})_/.exec(keyOrId)?.[1] ?? keyOrId;
+const KEY_ID = /^[0-9a-f]{16}$/;
+
+/** The key id in a whole key or a bare key id: what `revoke-key --key-stdin` reads. */
+export function keyIdOf(keyIdOrKey: string): string {
+  const text = keyIdOrKey.trim();
+  const keyId = KEY_ID.test(text) ? text : parseApiKey(text);
+  if (keyId === null) throw new AdminError('not a key id (16 hex digits) or an API key');
+  return keyId;
+}
+
+/** Revoke by key id (the 16 hex digits after `pcp_`, as `list-partners` shows). */
+export async function revokeKey(db: Db, keyId: string) {
+  if (!KEY_ID.test(keyId)) throw new AdminError('--key-id must be 16 hex digits');
   const revoked = await revokeApiKey(db, keyId);
   if (!revoked) throw new AdminError(`no active key ${keyId}`);
   return { keyId: revoked.key_id, partnerId: revoked.partner_id, revokedAt: revoked.revoked_at };
@@ -82,6 +99,7 @@ export async function listPartners(db: Db) {
     paymentTypes: partner.payment_types,
     rateLimits: partner.rate_limits,
     createdAt: partner.created_at,
+    suspendedAt: partner.suspended_at,
     keys: keys.map((key) => ({
       keyId: key.key_id,
       createdAt: key.created_at,
@@ -101,4 +119,23 @@ export async function setRateLimits(db: Db, partnerId: string, limits: RateLimit
   if (!partner) throw new AdminError(`no partner ${partnerId}`);
   const updated = await updateRateLimits(db, partnerId, { ...partner.rate_limits, ...limits });
   return { partnerId, rateLimits: updated?.rate_limits ?? limits };
+}
+
+/** Replace the payment types a partner may use (checked against the contract's types). */
+export async function setPaymentTypes(db: Db, partnerId: string, values: string[]) {
+  const paymentTypes = parsePaymentTypes(values);
+  const updated = guid.safeParse(partnerId).success
+    ? await updatePaymentTypes(db, partnerId, paymentTypes)
+    : undefined;
+  if (!updated) throw new AdminError(`no partner ${partnerId}`);
+  return { partnerId, paymentTypes: updated.payment_types };
+}
+
+/** Suspend a partner (every key refused until resumed) or resume it; keys stay as they are. */
+export async function setSuspended(db: Db, partnerId: string, suspended: boolean) {
+  const updated = guid.safeParse(partnerId).success
+    ? await updateSuspension(db, partnerId, suspended ? new Date() : null)
+    : undefined;
+  if (!updated) throw new AdminError(`no partner ${partnerId}`);
+  return { partnerId, suspendedAt: updated.suspended_at };
 }

@@ -42,13 +42,19 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     ttl: options.ttlMs,
   });
   const unknown = new LRUCache<string, true>({ max: options.maxUnknownKeys, ttl: options.ttlMs });
+  // Bumped by every invalidation. A lookup that was in flight across one may have read the
+  // row before the change committed, so its result answers that request but is not cached:
+  // otherwise a revoked key could come back into the cache for a whole TTL.
+  let invalidations = 0;
 
   async function lookup(keyId: string): Promise<VerifiedKey | undefined> {
     const cached = verified.get(keyId);
     if (cached || unknown.has(keyId)) return cached;
+    const startedAt = invalidations;
     const row = await options.findKey(keyId);
+    const cacheable = remember && startedAt === invalidations;
     if (!row) {
-      if (remember) unknown.set(keyId, true);
+      if (cacheable) unknown.set(keyId, true);
       return undefined;
     }
     const found: VerifiedKey = {
@@ -61,7 +67,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
         rateLimits: row.rate_limits,
       },
     };
-    if (remember) verified.set(keyId, found);
+    if (cacheable) verified.set(keyId, found);
     return found;
   }
 
@@ -84,11 +90,14 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     },
     /** Forget cached keys of a partner (or one key) after an admin change. */
     invalidate(target: { partnerId?: string; keyId?: string }): void {
+      invalidations++;
       if (target.keyId) {
         verified.delete(target.keyId);
         unknown.delete(target.keyId);
       }
       if (!target.partnerId) return;
+      // A resumed partner's keys may be remembered as unknown, under ids we cannot tie to it.
+      unknown.clear();
       const partnerKeys = [...verified.entries()]
         .filter(([, entry]) => entry.principal.partnerId === target.partnerId)
         .map(([keyId]) => keyId);

@@ -43,6 +43,7 @@ export function findActiveKey(db: Db, keyId: string) {
     ])
     .where('api_keys.key_id', '=', keyId)
     .where('api_keys.revoked_at', 'is', null)
+    .where('partners.suspended_at', 'is', null)
     .executeTakeFirst();
 }
 
@@ -87,5 +88,24 @@ export function updateRateLimits(db: Db, partnerId: string, limits: RateLimitOve
     .set({ rate_limits: JSON.stringify(limits) })
     .where('partner_id', '=', partnerId)
     .returningAll()
+    .executeTakeFirst();
+}
+
+export function updatePaymentTypes(db: Db, partnerId: string, paymentTypes: PaymentType[]) {
+  return db
+    .updateTable('partners')
+    .set({ payment_types: paymentTypes })
+    .where('partner_id', '=', partnerId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Suspend (a time) or resume (null) a partner; undefined when there is no such partner. */
+export function updateSuspension(db: Db, partnerId: string, suspendedAt: Date | null) {
+  return db
+    .updateTable('partners')
+    .set({ suspended_at: suspendedAt })
+    .where('partner_id', '=', partnerId)
+    .returning(['partner_id', 'suspended_at'])
     .executeTakeFirst();
 }

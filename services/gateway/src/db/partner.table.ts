@@ -12,6 +12,8 @@ export interface PartnerTable {
   payment_types: PaymentType[];
   rate_limits: ColumnType<RateLimitOverrides, string, string>;
   created_at: Generated<Date>;
+  /** Set while the partner is suspended: none of its keys authenticates. */
+  suspended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface ApiKeyTable {

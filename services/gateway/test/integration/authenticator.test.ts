@@ -130,6 +130,39 @@ describe('createAuthenticator', () => {
     expect(await authenticator.authenticate(bystander.apiKey)).toBeNull();
   });
 
+  it('does not cache a lookup that was in flight across a revocation', async () => {
+    const partner = await createPartner(db, { kind: 'commerce', name: 'Raced' });
+    // The lookup reads the still-active row, then is held until the test lets it go.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let read!: () => void;
+    const rowRead = new Promise<void>((resolve) => (read = resolve));
+    let hold = true;
+    const authenticator = createAuthenticator({
+      ...withDefaults,
+      findKey: async (keyId) => {
+        const row = await findActiveKey(db, keyId);
+        if (hold) {
+          hold = false;
+          read();
+          await held;
+        }
+        return row;
+      },
+    });
+
+    const inFlight = authenticator.authenticate(partner.apiKey);
+    await rowRead;
+    await revokeKey(db, partner.keyId);
+    authenticator.invalidate({ partnerId: partner.partnerId });
+    release();
+    // The request that started before the revocation may still pass...
+    expect((await inFlight)?.partnerId).toBe(partner.partnerId);
+    // ...but the key is refused at once afterwards, not after the TTL.
+    expect(authenticator.recentlyVerified(partner.apiKey)).toBeUndefined();
+    expect(await authenticator.authenticate(partner.apiKey)).toBeNull();
+  });
+
   it('looks a made-up key up once while it is remembered as unknown', async () => {
     const authenticator = countingAuthenticator(withDefaults);
     const key = madeUpKey();

@@ -10,8 +10,10 @@ import {
   AdminError,
   createKey,
   createPartner,
+  keyIdOf,
   listPartners,
   revokeKey,
+  setPaymentTypes,
   setRateLimits,
 } from '../../src/admin/partner-admin.js';
 import { GATEWAY_SCHEMA } from '../../src/db/migrations/index.js';
@@ -116,21 +118,24 @@ describe('keys', () => {
     await expectAdminError(createKey(db, 'not-a-guid'), /no partner not-a-guid/);
   });
 
-  it('revokes by key id and by whole key, once', async () => {
+  it('revokes by key id, once, and takes no whole key', async () => {
     const partner = await createPartner(db, { kind: 'commerce', name: 'Revoker' });
     const extra = await createKey(db, partner.partnerId);
 
     const byId = await revokeKey(db, partner.keyId);
     expect(byId).toMatchObject({ keyId: partner.keyId, partnerId: partner.partnerId });
     expect(byId.revokedAt).toBeInstanceOf(Date);
-    const byKey = await revokeKey(db, extra.apiKey);
-    expect(byKey.keyId).toBe(extra.keyId);
+    // A whole key is refused without being echoed; the CLI reads one only from stdin.
+    const error = await revokeKey(db, extra.apiKey).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AdminError);
+    expect((error as Error).message).not.toContain(extra.apiKey.slice(-43));
+    expect((await revokeKey(db, keyIdOf(`${extra.apiKey}\n`))).keyId).toBe(extra.keyId);
 
     await expectAdminError(
       revokeKey(db, partner.keyId),
       new RegExp(`no active key ${partner.keyId}`),
     );
-    await expectAdminError(revokeKey(db, extra.apiKey), new RegExp(`no active key ${extra.keyId}`));
+    await expectAdminError(revokeKey(db, extra.keyId), new RegExp(`no active key ${extra.keyId}`));
     await expectAdminError(revokeKey(db, '0000000000000000'), /no active key/);
 
     const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
@@ -193,5 +198,23 @@ describe('setRateLimits', () => {
     await expectAdminError(setRateLimits(db, 'nope', { reads: 10 }), /no partner/);
     const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
     expect(listed?.rateLimits).toEqual({ reads: 10 });
+  });
+});
+
+describe('setPaymentTypes', () => {
+  it("replaces a partner's payment types, checked against the contract's types", async () => {
+    const partner = await createPartner(db, { kind: 'distribution', name: 'Payer' });
+    expect(await setPaymentTypes(db, partner.partnerId, ['PAY_AT_STORE', 'PAY_AT_STORE'])).toEqual({
+      partnerId: partner.partnerId,
+      paymentTypes: ['PAY_AT_STORE'],
+    });
+    await expectAdminError(
+      setPaymentTypes(db, partner.partnerId, ['CARD', 'BITCOIN']),
+      /unknown payment type BITCOIN/,
+    );
+    await expectAdminError(setPaymentTypes(db, randomUUID(), ['CARD']), /no partner/);
+    expect(await setPaymentTypes(db, partner.partnerId, [])).toMatchObject({ paymentTypes: [] });
+    const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
+    expect(listed?.paymentTypes).toEqual([]);
   });
 });
