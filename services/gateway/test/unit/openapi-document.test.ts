@@ -155,7 +155,12 @@ describe('the OpenAPI document', () => {
     for (const { operation: op } of operations.filter(({ path }) => path.startsWith('/v1/'))) {
       expect(codesOf(op, 401)).toContain('UNAUTHORIZED');
       expect(codesOf(op, 403)).toContain('FORBIDDEN');
-      expect(codesOf(op, 429)).toEqual(['RATE_LIMITED']);
+      // Vaulting a card also answers its own velocity limit.
+      expect(codesOf(op, 429)).toEqual(
+        op.operationId === 'vaultCard'
+          ? ['RATE_LIMITED', 'PAYMENT_VELOCITY_EXCEEDED']
+          : ['RATE_LIMITED'],
+      );
       expect(codesOf(op, 500)).toEqual(['INTERNAL']);
       expect(codesOf(op, 503)).toContain('SERVICE_UNAVAILABLE');
       expect(codesOf(op, 504)).toEqual(['UPSTREAM_TIMEOUT']);
