@@ -74,6 +74,9 @@ export const errorCodes = {
   ORDER_STATUS_TRANSITION_INVALID: entry(409, 'conflict', false, 'Order status transition invalid'),
   ADDRESS_INVALID: entry(422, 'validation', false, 'Address invalid'),
   RATE_LIMITED: entry(429, 'rate_limit', true, 'Too many requests'),
+  // Not named by the contract: a partner's ingest runs waiting to start are capped, so one
+  // partner's backlog cannot grow without bound (every list built from input is capped).
+  CATALOG_INGEST_QUEUE_FULL: entry(429, 'rate_limit', true, 'Catalog ingest queue full'),
   INTERNAL: entry(500, 'internal', true, 'Internal server error'),
   PAYMENT_PROCESSOR_UNAVAILABLE: entry(503, 'dependency', true, 'Payment processor unavailable'),
   SERVICE_UNAVAILABLE: entry(503, 'dependency', true, 'Service unavailable'),
