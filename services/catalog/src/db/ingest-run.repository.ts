@@ -368,18 +368,20 @@ export async function pruneFinishedRuns(
     .where('old.status', 'in', ['succeeded', 'failed'])
     .where('old.updated_at', '<', sql<Date>`now() - ${`${retentionDays} days`}::interval`)
     // Not the store's latest run.
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('ingest_runs as later')
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('ingest_runs as later')
           .select('later.run_id')
           .whereRef('later.store_id', '=', 'old.store_id')
           .whereRef('later.sequence', '>', 'old.sequence'),
       ),
     )
-    .where(({ exists, not, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('active_catalogs')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('active_catalogs')
             .innerJoin(
               'catalog_versions',
               'catalog_versions.version_id',
