@@ -147,6 +147,8 @@ const ingestRuns = () =>
 
 describe('notification order', () => {
   it('never lets an earlier run replace a catalog a later notification activated', async () => {
+    // Both runs of the store in progress at once: the partner's share must admit two.
+    await replaceCatalog({ CATALOG_INGEST_MAX_RUNS_PER_PARTNER: '2' });
     const storeId = await newStore();
     const first = generateCatalogSet({ storeId, items: 30, seed: 1 });
     const second = generateCatalogSet({ storeId, items: 40, seed: 2 });

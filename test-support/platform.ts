@@ -144,6 +144,8 @@ export async function startPlatform(
     const config = loadConfig(catalogEnvSchema, {
       CATALOG_FETCH_ALLOW_HTTP: 'true',
       CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
+      // Tests hold downloads open while they look; the rate floor is tested where it is set.
+      CATALOG_INGEST_MIN_BYTES_PER_SEC: '0',
       ...catalogEnv,
       ...overrides,
     });

@@ -596,7 +596,7 @@ describe.runIf(KUBECTL)('overlays', () => {
           (setting(catalog, 'CATALOG_INGEST_THREAD_HEAP_MB', 384) * MiB + 130 * MiB) +
         // Dry runs (catalogset-validation) share those threads; each holds its downloaded
         // bytes (50 MiB at most) while it waits for one.
-        setting(catalog, 'CATALOG_VALIDATION_MAX_IN_PROGRESS', 2) * 50 * MiB;
+        setting(catalog, 'CATALOG_VALIDATION_MAX_IN_PROGRESS', 4) * 50 * MiB;
       expect(memoryBytes(catalog.resources.limits.memory as string)).toBeGreaterThanOrEqual(
         catalogNeeds,
       );

@@ -79,6 +79,9 @@ export const errorCodes = {
   // Not named by the contract: card testing. An end user vaulting too often, or a card
   // declined too often lately, is refused without asking the processor until Retry-After.
   PAYMENT_VELOCITY_EXCEEDED: entry(429, 'rate_limit', true, 'Payment velocity exceeded'),
+  // Not named by the contract: a partner's ingest runs waiting to start are capped, so one
+  // partner's backlog cannot grow without bound (every list built from input is capped).
+  CATALOG_INGEST_QUEUE_FULL: entry(429, 'rate_limit', true, 'Catalog ingest queue full'),
   INTERNAL: entry(500, 'internal', true, 'Internal server error'),
   PAYMENT_PROCESSOR_UNAVAILABLE: entry(503, 'dependency', true, 'Payment processor unavailable'),
   SERVICE_UNAVAILABLE: entry(503, 'dependency', true, 'Service unavailable'),

@@ -25,6 +25,12 @@ export interface SafeOutboundOptions {
   signal?: AbortSignal;
   /** Called with the decoded bytes received so far; an exception from it is rethrown. */
   onProgress?: (receivedBytes: number) => void;
+  /**
+   * A floor on the average rate (decoded bytes per second since the request was sent), checked
+   * every second once `graceMs` has passed: a peer that drips its answer fails `too_slow` in
+   * seconds instead of holding the caller until the total timeout.
+   */
+  minRate?: { bytesPerSec: number; graceMs: number };
 }
 
 /** Options of {@link safeFetch}. */
@@ -48,6 +54,7 @@ export type SafeFetchFailure =
   | 'unreachable'
   | 'timeout'
   | 'too_large'
+  | 'too_slow'
   | 'too_many_redirects'
   | 'http_status'
   | 'aborted';
@@ -351,11 +358,15 @@ function requestOnce(
     let response: http.IncomingMessage | undefined;
     let decoder: Transform | undefined;
     let settled = false;
+    let received = 0;
+    const sentAt = Date.now();
 
     const settle = (outcome: { hop: Hop } | { error: Error }): void => {
       if (settled) return;
       settled = true;
       clearTimeout(connectTimer);
+      clearTimeout(rateGrace);
+      clearInterval(rateCheck);
       signal.removeEventListener('abort', onAbort);
       decoder?.destroy();
       response?.destroy();
@@ -374,6 +385,21 @@ function requestOnce(
         ),
       options.connectTimeoutMs,
     );
+    const minRate = options.minRate;
+    let rateCheck: NodeJS.Timeout | undefined;
+    const rateGrace =
+      minRate &&
+      setTimeout(() => {
+        const checkRate = (): void => {
+          if ((received * 1000) / (Date.now() - sentAt) >= minRate.bytesPerSec) return;
+          fail(
+            'too_slow',
+            `the download from ${subject} was slower than ${size(minRate.bytesPerSec)} per second`,
+          );
+        };
+        checkRate();
+        rateCheck = setInterval(checkRate, 1_000);
+      }, minRate.graceMs);
     const onAbort = (): void => {
       const within = duration(options.totalTimeoutMs);
       if (signal.reason === CANCELLED) fail('aborted', 'the download was cancelled');
@@ -415,7 +441,6 @@ function requestOnce(
       }
 
       const chunks: Buffer[] = [];
-      let received = 0;
       const answer = (truncated: boolean): void =>
         settle({
           hop: {

@@ -72,6 +72,11 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
   } else if (url.pathname === '/stall') {
     res.writeHead(200, { 'content-length': 100 });
     res.flushHeaders();
+  } else if (url.pathname === '/drip') {
+    // A byte at a time, slowly: the attack that holds a download slot until the deadline.
+    res.writeHead(200);
+    const timer = setInterval(() => res.write('x'), 100);
+    res.on('close', () => clearInterval(timer));
   } else if (url.pathname === '/trickle') {
     res.writeHead(200);
     let sent = 0;
@@ -339,6 +344,36 @@ describe('safeFetch', () => {
       'timeout',
     );
     expect(message).toBe('the download from callbackUrl did not finish within 0.3 seconds');
+  });
+
+  it('fails a body dripped below the minimum rate once the grace has passed, long before the deadline', async () => {
+    const message = expectFailure(
+      await safeFetch(
+        `${base}/drip`,
+        options({ totalTimeoutMs: 30_000, minRate: { bytesPerSec: 1024, graceMs: 300 } }),
+      ),
+      'too_slow',
+    );
+    expect(message).toBe('the download from callbackUrl was slower than 1 KB per second');
+  });
+
+  it('fails a server that stalls after the headers as too slow once the grace has passed', async () => {
+    expectFailure(
+      await safeFetch(
+        `${base}/stall`,
+        options({ totalTimeoutMs: 30_000, minRate: { bytesPerSec: 1, graceMs: 300 } }),
+      ),
+      'too_slow',
+    );
+  });
+
+  it('lets a download at or above the minimum rate finish', async () => {
+    const result = await safeFetch(
+      `${base}/trickle`,
+      options({ minRate: { bytesPerSec: 1_000, graceMs: 50 } }),
+    );
+    expect(result).toMatchObject({ ok: true });
+    expect(result.ok && result.body.length).toBe(5_000);
   });
 
   it('reports a refused connection as unreachable', async () => {

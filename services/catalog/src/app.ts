@@ -45,6 +45,8 @@ export interface CatalogServiceDeps extends ServiceDeps {
 export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance & {
   /** Publish orphaned runs again now (tests; the timer does it in production). */
   reconcile(): Promise<number>;
+  /** Prune finished runs past their retention now (tests; the timer does it in production). */
+  pruneRuns(): Promise<number>;
 } {
   const { config, logger, nc, db } = deps;
   const prefix = deps.subjectPrefix;
@@ -64,6 +66,7 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     intervalMs: config.CATALOG_RECONCILE_INTERVAL_MS,
     staleAfterMs: config.CATALOG_INGEST_LEASE_MS,
     maxRunsPerPartner: config.CATALOG_INGEST_MAX_RUNS_PER_PARTNER,
+    runRetentionDays: config.CATALOG_INGEST_RUN_RETENTION_DAYS,
   });
   // Its threads start with the first document, so a service never started holds none.
   const preparation = createCatalogPreparationPool({
@@ -76,10 +79,25 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     allowlist: parseAllowlist(config.CATALOG_FETCH_ALLOWLIST),
     timeoutMs: config.CATALOG_FETCH_TIMEOUT_MS,
     connectTimeoutMs: config.CATALOG_FETCH_CONNECT_TIMEOUT_MS,
+    minRate:
+      config.CATALOG_INGEST_MIN_BYTES_PER_SEC > 0
+        ? {
+            bytesPerSec: config.CATALOG_INGEST_MIN_BYTES_PER_SEC,
+            graceMs: config.CATALOG_INGEST_MIN_RATE_GRACE_MS,
+          }
+        : undefined,
   };
   const ingestRunMetrics = createIngestRunMetrics(deps.metrics.registry);
   const subjects = createSubjectService(deps, { name: 'catalog', version: '0.1.0' }, [
-    ...ingestHandlers({ db, bus, js, prefix, logger, metrics: ingestRunMetrics }),
+    ...ingestHandlers({
+      db,
+      bus,
+      js,
+      prefix,
+      logger,
+      metrics: ingestRunMetrics,
+      maxQueuedPerPartner: config.CATALOG_INGEST_MAX_QUEUED_PER_PARTNER,
+    }),
     ...validationHandlers({
       db,
       bus,
@@ -97,6 +115,7 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
 
   return {
     reconcile: () => reconciler.reconcile(),
+    pruneRuns: () => reconciler.prune(),
     async start() {
       const jsm = await nc.jetstreamManager();
       const topology = jetStreamTopology(prefix, { ingestLeaseMs: config.CATALOG_INGEST_LEASE_MS });

@@ -122,7 +122,7 @@ export interface paths {
     put?: never;
     /**
      * Notify that a store’s CatalogSet changed
-     * @description The service downloads the CatalogSet from callbackUrl asynchronously (https, public addresses, at most 3 redirects, 50 MB) and validates it. Poll the status URL (statusUrl, also the Location header) honouring Retry-After until it is succeeded or failed: only succeeded means the store serves the new catalog. Check the document first against the CatalogSet JSON Schema (GET /schemas/catalogset.json) or with a dry run (catalogset-validation). 404 STORE_NOT_FOUND for a store that is not yours.
+     * @description The service downloads the CatalogSet from callbackUrl asynchronously (https, public addresses, at most 3 redirects, 50 MB) and validates it. Poll the status URL (statusUrl, also the Location header) honouring Retry-After until it is succeeded or failed: only succeeded means the store serves the new catalog. Check the document first against the CatalogSet JSON Schema (GET /schemas/catalogset.json) or with a dry run (catalogset-validation). 404 STORE_NOT_FOUND for a store that is not yours; 429 CATALOG_INGEST_QUEUE_FULL (with Retry-After) while your partner has the most ingests waiting to start.
      */
     post: operations['notifyCatalogSetChanged'];
     delete?: never;
@@ -3370,6 +3370,7 @@ export interface operations {
        * @description Too Many Requests: a ProblemDetail whose errorCode is one of
        *
        *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       *     - [`CATALOG_INGEST_QUEUE_FULL`](http://localhost:8080/docs/errors/CATALOG_INGEST_QUEUE_FULL): Catalog ingest queue full
        */
       429: {
         headers: {

@@ -24,8 +24,8 @@ export interface IngestRunTable {
   /** Last time the run's work message was published (the reconciler re-publishes). */
   published_at: Date | null;
   /**
-   * Set while the run waits for a slot under its partner's cap: it has no work message then;
-   * a run of the partner that lets go of its slot (or the reconciler) publishes it.
+   * Set while the run waits in the fair queue for a slot (from its notification on, and again
+   * after a lapsed or released attempt); a claim picks among waiting runs. Cleared by a claim.
    */
   parked_at: Date | null;
   /** When the run first showed `processing` (shown while its activation event is pending). */
@@ -69,10 +69,17 @@ export interface ActiveCatalogTable {
   activated_at: Date;
 }
 
+/** When a partner's run last started: the fair queue serves the least recent partner first. */
+export interface IngestPartnerTurnTable {
+  partner_id: string;
+  last_claimed_at: Date;
+}
+
 export type IngestRunRow = Selectable<IngestRunTable>;
 
 export interface CatalogDatabase {
   ingest_runs: IngestRunTable;
+  ingest_partner_turns: IngestPartnerTurnTable;
   catalog_versions: CatalogVersionTable;
   catalog_document_chunks: CatalogDocumentChunkTable;
   active_catalogs: ActiveCatalogTable;

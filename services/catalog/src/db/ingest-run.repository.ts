@@ -8,9 +8,12 @@ const UNFINISHED = ['queued', 'pulling', 'processing'] as const;
 
 /** Seeds of `hashtextextended` keeping advisory-lock key spaces apart (activation uses 0). */
 const NOTIFY_LOCK_SEED = 1;
-const PARTNER_LOCK_SEED = 2;
+const PARTNER_QUEUE_LOCK_SEED = 3;
+const CLAIM_LOCK_SEED = 4;
 
 const leaseUntil = (leaseMs: number) => sql<Date>`now() + ${`${leaseMs} milliseconds`}::interval`;
+const staleBefore = (staleAfterMs: number) =>
+  sql<Date>`now() - ${`${staleAfterMs} milliseconds`}::interval`;
 
 /** What a run superseded at notify time reports; it was never downloaded. */
 export const SUPERSEDED_WHILE_QUEUED: CatalogIngestError = {
@@ -19,18 +22,42 @@ export const SUPERSEDED_WHILE_QUEUED: CatalogIngestError = {
   path: '',
 };
 
+/** The partner already has `maxQueued` runs waiting to start; nothing was recorded. */
+class PartnerQueueFull extends Error {}
+
 /**
  * Record a notification's run. Only the latest document of a store matters, so the
  * store's runs still `queued` from earlier notifications fail as superseded in the same
  * transaction (returned: when each was created). A lock per store orders concurrent
- * notifications, so the later one always sees (and supersedes) the earlier.
+ * notifications, so the later one always sees (and supersedes) the earlier. When the
+ * partner would then have more than `maxQueued` runs queued, nothing changes and the
+ * outcome is `queue_full`; a lock per partner keeps concurrent notifications under it.
  */
-export function insertRun(
+export async function insertRun(
   db: Db,
   run: { runId: string; storeId: string; partnerId: string; callbackUrl: string; currency: string },
+  maxQueued: number,
+): Promise<
+  { outcome: 'queued'; run: IngestRunRow; superseded: Date[] } | { outcome: 'queue_full' }
+> {
+  try {
+    return { outcome: 'queued', ...(await recordRun(db, run, maxQueued)) };
+  } catch (error) {
+    if (error instanceof PartnerQueueFull) return { outcome: 'queue_full' };
+    throw error;
+  }
+}
+
+function recordRun(
+  db: Db,
+  run: { runId: string; storeId: string; partnerId: string; callbackUrl: string; currency: string },
+  maxQueued: number,
 ): Promise<{ run: IngestRunRow; superseded: Date[] }> {
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtextextended(${run.storeId}, ${NOTIFY_LOCK_SEED}))`.execute(
+      trx,
+    );
+    await sql`select pg_advisory_xact_lock(hashtextextended(${run.partnerId}, ${PARTNER_QUEUE_LOCK_SEED}))`.execute(
       trx,
     );
     const inserted = await trx
@@ -42,6 +69,8 @@ export function insertRun(
         callback_url: run.callbackUrl,
         currency: run.currency,
         status: 'queued',
+        // It waits in the fair queue from now on; its work message wakes a claim.
+        parked_at: sql`now()`,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -60,6 +89,14 @@ export function insertRun(
       .where('sequence', '<', inserted.sequence)
       .returning('created_at')
       .execute();
+    const { queued } = await trx
+      .selectFrom('ingest_runs')
+      .select((eb) => eb.fn.countAll<string>().as('queued'))
+      .where('partner_id', '=', run.partnerId)
+      .where('status', '=', 'queued')
+      .executeTakeFirstOrThrow();
+    // Thrown to roll the insert and the superseding back: a refused notification changes nothing.
+    if (Number(queued) > maxQueued) throw new PartnerQueueFull();
     return { run: inserted, superseded: superseded.map((row) => row.created_at) };
   });
 }
@@ -96,127 +133,142 @@ export type ClaimOutcome =
   /** No such run. */
   | { outcome: 'missing' }
   | { outcome: 'finished' }
-  /** Another worker holds a live lease on it until `leaseExpiresAt`. */
+  /** Another worker holds a live lease on it until `leaseExpiresAt`; nothing else was claimable. */
   | { outcome: 'held'; leaseExpiresAt: Date }
-  /** Its partner is at its cap, or earlier runs wait: the run waits, parked. */
-  | { outcome: 'parked'; partnerId: string };
+  /** Nothing was claimable (every waiting run's partner is at its cap): the run waits. */
+  | { outcome: 'waiting' };
 
-/** Runs of the partner that some worker holds a live lease on (any replica). */
-const runsInProgress = (trx: Db, partnerId: string | Expression<string>) =>
-  trx
-    .selectFrom('ingest_runs')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('partner_id', '=', partnerId)
-    .where('status', 'in', UNFINISHED)
-    .where('lease_expires_at', '>', sql<Date>`now()`);
-
-/** Serializes claims and releases of one partner's runs across replicas. */
-const lockPartner = (trx: Db, partnerId: string) =>
-  sql`select pg_advisory_xact_lock(hashtextextended(${partnerId}, ${PARTNER_LOCK_SEED}))`.execute(
+/**
+ * Serializes claims (and the choice of runs to wake) across replicas, so each sees the
+ * others' claims in the per-partner counts. A claim is a few statements; ingests take seconds.
+ */
+const lockClaims = (trx: Db) =>
+  sql`select pg_advisory_xact_lock(hashtextextended('ingest claims', ${CLAIM_LOCK_SEED}))`.execute(
     trx,
   );
 
 /**
- * Claim an unfinished run for `workerId` when nobody holds a live lease on it, its partner
- * has fewer than `maxRunsPerPartner` runs in progress and none of the partner's earlier runs
- * is parked; otherwise the run is parked until its turn comes. The count and the claim run
- * under the partner's lock, in a statement after it was taken, so concurrent claims on any
- * replica see each other. A claim counts an attempt; the first moves the run to `pulling`,
- * a later one keeps the status the partner already saw (and its `updated_at`).
+ * The fair queue: of each partner with waiting runs (parked, no live lease) and a free slot
+ * under `maxRunsPerPartner`, its oldest waiting run, ordered so the partner with the fewest
+ * runs in progress, then the one whose run started least recently (never first), goes first.
+ * `waitingBefore` keeps only runs waiting since before it (the reconciler's stale ones).
+ */
+async function fairestWaitingRuns(
+  trx: Db,
+  maxRunsPerPartner: number,
+  limit: number,
+  waitingBefore?: Expression<Date>,
+): Promise<string[]> {
+  const { rows } = await sql<{ run_id: string }>`
+    with waiting as (
+      select partner_id, min(sequence) as first_sequence
+      from ingest_runs
+      where status in ('queued', 'pulling', 'processing')
+        and parked_at is not null
+        ${waitingBefore ? sql`and parked_at < ${waitingBefore}` : sql``}
+        and (lease_expires_at is null or lease_expires_at <= now())
+      group by partner_id
+    ), load as (
+      select waiting.partner_id, waiting.first_sequence, turns.last_claimed_at,
+        (select count(*) from ingest_runs busy
+          where busy.partner_id = waiting.partner_id
+            and busy.status in ('queued', 'pulling', 'processing')
+            and busy.lease_expires_at > now()) as in_progress
+      from waiting
+      left join ingest_partner_turns turns on turns.partner_id = waiting.partner_id
+    )
+    select runs.run_id
+    from load
+    join ingest_runs runs on runs.sequence = load.first_sequence
+    where load.in_progress < ${maxRunsPerPartner}
+    order by load.in_progress, load.last_claimed_at nulls first, load.first_sequence
+    limit ${limit}
+  `.execute(trx);
+  return rows.map((row) => row.run_id);
+}
+
+/**
+ * Take the run `runId`'s work message stands for: the message is a wake-up, and the run
+ * claimed is the fair queue's first (see {@link fairestWaitingRuns}), which may be another
+ * run (of another partner). `runId` joins the waiting runs first if nobody works on it (a
+ * crashed or released attempt), so it is never lost. A claim counts an attempt; the first
+ * moves the run to `pulling`, a later one keeps the status the partner already saw (and its
+ * `updated_at`).
  */
 export function claimRun(
   db: Db,
   input: { runId: string; workerId: string; leaseMs: number; maxRunsPerPartner: number },
 ): Promise<ClaimOutcome> {
   return db.transaction().execute(async (trx): Promise<ClaimOutcome> => {
-    const target = await trx
-      .selectFrom('ingest_runs')
-      .select(['partner_id', 'sequence'])
-      .where('run_id', '=', input.runId)
-      .executeTakeFirst();
-    if (!target) return { outcome: 'missing' };
-    await lockPartner(trx, target.partner_id);
-    const claimed = await trx
+    await lockClaims(trx);
+    await trx
       .updateTable('ingest_runs')
-      .set({
-        status: sql`case when status = 'queued' then 'pulling' else status end`,
-        updated_at: sql`case when status = 'queued' then now() else updated_at end`,
-        attempts: sql`attempts + 1`,
-        lease_owner: input.workerId,
-        lease_expires_at: leaseUntil(input.leaseMs),
-        parked_at: null,
-      })
+      .set({ parked_at: sql`coalesce(parked_at, now())` })
       .where('run_id', '=', input.runId)
       .where('status', 'in', UNFINISHED)
       .where((eb) =>
         eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', sql<Date>`now()`)]),
       )
-      .where((eb) => eb(runsInProgress(trx, target.partner_id), '<', input.maxRunsPerPartner))
-      // Waiting runs go first, so a fresh notification cannot keep overtaking them.
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('ingest_runs as earlier')
-              .select('earlier.run_id')
-              .where('earlier.partner_id', '=', target.partner_id)
-              .where('earlier.status', 'in', UNFINISHED)
-              .where('earlier.parked_at', 'is not', null)
-              .where('earlier.sequence', '<', target.sequence),
-          ),
-        ),
-      )
-      .returningAll()
-      .executeTakeFirst();
-    if (claimed) return { outcome: 'claimed', run: claimed };
+      .execute();
+    const [next] = await fairestWaitingRuns(trx, input.maxRunsPerPartner, 1);
+    if (next) {
+      const claimed = await trx
+        .updateTable('ingest_runs')
+        .set({
+          status: sql`case when status = 'queued' then 'pulling' else status end`,
+          updated_at: sql`case when status = 'queued' then now() else updated_at end`,
+          attempts: sql`attempts + 1`,
+          lease_owner: input.workerId,
+          lease_expires_at: leaseUntil(input.leaseMs),
+          parked_at: null,
+        })
+        .where('run_id', '=', next)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await trx
+        .insertInto('ingest_partner_turns')
+        .values({ partner_id: claimed.partner_id, last_claimed_at: sql`now()` })
+        .onConflict((oc) => oc.column('partner_id').doUpdateSet({ last_claimed_at: sql`now()` }))
+        .execute();
+      return { outcome: 'claimed', run: claimed };
+    }
 
     const current = await trx
       .selectFrom('ingest_runs')
       .select(['status', 'lease_expires_at', sql<boolean>`lease_expires_at > now()`.as('leased')])
       .where('run_id', '=', input.runId)
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    if (!current) return { outcome: 'missing' };
     if (current.status === 'succeeded' || current.status === 'failed') {
       return { outcome: 'finished' };
     }
     if (current.leased && current.lease_expires_at) {
       return { outcome: 'held', leaseExpiresAt: current.lease_expires_at };
     }
-    await trx
-      .updateTable('ingest_runs')
-      .set({ parked_at: sql`coalesce(parked_at, now())` })
-      .where('run_id', '=', input.runId)
-      .execute();
-    return { outcome: 'parked', partnerId: target.partner_id };
+    return { outcome: 'waiting' };
   });
 }
 
 /**
- * Take the partner's oldest parked runs off the shelf, as many as it has free slots, and
- * mark them published: the caller publishes their work messages (should that fail, the
- * reconciler re-publishes them once `published_at` is stale). Under the partner's lock, so
- * a run parked concurrently is either seen here or saw the slot already free.
+ * Waiting runs to publish a wake-up for: the fair queue's first `limit` (one per partner
+ * with a free slot), waiting longer than `waitingLongerThanMs` if given. Under the claims'
+ * lock, so a run that a concurrent claim found no slot for is seen here once the slot frees.
  */
-export function unparkRuns(db: Db, partnerId: string, maxRunsPerPartner: number) {
+export function waitingRunsToWake(
+  db: Db,
+  maxRunsPerPartner: number,
+  options: { limit: number; waitingLongerThanMs?: number },
+): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
-    await lockPartner(trx, partnerId);
-    const { count } = await runsInProgress(trx, partnerId).executeTakeFirstOrThrow();
-    const free = maxRunsPerPartner - count;
-    if (free <= 0) return [];
-    const next = trx
-      .selectFrom('ingest_runs')
-      .select('run_id')
-      .where('partner_id', '=', partnerId)
-      .where('status', 'in', UNFINISHED)
-      .where('parked_at', 'is not', null)
-      .orderBy('sequence')
-      .limit(free);
-    const unparked = await trx
-      .updateTable('ingest_runs')
-      .set({ parked_at: null, published_at: sql`now()` })
-      .where('run_id', 'in', next)
-      .returning(['run_id', 'sequence'])
-      .execute();
-    return unparked.sort((a, b) => a.sequence - b.sequence).map((row) => row.run_id);
+    await lockClaims(trx);
+    return fairestWaitingRuns(
+      trx,
+      maxRunsPerPartner,
+      options.limit,
+      options.waitingLongerThanMs === undefined
+        ? undefined
+        : staleBefore(options.waitingLongerThanMs),
+    );
   });
 }
 
@@ -263,22 +315,20 @@ export async function extendLease(
   return result.numUpdatedRows > 0n;
 }
 
-/** Give the run back after a transient failure so the next delivery can claim it at once. */
+/** Give the run back to the fair queue after a transient failure; any wake-up may claim it. */
 export async function releaseLease(db: Db, runId: string, workerId: string): Promise<void> {
   await db
     .updateTable('ingest_runs')
-    .set({ lease_owner: null, lease_expires_at: null })
+    .set({ lease_owner: null, lease_expires_at: null, parked_at: sql`now()` })
     .where('run_id', '=', runId)
     .where('lease_owner', '=', workerId)
     .execute();
 }
 
-const staleBefore = (staleAfterMs: number) =>
-  sql<Date>`now() - ${`${staleAfterMs} milliseconds`}::interval`;
-
 /**
- * Unfinished runs nobody works on: lease lapsed (a worker died) or never claimed, not
- * parked, and not re-published recently. The reconciler publishes them again.
+ * Unfinished runs nobody works on and not waiting in the fair queue (a worker died holding
+ * it, or the run was inserted outside it), not re-published recently. The reconciler
+ * publishes them again.
  */
 export function findOrphanedRuns(
   db: Db,
@@ -303,25 +353,50 @@ export function findOrphanedRuns(
 }
 
 /**
- * Partners with runs parked longer than `staleAfterMs` and a free slot: the run that freed
- * it did not unpark the next (its worker died), so the reconciler does.
+ * Delete up to `limit` finished runs last updated more than `retentionDays` ago, except each
+ * store's latest run and any run an active catalog came from (its status stays readable).
+ * Returns how many were deleted.
  */
-export async function findPartnersWithParkedRuns(
+export async function pruneFinishedRuns(
   db: Db,
-  staleAfterMs: number,
-  maxRunsPerPartner: number,
-  limit = 100,
-): Promise<string[]> {
-  const rows = await db
-    .selectFrom('ingest_runs as parked')
-    .select('parked.partner_id')
-    .distinct()
-    .where('parked.status', 'in', UNFINISHED)
-    .where('parked.parked_at', '<', staleBefore(staleAfterMs))
+  retentionDays: number,
+  limit = 1_000,
+): Promise<number> {
+  const expired = db
+    .selectFrom('ingest_runs as old')
+    .select('old.run_id')
+    .where('old.status', 'in', ['succeeded', 'failed'])
+    .where('old.updated_at', '<', sql<Date>`now() - ${`${retentionDays} days`}::interval`)
+    // Not the store's latest run.
     .where((eb) =>
-      eb(runsInProgress(db, sql.ref<string>('parked.partner_id')), '<', maxRunsPerPartner),
+      eb.exists(
+        eb
+          .selectFrom('ingest_runs as later')
+          .select('later.run_id')
+          .whereRef('later.store_id', '=', 'old.store_id')
+          .whereRef('later.sequence', '>', 'old.sequence'),
+      ),
     )
-    .limit(limit)
-    .execute();
-  return rows.map((row) => row.partner_id);
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('active_catalogs')
+            .innerJoin(
+              'catalog_versions',
+              'catalog_versions.version_id',
+              'active_catalogs.version_id',
+            )
+            .select('catalog_versions.run_id')
+            .whereRef('catalog_versions.run_id', '=', 'old.run_id'),
+        ),
+      ),
+    )
+    .orderBy('old.updated_at')
+    .limit(limit);
+  const result = await db
+    .deleteFrom('ingest_runs')
+    .where('run_id', 'in', expired)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -17,6 +17,8 @@ import type { IngestRunMetrics } from '../worker/ingest-metrics.js';
 
 /** How long partners should wait before polling the status (the 202's Retry-After). */
 const POLL_AFTER_SECONDS = 2;
+/** When a notification refused for a full queue may try again: about one run's download. */
+const QUEUE_FULL_RETRY_AFTER_SECONDS = 10;
 
 /**
  * The run as partners see it. An activation whose event is not yet published still reads
@@ -52,19 +54,27 @@ export function ingestHandlers(deps: {
   prefix: string;
   logger: Logger;
   metrics: IngestRunMetrics;
+  /** Runs of one partner queued (not yet started) at once; a notification beyond is refused. */
+  maxQueuedPerPartner: number;
 }): HandlerBinding[] {
   return [
     handle(subjects.catalog.notify, async ({ storeId, callbackUrl }, ctx) => {
       const partnerId = requirePartner(ctx, 'commerce');
       // The stores service answers 404 for another partner's store; that error passes through.
       const store = await deps.bus.request(subjects.stores.get, { storeId }, ctx);
-      const { run, superseded } = await insertRun(deps.db, {
-        runId: randomUUID(),
-        storeId,
-        partnerId,
-        callbackUrl,
-        currency: store.currency,
-      });
+      const recorded = await insertRun(
+        deps.db,
+        { runId: randomUUID(), storeId, partnerId, callbackUrl, currency: store.currency },
+        deps.maxQueuedPerPartner,
+      );
+      if (recorded.outcome === 'queue_full') {
+        throw new AppError(
+          'CATALOG_INGEST_QUEUE_FULL',
+          `This partner already has ${deps.maxQueuedPerPartner} catalog ingests waiting to start; retry later`,
+          { retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS },
+        );
+      }
+      const { run, superseded } = recorded;
       for (const createdAt of superseded) deps.metrics.finished('superseded', createdAt);
       // The run is durable now; if this publish fails the reconciler publishes it later.
       try {

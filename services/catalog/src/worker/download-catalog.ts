@@ -7,6 +7,8 @@ export interface CatalogFetchSettings {
   allowlist: AddressAllowlist;
   timeoutMs: number;
   connectTimeoutMs: number;
+  /** The slowest average rate tolerated after a grace; undefined: no floor. */
+  minRate: { bytesPerSec: number; graceMs: number } | undefined;
 }
 
 /**
@@ -28,6 +30,7 @@ export function downloadCatalogSet(
     urlName: 'callbackUrl',
     connectTimeoutMs: settings.connectTimeoutMs,
     totalTimeoutMs: settings.timeoutMs,
+    minRate: settings.minRate,
     ...options,
   });
 }

@@ -14,9 +14,9 @@ import { claimRun, extendLease, releaseLease, transitionRun } from '../db/ingest
 import { downloadCatalogSet, type CatalogFetchSettings } from './download-catalog.js';
 import { ingestMessage } from './ingest-message.js';
 import type { IngestRunMetrics, IngestRunOutcome } from './ingest-metrics.js';
-import { releaseParkedRuns } from './parked-runs.js';
 import type { CatalogPreparationPool } from './prepare-catalog.pool.js';
 import type { PrepareCatalogResult } from './prepare-catalog.task.js';
+import { wakeWaitingRuns } from './waiting-runs.js';
 
 export interface IngestWorkerDeps {
   db: Kysely<CatalogDatabase>;
@@ -43,7 +43,7 @@ const contactSupport = (runId: string) =>
   failure(`The catalog could not be processed; contact support quoting catalogIngestId ${runId}`);
 
 /**
- * Handles one work message. Terminal outcomes are written before the ack, so a crash at any
+ * Handles one work message: a wake-up that claims the fair queue's first run. Terminal outcomes are written before the ack, so a crash at any
  * point leaves the run claimable again (lease lapses, JetStream redelivers or the reconciler
  * re-publishes) and no run stays unfinished.
  */
@@ -65,13 +65,10 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
         return { deadLetter: 'no such ingest run' };
       case 'finished':
         return;
-      case 'parked':
-        // The run waits in Postgres until its partner has a free slot. Kept in JetStream
-        // (nak with a delay) it would hold one of the consumer's max_ack_pending slots and
-        // spend deliveries: a partner with many queued runs would stall every partner.
-        logger.debug({ runId }, 'partner at its cap of runs in progress; run parked');
-        // It may have been parked behind earlier runs while a slot is free: start those.
-        await releaseParked(claim.partnerId);
+      case 'waiting':
+        // Every waiting run's partner is at its cap: the runs wait in Postgres (the message
+        // acked, so it holds no max_ack_pending slot) until a run lets go of its slot.
+        logger.debug({ runId }, 'no run claimable; waiting in the fair queue');
         return;
       case 'held': {
         // Another worker holds it; look again after its lease would lapse.
@@ -82,20 +79,21 @@ export function createIngestHandler(deps: IngestWorkerDeps) {
       case 'claimed':
         break;
     }
+    // The fair queue's first run: maybe another than the message named (of another partner).
     const { run } = claim;
     try {
       await carryOut(run, work);
     } finally {
-      // This run no longer holds a slot (finished, released or taken over): the partner's
-      // next parked run may start.
-      await releaseParked(run.partner_id);
+      // This run no longer holds a slot (finished, released or taken over): the next
+      // waiting run may start.
+      await wakeNext();
     }
   };
 
-  /** Should this fail, the reconciler releases the runs later. */
-  async function releaseParked(partnerId: string): Promise<void> {
-    await releaseParkedRuns(deps, partnerId).catch((error: unknown) =>
-      logger.warn({ err: error, partnerId }, 'releasing parked runs failed'),
+  /** Should this fail, the reconciler wakes the waiting runs later. */
+  async function wakeNext(): Promise<void> {
+    await wakeWaitingRuns(deps, { limit: 1 }).catch((error: unknown) =>
+      logger.warn({ err: error }, 'waking a waiting run failed'),
     );
   }
 

@@ -2,19 +2,16 @@ import type { Logger } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { JetStreamClient } from 'nats';
 import type { CatalogDatabase } from '../db/catalog.table.js';
-import {
-  findOrphanedRuns,
-  findPartnersWithParkedRuns,
-  markPublished,
-} from '../db/ingest-run.repository.js';
+import { findOrphanedRuns, markPublished, pruneFinishedRuns } from '../db/ingest-run.repository.js';
 import { publishIngest } from './ingest-message.js';
-import { releaseParkedRuns } from './parked-runs.js';
+import { wakeWaitingRuns } from './waiting-runs.js';
 
 /**
- * Finds unfinished runs nobody works on (a publish that failed after the 202, a worker that
- * died after JetStream gave up redelivering) and publishes their work again, and releases
- * parked runs of partners with a free slot whose release was lost (the worker that freed the
- * slot died). Any replica may run it; a duplicate message is harmless.
+ * Every interval: finds unfinished runs nobody works on (a publish that failed after the 202, a worker that
+ * died after JetStream gave up redelivering) and publishes their work again, and wakes runs
+ * long waiting whose partner has a free slot (the wake-up was lost: the worker that freed the
+ * slot died, or a publish failed), then prunes finished runs past their retention. Any
+ * replica may run it; a duplicate message is harmless.
  */
 export function createReconciler(deps: {
   db: Kysely<CatalogDatabase>;
@@ -24,6 +21,7 @@ export function createReconciler(deps: {
   intervalMs: number;
   staleAfterMs: number;
   maxRunsPerPartner: number;
+  runRetentionDays: number;
 }) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -40,25 +38,28 @@ export function createReconciler(deps: {
         're-published an orphaned ingest run',
       );
     }
-    let released = 0;
-    const partners = await findPartnersWithParkedRuns(
-      deps.db,
-      deps.staleAfterMs,
-      deps.maxRunsPerPartner,
-    );
-    for (const partnerId of partners) {
-      const count = await releaseParkedRuns(deps, partnerId);
-      if (count > 0) deps.logger.warn({ partnerId, count }, 'released parked ingest runs');
-      released += count;
-    }
-    return runs.length + released;
+    const woken = await wakeWaitingRuns(deps, {
+      limit: 100,
+      waitingLongerThanMs: deps.staleAfterMs,
+    });
+    if (woken > 0) deps.logger.warn({ count: woken }, 'woke long-waiting ingest runs');
+    return runs.length + woken;
+  }
+
+  /** Finished runs past the retention go, a batch per sweep. How many were deleted. */
+  async function prune(): Promise<number> {
+    const pruned = await pruneFinishedRuns(deps.db, deps.runRetentionDays);
+    if (pruned > 0) deps.logger.info({ count: pruned }, 'pruned finished ingest runs');
+    return pruned;
   }
 
   return {
     reconcile,
+    prune,
     start() {
       timer = setInterval(() => {
         running ??= reconcile()
+          .then(prune)
           .then(() => undefined)
           .catch((error: unknown) => deps.logger.warn({ err: error }, 'reconcile failed'))
           .finally(() => (running = undefined));

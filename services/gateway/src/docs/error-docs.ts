@@ -531,6 +531,19 @@ export const errorDocs = {
       instance: '/v1/marketfront/orders/place',
     },
   },
+  CATALOG_INGEST_QUEUE_FULL: {
+    description:
+      'Your partner already has the most catalog ingests waiting to start (by default 50; a ' +
+      'store has at most one waiting, as a later notification for it replaces the one that ' +
+      'waits). The notification was refused and changed nothing.',
+    action:
+      'Wait the Retry-After seconds, then notify again. Notify a store once its CatalogSet ' +
+      'changed, not on a schedule; ask the operator to raise the limit if you need more.',
+    example: {
+      detail: 'This partner already has 50 catalog ingests waiting to start; retry later',
+      instance: '/v1/commerce/catalogset-notification',
+    },
+  },
   INTERNAL: {
     description:
       'The platform failed unexpectedly; the answer carries no internal detail. The request ' +

@@ -37,7 +37,9 @@ export function registerCatalogRoutes(
           '(statusUrl, also the Location header) honouring Retry-After until it is succeeded or ' +
           'failed: only succeeded means the store serves the new catalog. Check the document ' +
           'first against the CatalogSet JSON Schema (GET /schemas/catalogset.json) or with a dry ' +
-          'run (catalogset-validation). 404 STORE_NOT_FOUND for a store that is not yours.',
+          'run (catalogset-validation). 404 STORE_NOT_FOUND for a store that is not yours; 429 ' +
+          'CATALOG_INGEST_QUEUE_FULL (with Retry-After) while your partner has the most ' +
+          'ingests waiting to start.',
         querystring: z.object({ storeId: guid }),
         body: catalogSetNotification,
         response: {
@@ -46,7 +48,7 @@ export function registerCatalogRoutes(
             'The ingest is queued: poll its status URL after Retry-After seconds',
             ['Location', 'Retry-After'],
           ),
-          ...problemResponses('STORE_NOT_FOUND'),
+          ...problemResponses('STORE_NOT_FOUND', 'CATALOG_INGEST_QUEUE_FULL'),
         },
       },
     },
