@@ -22,3 +22,4 @@ export * from './admin.js';
 export * from './outbox-admin.js';
 export * from './dead-letter-admin.js';
 export * from './secret-box.js';
+export * from './worker-task.js';

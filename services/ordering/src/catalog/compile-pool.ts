@@ -1,20 +1,7 @@
-import type { Logger } from '@pcp/service-kit';
+import { IDLE_WORKER_THREAD_MS, siblingWorkerTask, type Logger } from '@pcp/service-kit';
 import { Piscina } from 'piscina';
 import { openCompiledCatalog, type CompiledCatalog } from '../domain/compiled-catalog.js';
 import type { CompileCatalogResult, CompileCatalogTask } from './compile-catalog.task.js';
-
-// Tests run the TypeScript sources and production the compiled JavaScript: the task file is
-// this file's sibling with the same extension, and a TypeScript one loads through tsx (with
-// workspace packages resolved to their sources, as in the tests).
-const runningTypeScript = import.meta.url.endsWith('.ts');
-const TASK_FILE = new URL(
-  `./compile-catalog.task.${runningTypeScript ? 'ts' : 'js'}`,
-  import.meta.url,
-).href;
-const TYPESCRIPT_EXEC_ARGV = ['--conditions=@pcp/source', '--import', 'tsx'];
-
-/** Threads with no task for this long exit, returning a large document's heap to the OS. */
-const IDLE_THREAD_MS = 30_000;
 
 export interface CatalogCompilePool {
   /**
@@ -34,12 +21,11 @@ export function createCatalogCompilePool(options: {
   logger: Logger;
 }): CatalogCompilePool {
   const pool = new Piscina<CompileCatalogTask, CompileCatalogResult>({
-    filename: TASK_FILE,
+    ...siblingWorkerTask(import.meta.url, 'compile-catalog.task'),
     minThreads: 0,
     maxThreads: options.threads,
-    idleTimeout: IDLE_THREAD_MS,
+    idleTimeout: IDLE_WORKER_THREAD_MS,
     resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
-    execArgv: runningTypeScript ? TYPESCRIPT_EXEC_ARGV : [],
   });
   // Errors outside any task (a thread that fails while idle); a task's own error rejects it.
   pool.on('error', (error: unknown) =>
