@@ -9,7 +9,7 @@ describe('the compiled catalog record table', () => {
     ]) as [string, unknown][];
     // Keys outside ASCII, an empty key and keys that differ only in length.
     records.push(['café ☕', { index: -1 }], ['', { index: -2 }], ['item-1x', { index: -3 }]);
-    const table = openRecordTable(buildRecordTable(records), (record) => record);
+    const table = openRecordTable(buildRecordTable(records), (record) => record as object);
     for (const [key, value] of records) expect(table.get(key)).toEqual(value);
     expect(table.get('item-5000')).toBeUndefined();
     expect(table.get('cafe ☕')).toBeUndefined();
@@ -19,7 +19,7 @@ describe('the compiled catalog record table', () => {
   });
 
   it('answers nothing from an empty table', () => {
-    const table = openRecordTable(buildRecordTable([]), (record) => record);
+    const table = openRecordTable(buildRecordTable([]), (record) => record as object);
     expect(table.get('anything')).toBeUndefined();
     expect(table.get('')).toBeUndefined();
   });

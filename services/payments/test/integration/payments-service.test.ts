@@ -626,7 +626,7 @@ describe('velocity and card limits', () => {
         authorizeAt(tester, cvcCard.paymentId),
         'PAYMENT_DECLINED',
       );
-      expect(declined.errors[0]?.code).toBe('INCORRECT_CVC');
+      expect(declined.errors?.[0]?.code).toBe('INCORRECT_CVC');
     }
     const processorCharges = processor.charges().length;
     const orderId = randomUUID();
@@ -634,13 +634,13 @@ describe('velocity and card limits', () => {
       authorizeAt(tester, cvcCard.paymentId, orderId),
       'PAYMENT_DECLINED',
     );
-    expect(refused.errors[0]?.code).toBe('PAYMENT_VELOCITY_EXCEEDED');
+    expect(refused.errors?.[0]?.code).toBe('PAYMENT_VELOCITY_EXCEEDED');
     // The order's answer is recorded: asked again, the same refusal; nothing held anywhere.
     const again = await expectAppError(
       authorizeAt(tester, cvcCard.paymentId, orderId),
       'PAYMENT_DECLINED',
     );
-    expect(again.errors[0]?.code).toBe('PAYMENT_VELOCITY_EXCEEDED');
+    expect(again.errors?.[0]?.code).toBe('PAYMENT_VELOCITY_EXCEEDED');
     expect(processor.charges()).toHaveLength(processorCharges);
     const recorded = await db
       .selectFrom('charges')
