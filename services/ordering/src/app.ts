@@ -149,7 +149,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
     ...cartHandlers(catalogs),
-    ...addressHandlers(db, bus),
+    ...addressHandlers(db, bus, deps.config.ORDERING_MAX_ADDRESSES_PER_END_USER),
     ...orderHandlers(evaluate),
     placeHandler({
       db,

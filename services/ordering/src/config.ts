@@ -1,3 +1,4 @@
+import { maxAddressesPerEndUser } from '@pcp/contracts';
 import { z } from 'zod';
 import { CONTRACT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './domain/webhook-retry.js';
 
@@ -22,6 +23,13 @@ export const orderingEnvSchema = z.object({
    * instead of growing the process. A 100k-item, 42 MB document compiles in about 200 MB.
    */
   ORDERING_CATALOG_COMPILE_THREAD_HEAP_MB: z.coerce.number().int().min(64).max(16_384).default(384),
+  /** Saved addresses one (partner, end user) may hold; a new one beyond is ADDRESS_LIMIT_REACHED. */
+  ORDERING_MAX_ADDRESSES_PER_END_USER: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(maxAddressesPerEndUser)
+    .default(maxAddressesPerEndUser),
   /** Catalog compiles one partner's carts and orders may have running at once on a replica. */
   ORDERING_CATALOG_COMPILES_PER_PARTNER: z.coerce.number().int().min(1).max(32).default(1),
   /**

@@ -6,12 +6,13 @@ type Db = Kysely<OrderingDatabase>;
 
 /**
  * Save an end user's address: the same address (fingerprint) keeps its row; a new one is
- * refused (`limitReached`) when the end user holds the most allowed. The owner's rows are
+ * refused (`limitReached`) when the end user holds `maxAddresses`. The owner's rows are
  * locked meanwhile, so concurrent saves cannot pass the limit or duplicate an address.
  */
 export function saveAddress(
   db: Db,
   address: Omit<Insertable<AddressTable>, 'deleted_at'>,
+  maxAddresses: number,
 ): Promise<{ row: AddressRow; created: boolean } | { limitReached: true }> {
   return db.transaction().execute(async (trx) => {
     const owner = `${address.partner_id}/${address.end_user_id}`;
@@ -29,7 +30,7 @@ export function saveAddress(
     const { count } = await live
       .select((eb) => eb.fn.countAll<number>().as('count'))
       .executeTakeFirstOrThrow();
-    if (Number(count) >= maxAddressesPerEndUser) return { limitReached: true };
+    if (Number(count) >= maxAddresses) return { limitReached: true };
     const row = await trx
       .insertInto('addresses')
       .values({ ...address, deleted_at: null })

@@ -41,26 +41,34 @@ function addressInvalid(pointer: string): AppError {
 }
 
 /** Saved addresses of (partner, end user), geocoded by the stores service when saved. */
-export function addressHandlers(db: Kysely<OrderingDatabase>, bus: BusClient): HandlerBinding[] {
+export function addressHandlers(
+  db: Kysely<OrderingDatabase>,
+  bus: BusClient,
+  maxAddresses: number,
+): HandlerBinding[] {
   return [
     handle(subjects.ordering.saveAddress, async (input, ctx) => {
       const { partnerId, endUserId } = owner(ctx);
       // ADDRESS_INVALID (422) when it cannot be resolved, with its pointer.
       const resolved = await bus.request(subjects.stores.geocode, { address: input }, ctx);
-      const saved = await saveAddress(db, {
-        address_id: randomUUID(),
-        partner_id: partnerId,
-        end_user_id: endUserId,
-        fingerprint: addressFingerprint(input),
-        address1: input.address1,
-        address2: input.address2 ?? null,
-        city: input.city,
-        state: input.state,
-        postal_code: input.postalCode,
-        country: input.country,
-        latitude: resolved.latitude,
-        longitude: resolved.longitude,
-      });
+      const saved = await saveAddress(
+        db,
+        {
+          address_id: randomUUID(),
+          partner_id: partnerId,
+          end_user_id: endUserId,
+          fingerprint: addressFingerprint(input),
+          address1: input.address1,
+          address2: input.address2 ?? null,
+          city: input.city,
+          state: input.state,
+          postal_code: input.postalCode,
+          country: input.country,
+          latitude: resolved.latitude,
+          longitude: resolved.longitude,
+        },
+        maxAddresses,
+      );
       if ('limitReached' in saved) {
         throw new AppError(
           'ADDRESS_LIMIT_REACHED',
