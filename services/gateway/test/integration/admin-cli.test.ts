@@ -1,4 +1,4 @@
-import { createDatabase, createMetrics, loadConfig } from '@pcp/service-kit';
+import { createDatabase } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -9,12 +9,8 @@ import {
   type TestEnvironment,
 } from '../../../../test-support/environment.js';
 import { createKey, createPartner, listPartners } from '../../src/admin/partner-admin.js';
-import {
-  authInvalidationSubject,
-  createGatewayService,
-  gatewayEnvSchema,
-  type GatewayService,
-} from '../../src/app.js';
+import { authInvalidationSubject, type GatewayService } from '../../src/app.js';
+import { createLoneGateway } from '../support/lone-gateway.js';
 import { GATEWAY_SCHEMA } from '../../src/db/migrations/index.js';
 import type { GatewayDatabase } from '../../src/db/partner.table.js';
 
@@ -33,22 +29,7 @@ beforeAll(async () => {
   });
   // A gateway alone (no services behind it: an authenticated request gets 503) that caches
   // keys for a minute, so only the admin command's announcement can make it forget them.
-  gateway = createGatewayService({
-    nc: env.nc,
-    db,
-    redis: env.redis,
-    logger: env.logger,
-    metrics: createMetrics('gateway'),
-    config: loadConfig(gatewayEnvSchema, {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      OPS_PORT: '0',
-      OPS_HOST: '127.0.0.1',
-      NATS_SUBJECT_PREFIX: env.prefix,
-      REDIS_KEY_PREFIX: env.redisKeyPrefix,
-      AUTH_CACHE_TTL_MS: '60000',
-    }),
-  });
+  gateway = createLoneGateway(env, db, { AUTH_CACHE_TTL_MS: '60000' });
   await gateway.start();
 });
 

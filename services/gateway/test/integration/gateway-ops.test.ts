@@ -1,4 +1,4 @@
-import { createDatabase, createMetrics, loadConfig } from '@pcp/service-kit';
+import { createDatabase } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
@@ -8,13 +8,8 @@ import {
   type TestEnvironment,
 } from '../../../../test-support/environment.js';
 import { createPartner } from '../../src/admin/partner-admin.js';
-import {
-  createGatewayService,
-  GATEWAY_SCHEMA,
-  gatewayEnvSchema,
-  type GatewayDatabase,
-  type GatewayService,
-} from '../../src/app.js';
+import { GATEWAY_SCHEMA, type GatewayDatabase, type GatewayService } from '../../src/app.js';
+import { createLoneGateway } from '../support/lone-gateway.js';
 import { createRedisClient } from '../../src/redis-client.js';
 
 const FAILURES_PER_MINUTE = 5;
@@ -62,23 +57,15 @@ beforeAll(async () => {
   redis = createRedisClient(relay.url, env.logger);
   await redis.connect();
   // The gateway alone: none of the services behind it runs under this prefix.
-  gateway = createGatewayService({
-    nc: env.nc,
+  gateway = createLoneGateway(
+    env,
     db,
-    redis,
-    logger: env.logger,
-    metrics: createMetrics('gateway'),
-    config: loadConfig(gatewayEnvSchema, {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      OPS_PORT: '0',
-      OPS_HOST: '127.0.0.1',
-      NATS_SUBJECT_PREFIX: env.prefix,
-      REDIS_KEY_PREFIX: env.redisKeyPrefix,
+    {
       NATS_REQUEST_TIMEOUT_MS: '2000',
       AUTH_FAILURES_PER_MIN_PER_IP: String(FAILURES_PER_MINUTE),
-    }),
-  });
+    },
+    redis,
+  );
   await gateway.start();
   partner = await createPartner(db, { kind: 'commerce', name: 'Ops' });
 });

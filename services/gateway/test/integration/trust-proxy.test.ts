@@ -1,4 +1,4 @@
-import { createDatabase, createMetrics, loadConfig } from '@pcp/service-kit';
+import { createDatabase } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,13 +6,8 @@ import {
   createTestEnvironment,
   type TestEnvironment,
 } from '../../../../test-support/environment.js';
-import {
-  createGatewayService,
-  GATEWAY_SCHEMA,
-  gatewayEnvSchema,
-  type GatewayDatabase,
-  type GatewayService,
-} from '../../src/app.js';
+import { GATEWAY_SCHEMA, type GatewayDatabase, type GatewayService } from '../../src/app.js';
+import { createLoneGateway } from '../support/lone-gateway.js';
 
 const FAILURES_PER_MINUTE = 5;
 
@@ -22,22 +17,10 @@ const gateways: GatewayService[] = [];
 
 /** A gateway alone (no services behind it) that believes X-Forwarded-For from `trustProxy`. */
 async function startGateway(trustProxy: string, name: string) {
-  const gateway = createGatewayService({
-    nc: env.nc,
-    db,
-    redis: env.redis,
-    logger: env.logger,
-    metrics: createMetrics('gateway'),
-    config: loadConfig(gatewayEnvSchema, {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      OPS_PORT: '0',
-      OPS_HOST: '127.0.0.1',
-      NATS_SUBJECT_PREFIX: env.prefix,
-      REDIS_KEY_PREFIX: `${env.redisKeyPrefix}${name}:`,
-      AUTH_FAILURES_PER_MIN_PER_IP: String(FAILURES_PER_MINUTE),
-      TRUST_PROXY: trustProxy,
-    }),
+  const gateway = createLoneGateway(env, db, {
+    REDIS_KEY_PREFIX: `${env.redisKeyPrefix}${name}:`,
+    AUTH_FAILURES_PER_MIN_PER_IP: String(FAILURES_PER_MINUTE),
+    TRUST_PROXY: trustProxy,
   });
   gateways.push(gateway);
   await gateway.start();

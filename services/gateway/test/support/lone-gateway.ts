@@ -1,0 +1,39 @@
+import { createMetrics, loadConfig } from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import type { TestEnvironment } from '../../../../test-support/environment.js';
+import {
+  createGatewayService,
+  gatewayEnvSchema,
+  type GatewayDatabase,
+  type GatewayService,
+} from '../../src/app.js';
+
+type GatewayDeps = Parameters<typeof createGatewayService>[0];
+
+/**
+ * A gateway alone, on the test's subject prefix with no service behind it (an authenticated
+ * request that passes auth gets 503), on free local ports; `env` overrides its configuration.
+ */
+export function createLoneGateway(
+  testEnv: TestEnvironment,
+  db: Kysely<GatewayDatabase>,
+  env: Record<string, string> = {},
+  redis: GatewayDeps['redis'] = testEnv.redis,
+): GatewayService {
+  return createGatewayService({
+    nc: testEnv.nc,
+    db,
+    redis,
+    logger: testEnv.logger,
+    metrics: createMetrics('gateway'),
+    config: loadConfig(gatewayEnvSchema, {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      OPS_PORT: '0',
+      OPS_HOST: '127.0.0.1',
+      NATS_SUBJECT_PREFIX: testEnv.prefix,
+      REDIS_KEY_PREFIX: testEnv.redisKeyPrefix,
+      ...env,
+    }),
+  });
+}
