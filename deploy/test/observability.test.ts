@@ -1,8 +1,8 @@
 /**
  * The alert rules (deploy/prometheus) and the Grafana dashboard (deploy/grafana) checked
  * against the platform: every metric they name is exported by a live /metrics of the
- * running services, and the rules (and the dashboard's queries) pass promtool. Without
- * promtool those checks skip, saying why; in CI (CI set) they fail instead.
+ * running services, and the rules (and the dashboard's queries) pass promtool, which
+ * `npm test`'s set-up installs (without it those checks fail, saying how to install it).
  */
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startOpsServer } from '@pcp/service-kit';
-import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { call } from '../../e2e/http.js';
 import { createTestEnvironment, type TestEnvironment } from '../../test-support/environment.js';
@@ -263,31 +263,24 @@ describe('the alert rules and the dashboard', () => {
   });
 });
 
-/** promtool from Debian's `prometheus` package, if installed. */
-const promtool = spawnSync('promtool', ['--version']).status === 0;
-
-function needPromtool(ctx: TestContext) {
-  if (promtool) return;
-  if (process.env.CI) throw new Error('promtool is missing in CI: .ci/run installs prometheus');
-  ctx.skip('promtool is not installed (apt-get install --no-install-recommends prometheus)');
+/** promtool from Debian's `prometheus` package, which `npm test`'s set-up installs. */
+function runPromtool(...args: string[]) {
+  if (spawnSync('promtool', ['--version']).status !== 0) {
+    throw new Error('promtool is missing: npm test installs it (or apt-get install prometheus)');
+  }
+  return execFileSync('promtool', args, { encoding: 'utf8', stdio: 'pipe' });
 }
 
-const runPromtool = (...args: string[]) =>
-  execFileSync('promtool', args, { encoding: 'utf8', stdio: 'pipe' });
-
 describe('promtool', () => {
-  it('checks the alert rules', (ctx) => {
-    needPromtool(ctx);
+  it('checks the alert rules', () => {
     expect(runPromtool('check', 'rules', ALERTS)).toMatch(/SUCCESS: \d+ rules found/);
   });
 
-  it('runs the rules’ unit tests', (ctx) => {
-    needPromtool(ctx);
+  it('runs the rules’ unit tests', () => {
     expect(runPromtool('test', 'rules', ALERT_TESTS)).toMatch(/SUCCESS/);
   });
 
-  it('parses every dashboard query', (ctx) => {
-    needPromtool(ctx);
+  it('parses every dashboard query', () => {
     // Each query as a recording rule, so promtool parses it as Prometheus would run it.
     const rules = dashboardExpressions().map(({ expr }, index) => ({
       record: `dashboard:query_${index}`,
@@ -303,8 +296,7 @@ describe('promtool', () => {
     }
   });
 
-  it('refuses a broken rule (the check can fail)', (ctx) => {
-    needPromtool(ctx);
+  it('refuses a broken rule (the check can fail)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pcp-rules-'));
     try {
       const file = join(dir, 'broken.yaml');

@@ -122,6 +122,29 @@ export function ensureDependencies() {
   run('npm', ['ci', '--no-audit', '--no-fund']);
 }
 
+const PROMTOOL_INSTALL = 'apt-get install -y --no-install-recommends prometheus';
+
+/**
+ * promtool (Debian's `prometheus` package), which the alert rule and dashboard tests run:
+ * installed with apt-get where this is root on Debian, else a failure naming the command.
+ */
+export function ensurePromtool() {
+  if (which('promtool')) return;
+  const canInstall = process.getuid?.() === 0 && which('apt-get');
+  if (!canInstall) {
+    throw new Error(
+      `promtool is not installed (the alert rule tests run it). Install it with:\n  ${PROMTOOL_INSTALL}`,
+    );
+  }
+  log('installing prometheus (promtool, for the alert rule tests)');
+  const quiet = {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  };
+  run('apt-get', ['update', '-qq'], quiet);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'prometheus'], quiet);
+}
+
 /** Incremental TypeScript build of every package (fast when nothing changed). */
 export function build() {
   log('building (tsc -b)');
@@ -518,13 +541,14 @@ export function fail(error) {
 }
 
 /**
- * What `npm test` and `npm run test:fuzz` do before vitest: dependencies, servers, the
- * build, the tests' type check. Exits with a readable message when a step fails.
+ * What `npm test` and `npm run test:fuzz` do before vitest: dependencies, servers, the test
+ * tools, the build, the tests' type check. Exits with a readable message when a step fails.
  */
 export async function prepareTests() {
   try {
     ensureDependencies();
     await ensureServers({ dockerFallback: true });
+    ensurePromtool();
     build();
     log('type-checking tests');
     run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.tests.json']);
