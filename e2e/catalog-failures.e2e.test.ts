@@ -15,11 +15,11 @@ import {
   type GeneratedCatalogSet,
 } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
 import { countsBy, growth } from '../test-support/metrics.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
+import { createStore } from './ingest.js';
 
 /** The whole file runs with a short total download timeout (slow-server tests). */
 const FETCH_TIMEOUT_MS = 1_500;
@@ -55,14 +55,8 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-async function newStore(partner: Partner = commerce): Promise<string> {
-  const storeId = randomUUID();
-  const response = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
-    apiKey: partner.apiKey,
-    body: storeProfile(),
-  });
-  expect(response.status).toBe(201);
-  return storeId;
+function newStore(partner: Partner = commerce): Promise<string> {
+  return createStore(platform.baseUrl, partner.apiKey);
 }
 
 function notify(storeId: string, callbackUrl: string, apiKey = commerce.apiKey) {

@@ -11,10 +11,10 @@ import { sql, type InsertObject } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
+import { createStore } from './ingest.js';
 
 type Partner = { partnerId: string; apiKey: string };
 
@@ -55,14 +55,8 @@ async function replaceCatalog(overrides: Record<string, string>) {
   };
 }
 
-async function newStore(partner: Partner): Promise<string> {
-  const storeId = randomUUID();
-  const response = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
-    apiKey: partner.apiKey,
-    body: storeProfile(),
-  });
-  expect(response.status).toBe(201);
-  return storeId;
+function newStore(partner: Partner): Promise<string> {
+  return createStore(platform.baseUrl, partner.apiKey);
 }
 
 function notify(storeId: string, callbackUrl: string, partner: Partner) {

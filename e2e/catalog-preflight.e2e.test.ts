@@ -15,10 +15,10 @@ import {
   type GeneratedCatalogSet,
 } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
+import { createStore } from './ingest.js';
 
 const PUBLIC_BASE_URL = 'https://api.pcp.example';
 /** withBrokenReference's dangling id (scripts/lib/catalog-generator.mjs). */
@@ -58,14 +58,8 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-async function newStore(partner: Partner = commerce): Promise<string> {
-  const storeId = randomUUID();
-  const response = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
-    apiKey: partner.apiKey,
-    body: storeProfile(),
-  });
-  expect(response.status).toBe(201);
-  return storeId;
+function newStore(partner: Partner = commerce): Promise<string> {
+  return createStore(platform.baseUrl, partner.apiKey);
 }
 
 const validationPath = (storeId: string) => `/v1/commerce/stores/${storeId}/catalogset-validation`;

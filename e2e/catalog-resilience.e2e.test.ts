@@ -15,12 +15,12 @@ import { sql, type InsertObject } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
 import { countsBy, growth } from '../test-support/metrics.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
+import { createStore } from './ingest.js';
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -67,14 +67,8 @@ async function replaceCatalog(overrides: Record<string, string>, replicas = 1) {
   };
 }
 
-async function newStore(partner = commerce): Promise<string> {
-  const storeId = randomUUID();
-  const response = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
-    apiKey: partner.apiKey,
-    body: storeProfile(),
-  });
-  expect(response.status).toBe(201);
-  return storeId;
+function newStore(partner = commerce): Promise<string> {
+  return createStore(platform.baseUrl, partner.apiKey);
 }
 
 async function notify(storeId: string, callbackUrl: string, partner = commerce): Promise<string> {

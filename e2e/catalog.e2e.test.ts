@@ -3,10 +3,10 @@ import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
 import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
 import { startPlatform, type TestPlatform } from '../test-support/platform.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
+import { createStore } from './ingest.js';
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -28,14 +28,8 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-async function newStore(): Promise<string> {
-  const storeId = randomUUID();
-  const response = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
-    apiKey: commerce.apiKey,
-    body: storeProfile(),
-  });
-  expect(response.status).toBe(201);
-  return storeId;
+function newStore(): Promise<string> {
+  return createStore(platform.baseUrl, commerce.apiKey);
 }
 
 async function notify(storeId: string, callbackUrl: string) {

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import { storeProfile } from '../test-support/fixtures.js';
 import type { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 
@@ -31,4 +33,15 @@ export async function ingestCatalog(options: {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error('ingest did not finish');
+}
+
+/** Create a store with the default test profile for the partner with `apiKey`; its id. */
+export async function createStore(baseUrl: string, apiKey: string): Promise<string> {
+  const storeId = randomUUID();
+  const response = await call(baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
+    apiKey,
+    body: storeProfile(),
+  });
+  expect(response.status).toBe(201);
+  return storeId;
 }
