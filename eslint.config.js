@@ -65,9 +65,10 @@ export default tseslint.config(
           devDependencies: [
             '**/test/**',
             'e2e/**',
-            'test-support/**',
+            'packages/testing/**',
             'scripts/**',
             'deploy/**',
+            'packages/*/generate/**',
             'services/gateway/openapi/**',
             '*.config.{ts,js}',
           ],
@@ -78,12 +79,12 @@ export default tseslint.config(
   },
   {
     // The root package is the monorepo itself: its tests and tools use the workspaces.
-    files: ['e2e/**', 'test-support/**', 'scripts/**', 'deploy/**'],
+    files: ['e2e/**', 'packages/testing/**', 'scripts/**', 'deploy/**'],
     settings: { 'import/internal-regex': '^@pcp/' },
   },
   {
     // Tests read arbitrary JSON bodies and assert on them.
-    files: ['**/test/**/*.ts', 'e2e/**/*.ts', 'test-support/**/*.ts'],
+    files: ['**/test/**/*.ts', 'e2e/**/*.ts', 'packages/testing/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -19,7 +19,7 @@ export default defineConfig({
       'e2e/**/*.test.ts',
       'deploy/test/**/*.test.ts',
     ],
-    globalSetup: ['test-support/global-setup.ts'],
+    globalSetup: ['packages/testing/src/global-setup.ts'],
     pool: 'forks',
     testTimeout: 20_000,
     hookTimeout: 60_000,

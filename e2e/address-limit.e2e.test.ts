@@ -1,7 +1,7 @@
 import { createPlatformClient, type PlatformClient } from '@pcp/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 
 let env: TestEnvironment;
 let platform: TestPlatform;

@@ -13,17 +13,17 @@ import {
   generateCatalogSet,
   withBrokenReference,
   type GeneratedCatalogSet,
-} from '../scripts/lib/catalog-generator.mjs';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { countsBy, growth } from '../test-support/metrics.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+} from '@pcp/testing/catalog-generator';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { countsBy, growth } from '@pcp/testing/metrics';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
 import { createStore } from './ingest.js';
 
 /** The whole file runs with a short total download timeout (slow-server tests). */
 const FETCH_TIMEOUT_MS = 1_500;
-/** withBrokenReference's dangling id (scripts/lib/catalog-generator.mjs). */
+/** withBrokenReference's dangling id (@pcp/testing/catalog-generator). */
 const MISSING_ID = 'deadbeef-0000-4000-9000-000000000000';
 const MB = 1024 * 1024;
 

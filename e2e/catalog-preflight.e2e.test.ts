@@ -13,15 +13,15 @@ import {
   generateCatalogSet,
   withBrokenReference,
   type GeneratedCatalogSet,
-} from '../scripts/lib/catalog-generator.mjs';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+} from '@pcp/testing/catalog-generator';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
 import { createStore } from './ingest.js';
 
 const PUBLIC_BASE_URL = 'https://api.pcp.example';
-/** withBrokenReference's dangling id (scripts/lib/catalog-generator.mjs). */
+/** withBrokenReference's dangling id (@pcp/testing/catalog-generator). */
 const MISSING_ID = 'deadbeef-0000-4000-9000-000000000000';
 
 let env: TestEnvironment;

@@ -13,11 +13,11 @@ import {
 import type { CatalogDatabase } from '@pcp/catalog';
 import { sql, type InsertObject } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { countsBy, growth } from '../test-support/metrics.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
+import { generateCatalogSet } from '@pcp/testing/catalog-generator';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { countsBy, growth } from '@pcp/testing/metrics';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { startServiceProcess, waitUntilServing } from '@pcp/testing/service-process';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 import { createStore } from './ingest.js';

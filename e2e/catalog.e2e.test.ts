@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { generateCatalogSet } from '../scripts/lib/catalog-generator.mjs';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { generateCatalogSet } from '@pcp/testing/catalog-generator';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 import { createStore } from './ingest.js';

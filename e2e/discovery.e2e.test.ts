@@ -1,9 +1,9 @@
 import { setRateLimits } from '@pcp/gateway/admin';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { newStoreId, storeProfile } from '../test-support/fixtures.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { newStoreId, storeProfile } from '@pcp/testing/fixtures';
 import { call, type HttpResult } from './http.js';
 
 let env: TestEnvironment;

@@ -7,14 +7,10 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cartTestCatalog } from '../test-support/cart-catalog.js';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
-import {
-  launchProcess,
-  stopProcesses,
-  type ObservedProcess,
-} from '../test-support/service-process.js';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { storeProfile } from '@pcp/testing/fixtures';
+import { launchProcess, stopProcesses, type ObservedProcess } from '@pcp/testing/service-process';
 import { startCatalogHost } from './catalog-host.js';
 import { ingestCatalog } from './ingest.js';
 import { sodaOrder } from './orders.js';

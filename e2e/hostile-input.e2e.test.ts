@@ -1,11 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cartTestCatalog } from '../test-support/cart-catalog.js';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { storeProfile } from '@pcp/testing/fixtures';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { startServiceProcess, waitUntilServing } from '@pcp/testing/service-process';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 import { ingestCatalog } from './ingest.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import { storeProfile } from '../test-support/fixtures.js';
+import { storeProfile } from '@pcp/testing/fixtures';
 import type { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 

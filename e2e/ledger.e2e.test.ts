@@ -4,11 +4,11 @@ import { createBusClient, type BusClient, type RequestContext } from '@pcp/servi
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { cartTestCatalog } from '../test-support/cart-catalog.js';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { expectAppError } from '../test-support/fixtures.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { runAdminProcess } from '../test-support/service-process.js';
+import type { cartTestCatalog } from '@pcp/testing/cart-catalog';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { expectAppError } from '@pcp/testing/fixtures';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { runAdminProcess } from '@pcp/testing/service-process';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';

@@ -5,7 +5,7 @@
  * every line of a request names the request, its trace and, once known, its partner.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { capturingLogger } from '../test-support/capturing-logger.js';
+import { capturingLogger } from '@pcp/testing/capturing-logger';
 import { call } from './http.js';
 import { placeCardOrder, startJourney, TEST_CARD, type Journey } from './partner-journey.js';
 

@@ -41,10 +41,10 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cartTestCatalog } from '../test-support/cart-catalog.js';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { storeProfile } from '@pcp/testing/fixtures';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { newBuyer, sodaOrder } from './orders.js';
 import {

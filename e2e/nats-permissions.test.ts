@@ -1,9 +1,8 @@
-import * as contracts from '@pcp/contracts';
 import { natsCalls, natsPermissions, natsUsers, serviceNames, subjects } from '@pcp/contracts';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderValues, valuesPath } from '../scripts/lib/nats-values.mjs';
+import { renderValues, valuesPath } from '../deploy/nats/values.js';
 
 /**
  * The NATS permissions (packages/contracts/src/nats-permissions.ts) against what the code
@@ -97,6 +96,6 @@ describe('the NATS permissions', () => {
 
   it('are what deploy/nats/values.yaml holds (npm run nats:auth renders it)', async () => {
     const checkedIn = await readFile(valuesPath, 'utf8');
-    expect(await renderValues(checkedIn, contracts)).toBe(checkedIn);
+    expect(await renderValues(checkedIn)).toBe(checkedIn);
   });
 });

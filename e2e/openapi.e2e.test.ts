@@ -7,8 +7,8 @@ import type { ProblemDetail } from '@pcp/contracts';
 import { buildOpenApiDocument } from '@pcp/gateway';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 
 const root = join(import.meta.dirname, '..');
 const run = promisify(execFile);

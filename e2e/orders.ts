@@ -7,8 +7,8 @@ import {
 } from '@pcp/client';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import { cartTestCatalog } from '../test-support/cart-catalog.js';
-import { storeProfile } from '../test-support/fixtures.js';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
+import { storeProfile } from '@pcp/testing/fixtures';
 import type { startCatalogHost } from './catalog-host.js';
 
 /** Open every day, all day (an end of 00:00:00 is the end of the day). */

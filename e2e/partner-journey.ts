@@ -3,10 +3,10 @@ import { createPlatformClient, ingestCatalog, type PlatformClient } from '@pcp/c
 import type { Logger } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import { cartTestCatalog } from '../test-support/cart-catalog.js';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { storeProfile } from '../test-support/fixtures.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { storeProfile } from '@pcp/testing/fixtures';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { sodaOrder } from './orders.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';

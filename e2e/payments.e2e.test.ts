@@ -9,10 +9,10 @@ import type { NatsConnection, Subscription } from 'nats';
 import { randomInt, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { capturingLogger } from '../test-support/capturing-logger.js';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { expectAppError } from '../test-support/fixtures.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
+import { capturingLogger } from '@pcp/testing/capturing-logger';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { expectAppError } from '@pcp/testing/fixtures';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { call, type HttpResult } from './http.js';
 
 const PROCESSOR_TIMEOUT_MS = 500;

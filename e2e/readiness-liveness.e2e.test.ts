@@ -1,13 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import {
   launchProcess,
   stopProcesses,
   waitUntilServing,
   type ObservedProcess,
-} from '../test-support/service-process.js';
-import { hostAndPort, startTcpProxy } from '../test-support/tcp-proxy.js';
+} from '@pcp/testing/service-process';
+import { hostAndPort, startTcpProxy } from '@pcp/testing/tcp-proxy';
 
 /**
  * Issue 15: readiness reflects the process's own dependencies, liveness does not (an outage

@@ -2,9 +2,9 @@ import { subjects } from '@pcp/contracts';
 import { createBusClient, type RequestContext } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { newStoreId, storeProfile } from '../test-support/fixtures.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { newStoreId, storeProfile } from '@pcp/testing/fixtures';
 import { call } from './http.js';
 
 let env: TestEnvironment;

@@ -2,7 +2,7 @@ import { events, type OrderStatus } from '@pcp/contracts';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TestEnvironment } from '../test-support/environment.js';
+import type { TestEnvironment } from '@pcp/testing/environment';
 
 /** One request a receiver got, in arrival order. */
 export interface ReceivedWebhook {

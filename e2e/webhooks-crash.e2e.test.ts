@@ -2,9 +2,9 @@ import { createPlatformClient } from '@pcp/client';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { startServiceProcess, waitUntilServing } from '../test-support/service-process.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { startServiceProcess, waitUntilServing } from '@pcp/testing/service-process';
 import {
   publishOrderEvent,
   startWebhookReceiver,

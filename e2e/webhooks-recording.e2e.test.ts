@@ -6,9 +6,9 @@ import { headers as createHeaders } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../test-support/environment.js';
-import { startPlatform, type TestPlatform } from '../test-support/platform.js';
-import { runAdminProcess } from '../test-support/service-process.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { runAdminProcess } from '@pcp/testing/service-process';
 import {
   orderEventEnvelope,
   publishOrderEvent,

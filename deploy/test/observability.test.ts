@@ -14,10 +14,10 @@ import { startOpsServer } from '@pcp/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { call } from '../../e2e/http.js';
-import { createTestEnvironment, type TestEnvironment } from '../../test-support/environment.js';
-import { storeProfile } from '../../test-support/fixtures.js';
-import { startPlatform, type TestPlatform } from '../../test-support/platform.js';
-import { startServiceProcess } from '../../test-support/service-process.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { storeProfile } from '@pcp/testing/fixtures';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { startServiceProcess } from '@pcp/testing/service-process';
 
 const DEPLOY = fileURLToPath(new URL('../', import.meta.url));
 const ALERTS = join(DEPLOY, 'prometheus/alerts.yaml');

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { databaseUrlFor } from '../../test-support/servers.js';
+import { databaseUrlFor } from '@pcp/testing/servers';
 import {
   containersOf,
   K8S_DIR,

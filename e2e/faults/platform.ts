@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startFaultServers, type FaultServers } from '../../scripts/lib/fault-servers.mjs';
+import { startFaultServers, type FaultServers } from '@pcp/testing/fault-servers';
 import type { ReconciliationReport } from '@pcp/payments';
 import type { Faults } from '@pcp/processor-simulator';
 import { Supervisor, type ProcessSpec } from './supervisor.js';

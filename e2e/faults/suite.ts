@@ -1,5 +1,5 @@
 import type { Faults } from '@pcp/processor-simulator';
-import { mulberry32 } from '../../scripts/lib/prng.mjs';
+import { mulberry32 } from '@pcp/testing/prng';
 import { checkPhase, INVARIANTS, type Count, type Invariant } from './invariants.js';
 import { FaultPlatform } from './platform.js';
 import type { StoreMood } from './store-receiver.js';

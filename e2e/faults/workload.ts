@@ -9,7 +9,7 @@ import {
 } from '@pcp/client';
 import { dayOfWeek } from '@pcp/contracts';
 import { randomUUID } from 'node:crypto';
-import { cartTestCatalog } from '../../test-support/cart-catalog.js';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { startCatalogHost } from '../catalog-host.js';
 import type { FaultPlatform } from './platform.js';
 import { FaultReceiver } from './receiver.js';

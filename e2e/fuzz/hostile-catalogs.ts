@@ -1,6 +1,6 @@
 import type { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { cartTestCatalog } from '../../test-support/cart-catalog.js';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 
 /**
  * Hostile CatalogSet documents and hosts: each case is what a partner's catalog host serves

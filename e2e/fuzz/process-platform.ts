@@ -2,9 +2,9 @@ import { createProcessorSimulator, type ProcessorSimulator } from '@pcp/processo
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import type { TestEnvironment } from '../../test-support/environment.js';
-import { startPlatform, type TestPlatform } from '../../test-support/platform.js';
-import { startServiceProcess, waitUntilServing } from '../../test-support/service-process.js';
+import type { TestEnvironment } from '@pcp/testing/environment';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { startServiceProcess, waitUntilServing } from '@pcp/testing/service-process';
 
 export type ServiceName = 'stores' | 'catalog' | 'ordering' | 'payments';
 const SERVICES: readonly ServiceName[] = ['stores', 'catalog', 'ordering', 'payments'];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateCatalogSet } from '../../../scripts/lib/catalog-generator.mjs';
+import { generateCatalogSet } from '@pcp/testing/catalog-generator';
 import { validateCatalogSet } from '../src/validate-catalog-set.js';
 
 const STORE = '5a1e0000-0000-4000-8000-000000000001';

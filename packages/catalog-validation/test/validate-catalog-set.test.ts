@@ -1,10 +1,7 @@
 import { catalogLimits, toMinorUnits } from '@pcp/contracts';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  generateCatalogSet,
-  withBrokenReference,
-} from '../../../scripts/lib/catalog-generator.mjs';
+import { generateCatalogSet, withBrokenReference } from '@pcp/testing/catalog-generator';
 import {
   validateCatalogSet,
   type ValidationContext,

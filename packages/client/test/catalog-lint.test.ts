@@ -5,16 +5,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  generateCatalogSet,
-  withBrokenReference,
-} from '../../../scripts/lib/catalog-generator.mjs';
+import { generateCatalogSet, withBrokenReference } from '@pcp/testing/catalog-generator';
 import { lintCatalogSet } from '../src/catalog-lint/lint.js';
 import { readCatalogSource } from '../src/catalog-lint/read-source.js';
 import { main } from '../src/cli/lint-command.js';
 
 const STORE = '5a1e0000-0000-4000-8000-000000000001';
-/** withBrokenReference's dangling id (scripts/lib/catalog-generator.mjs). */
+/** withBrokenReference's dangling id (@pcp/testing/catalog-generator). */
 const MISSING_ID = 'deadbeef-0000-4000-9000-000000000000';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests mutate documents freely

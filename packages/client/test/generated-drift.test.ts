@@ -2,12 +2,7 @@ import { buildOpenApiDocument } from '@pcp/gateway';
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  documentPath,
-  documentText,
-  typesPath,
-  typesText,
-} from '../../../scripts/lib/client-generation.mjs';
+import { documentPath, documentText, typesPath, typesText } from '../generate/client-generation.js';
 
 /**
  * The client's checked-in document and types are what the current routes make, so the

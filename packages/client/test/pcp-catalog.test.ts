@@ -10,10 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  generateCatalogSet,
-  withBrokenReference,
-} from '../../../scripts/lib/catalog-generator.mjs';
+import { generateCatalogSet, withBrokenReference } from '@pcp/testing/catalog-generator';
 
 const BIN = fileURLToPath(new URL('../bin/pcp-catalog.js', import.meta.url));
 const STORE = '5a1e0000-0000-4000-8000-000000000001';

@@ -6,7 +6,7 @@ import {
 } from '@pcp/contracts';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { storeProfile as profile } from '../../../test-support/fixtures.js';
+import { storeProfile as profile } from '@pcp/testing/fixtures';
 
 function issues(input: unknown): z.core.$ZodIssue[] {
   const result = storeProfileInput.safeParse(input);

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { headers as createHeaders, type JetStreamManager, type JsMsg } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import {
   AdminError,
   AdminUsageError,

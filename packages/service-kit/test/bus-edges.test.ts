@@ -11,8 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { z } from 'zod';
-import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
-import { expectAppError } from '../../../test-support/fixtures.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { expectAppError } from '@pcp/testing/fixtures';
 import {
   createBusClient,
   createSubjectService,
@@ -22,7 +22,7 @@ import {
   type BusClient,
 } from '../src/bus.js';
 import type { RequestContext } from '../src/context.js';
-import { capturingLogger } from '../../../test-support/capturing-logger.js';
+import { capturingLogger } from '@pcp/testing/capturing-logger';
 
 const contextEcho = defineSubject(
   'ordering',

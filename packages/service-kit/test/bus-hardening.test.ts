@@ -10,12 +10,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { z } from 'zod';
-import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
-import { expectAppError } from '../../../test-support/fixtures.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { expectAppError } from '@pcp/testing/fixtures';
 import { AppError } from '../src/app-error.js';
 import { createBusClient, handle, handleBytes, serveSubjects, type BusClient } from '../src/bus.js';
 import type { RequestContext } from '../src/context.js';
-import { capturingLogger } from '../../../test-support/capturing-logger.js';
+import { capturingLogger } from '@pcp/testing/capturing-logger';
 
 const lineSelection = z.object({
   lines: z.array(z.object({ itemId: guid, quantity: z.number().int() })).max(1_000),

@@ -2,9 +2,9 @@ import { defineSubject, healthSubject } from '@pcp/contracts';
 import { connect, type NatsConnection, type ServiceIdentity } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { expectAppError } from '../../../test-support/fixtures.js';
+import { expectAppError } from '@pcp/testing/fixtures';
 import { z } from 'zod';
-import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { AppError } from '../src/app-error.js';
 import {
   createBusClient,

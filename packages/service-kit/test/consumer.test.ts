@@ -1,7 +1,7 @@
 import { AckPolicy, connect, nanos, type JetStreamManager, type JsMsg } from 'nats';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import {
   deadLetterHeaders,
   deadLetterStream,

@@ -1,7 +1,7 @@
 import { nanos, RetentionPolicy, StorageType, type JetStreamManager } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capturingLogger } from '../../../test-support/capturing-logger.js';
-import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
+import { capturingLogger } from '@pcp/testing/capturing-logger';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { baseEnvSchema, jetStreamSettings, loadConfig } from '../src/config.js';
 import { ensureStream, streamName } from '../src/jetstream.js';
 import { applyJetStreamTopology, jetStreamTopology } from '../src/topology.js';

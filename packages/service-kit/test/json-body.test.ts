@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectAppError } from '../../../test-support/fixtures.js';
+import { expectAppError } from '@pcp/testing/fixtures';
 import { jsonBodyProblems, parseJsonBytes } from '../src/json-body.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);

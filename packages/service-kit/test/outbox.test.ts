@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { JetStreamManager } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createDatabase } from '../src/database.js';
 import { ensureStream, streamName } from '../src/jetstream.js';
 import { createMetrics } from '../src/metrics.js';

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createDatabase, preparedTransaction, runPrepared } from '../src/database.js';
 
 interface TestDatabase {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createShutdown } from '../src/shutdown.js';
-import { capturingLogger } from '../../../test-support/capturing-logger.js';
+import { capturingLogger } from '@pcp/testing/capturing-logger';
 
 describe('shutdown', () => {
   it('closes steps in the order of their marks, each told the time to its own mark of the deadline', async () => {

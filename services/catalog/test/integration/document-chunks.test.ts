@@ -7,10 +7,7 @@ import {
 } from '@pcp/service-kit';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { CATALOG_SCHEMA, catalogMigrations, type CatalogDatabase } from '../../src/app.js';
 import { DOCUMENT_CHUNK_BYTES } from '../../src/db/catalog.repository.js';
 import { catalogHandlers } from '../../src/handlers/catalog.handlers.js';

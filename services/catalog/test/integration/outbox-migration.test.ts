@@ -2,10 +2,7 @@ import { createDatabase, createOutboxRelay, migrateToLatest, streamName } from '
 import { Migrator, sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { CATALOG_SCHEMA, catalogMigrations, type CatalogDatabase } from '../../src/app.js';
 
 let env: TestEnvironment;

@@ -4,10 +4,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createKey, createPartner, listPartners } from '../../src/admin/partner-admin.js';
 import { authInvalidationSubject, type GatewayService } from '../../src/app.js';
 import { createLoneGateway } from '../support/lone-gateway.js';

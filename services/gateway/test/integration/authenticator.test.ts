@@ -2,10 +2,7 @@ import { createDatabase, loadConfig } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createPartner, revokeKey, setRateLimits } from '../../src/admin/partner-admin.js';
 import { createAuthenticator, type AuthenticatorOptions } from '../../src/auth/authenticator.js';
 import { gatewayEnvSchema } from '../../src/config.js';

@@ -3,10 +3,7 @@ import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createPartner } from '../../src/admin/partner-admin.js';
 import { GATEWAY_SCHEMA, type GatewayDatabase, type GatewayService } from '../../src/app.js';
 import { createLoneGateway } from '../support/lone-gateway.js';

@@ -2,10 +2,7 @@ import { createDatabase } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { GATEWAY_SCHEMA, type GatewayDatabase, type GatewayService } from '../../src/app.js';
 import { createLoneGateway } from '../support/lone-gateway.js';
 

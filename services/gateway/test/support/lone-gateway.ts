@@ -1,6 +1,6 @@
 import { createMetrics, loadConfig } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import type { TestEnvironment } from '../../../../test-support/environment.js';
+import type { TestEnvironment } from '@pcp/testing/environment';
 import {
   createGatewayService,
   gatewayEnvSchema,

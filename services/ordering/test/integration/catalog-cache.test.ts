@@ -9,12 +9,9 @@ import {
 import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cartTestCatalog } from '../../../../test-support/cart-catalog.js';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
-import { generateCatalogSet } from '../../../../scripts/lib/catalog-generator.mjs';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { generateCatalogSet } from '@pcp/testing/catalog-generator';
 import { createCatalogCache } from '../../src/catalog/catalog-cache.js';
 import {
   createCatalogCompilePool,

@@ -3,10 +3,7 @@ import { createDatabase, migrateToLatest } from '@pcp/service-kit';
 import { Migrator, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { ORDERING_SCHEMA, orderingMigrations, type OrderingDatabase } from '../../src/app.js';
 import { findOrder, toOrder } from '../../src/db/order.repository.js';
 

@@ -2,10 +2,7 @@ import { createDatabase } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { ORDERING_SCHEMA, type OrderingDatabase } from '../../src/app.js';
 import {
   advanceAttempt,

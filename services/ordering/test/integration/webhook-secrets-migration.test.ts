@@ -9,10 +9,7 @@ import {
 import { Migrator, sql, type Kysely } from 'kysely';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import {
   ORDERING_SCHEMA,
   orderingMigrations,

@@ -7,11 +7,8 @@ import {
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  generateCatalogSet,
-  type GeneratedCatalogSet,
-} from '../../../../scripts/lib/catalog-generator.mjs';
-import { cartTestCatalog } from '../../../../test-support/cart-catalog.js';
+import { generateCatalogSet, type GeneratedCatalogSet } from '@pcp/testing/catalog-generator';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { addItem, removeItem } from '../../src/domain/cart-operations.js';
 import { compileCatalog, type CompiledCatalog } from '../../src/domain/compiled-catalog.js';
 import { priceCart, type CartPricing, type PricingContext } from '../../src/domain/pricing.js';

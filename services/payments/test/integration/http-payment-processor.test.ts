@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { capturingLogger } from '../../../../test-support/capturing-logger.js';
-import { countsBy, growth } from '../../../../test-support/metrics.js';
+import { capturingLogger } from '@pcp/testing/capturing-logger';
+import { countsBy, growth } from '@pcp/testing/metrics';
 import {
   guardPaymentProcessor,
   type BreakerOptions,

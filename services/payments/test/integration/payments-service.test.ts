@@ -15,12 +15,9 @@ import {
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
-import { capturingLogger } from '../../../../test-support/capturing-logger.js';
-import { expectAppError } from '../../../../test-support/fixtures.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { capturingLogger } from '@pcp/testing/capturing-logger';
+import { expectAppError } from '@pcp/testing/fixtures';
 import {
   createPaymentsService,
   PAYMENTS_SCHEMA,

@@ -13,11 +13,8 @@ import type { Kysely } from 'kysely';
 import { DateTime } from 'luxon';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
-import { expectAppError, storeProfile } from '../../../../test-support/fixtures.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { expectAppError, storeProfile } from '@pcp/testing/fixtures';
 import {
   createStoresService,
   STORES_SCHEMA,

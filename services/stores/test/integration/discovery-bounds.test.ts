@@ -19,11 +19,8 @@ import {
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
-import { expectAppError, storeProfile } from '../../../../test-support/fixtures.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { expectAppError, storeProfile } from '@pcp/testing/fixtures';
 import {
   createStoresService,
   storesEnvSchema,

@@ -19,10 +19,7 @@ import {
 import type { Kysely } from 'kysely';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestEnvironment,
-  type TestEnvironment,
-} from '../../../../test-support/environment.js';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import {
   createStoresService,
   rewrapSubmissionSecrets,
@@ -30,7 +27,7 @@ import {
   STORES_SCHEMA,
   type StoresDatabase,
 } from '../../src/app.js';
-import { expectAppError, storeProfile } from '../../../../test-support/fixtures.js';
+import { expectAppError, storeProfile } from '@pcp/testing/fixtures';
 
 let env: TestEnvironment;
 let db: Kysely<StoresDatabase>;

@@ -13,7 +13,7 @@ import {
   toOrderContext,
 } from '../../src/domain/store-profile.js';
 import { statusChangeColumns } from '../../src/domain/store-status.js';
-import { storeProfile } from '../../../../test-support/fixtures.js';
+import { storeProfile } from '@pcp/testing/fixtures';
 
 /** A profile as the schema outputs it. */
 const profile = (overrides: Partial<StoreProfileInput> = {}): StoreProfileInput =>

@@ -1,10 +1,10 @@
 // NATS, PostgreSQL and Redis of the fault suite alone (`npm run test:faults`): each on a free
 // port with its data in the system's temp folder, so the suite can restart them while the
 // servers other tests share keep running. Removed again by `stop()`.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -13,39 +13,62 @@ import {
   postgresBinaries,
   waitUntilAnswers,
   which,
-} from './setup.mjs';
+} from '../../../scripts/lib/setup.mjs';
+
+export type FaultServerName = 'nats' | 'postgres' | 'redis';
+
+export interface FaultServers {
+  readonly natsUrl: string;
+  /** The `postgres` database of the suite's own cluster (trust on loopback). */
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  /** Where the servers' logs and NATS store live until `stop()`. */
+  readonly logDir: string;
+  /** Stop the server, start it again on the same port and data; resolves once it answers. */
+  restart(name: FaultServerName): Promise<void>;
+  /** Stop every server and remove its data (`keepLogs`: but the logs); safe to call twice. */
+  stop(options?: { keepLogs?: boolean }): Promise<void>;
+}
 
 /** A port nothing listens on now: the one the system hands out for port 0. */
-function freePort() {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
+      const { port } = server.address() as AddressInfo;
       server.close(() => resolve(port));
     });
   });
 }
 
-function runOrThrow(command, args, options = {}) {
-  const result = spawnSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'], ...options });
+function runOrThrow(
+  command: string,
+  args: readonly string[],
+  options: SpawnSyncOptions = {},
+): void {
+  const result = spawnSync(command, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+    ...options,
+  });
   if (result.status !== 0) {
     throw new Error(
-      `${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal}): ${result.stderr}`,
+      `${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal}): ${String(result.stderr)}`,
     );
   }
 }
 
 /** A server run in the foreground as our child, so stopping it is a signal and a wait. */
-function foreground(name, command, args, logFile) {
-  let child;
+function foreground(name: string, command: string, args: readonly string[], logFile: string) {
+  let child: ChildProcess | undefined;
   const start = () => {
     const out = openSync(logFile, 'a');
     child = spawn(command, args, { stdio: ['ignore', out, out] });
     closeSync(out);
   };
-  const stop = (signal = 'SIGTERM') =>
-    new Promise((resolve) => {
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') =>
+    new Promise<void>((resolve) => {
       // This run's process: by the time the timer fires, `child` may be the next run's.
       const running = child;
       if (!running || running.exitCode !== null || running.signalCode !== null) return resolve();
@@ -65,16 +88,16 @@ function foreground(name, command, args, logFile) {
  * data (Postgres: an immediate stop, as a crash; NATS: SIGTERM, its JetStream store kept;
  * Redis: SIGTERM, its keys lost as it keeps none on disk).
  */
-export async function startFaultServers() {
+export async function startFaultServers(): Promise<FaultServers> {
   const id = randomBytes(4).toString('hex');
   // Not a mkdtemp folder: those are 0700, and as root the postgres user must reach its own.
   const base = join(tmpdir(), `pcp-faults-${id}`);
   const pgDir = join(tmpdir(), `pcp-faults-${id}-pg`);
   mkdirSync(base, { recursive: true });
   const [natsPort, pgPort, redisPort] = [await freePort(), await freePort(), await freePort()];
-  const started = [];
-  let cleaning;
-  const cleanup = ({ keepLogs = false } = {}) =>
+  const started: (() => Promise<void>)[] = [];
+  let cleaning: Promise<void> | undefined;
+  const cleanup = ({ keepLogs = false }: { keepLogs?: boolean } = {}) =>
     (cleaning ??= (async () => {
       for (const stop of started.reverse()) await stop().catch(() => undefined);
       if (keepLogs) rmSync(join(base, 'nats'), { recursive: true, force: true });
@@ -145,7 +168,7 @@ export async function startFaultServers() {
     const pgLog = `${pgDir}.log`;
     closeSync(openSync(pgLog, 'a'));
     giveToPostgresUser(pgLog);
-    const pgCtl = (...args) =>
+    const pgCtl = (...args: string[]) =>
       runOrThrow(
         ...asPostgresUser(pg.pgCtl, ['-D', pgDir, '-l', pgLog, '-w', '-t', '60', ...args]),
         {
@@ -155,7 +178,7 @@ export async function startFaultServers() {
     pgCtl('start');
     started.push(async () => pgCtl('stop', '-m', 'immediate'));
 
-    const addresses = {
+    const addresses: Record<FaultServerName, { host: string; port: number }> = {
       nats: { host: '127.0.0.1', port: natsPort },
       postgres: { host: '127.0.0.1', port: pgPort },
       redis: { host: '127.0.0.1', port: redisPort },
@@ -166,7 +189,7 @@ export async function startFaultServers() {
       }
     }
 
-    const restarters = {
+    const restarters: Record<FaultServerName, () => Promise<void>> = {
       async nats() {
         await nats.stop('SIGTERM');
         nats.start();

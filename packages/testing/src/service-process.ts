@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { inject } from 'vitest';
 import type { TestEnvironment } from './environment.js';
 
-const root = join(import.meta.dirname, '..');
+const root = join(import.meta.dirname, '..', '..', '..');
 
 /**
  * Node's arguments for a service from its build (the global set-up builds first), with the

@@ -8,7 +8,7 @@ import { connect, type JetStreamManager } from 'nats';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { build } from '../scripts/lib/setup.mjs';
+import { build } from '../../../scripts/lib/setup.mjs';
 import { databaseUrlFor, resolveServers, type ServerUrls } from './servers.js';
 
 declare module 'vitest' {

@@ -13,10 +13,73 @@
  * documents under 12 items get no modifiers at all.
  */
 import { currencyExponent } from '@pcp/contracts';
-import { mulberry32 } from './prng.mjs';
+import { mulberry32 } from './prng.js';
+
+export interface GeneratedAvailabilityWindow {
+  dayOfWeek: string;
+  start: string;
+  end: string;
+}
+
+export interface GeneratedItem {
+  itemId: string;
+  name: string;
+  description?: string;
+  basePrice: number;
+  isAvailable: boolean;
+  modifierGroupIds: string[];
+  imageUrl?: string;
+}
+
+export interface GeneratedCatalogSet {
+  catalogSetId: string;
+  storeId: string;
+  currency: string;
+  catalogs: Record<
+    string,
+    {
+      catalogId: string;
+      name: string;
+      sectionIds: string[];
+      availability: GeneratedAvailabilityWindow[];
+    }
+  >;
+  sections: Record<
+    string,
+    { sectionId: string; name: string; sectionIds: string[]; itemIds: string[] }
+  >;
+  items: Record<string, GeneratedItem>;
+  modifierGroups: Record<
+    string,
+    {
+      modifierGroupId: string;
+      name: string;
+      minimumAllowed: number;
+      maximumAllowed: number;
+      itemIds: string[];
+    }
+  >;
+}
+
+export interface GenerateCatalogSetOptions {
+  storeId: string;
+  /** Exact number of entries of the `items` dictionary (top-level items plus options). */
+  items: number;
+  /** ISO 4217 code; prices get its number of fraction digits. Default USD. */
+  currency?: string;
+  /** PRNG seed; the same options always give the same document. Default 1. */
+  seed?: number;
+  /** Levels of modifier nesting (fewer on small documents). Default 2. */
+  modifierDepth?: number;
+}
+
+interface ModifierGroupPlan {
+  readonly id: string;
+  readonly options: string[];
+}
 
 /** murmur3 fmix32: a bijection on 32-bit integers, so distinct inputs give distinct outputs. */
-function fmix32(value) {
+function fmix32(value: number): number {
   let h = value >>> 0;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
@@ -27,7 +90,7 @@ function fmix32(value) {
 }
 
 /** FNV-1a over a string, for ids derived from the storeId. */
-function fnv1a(text) {
+function fnv1a(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
@@ -36,7 +99,7 @@ function fnv1a(text) {
   return h >>> 0;
 }
 
-function hex(value, width) {
+function hex(value: number, width: number): string {
   return (value >>> 0).toString(16).padStart(8, '0').slice(-width);
 }
 
@@ -44,7 +107,7 @@ function hex(value, width) {
  * A UUID-shaped id (version nibble 4, variant 8) from a namespace and a counter. The last
  * eight hex digits are a bijection of the counter, so ids of one namespace never collide.
  */
-function uuidFrom(namespace, counter) {
+function uuidFrom(namespace: number, counter: number): string {
   const mixed = fmix32(counter ^ namespace);
   const spread = fmix32(mixed + 0x9e3779b9);
   return (
@@ -148,29 +211,30 @@ export function generateCatalogSet({
   currency = 'USD',
   seed = 1,
   modifierDepth = 2,
-}) {
+}: GenerateCatalogSetOptions): GeneratedCatalogSet {
   const total = Math.max(0, Math.floor(items));
   const random = mulberry32(seed);
-  const pick = (list) => list[Math.floor(random() * list.length)];
+  const pick = (list: readonly string[]): string => list[Math.floor(random() * list.length)]!;
   const namespace = fmix32(seed ^ fnv1a(storeId));
   let counter = 0;
   const nextId = () => uuidFrom(namespace, counter++);
   const scale = 10 ** currencyExponent(currency);
   /** A price between min and max major units with the currency's own precision. */
-  const price = (min, max) => Math.round((min + random() * (max - min)) * scale) / scale;
+  const price = (min: number, max: number): number =>
+    Math.round((min + random() * (max - min)) * scale) / scale;
 
   // Plan the modifier levels: each level a list of groups, each group 3-4 option items.
   const optionBudget = Math.floor(total * 0.25);
   const depth = Math.max(0, Math.min(Math.floor(modifierDepth), Math.floor(optionBudget / 3)));
   /** levels[l] = groups of level l+1, each { id, options: string[] } */
-  const levels = [];
+  const levels: ModifierGroupPlan[][] = [];
   let optionCount = 0;
   for (let level = 0; level < depth; level++) {
-    const groups = [];
+    const groups: ModifierGroupPlan[] = [];
     let remaining = Math.floor(optionBudget / depth);
     while (remaining >= 3) {
       const size = remaining <= 4 ? remaining : remaining >= 7 && random() < 0.5 ? 4 : 3;
-      const options = [];
+      const options: string[] = [];
       for (let i = 0; i < size; i++) options.push(nextId());
       groups.push({ id: nextId(), options });
       remaining -= size;
@@ -181,16 +245,16 @@ export function generateCatalogSet({
   const topLevelCount = total - optionCount;
 
   /** 1-2 distinct groups of one level. */
-  const chooseGroups = (groups) => {
+  const chooseGroups = (groups: readonly ModifierGroupPlan[]): string[] => {
     if (groups.length === 0) return [];
     const first = Math.floor(random() * groups.length);
-    if (groups.length === 1 || random() < 0.5) return [groups[first].id];
+    if (groups.length === 1 || random() < 0.5) return [groups[first]!.id];
     const second = (first + 1 + Math.floor(random() * (groups.length - 1))) % groups.length;
-    return [groups[first].id, groups[second].id];
+    return [groups[first]!.id, groups[second]!.id];
   };
 
-  const itemsDictionary = {};
-  const topLevelIds = [];
+  const itemsDictionary: GeneratedCatalogSet['items'] = {};
+  const topLevelIds: string[] = [];
   for (let i = 0; i < topLevelCount; i++) {
     const itemId = nextId();
     topLevelIds.push(itemId);
@@ -206,7 +270,7 @@ export function generateCatalogSet({
     };
   }
 
-  const groupsDictionary = {};
+  const groupsDictionary: GeneratedCatalogSet['modifierGroups'] = {};
   levels.forEach((groups, level) => {
     const below = levels[level + 1] ?? [];
     for (const group of groups) {
@@ -237,9 +301,9 @@ export function generateCatalogSet({
   // Sections of ~50 top-level items; every fifth section is nested in the one before it.
   const sectionCount = Math.max(1, Math.ceil(topLevelCount / 50));
   const perSection = Math.ceil(topLevelCount / sectionCount);
-  const sectionsDictionary = {};
-  const sectionIds = [];
-  const topSectionIds = [];
+  const sectionsDictionary: GeneratedCatalogSet['sections'] = {};
+  const sectionIds: string[] = [];
+  const topSectionIds: string[] = [];
   for (let s = 0; s < sectionCount; s++) {
     const sectionId = nextId();
     sectionIds.push(sectionId);
@@ -249,11 +313,11 @@ export function generateCatalogSet({
       sectionIds: [],
       itemIds: topLevelIds.slice(s * perSection, (s + 1) * perSection),
     };
-    if (s % 5 === 4) sectionsDictionary[sectionIds[s - 1]].sectionIds.push(sectionId);
+    if (s % 5 === 4) sectionsDictionary[sectionIds[s - 1]!]!.sectionIds.push(sectionId);
     else topSectionIds.push(sectionId);
   }
 
-  const catalogsDictionary = {};
+  const catalogsDictionary: GeneratedCatalogSet['catalogs'] = {};
   CATALOGS.forEach((template, c) => {
     const catalogId = nextId();
     catalogsDictionary[catalogId] = {
@@ -283,12 +347,12 @@ const MISSING_ID = 'deadbeef-0000-4000-9000-000000000000';
  * A deep copy of `doc` in which one item's first modifierGroupId points nowhere (the
  * first item that has modifier groups, or else the first item, which gets one).
  */
-export function withBrokenReference(doc) {
-  const copy = JSON.parse(JSON.stringify(doc));
+export function withBrokenReference(doc: GeneratedCatalogSet): GeneratedCatalogSet {
+  const copy = structuredClone(doc);
   const items = Object.values(copy.items);
   if (items.length === 0) throw new Error('withBrokenReference needs a document with items');
-  const target = items.find((item) => (item.modifierGroupIds ?? []).length > 0) ?? items[0];
-  if ((target.modifierGroupIds ?? []).length > 0) target.modifierGroupIds[0] = MISSING_ID;
+  const target = items.find((item) => item.modifierGroupIds.length > 0) ?? items[0]!;
+  if (target.modifierGroupIds.length > 0) target.modifierGroupIds[0] = MISSING_ID;
   else target.modifierGroupIds = [MISSING_ID];
   return copy;
 }

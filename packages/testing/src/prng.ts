@@ -1,5 +1,5 @@
 /** mulberry32: a tiny, fast, seedable 32-bit PRNG returning floats in [0, 1). */
-export function mulberry32(seed) {
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
