@@ -3,7 +3,7 @@ import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
-import { newStoreId, storeProfile } from '@pcp/testing/fixtures';
+import { alwaysOpen, newStoreId, storeProfile } from '@pcp/testing/fixtures';
 import { call, type HttpResult } from './http.js';
 
 let env: TestEnvironment;
@@ -58,16 +58,6 @@ const north = (from: Point, meters: number): Point => ({
  * test's stores fall within reach (50 km pickup, at most 20 km delivery) of another's.
  */
 const region = (index: number): Point => ({ latitude: -48 + index * 6, longitude: 20 });
-
-const ALWAYS_OPEN = [
-  'Sunday',
-  'Monday',
-  'Tuesday',
-  'Wednesday',
-  'Thursday',
-  'Friday',
-  'Saturday',
-].map((dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }));
 
 /** PUT a store at `position` (the fixture's Chicago store otherwise); returns its id. */
 async function createStore(position: Point, overrides: Record<string, unknown> = {}) {
@@ -357,7 +347,7 @@ describe('scheduledTime', () => {
     await createStore(north(center, 250), { name: 'Null hours', availability: null });
     const always = await createStore(north(center, 300), {
       name: 'Always',
-      availability: ALWAYS_OPEN,
+      availability: alwaysOpen,
     });
     const at = (scheduledTime: string, extra: Record<string, unknown> = {}) =>
       discover({ location: center, fulfillmentType: 'PICKUP', scheduledTime, ...extra });
@@ -395,13 +385,13 @@ describe('scheduledTime', () => {
     const center = region(7);
     const resumes = await createStore(north(center, 100), {
       name: 'Resumes',
-      availability: ALWAYS_OPEN,
+      availability: alwaysOpen,
     });
     const stays = await createStore(north(center, 200), {
       name: 'Stays paused',
-      availability: ALWAYS_OPEN,
+      availability: alwaysOpen,
     });
-    const open = await createStore(north(center, 300), { name: 'Open', availability: ALWAYS_OPEN });
+    const open = await createStore(north(center, 300), { name: 'Open', availability: alwaysOpen });
     const now = Date.now();
     const resumeAt = new Date(now + 2 * 3_600_000).toISOString();
     await pause(resumes, resumeAt);
@@ -441,9 +431,9 @@ describe('isOpenNow and nextOpenAt', () => {
   it('are computed for every store found, from its windows and pause', async () => {
     const center = region(8);
     const noWindows = await createStore(north(center, 100), { availability: [] });
-    const always = await createStore(north(center, 200), { availability: ALWAYS_OPEN });
-    const pausedForever = await createStore(north(center, 300), { availability: ALWAYS_OPEN });
-    const pausedUntil = await createStore(north(center, 400), { availability: ALWAYS_OPEN });
+    const always = await createStore(north(center, 200), { availability: alwaysOpen });
+    const pausedForever = await createStore(north(center, 300), { availability: alwaysOpen });
+    const pausedUntil = await createStore(north(center, 400), { availability: alwaysOpen });
     const fixtureHours = await createStore(north(center, 500));
     await pause(pausedForever);
     const resumeAt = new Date(Date.now() + 2 * 3_600_000).toISOString();
@@ -487,9 +477,9 @@ describe('isOpenNow and nextOpenAt', () => {
       call(platform.baseUrl, 'GET', `/v1/marketfront/stores/${storeId}`, {
         apiKey: distribution.apiKey,
       });
-    const always = await createStore(center, { availability: ALWAYS_OPEN });
+    const always = await createStore(center, { availability: alwaysOpen });
     const never = await createStore(center, { availability: null });
-    const paused = await createStore(center, { availability: ALWAYS_OPEN });
+    const paused = await createStore(center, { availability: alwaysOpen });
     const resumeAt = new Date(Date.now() + 2 * 3_600_000).toISOString();
     await pause(paused, resumeAt);
 

@@ -9,7 +9,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { storeProfile } from '@pcp/testing/fixtures';
+import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import { launchProcess, stopProcesses, type ObservedProcess } from '@pcp/testing/service-process';
 import { startCatalogHost } from './catalog-host.js';
 import { ingestCatalog } from './ingest.js';
@@ -35,10 +35,6 @@ const SHUTDOWN_TIMEOUT_MS = 10_000;
 const CONCURRENCY = 4;
 /** Successful requests through a service's survivor that end its phase. */
 const SURVIVOR_REQUESTS = 20;
-
-const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
-  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
-);
 
 let env: TestEnvironment;
 let gatewayDb: Kysely<GatewayDatabase>;
@@ -228,7 +224,7 @@ describe('SIGTERM to one of two replicas of each service under load', () => {
       'PUT',
       `/v1/commerce/stores/${storeId}`,
       commerce.apiKey,
-      storeProfile({ availability: everyDay, orderSubmissionUrl: null }),
+      storeProfile({ availability: alwaysOpen, orderSubmissionUrl: null }),
     );
     const catalog = cartTestCatalog(storeId);
     await ingestCatalog({

@@ -43,7 +43,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { storeProfile } from '@pcp/testing/fixtures';
+import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { newBuyer, sodaOrder } from './orders.js';
@@ -254,16 +254,11 @@ describe.skipIf(!natsServer)('the platform under per-service NATS users', () => 
 
     // stores
     const storeId = randomUUID();
-    const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
     const created = await commerce.PUT('/v1/commerce/stores/{storeId}', {
       params: { path: { storeId } },
       body: storeProfile({
         orderSubmissionUrl: undefined,
-        availability: everyDay.map((dayOfWeek) => ({
-          dayOfWeek,
-          start: '00:00:00',
-          end: '00:00:00',
-        })),
+        availability: alwaysOpen,
       }),
     });
     expect(created.response.status, JSON.stringify(created.error)).toBe(201);

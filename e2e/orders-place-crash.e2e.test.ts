@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { storeProfile } from '@pcp/testing/fixtures';
+import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startServiceProcess, waitUntilServing } from '@pcp/testing/service-process';
 import { startCatalogHost } from './catalog-host.js';
@@ -21,9 +21,6 @@ import { newBuyer, sodaOrder } from './orders.js';
  * Ordering runs as its own process here (SIGKILLed by its failpoint), the rest in-process.
  */
 
-const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
-  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
-);
 const orderingEnv = {
   ORDERING_PLACE_LEASE_MS: '1000',
   ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
@@ -69,7 +66,7 @@ beforeAll(async () => {
   await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
     apiKey: commerce.apiKey,
     body: storeProfile({
-      availability: everyDay,
+      availability: alwaysOpen,
       orderSubmissionUrl: storeEndpointUrl,
     }),
   });
@@ -231,7 +228,7 @@ describe('a store without an order-submission URL', { timeout: CRASH_TEST_TIMEOU
   const setSubmissionUrl = (orderSubmissionUrl: string | null) =>
     call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
       apiKey: commerce.apiKey,
-      body: storeProfile({ availability: everyDay, orderSubmissionUrl }),
+      body: storeProfile({ availability: alwaysOpen, orderSubmissionUrl }),
     });
 
   it('killed after authorizing (nothing to submit, so straight to capturing): one pending order, one charge', async () => {

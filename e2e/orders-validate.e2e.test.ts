@@ -8,17 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { storeProfile } from '@pcp/testing/fixtures';
+import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 import { newBuyer } from './orders.js';
 
 const VALIDATE = '/v1/marketfront/orders/validate';
-const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
-  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
-);
-
 let env: TestEnvironment;
 let platform: TestPlatform;
 let host: Awaited<ReturnType<typeof startCatalogHost>>;
@@ -43,7 +39,7 @@ beforeAll(async () => {
   // Open all week, pickup minimum 5.00, delivery within 5 km for 2.99 from 15.00, tax 8.75%.
   const put = await commerce.PUT('/v1/commerce/stores/{storeId}', {
     params: { path: { storeId } },
-    body: storeProfile({ availability: everyDay, minimumOrder: 5 }),
+    body: storeProfile({ availability: alwaysOpen, minimumOrder: 5 }),
   });
   expect(put.response.status).toBe(201);
   const catalog = cartTestCatalog(storeId);

@@ -8,19 +8,8 @@ import {
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
-import { storeProfile } from '@pcp/testing/fixtures';
+import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import type { startCatalogHost } from './catalog-host.js';
-
-/** Open every day, all day (an end of 00:00:00 is the end of the day). */
-export const everyDay = [
-  'Sunday',
-  'Monday',
-  'Tuesday',
-  'Wednesday',
-  'Thursday',
-  'Friday',
-  'Saturday',
-].map((dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }));
 
 /**
  * A store of `commerce`, open every day with a minimum order of 5, its profile changed by
@@ -40,7 +29,7 @@ export async function storeWithSodas(
   const storeId = randomUUID();
   const put = await commerce.PUT('/v1/commerce/stores/{storeId}', {
     params: { path: { storeId } },
-    body: storeProfile({ availability: everyDay, minimumOrder: 5, ...profile }),
+    body: storeProfile({ availability: alwaysOpen, minimumOrder: 5, ...profile }),
   });
   expect(put.response.status).toBeLessThan(300);
   const catalog = cartTestCatalog(storeId);

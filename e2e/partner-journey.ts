@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { storeProfile } from '@pcp/testing/fixtures';
+import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { sodaOrder } from './orders.js';
@@ -18,10 +18,6 @@ export const TEST_CARD = {
   expMonth: 11,
   expYear: 2034,
 };
-
-const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
-  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
-);
 
 export interface Journey {
   readonly env: TestEnvironment;
@@ -68,7 +64,7 @@ export async function startJourney(logger?: Logger): Promise<Journey> {
     const put = await commerceClient.PUT('/v1/commerce/stores/{storeId}', {
       params: { path: { storeId } },
       body: storeProfile({
-        availability: everyDay,
+        availability: alwaysOpen,
         minimumOrder: 5,
         orderSubmissionUrl: undefined,
       }),

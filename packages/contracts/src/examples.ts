@@ -28,7 +28,8 @@ const openingHours = (['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday'] a
   (dayOfWeek) => ({ dayOfWeek, start: '11:00:00', end: '22:00:00' }),
 );
 
-const storeAddress = {
+/** The example store's address, coordinates included (as the platform stores and shows it). */
+export const exampleStoreAddress = {
   address1: '233 S Wacker Dr',
   address2: null,
   city: 'Chicago',
@@ -39,7 +40,7 @@ const storeAddress = {
   longitude: -87.6359,
 };
 
-const { latitude: _latitude, longitude: _longitude, ...profileAddress } = storeAddress;
+const { latitude: _latitude, longitude: _longitude, ...profileAddress } = exampleStoreAddress;
 
 export const storeProfileExample = {
   name: 'Lakeside Burgers',
@@ -62,7 +63,7 @@ export const marketfrontStoreExample = {
   storeId: exampleIds.store,
   ...publicProfile,
   currency: 'USD',
-  address: storeAddress,
+  address: exampleStoreAddress,
   minimumOrder: 0,
   status: 'online',
   isOpenNow: true,

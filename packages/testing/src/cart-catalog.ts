@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
-
-const everyDay = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map(
-  (dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }),
-);
+import { alwaysOpen } from './fixtures.js';
 
 /**
  * A small CatalogSet with known prices for cart tests: a burger with a required side
@@ -47,7 +44,7 @@ export function cartTestCatalog(storeId: string, prices: { burger?: number; soda
         catalogId: ids.allDay,
         name: 'All day',
         sectionIds: [ids.mains],
-        availability: everyDay,
+        availability: alwaysOpen,
       },
       [ids.breakfastMenu]: {
         catalogId: ids.breakfastMenu,

@@ -1,7 +1,14 @@
-import type { StoreProfileInput } from '@pcp/contracts';
+import { dayOfWeek, exampleStoreAddress, type StoreProfileInput } from '@pcp/contracts';
 import { AppError } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+
+/** Open every day, all day (an `end` of 00:00:00 is the end of the day). */
+export const alwaysOpen = dayOfWeek.options.map((day) => ({
+  dayOfWeek: day,
+  start: '00:00:00',
+  end: '00:00:00',
+}));
 
 /** A valid store profile as a commerce partner would PUT it. */
 export function storeProfile(overrides: Record<string, unknown> = {}): StoreProfileInput {
@@ -10,16 +17,7 @@ export function storeProfile(overrides: Record<string, unknown> = {}): StoreProf
     phone: '+13125550100',
     timezone: 'America/Chicago',
     currency: 'USD',
-    address: {
-      address1: '233 S Wacker Dr',
-      address2: null,
-      city: 'Chicago',
-      state: 'IL',
-      postalCode: '60606',
-      country: 'US',
-      latitude: 41.8789,
-      longitude: -87.6359,
-    },
+    address: exampleStoreAddress,
     fulfillmentTypes: ['PICKUP', 'DELIVERY_BY_MERCHANT'],
     availability: [
       { dayOfWeek: 'Monday', start: '08:00:00', end: '22:00:00' },

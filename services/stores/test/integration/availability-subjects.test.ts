@@ -14,7 +14,7 @@ import { DateTime } from 'luxon';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { expectAppError, storeProfile } from '@pcp/testing/fixtures';
+import { alwaysOpen, expectAppError, storeProfile } from '@pcp/testing/fixtures';
 import {
   createStoresService,
   STORES_SCHEMA,
@@ -74,16 +74,6 @@ afterAll(async () => {
 const WACKER = { latitude: 41.8789, longitude: -87.6359 };
 /** The gazetteer's centroid of ZIP 60601. */
 const ZIP_60601 = { latitude: 41.8858, longitude: -87.6181 };
-
-const ALWAYS_OPEN = [
-  'Sunday',
-  'Monday',
-  'Tuesday',
-  'Wednesday',
-  'Thursday',
-  'Friday',
-  'Saturday',
-].map((dayOfWeek) => ({ dayOfWeek, start: '00:00:00', end: '00:00:00' }));
 
 async function createStore(overrides: Record<string, unknown> = {}): Promise<string> {
   const storeId = randomUUID();
@@ -195,7 +185,7 @@ describe('stores.v1.order-context: availability', () => {
   it('never opens without windows, and is always open with all-day windows every day', async () => {
     const never = await createStore({ availability: [] });
     const nullHours = await createStore({ availability: null });
-    const always = await createStore({ availability: ALWAYS_OPEN });
+    const always = await createStore({ availability: alwaysOpen });
     for (const at of [MONDAY_NOON, SUNDAY_NOON, SATURDAY_0000]) {
       for (const storeId of [never, nullHours]) {
         expect(await availabilityOf(storeId, at)).toMatchObject({
