@@ -47,6 +47,8 @@ COPY --from=build /app/packages/catalog-validation/package.json packages/catalog
 COPY --from=build /app/packages/catalog-validation/dist/ packages/catalog-validation/dist/
 COPY --from=build /app/services/gateway/package.json services/gateway/
 COPY --from=build /app/services/gateway/dist/ services/gateway/dist/
+# The partner guides the gateway serves at /docs/guide (read at start from /app/docs/guide).
+COPY docs/guide/ docs/guide/
 COPY --from=build /app/services/stores/package.json services/stores/
 COPY --from=build /app/services/stores/dist/ services/stores/dist/
 COPY --from=build /app/services/catalog/package.json services/catalog/
