@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { PlatformService } from '@pcp/contracts';
 import { childrenOf, memoryOf } from './proc.js';
 import {
   nodeArgsOf,
   platformProcesses,
   processDefinition,
+  repositoryRoot,
   type PlatformProcess,
   type ProcessDefinition,
 } from './processes.js';
@@ -122,13 +122,11 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The gateway cluster's primary: its build beside this file, or its source through tsx. */
-function clusterArgs(): string[] {
-  const script = fileURLToPath(
-    new URL(`./gateway-cluster${extname(import.meta.url)}`, import.meta.url),
-  );
-  return script.endsWith('.ts') ? ['--import', 'tsx', script] : [script];
-}
+/**
+ * The gateway cluster's primary, from its build as the services run from theirs (through tsx
+ * its loader would be one more child process, counted as a gateway).
+ */
+const clusterScript = join(repositoryRoot, 'tools', 'platform', 'dist', 'gateway-cluster.js');
 
 const url = (port: number, path = '') => `http://127.0.0.1:${port}${path}`;
 
@@ -154,11 +152,14 @@ export async function launchPlatform(options: LaunchOptions = {}): Promise<Launc
       : typeof options.replicas === 'number'
         ? options.replicas
         : (options.replicas?.[name] ?? 1);
-  const portFor = async (definition: ProcessDefinition, replica: number, fixed?: number) =>
-    fixed ?? (options.ports !== 'free' && replica === 1 ? definition.opsPort : await freePort());
+  /** The list's port for a first replica (unless `ports: 'free'`), a free port otherwise. */
+  const portFor = async (listed: number | undefined, replica: number, fixed?: number) =>
+    fixed ?? (options.ports !== 'free' && replica === 1 && listed ? listed : await freePort());
+  const gatewayPortFor = (definition: ProcessDefinition, replica: number) =>
+    portFor(definition.publicPort, replica, replica === 1 ? options.gatewayPort : undefined);
 
   const processorPort = await portFor(
-    processDefinition('processor-simulator'),
+    processDefinition('processor-simulator').opsPort,
     1,
     options.processorPort,
   );
@@ -185,7 +186,7 @@ export async function launchPlatform(options: LaunchOptions = {}): Promise<Launc
     for (let replica = 1; replica <= count; replica++) {
       ports.push(
         await portFor(
-          definition,
+          definition.opsPort,
           replica,
           name === 'processor-simulator' ? processorPort : undefined,
         ),
@@ -194,12 +195,12 @@ export async function launchPlatform(options: LaunchOptions = {}): Promise<Launc
     opsPorts.set(name, ports);
     const readyUrls = ports.map((port) => url(port, definition.readyPath));
     if (name === 'gateway' && options.gatewayCluster && count > 1) {
-      const port = options.gatewayPort ?? (await portFor(definition, 1, definition.publicPort));
+      const port = await gatewayPortFor(definition, 1);
       gatewayUrls.push(url(port));
       first.push({
         name,
         service: name,
-        args: [...clusterArgs(), definition.entry, ...args(name).slice(0, -1)],
+        args: [clusterScript, definition.entry, ...args(name).slice(0, -1)],
         env: { ...envOf(name), PORT: String(port), GATEWAY_OPS_PORTS: ports.join(',') },
         readyUrls,
       });
@@ -208,10 +209,7 @@ export async function launchPlatform(options: LaunchOptions = {}): Promise<Launc
     for (let replica = 1; replica <= count; replica++) {
       const env = { ...envOf(name), [definition.opsPortVariable]: String(ports[replica - 1]) };
       if (name === 'gateway') {
-        const port =
-          replica === 1 && options.gatewayPort !== undefined
-            ? options.gatewayPort
-            : await portFor(definition, replica, replica === 1 ? definition.publicPort : undefined);
+        const port = await gatewayPortFor(definition, replica);
         env.PORT = String(port);
         gatewayUrls.push(url(port));
       }
