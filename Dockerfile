@@ -21,10 +21,12 @@ COPY services/catalog/package.json services/catalog/
 COPY services/ordering/package.json services/ordering/
 COPY services/payments/package.json services/payments/
 COPY services/processor-simulator/package.json services/processor-simulator/
+COPY tools/platform/package.json tools/platform/
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages/ packages/
 COPY services/ services/
+COPY tools/ tools/
 RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20.20.2-trixie-slim AS runtime
