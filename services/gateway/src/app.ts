@@ -10,6 +10,7 @@ import {
   startOpsServer,
   withLogContext,
   type Logger,
+  type ServiceInstance,
   type ServiceMetrics,
 } from '@pcp/service-kit';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -68,7 +69,7 @@ export interface GatewayDeps {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export interface GatewayService {
+export interface GatewayService extends ServiceInstance {
   start(): Promise<void>;
   /**
    * Turn unready (readiness `accepting: false`) and answer every request with `Connection:
@@ -78,6 +79,8 @@ export interface GatewayService {
   drain(): void;
   /** Stop taking requests and answer those in flight (on the connections already open). */
   stop(): Promise<void>;
+  /** False once it drains (readiness `accepting`). */
+  serving(): boolean;
   readonly app: FastifyInstance;
   /** The base URL of its ops port (readiness and metrics), once started. */
   opsUrl(): string;
@@ -213,6 +216,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     drain() {
       draining = true;
     },
+    serving: () => !draining,
     async stop() {
       draining = true;
       await app.close();
