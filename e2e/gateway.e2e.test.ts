@@ -1,3 +1,4 @@
+import { authInvalidationSubject } from '@pcp/contracts';
 import { revokeKey, setRateLimits } from '@pcp/gateway/admin';
 import { loadConfig } from '@pcp/service-kit';
 import { gatewayEnvSchema } from '@pcp/gateway';
@@ -111,7 +112,7 @@ describe('authentication', () => {
     await revokeKey(platform.gatewayDb, partner.keyId);
     // What the admin command announces after a revocation.
     env.nc.publish(
-      `${env.prefix}.gateway.v1.auth.invalidate`,
+      authInvalidationSubject(env.prefix),
       JSON.stringify({ partnerId: partner.partnerId }),
     );
     await env.nc.flush();

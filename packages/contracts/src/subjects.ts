@@ -63,6 +63,12 @@ const activeCatalog = z.object({
   activatedAt: dateTime,
 });
 
+/**
+ * Where admin changes (a key revoked, a partner suspended) tell every gateway replica to forget
+ * the cached keys they name: a plain publish, which every replica hears (no queue group).
+ */
+export const authInvalidationSubject = (prefix: string) => `${prefix}.gateway.v1.auth.invalidate`;
+
 /** Request/reply subjects, grouped by the service that answers them. */
 export const subjects = {
   stores: {

@@ -1,4 +1,4 @@
-import type { ServiceName } from '@pcp/contracts';
+import type { NatsUser } from '@pcp/contracts';
 import type { Kysely, Migration } from 'kysely';
 import type { NatsConnection } from 'nats';
 import { pino } from 'pino';
@@ -40,6 +40,11 @@ export interface ServiceInstance {
   stop(timeoutMs?: number): Promise<void>;
   /** False once the service stopped answering its subjects (readiness). */
   serving(): boolean;
+  /**
+   * A service behind a load balancer: turn unready at once when shutdown begins, then keep
+   * serving for the spec's `unreadyDelayMs` (on SIGTERM) before `stop` (see `unreadyFirst`).
+   */
+  drain?(): void;
 }
 
 /**
@@ -51,7 +56,8 @@ export interface ServiceInstance {
 const SHUTDOWN_MARKS = { service: 0.6, nats: 0.85, database: 0.95, opsServer: 1 } as const;
 
 interface ServiceSpec {
-  readonly name: ServiceName;
+  /** A service, or the gateway (which answers HTTP, not subjects). */
+  readonly name: NatsUser;
   readonly version: string;
   readonly defaultOpsPort: number;
   /**
@@ -59,6 +65,10 @@ interface ServiceSpec {
    * MIGRATE_ON_START) applies the JetStream topology as the NATS user it connects as.
    */
   readonly jetStream?: boolean;
+  /** How long a service with `drain` keeps serving while unready on SIGTERM. */
+  readonly unreadyDelayMs?: number;
+  /** It serves its own ops port (the gateway: its readiness says when it drains). */
+  readonly ownOpsServer?: boolean;
 }
 
 interface DatabaseSpec {
@@ -106,18 +116,20 @@ type ServiceEnv = BaseEnv & z.output<typeof serviceEnvSchema>;
 export async function runService<DB>(
   spec: ServiceSpec & {
     database: DatabaseSpec;
-    create(deps: ServiceDeps & { db: Kysely<DB> }): ServiceInstance;
+    create(deps: ServiceDeps & { db: Kysely<DB> }): ServiceInstance | Promise<ServiceInstance>;
     /** The operator's commands of `main.js admin` (e.g. the kit's `outboxCommands()`). */
     admin?: AdminCommands<DB>;
   },
 ): Promise<void>;
 export async function runService(
-  spec: ServiceSpec & { create(deps: ServiceDeps): ServiceInstance },
+  spec: ServiceSpec & { create(deps: ServiceDeps): ServiceInstance | Promise<ServiceInstance> },
 ): Promise<void>;
 export async function runService(
   spec: ServiceSpec & {
     database?: DatabaseSpec;
-    create(deps: ServiceDeps & { db?: Kysely<unknown> }): ServiceInstance;
+    create(
+      deps: ServiceDeps & { db?: Kysely<unknown> },
+    ): ServiceInstance | Promise<ServiceInstance>;
     admin?: AdminCommands<unknown>;
   },
 ): Promise<void> {
@@ -160,7 +172,7 @@ export async function runService(
       await applyJetStreamTopology(await nc.jetstreamManager(), topologyOf(config), logger);
     }
     const metrics = createMetrics(spec.name, { processMetrics: true });
-    const service = spec.create({
+    const service = await spec.create({
       nc,
       logger,
       metrics,
@@ -170,6 +182,13 @@ export async function runService(
     });
     await service.start();
     shutdown.add(spec.name, (timeLeftMs) => service.stop(timeLeftMs), SHUTDOWN_MARKS.service);
+    if (service.drain) {
+      shutdown.unreadyFirst(() => service.drain?.(), spec.unreadyDelayMs ?? 0);
+    }
+    if (spec.ownOpsServer) {
+      shutdown.trapSignals();
+      return;
+    }
 
     const natsConnected = natsReadiness(nc);
     const ops = await startOpsServer({

@@ -1,23 +1,32 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import { AppError, type BusClient, type RequestContext } from '@pcp/service-kit';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { AppError, type BusClient } from '@pcp/service-kit';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { openApiOptions } from './openapi/document.js';
-import { registerCartRoutes } from './routes/carts.routes.js';
-import { registerCatalogValidationRoutes } from './routes/catalog-validation.routes.js';
-import { registerCatalogRoutes } from './routes/catalog.routes.js';
-import { registerOrderLifecycleRoutes } from './routes/order-lifecycle.routes.js';
-import { registerOrderRoutes } from './routes/orders.routes.js';
-import { registerPaymentRoutes } from './routes/payments.routes.js';
-import { registerPublicRoutes } from './routes/public.routes.js';
-import { registerSchemaRoutes } from './routes/schemas.routes.js';
-import { registerStoreRoutes } from './routes/stores.routes.js';
-import { registerWebhookRoutes } from './routes/webhooks.routes.js';
+import { addressRoutes } from './routes/addresses.routes.js';
+import { cartRoutes } from './routes/carts.routes.js';
+import { catalogDryRunRoutes } from './routes/catalog-dry-run.routes.js';
+import { catalogRoutes } from './routes/catalog.routes.js';
+import { discoveryRoutes } from './routes/discovery.routes.js';
+import { orderLifecycleRoutes } from './routes/order-lifecycle.routes.js';
+import { orderRoutes } from './routes/orders.routes.js';
+import { paymentRoutes } from './routes/payments.routes.js';
+import { docsRoutes } from './routes/docs.routes.js';
+import { publicRoutes } from './routes/public.routes.js';
+import { schemaRoutes } from './routes/schemas.routes.js';
+import { storeRoutes } from './routes/stores.routes.js';
+import { webhookRoutes } from './routes/webhooks.routes.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The services' request/reply client the routes call. */
+    readonly bus: BusClient;
+  }
+}
 
 export interface ApiOptions {
   readonly bus: BusClient;
-  readonly contextOf: (request: FastifyRequest) => RequestContext;
   /** Where partners reach the API: the document's server. */
   readonly publicBaseUrl: string;
   /** Where the error-code pages are: ProblemDetail `type` is `${docsUrl}/errors/<code>`. */
@@ -25,7 +34,7 @@ export interface ApiOptions {
   readonly placeTimeoutMs: number;
   readonly paymentsTimeoutMs: number;
   /** How long a catalog dry run may take: the catalog service's download plus validation. */
-  readonly catalogValidationTimeoutMs: number;
+  readonly catalogDryRunTimeoutMs: number;
 }
 
 /**
@@ -33,28 +42,27 @@ export interface ApiOptions {
  * The gateway serves it; `buildOpenApiDocument` renders the same document without a server.
  */
 export function registerApi(app: FastifyInstance, options: ApiOptions): void {
-  const { bus, contextOf, docsUrl } = options;
-  void app.register(
-    fastifySwagger,
-    openApiOptions({ publicBaseUrl: options.publicBaseUrl, docsUrl }),
-  );
+  const { publicBaseUrl, docsUrl } = options;
+  app.decorate('bus', options.bus);
+  void app.register(fastifySwagger, openApiOptions({ publicBaseUrl, docsUrl }));
   void app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
-  // Routes go in a plugin loaded after swagger, so its onRoute hook sees them all.
-  void app.register((api, _options, done) => {
-    registerPublicRoutes(api, docsUrl);
-    registerSchemaRoutes(api, options.publicBaseUrl);
-    registerStoreRoutes(api, bus, contextOf);
-    registerCatalogRoutes(api, bus, contextOf);
-    registerCatalogValidationRoutes(api, bus, contextOf, options.catalogValidationTimeoutMs);
-    registerCartRoutes(api, bus, contextOf);
-    registerOrderRoutes(api, bus, contextOf, options.placeTimeoutMs);
-    registerOrderLifecycleRoutes(api, bus, contextOf, options.paymentsTimeoutMs);
-    registerWebhookRoutes(api, bus, contextOf);
-    registerPaymentRoutes(api, bus, contextOf, options.paymentsTimeoutMs);
-    done();
-  });
+  // Routes go in plugins loaded after swagger, so its onRoute hook sees them all. The order
+  // is the document's: routes that forward their body (discovery, carts, orders) come last.
+  void app.register(publicRoutes, { docsUrl });
+  void app.register(docsRoutes, { docsUrl });
+  void app.register(schemaRoutes, { publicBaseUrl });
+  void app.register(storeRoutes);
+  void app.register(catalogRoutes);
+  void app.register(catalogDryRunRoutes, { timeoutMs: options.catalogDryRunTimeoutMs });
+  void app.register(addressRoutes);
+  void app.register(orderLifecycleRoutes, { statusChangeTimeoutMs: options.paymentsTimeoutMs });
+  void app.register(webhookRoutes);
+  void app.register(paymentRoutes, { timeoutMs: options.paymentsTimeoutMs });
+  void app.register(discoveryRoutes);
+  void app.register(cartRoutes);
+  void app.register(orderRoutes, { placeTimeoutMs: options.placeTimeoutMs });
 }
 
 /** A bus for rendering the document: no route is ever called. */
@@ -76,12 +84,11 @@ export async function buildOpenApiDocument(
   app.setSerializerCompiler(plainSerializerCompiler);
   registerApi(app, {
     bus: unconnectedBus,
-    contextOf: (request) => ({ requestId: request.id }),
     publicBaseUrl,
     docsUrl: options.docsUrl ?? `${publicBaseUrl}/docs`,
     placeTimeoutMs: 0,
     paymentsTimeoutMs: 0,
-    catalogValidationTimeoutMs: 0,
+    catalogDryRunTimeoutMs: 0,
   });
   try {
     await app.ready();

@@ -1,5 +1,4 @@
 import {
-  AppError,
   bindLogContextToSpan,
   createBusClient,
   createUntrustedTraceServer,
@@ -11,46 +10,29 @@ import {
   startOpsServer,
   withLogContext,
   type Logger,
-  type RequestContext,
+  type ServiceInstance,
   type ServiceMetrics,
 } from '@pcp/service-kit';
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { NatsConnection, Subscription } from 'nats';
+import type { NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
-import { Counter, Histogram } from 'prom-client';
-import { bearerToken } from './auth/api-key.js';
-import { createAuthenticator, type Principal } from './auth/authenticator.js';
-import { createFailedAuthLimiter } from './auth/failed-auth-limiter.js';
+import { Histogram } from 'prom-client';
 import { registerApi } from './api.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
-import { findActiveKey } from './db/partner.repository.js';
 import type { GatewayDatabase } from './db/partner.table.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/problem.js';
-import { createRateLimiter, type RateLimitDecision } from './http/rate-limit.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
-import { registerDocsRoutes } from './routes/docs.routes.js';
-import './routes/route-config.js';
+import auth from './plugins/auth.js';
+import endUser from './plugins/end-user.js';
+import idempotencyKey from './plugins/idempotency-key.js';
+import rateLimit from './plugins/rate-limit.js';
+import requestContext from './plugins/request-context.js';
 
 export { buildOpenApiDocument } from './api.js';
 export { gatewayMigrations, GATEWAY_SCHEMA } from './db/migrations/index.js';
 export type { GatewayDatabase } from './db/partner.table.js';
 export { gatewayEnvSchema, type GatewayConfig } from './config.js';
-
-/** Subject on which admin changes tell every gateway replica to forget cached keys. */
-export const authInvalidationSubject = (prefix: string) => `${prefix}.gateway.v1.auth.invalidate`;
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal: Principal | null;
-    endUserId: string | undefined;
-  }
-}
 
 export interface GatewayDeps {
   readonly nc: NatsConnection;
@@ -86,9 +68,8 @@ export interface GatewayDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const END_USER_ID = /^[\x20-\x7e]{1,128}$/;
 
-export interface GatewayService {
+export interface GatewayService extends ServiceInstance {
   start(): Promise<void>;
   /**
    * Turn unready (readiness `accepting: false`) and answer every request with `Connection:
@@ -98,6 +79,8 @@ export interface GatewayService {
   drain(): void;
   /** Stop taking requests and answer those in flight (on the connections already open). */
   stop(): Promise<void>;
+  /** False once it drains (readiness `accepting`). */
+  serving(): boolean;
   readonly app: FastifyInstance;
   /** The base URL of its ops port (readiness and metrics), once started. */
   opsUrl(): string;
@@ -115,38 +98,6 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     timeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
     logger,
     metrics: deps.metrics,
-  });
-  const keyLookups = new Counter({
-    name: 'pcp_gateway_key_lookups_total',
-    help: 'API key lookups that reached the database, by whether the key id was found',
-    labelNames: ['found'],
-    registers: [deps.metrics.registry],
-  });
-  const authenticator = createAuthenticator({
-    findKey: async (keyId) => {
-      const key = await findActiveKey(deps.db, keyId);
-      keyLookups.labels(String(key !== undefined)).inc();
-      return key;
-    },
-    ttlMs: config.AUTH_CACHE_TTL_MS,
-    maxKeys: config.AUTH_CACHE_MAX_KEYS,
-    maxUnknownKeys: config.AUTH_CACHE_MAX_UNKNOWN_KEYS,
-  });
-  const failedAuthentications = createFailedAuthLimiter({
-    redis: deps.redis,
-    keyPrefix: config.REDIS_KEY_PREFIX,
-    failuresPerMinute: config.AUTH_FAILURES_PER_MIN_PER_IP,
-    logger,
-  });
-  const rateLimiter = createRateLimiter({
-    redis: deps.redis,
-    keyPrefix: config.REDIS_KEY_PREFIX,
-    logger,
-    defaults: {
-      reads: config.RATE_LIMIT_READS_PER_MIN,
-      writes: config.RATE_LIMIT_WRITES_PER_MIN,
-      discovery: config.RATE_LIMIT_DISCOVERY_PER_MIN,
-    },
   });
   const httpDuration = new Histogram({
     name: 'pcp_http_request_duration_seconds',
@@ -183,8 +134,6 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(plainSerializerCompiler);
-  app.decorateRequest('principal', null);
-  app.decorateRequest('endUserId', undefined);
   installErrorHandling(app, docsUrl, logger);
 
   let draining = false;
@@ -197,65 +146,19 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     bindLogContextToSpan(fields);
     withLogContext(fields, done);
   });
-
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (draining) reply.header('connection', 'close');
-    const area = request.routeOptions.config.area;
-    // Unknown routes under /v1 still demand a key, so the API's shape is not probeable.
-    const needsKey = area !== undefined || /^\/v1(\/|$|\?)/.test(request.url);
-    if (!needsKey) return;
-
-    const apiKey = bearerToken(request.headers.authorization);
-    // A key verified recently costs no I/O and passes even from an address over its failure
-    // budget. Anything else from such an address is refused before its key is looked up;
-    // every 401 (no key, a malformed one, an unknown or wrong one) counts against it.
-    let principal = apiKey ? authenticator.recentlyVerified(apiKey) : undefined;
-    if (!principal) {
-      await failedAuthentications.ensureAllowed(request.ip);
-      try {
-        principal = (apiKey && (await authenticator.authenticate(apiKey))) || undefined;
-      } catch (error) {
-        logger.error({ err: error }, 'key lookup failed');
-        throw new AppError('SERVICE_UNAVAILABLE', 'Authentication is unavailable; retry later');
-      }
-      if (!principal) {
-        await failedAuthentications.recordFailure(request.ip);
-        throw new AppError('UNAUTHORIZED', 'Send a valid API key as Authorization: Bearer <key>');
-      }
-    }
-    request.principal = principal;
-    if (area && principal.kind !== area) {
-      throw new AppError('FORBIDDEN', `This endpoint is for ${area} partners`);
-    }
-
-    const endUser = request.headers['x-end-user-id'];
-    if (endUser !== undefined) {
-      if (typeof endUser !== 'string' || !END_USER_ID.test(endUser)) {
-        throw new AppError(
-          'REQUEST_INVALID',
-          'X-End-User-Id must be 1 to 128 printable ASCII characters',
-        );
-      }
-      request.endUserId = endUser;
-    } else if (request.routeOptions.config.endUser === 'required') {
-      throw new AppError('SESSION_USER_REQUIRED', 'Send the end user as X-End-User-Id');
-    }
-
-    const rateClass = request.routeOptions.config.rateClass;
-    if (rateClass) {
-      let decision: RateLimitDecision;
-      try {
-        decision = await rateLimiter.consume(principal.partnerId, rateClass, principal.rateLimits);
-      } catch (error) {
-        if (error instanceof AppError && 'rateLimit' in error) {
-          setRateLimitHeaders(reply, error.rateLimit as RateLimitDecision);
-        }
-        throw error;
-      }
-      setRateLimitHeaders(reply, decision);
-    }
+    done();
   });
+
+  // Then, each reading the route's config: the API key, the end user, the rate limit; the
+  // Idempotency-Key just before the handler.
+  void app.register(auth, deps);
+  void app.register(endUser);
+  void app.register(rateLimit, deps);
+  void app.register(idempotencyKey);
+  void app.register(requestContext);
 
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -268,54 +171,26 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     done();
   });
 
-  const contextOf = (request: FastifyRequest): RequestContext => ({
-    requestId: request.id,
-    ...(request.principal
-      ? {
-          partnerId: request.principal.partnerId,
-          partnerKind: request.principal.kind,
-          paymentTypes: request.principal.paymentTypes,
-        }
-      : {}),
-    ...(request.endUserId ? { endUserId: request.endUserId } : {}),
-    ...(typeof request.headers.traceparent === 'string'
-      ? { traceparent: request.headers.traceparent }
-      : {}),
-    ...(typeof request.headers.tracestate === 'string'
-      ? { tracestate: request.headers.tracestate }
-      : {}),
-  });
-
   registerApi(app, {
     bus,
-    contextOf,
     publicBaseUrl,
     docsUrl,
     placeTimeoutMs: config.ORDERING_PLACE_TIMEOUT_MS,
     paymentsTimeoutMs: config.PAYMENTS_REQUEST_TIMEOUT_MS,
-    catalogValidationTimeoutMs: config.CATALOG_VALIDATION_TIMEOUT_MS,
+    catalogDryRunTimeoutMs: config.CATALOG_VALIDATION_TIMEOUT_MS,
   });
-  registerDocsRoutes(app, { docsUrl });
 
-  let invalidations: Subscription | undefined;
   let ops: Awaited<ReturnType<typeof startOpsServer>> | undefined;
+  // After the HTTP server (Fastify closes it before the onClose hooks), so probes see the drain.
+  app.addHook('onClose', async () => {
+    await ops?.close();
+  });
   let listeningUrl = '';
   return {
     app,
     url: () => listeningUrl,
     opsUrl: () => `http://${config.OPS_HOST}:${ops?.port ?? config.OPS_PORT}`,
     async start() {
-      // Not a queue group: every replica must forget the key.
-      invalidations = deps.nc.subscribe(authInvalidationSubject(config.NATS_SUBJECT_PREFIX), {
-        callback: (error, msg) => {
-          if (error) return;
-          try {
-            authenticator.invalidate(msg.json<{ partnerId?: string; keyId?: string }>());
-          } catch {
-            logger.warn('ignored a malformed auth invalidation message');
-          }
-        },
-      });
       listeningUrl = await app.listen({ port: config.PORT, host: config.HOST });
       const natsConnected = natsReadiness(deps.nc);
       // Probes and Prometheus on their own port, which the public ingress does not expose.
@@ -341,20 +216,10 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     drain() {
       draining = true;
     },
+    serving: () => !draining,
     async stop() {
       draining = true;
       await app.close();
-      await ops?.close();
-      invalidations?.unsubscribe();
     },
   };
-}
-
-function setRateLimitHeaders(
-  reply: { header(name: string, value: string): unknown },
-  decision: RateLimitDecision,
-) {
-  reply.header('x-ratelimit-limit', String(decision.limit));
-  reply.header('x-ratelimit-remaining', String(decision.remaining));
-  reply.header('x-ratelimit-reset', String(decision.resetSeconds));
 }

@@ -10,12 +10,8 @@ import {
 } from '@pcp/service-kit';
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
-import {
-  authInvalidationSubject,
-  GATEWAY_SCHEMA,
-  gatewayMigrations,
-  type GatewayDatabase,
-} from '../app.js';
+import { authInvalidationSubject } from '@pcp/contracts';
+import { GATEWAY_SCHEMA, gatewayMigrations, type GatewayDatabase } from '../app.js';
 import type { RateLimitOverrides } from '../db/partner.table.js';
 import {
   AdminError,

@@ -1,9 +1,9 @@
 import type { SwaggerOptions, SwaggerTransformObject } from '@fastify/swagger';
 import { errorCodes, isErrorCode, orderEventKind } from '@pcp/contracts';
 import { jsonSchemaTransformObject } from 'fastify-type-provider-zod';
-import { CATALOGSET_SCHEMA_PATH } from '../routes/schemas.routes.js';
 import { problemExample } from '../docs/error-docs.js';
 import { guideUrl, type GuideName, type GuideSection } from '../docs/guides.js';
+import { CATALOGSET_SCHEMA_PATH } from './catalogset-schema.js';
 import { responseHeaders, type ResponseHeaderName } from './headers.js';
 import { createRouteTransform } from './route-transform.js';
 

@@ -7,19 +7,15 @@ import { z } from 'zod';
 import { errorDocUrl, problemExample } from '../docs/error-docs.js';
 import { PROBLEM_CONTENT_TYPE } from '../http/problem.js';
 import {
-  type EmptyResponse,
-  type JsonResponse,
-  type ProblemResponse,
-} from '../routes/route-config.js';
-import {
   rateLimitHeaders,
   requestHeaders,
   responseHeaders,
   type RequestHeaderName,
   type ResponseHeaderName,
 } from './headers.js';
+import type { EmptyResponse, JsonResponse, ProblemResponse } from './responses.js';
 
-/** What a route declares at one status (route-config.ts's helpers, or a bare zod schema). */
+/** What a route declares at one status (responses.ts's helpers, or a bare zod schema). */
 type DeclaredResponse = z.ZodType | ProblemResponse | JsonResponse<z.ZodType> | EmptyResponse;
 
 /** A JSON Schema object as the zod transform renders it and @fastify/swagger reads it. */

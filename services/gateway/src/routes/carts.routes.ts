@@ -5,15 +5,10 @@ import {
   subjects,
   updateCartItemInput,
 } from '@pcp/contracts';
-import type { BusClient, RequestContext } from '@pcp/service-kit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import {
-  forwardBody,
-  jsonResponse,
-  problemResponses,
-  registerForwardingRoutes,
-} from './route-config.js';
+import { jsonResponse, problemResponses } from '../openapi/responses.js';
+import { forwardBody, registerForwardingRoutes } from './forwarding.js';
 
 const config = { area: 'distribution' as const, rateClass: 'reads' as const };
 const tags = ['Marketfront: carts'];
@@ -36,11 +31,7 @@ const errorsNote =
   'removed. Availability windows are checked by validate and place, not here. 404 ' +
   'STORE_NOT_FOUND for an unknown store.';
 
-export function registerCartRoutes(
-  gateway: FastifyInstance,
-  bus: BusClient,
-  contextOf: (request: FastifyRequest) => RequestContext,
-): void {
+export const cartRoutes: FastifyPluginAsync = async (gateway) => {
   registerForwardingRoutes(gateway, (scope) => {
     const app = scope.withTypeProvider<ZodTypeProvider>();
     app.post(
@@ -56,7 +47,7 @@ export function registerCartRoutes(
           response: responses,
         },
       },
-      forwardBody(bus, subjects.ordering.cartAdd, contextOf),
+      forwardBody(subjects.ordering.cartAdd),
     );
     app.post(
       '/v1/marketfront/carts/remove',
@@ -71,7 +62,7 @@ export function registerCartRoutes(
           response: responses,
         },
       },
-      forwardBody(bus, subjects.ordering.cartRemove, contextOf),
+      forwardBody(subjects.ordering.cartRemove),
     );
     app.post(
       '/v1/marketfront/carts/update',
@@ -86,7 +77,7 @@ export function registerCartRoutes(
           response: responses,
         },
       },
-      forwardBody(bus, subjects.ordering.cartUpdate, contextOf),
+      forwardBody(subjects.ordering.cartUpdate),
     );
   });
-}
+};

@@ -6,21 +6,18 @@ import {
   guid,
   subjects,
 } from '@pcp/contracts';
-import { readChunks, type BusClient, type RequestContext } from '@pcp/service-kit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { readChunks } from '@pcp/service-kit';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import { emptyResponse, jsonResponse, problemResponses } from './route-config.js';
+import { emptyResponse, jsonResponse, problemResponses } from '../openapi/responses.js';
 
 /** Partners poll an unfinished ingest no sooner than this. */
 const STATUS_POLL_SECONDS = 2;
 
-export function registerCatalogRoutes(
-  gateway: FastifyInstance,
-  bus: BusClient,
-  contextOf: (request: FastifyRequest) => RequestContext,
-): void {
+export const catalogRoutes: FastifyPluginAsync = async (gateway) => {
+  const { bus } = gateway;
   const app = gateway.withTypeProvider<ZodTypeProvider>();
 
   app.post(
@@ -57,7 +54,7 @@ export function registerCatalogRoutes(
       const accepted = await bus.request(
         subjects.catalog.notify,
         { storeId, callbackUrl: request.body.callbackUrl },
-        contextOf(request),
+        request.ctx,
       );
       const statusUrl = `/v1/commerce/stores/${storeId}/catalog-ingest/${accepted.catalogIngestId}/status`;
       return reply
@@ -93,7 +90,7 @@ export function registerCatalogRoutes(
       },
     },
     async (request, reply) => {
-      const status = await bus.request(subjects.catalog.status, request.params, contextOf(request));
+      const status = await bus.request(subjects.catalog.status, request.params, request.ctx);
       if (status.status !== 'succeeded' && status.status !== 'failed') {
         reply.header('retry-after', String(STATUS_POLL_SECONDS));
       }
@@ -127,7 +124,7 @@ export function registerCatalogRoutes(
     },
     async (request, reply) => {
       const ifNoneMatch = request.headers['if-none-match'];
-      const ctx = contextOf(request);
+      const ctx = request.ctx;
       const described = await bus.request(
         subjects.catalog.document,
         { storeId: request.params.storeId, ...(ifNoneMatch ? { ifNoneMatch } : {}) },
@@ -155,7 +152,7 @@ export function registerCatalogRoutes(
         );
     },
   );
-}
+};
 
 async function* prepend(
   first: Buffer | void,

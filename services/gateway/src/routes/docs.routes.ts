@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import {
   errorPageSecurityPolicy,
   escapeHtml,
@@ -27,7 +27,12 @@ interface ServedGuide {
  * (`text/markdown`) otherwise. They are read and rendered once, here: a gateway whose image
  * lacks them fails at start rather than on a partner's request.
  */
-export function registerDocsRoutes(app: FastifyInstance, options: { docsUrl: string }): void {
+export interface DocsRoutesOptions {
+  /** Where the docs are served: the guides are at `${docsUrl}/guide/<name>`. */
+  readonly docsUrl: string;
+}
+
+export const docsRoutes: FastifyPluginAsync<DocsRoutesOptions> = async (app, options) => {
   const guides = new Map<GuideName, ServedGuide>(
     guideNames.map((name) => {
       const markdown = readGuide(name);
@@ -75,4 +80,4 @@ export function registerDocsRoutes(app: FastifyInstance, options: { docsUrl: str
       .header('content-security-policy', errorPageSecurityPolicy)
       .send(guide.html);
   });
-}
+};

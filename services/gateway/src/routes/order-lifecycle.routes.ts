@@ -6,23 +6,26 @@ import {
   storeOrdersQuery,
   subjects,
 } from '@pcp/contracts';
-import type { BusClient, RequestContext } from '@pcp/service-kit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { forwardJson, jsonResponse, problemResponses } from './route-config.js';
+import { jsonResponse, problemResponses } from '../openapi/responses.js';
+import { forwardJson } from './forwarding.js';
 
 const commerceTags = ['Commerce: orders'];
 const marketfrontTags = ['Marketfront: orders'];
 
-/** Reading an order (marketfront), a store's orders and moving them (commerce): contract §10. */
-export function registerOrderLifecycleRoutes(
-  gateway: FastifyInstance,
-  bus: BusClient,
-  contextOf: (request: FastifyRequest) => RequestContext,
+export interface OrderLifecycleRoutesOptions {
   /** A cancel refunds through the payment processor: as long as a payments request. */
-  statusChangeTimeoutMs: number,
-): void {
+  readonly statusChangeTimeoutMs: number;
+}
+
+/** Reading an order (marketfront), a store's orders and moving them (commerce): contract §10. */
+export const orderLifecycleRoutes: FastifyPluginAsync<OrderLifecycleRoutesOptions> = async (
+  gateway,
+  options,
+) => {
+  const { bus } = gateway;
   const app = gateway.withTypeProvider<ZodTypeProvider>();
 
   app.get(
@@ -47,7 +50,7 @@ export function registerOrderLifecycleRoutes(
     async (request, reply) =>
       forwardJson(
         reply,
-        await bus.requestRaw(subjects.ordering.getOrder, request.params, contextOf(request)),
+        await bus.requestRaw(subjects.ordering.getOrder, request.params, request.ctx),
       ),
   );
 
@@ -78,7 +81,7 @@ export function registerOrderLifecycleRoutes(
         await bus.requestRaw(
           subjects.ordering.listStoreOrders,
           { ...request.query, storeId: request.params.storeId },
-          contextOf(request),
+          request.ctx,
         ),
       ),
   );
@@ -123,9 +126,9 @@ export function registerOrderLifecycleRoutes(
         await bus.requestRaw(
           subjects.ordering.changeOrderStatus,
           { orderId: request.params.orderId, change: request.body },
-          contextOf(request),
-          { timeoutMs: statusChangeTimeoutMs },
+          request.ctx,
+          { timeoutMs: options.statusChangeTimeoutMs },
         ),
       ),
   );
-}
+};

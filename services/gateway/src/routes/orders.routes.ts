@@ -1,40 +1,19 @@
-import {
-  addressInput,
-  guid,
-  order,
-  orderRequest,
-  placeOrderRequest,
-  savedAddress,
-  savedAddressList,
-  subjects,
-  validatedOrder,
-} from '@pcp/contracts';
-import { AppError, type BusClient, type RequestContext } from '@pcp/service-kit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { order, orderRequest, placeOrderRequest, subjects, validatedOrder } from '@pcp/contracts';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { RecordedProblem } from '../http/problem.js';
-import {
-  forwardBody,
-  forwardJson,
-  jsonResponse,
-  problemResponses,
-  registerForwardingRoutes,
-} from './route-config.js';
+import { jsonResponse, problemResponses } from '../openapi/responses.js';
+import { forwardBody, forwardJson, registerForwardingRoutes } from './forwarding.js';
 
 const tags = ['Marketfront: orders'];
-const addressTags = ['Marketfront: saved addresses'];
-const addressRoute = { area: 'distribution' as const, endUser: 'required' as const };
 
-/** RFC 9110 token characters a header value may carry; a UUID v4 is the advised key. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+export interface OrderRoutesOptions {
+  /** How long a place may take: it re-validates, charges the card and submits the order. */
+  readonly placeTimeoutMs: number;
+}
 
-export function registerOrderRoutes(
-  gateway: FastifyInstance,
-  bus: BusClient,
-  contextOf: (request: FastifyRequest) => RequestContext,
-  placeTimeoutMs: number,
-): void {
+export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = async (gateway, options) => {
+  const { bus } = gateway;
   registerForwardingRoutes(gateway, (scope) =>
     scope.withTypeProvider<ZodTypeProvider>().post(
       '/v1/marketfront/orders/validate',
@@ -72,7 +51,7 @@ export function registerOrderRoutes(
           },
         },
       },
-      forwardBody(bus, subjects.ordering.validate, contextOf),
+      forwardBody(subjects.ordering.validate),
     ),
   );
 
@@ -136,26 +115,10 @@ export function registerOrderRoutes(
         },
       },
       async (request, reply) => {
-        const key = request.headers['idempotency-key'];
-        if (key === undefined) {
-          throw new AppError(
-            'MISSING_IDEMPOTENCY_KEY',
-            'Send an Idempotency-Key header: a fresh UUID for each order attempt',
-          );
-        }
-        if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
-          throw new AppError(
-            'REQUEST_INVALID',
-            'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is advised)',
-          );
-        }
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const outcome = await bus.request(
-          subjects.ordering.place,
-          body,
-          { ...contextOf(request), idempotencyKey: key },
-          { timeoutMs: placeTimeoutMs },
-        );
+        const outcome = await bus.request(subjects.ordering.place, body, request.ctx, {
+          timeoutMs: options.placeTimeoutMs,
+        });
         if (outcome.problem) throw new RecordedProblem(outcome.problem, outcome.replayed);
         if (outcome.replayed) reply.header('idempotent-replayed', 'true');
         if (outcome.orderId) reply.header('location', `/v1/marketfront/orders/${outcome.orderId}`);
@@ -164,78 +127,4 @@ export function registerOrderRoutes(
       },
     ),
   );
-
-  const app = gateway.withTypeProvider<ZodTypeProvider>();
-  app.post(
-    '/v1/marketfront/addresses',
-    {
-      config: { ...addressRoute, rateClass: 'writes' },
-      schema: {
-        tags: addressTags,
-        operationId: 'saveAddress',
-        summary: 'Save a delivery address for an end user',
-        description:
-          'Needs X-End-User-Id. Answers the resolved, geocoded address: 201, or 200 with the ' +
-          'existing addressId when the end user saved the same address before (case and ' +
-          'spacing aside). 422 ADDRESS_INVALID when it cannot be resolved; an end user holds at ' +
-          'most 50 (409 ADDRESS_LIMIT_REACHED). Use it as fulfillment.address.addressId.',
-        body: addressInput,
-        response: {
-          200: jsonResponse(savedAddress, 'The end user had saved this address: the existing one'),
-          201: jsonResponse(savedAddress, 'The address, resolved and saved'),
-          ...problemResponses('ADDRESS_INVALID', 'ADDRESS_LIMIT_REACHED'),
-        },
-      },
-    },
-    async (request, reply) => {
-      const { address, created } = await bus.request(
-        subjects.ordering.saveAddress,
-        request.body,
-        contextOf(request),
-      );
-      return reply.code(created ? 201 : 200).send(address);
-    },
-  );
-
-  app.get(
-    '/v1/marketfront/addresses',
-    {
-      config: { ...addressRoute, rateClass: 'reads' },
-      schema: {
-        tags: addressTags,
-        operationId: 'listAddresses',
-        summary: 'List the end user’s saved addresses, newest first',
-        description: 'Needs X-End-User-Id. At most 50 addresses, all on one page.',
-        response: { 200: jsonResponse(savedAddressList, 'The end user’s saved addresses') },
-      },
-    },
-    async (request, reply) =>
-      forwardJson(
-        reply,
-        await bus.requestRaw(subjects.ordering.listAddresses, {}, contextOf(request)),
-      ),
-  );
-
-  app.delete(
-    '/v1/marketfront/addresses/:addressId',
-    {
-      config: { ...addressRoute, rateClass: 'writes' },
-      schema: {
-        tags: addressTags,
-        operationId: 'deleteAddress',
-        summary: 'Delete one of the end user’s saved addresses',
-        description:
-          'Deleting it again is 204; an addressId that is not the end user’s is 422 ADDRESS_INVALID.',
-        params: z.object({ addressId: guid }),
-        response: {
-          204: z.null().describe('Deleted (or already deleted)'),
-          ...problemResponses('ADDRESS_INVALID'),
-        },
-      },
-    },
-    async (request, reply) => {
-      await bus.request(subjects.ordering.deleteAddress, request.params, contextOf(request));
-      return reply.code(204).send(null);
-    },
-  );
-}
+};

@@ -1,24 +1,20 @@
 import { guid, subjects, vaultCardInput, vaultedCard, vaultedCardList } from '@pcp/contracts';
-import type { BusClient, RequestContext } from '@pcp/service-kit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import {
-  forwardJson,
-  jsonResponse,
-  problemResponses,
-  registerForwardingRoutes,
-} from './route-config.js';
+import { jsonResponse, problemResponses } from '../openapi/responses.js';
+import { forwardJson, registerForwardingRoutes } from './forwarding.js';
+
+export interface PaymentRoutesOptions {
+  /** How long a call that reaches the payment processor may take. */
+  readonly timeoutMs: number;
+}
 
 const tags = ['Marketfront: payment cards'];
 const cardRoute = { area: 'distribution' as const, endUser: 'required' as const };
 
-export function registerPaymentRoutes(
-  gateway: FastifyInstance,
-  bus: BusClient,
-  contextOf: (request: FastifyRequest) => RequestContext,
-  timeoutMs: number,
-): void {
+export const paymentRoutes: FastifyPluginAsync<PaymentRoutesOptions> = async (gateway, options) => {
+  const { bus } = gateway;
   const app = gateway.withTypeProvider<ZodTypeProvider>();
 
   // The card travels to the payments service as the bytes that arrived: the gateway never
@@ -60,8 +56,8 @@ export function registerPaymentRoutes(
         const { card, created } = await bus.request(
           subjects.payments.vaultCard,
           body,
-          contextOf(request),
-          { timeoutMs },
+          request.ctx,
+          { timeoutMs: options.timeoutMs },
         );
         return reply.code(created ? 201 : 200).send(card);
       },
@@ -83,7 +79,7 @@ export function registerPaymentRoutes(
       },
     },
     async (request, reply) =>
-      forwardJson(reply, await bus.requestRaw(subjects.payments.listCards, {}, contextOf(request))),
+      forwardJson(reply, await bus.requestRaw(subjects.payments.listCards, {}, request.ctx)),
   );
 
   app.delete(
@@ -105,8 +101,8 @@ export function registerPaymentRoutes(
       },
     },
     async (request, reply) => {
-      await bus.request(subjects.payments.deleteCard, request.params, contextOf(request));
+      await bus.request(subjects.payments.deleteCard, request.params, request.ctx);
       return reply.code(204).send(null);
     },
   );
-}
+};

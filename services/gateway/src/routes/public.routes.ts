@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import {
   errorIndex,
   errorPage,
@@ -8,12 +8,17 @@ import {
   renderErrorPage,
 } from '../docs/error-pages.js';
 
+export interface PublicRoutesOptions {
+  /** Where the error-code pages are: ProblemDetail `type` is `${docsUrl}/errors/<code>`. */
+  readonly docsUrl: string;
+}
+
 /**
  * What the public port serves besides the API: a cheap `/health/live` (the process
  * answers) and the error-code pages, HTML for a browser and JSON otherwise (ProblemDetail
  * `type` links to them). Readiness and metrics are on the ops port.
  */
-export function registerPublicRoutes(app: FastifyInstance, docsUrl: string): void {
+export const publicRoutes: FastifyPluginAsync<PublicRoutesOptions> = async (app, { docsUrl }) => {
   const hidden = { schema: { hide: true } };
   app.get('/health/live', hidden, () => ({ status: 'ok' }));
 
@@ -50,4 +55,4 @@ export function registerPublicRoutes(app: FastifyInstance, docsUrl: string): voi
       });
     },
   );
-}
+};

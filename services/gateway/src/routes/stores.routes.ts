@@ -2,8 +2,6 @@ import {
   commerceStore,
   commerceStoreList,
   commerceStoreWithSecret,
-  discoverStoresInput,
-  discoverStoresResult,
   guid,
   marketfrontStore,
   pageQuery,
@@ -12,28 +10,18 @@ import {
   storeStatus,
   subjects,
 } from '@pcp/contracts';
-import type { BusClient, RequestContext } from '@pcp/service-kit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import {
-  forwardBody,
-  forwardJson,
-  jsonResponse,
-  problemOrNoBody,
-  problemResponses,
-  registerForwardingRoutes,
-} from './route-config.js';
+import { jsonResponse, problemOrNoBody, problemResponses } from '../openapi/responses.js';
+import { forwardJson } from './forwarding.js';
 
 const storeParams = z.object({ storeId: guid });
 const commerce = { area: 'commerce' as const };
 const tags = { commerce: ['Commerce: stores'], marketfront: ['Marketfront: stores'] };
 
-export function registerStoreRoutes(
-  gateway: FastifyInstance,
-  bus: BusClient,
-  contextOf: (request: FastifyRequest) => RequestContext,
-): void {
+export const storeRoutes: FastifyPluginAsync = async (gateway) => {
+  const { bus } = gateway;
   const app = gateway.withTypeProvider<ZodTypeProvider>();
 
   app.put(
@@ -67,7 +55,7 @@ export function registerStoreRoutes(
       const { store, created } = await bus.request(
         subjects.stores.upsert,
         { storeId: request.params.storeId, profile: request.body },
-        contextOf(request),
+        request.ctx,
       );
       return reply.code(created ? 201 : 200).send(store);
     },
@@ -93,10 +81,7 @@ export function registerStoreRoutes(
       },
     },
     async (request, reply) =>
-      forwardJson(
-        reply,
-        await bus.requestRaw(subjects.stores.get, request.params, contextOf(request)),
-      ),
+      forwardJson(reply, await bus.requestRaw(subjects.stores.get, request.params, request.ctx)),
   );
 
   // No body schema: @fastify/swagger documents any declared body as required (as the webhook
@@ -128,11 +113,7 @@ export function registerStoreRoutes(
     async (request, reply) =>
       forwardJson(
         reply,
-        await bus.requestRaw(
-          subjects.stores.rotateSubmissionSecret,
-          request.params,
-          contextOf(request),
-        ),
+        await bus.requestRaw(subjects.stores.rotateSubmissionSecret, request.params, request.ctx),
       ),
   );
 
@@ -152,10 +133,7 @@ export function registerStoreRoutes(
       },
     },
     async (request, reply) =>
-      forwardJson(
-        reply,
-        await bus.requestRaw(subjects.stores.list, request.query, contextOf(request)),
-      ),
+      forwardJson(reply, await bus.requestRaw(subjects.stores.list, request.query, request.ctx)),
   );
 
   app.get(
@@ -179,7 +157,7 @@ export function registerStoreRoutes(
     async (request, reply) =>
       forwardJson(
         reply,
-        await bus.requestRaw(subjects.stores.getStatus, request.params, contextOf(request)),
+        await bus.requestRaw(subjects.stores.getStatus, request.params, request.ctx),
       ),
   );
 
@@ -206,39 +184,8 @@ export function registerStoreRoutes(
       bus.request(
         subjects.stores.setStatus,
         { storeId: request.params.storeId, change: request.body },
-        contextOf(request),
+        request.ctx,
       ),
-  );
-
-  registerForwardingRoutes(gateway, (scope) =>
-    scope.withTypeProvider<ZodTypeProvider>().post(
-      '/v1/marketfront/stores/discover',
-      {
-        config: { area: 'distribution', rateClass: 'discovery' },
-        schema: {
-          tags: tags.marketfront,
-          operationId: 'discoverStores',
-          summary: 'Discover stores for a location',
-          description:
-            'Stores offering the fulfillment type, nearest first, with distanceMeters. Delivery keeps ' +
-            'stores whose delivery radius covers the location; pickup looks within 50 km. An address ' +
-            'is geocoded (422 ADDRESS_INVALID when it cannot be); coordinates are used as given. ' +
-            'With scheduledTime only stores open then are returned, searched among the nearest ' +
-            '20,000 matching stores (STORES_DISCOVERY_SCAN_CAP): hasMore is exact; totalCount ' +
-            'counts the open stores examined, exact when hasMore is false and a lower bound when ' +
-            'it is true. offset runs 0..10,000.',
-          body: discoverStoresInput,
-          response: {
-            200: jsonResponse(
-              discoverStoresResult,
-              'The stores serving the location, nearest first',
-            ),
-            ...problemResponses('ADDRESS_INVALID'),
-          },
-        },
-      },
-      forwardBody(bus, subjects.stores.discover, contextOf),
-    ),
   );
 
   // Registered without the type provider: its bodiless 404 is outside the response schemas.
@@ -265,8 +212,8 @@ export function registerStoreRoutes(
       if (!storeId.success) return reply.code(404).send();
       return forwardJson(
         reply,
-        await bus.requestRaw(subjects.stores.lookup, { storeId: storeId.data }, contextOf(request)),
+        await bus.requestRaw(subjects.stores.lookup, { storeId: storeId.data }, request.ctx),
       );
     },
   );
-}
+};

@@ -8,21 +8,18 @@ import {
   webhookEndpointInput,
   webhookEndpointWithSecret,
 } from '@pcp/contracts';
-import type { BusClient, RequestContext } from '@pcp/service-kit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { forwardJson, jsonResponse, problemResponses } from './route-config.js';
+import { jsonResponse, problemResponses } from '../openapi/responses.js';
+import { forwardJson } from './forwarding.js';
 
 const tags = ['Marketfront: webhooks'];
 const webhookRoute = { area: 'distribution' as const };
 
 /** A distribution partner's order-status webhook endpoint and its deliveries: contract §10. */
-export function registerWebhookRoutes(
-  gateway: FastifyInstance,
-  bus: BusClient,
-  contextOf: (request: FastifyRequest) => RequestContext,
-): void {
+export const webhookRoutes: FastifyPluginAsync = async (gateway) => {
+  const { bus } = gateway;
   const app = gateway.withTypeProvider<ZodTypeProvider>();
 
   app.put(
@@ -55,7 +52,7 @@ export function registerWebhookRoutes(
       const { endpoint, created } = await bus.request(
         subjects.ordering.putWebhook,
         request.body,
-        contextOf(request),
+        request.ctx,
       );
       return reply.code(created ? 201 : 200).send(endpoint);
     },
@@ -79,10 +76,7 @@ export function registerWebhookRoutes(
       },
     },
     async (request, reply) =>
-      forwardJson(
-        reply,
-        await bus.requestRaw(subjects.ordering.getWebhook, {}, contextOf(request)),
-      ),
+      forwardJson(reply, await bus.requestRaw(subjects.ordering.getWebhook, {}, request.ctx)),
   );
 
   // The two actions declare no body schema: @fastify/swagger documents any declared body as
@@ -113,7 +107,7 @@ export function registerWebhookRoutes(
     async (request, reply) =>
       forwardJson(
         reply,
-        await bus.requestRaw(subjects.ordering.rotateWebhookSecret, {}, contextOf(request)),
+        await bus.requestRaw(subjects.ordering.rotateWebhookSecret, {}, request.ctx),
       ),
   );
 
@@ -137,11 +131,7 @@ export function registerWebhookRoutes(
     async (request, reply) =>
       forwardJson(
         reply,
-        await bus.requestRaw(
-          subjects.ordering.listWebhookDeliveries,
-          request.query,
-          contextOf(request),
-        ),
+        await bus.requestRaw(subjects.ordering.listWebhookDeliveries, request.query, request.ctx),
       ),
   );
 
@@ -168,11 +158,7 @@ export function registerWebhookRoutes(
     async (request, reply) =>
       forwardJson(
         reply.code(202),
-        await bus.requestRaw(
-          subjects.ordering.resendWebhookDelivery,
-          request.params,
-          contextOf(request),
-        ),
+        await bus.requestRaw(subjects.ordering.resendWebhookDelivery, request.params, request.ctx),
       ),
   );
-}
+};

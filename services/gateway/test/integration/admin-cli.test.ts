@@ -1,3 +1,4 @@
+import { authInvalidationSubject } from '@pcp/contracts';
 import { createDatabase } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { spawn } from 'node:child_process';
@@ -6,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createKey, createPartner, listPartners } from '../../src/admin/partner-admin.js';
-import { authInvalidationSubject, type GatewayService } from '../../src/app.js';
+import type { GatewayService } from '../../src/app.js';
 import { createLoneGateway } from '../support/lone-gateway.js';
 import { GATEWAY_SCHEMA } from '../../src/db/migrations/index.js';
 import type { GatewayDatabase } from '../../src/db/partner.table.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorDocs } from '../../src/docs/error-docs.js';
 import { escapeHtml, prefersHtml } from '../../src/docs/error-pages.js';
 import { frameworkErrorHandler, installErrorHandling } from '../../src/http/problem.js';
-import { registerPublicRoutes } from '../../src/routes/public.routes.js';
+import { publicRoutes } from '../../src/routes/public.routes.js';
 
 const docsUrl = 'https://api.partner-commerce.test/docs';
 const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -17,7 +17,7 @@ beforeAll(async () => {
   // As the gateway builds it (app.ts): errors before routing are ProblemDetail too.
   app = Fastify({ logger: false, frameworkErrors: frameworkErrorHandler(docsUrl) });
   installErrorHandling(app, docsUrl, createLogger('test', 'silent'));
-  registerPublicRoutes(app, docsUrl);
+  await app.register(publicRoutes, { docsUrl });
   await app.ready();
 });
 

@@ -12,8 +12,8 @@ import {
   renderGuideHtml,
 } from '../../src/docs/guides.js';
 import { frameworkErrorHandler, installErrorHandling } from '../../src/http/problem.js';
-import { registerDocsRoutes } from '../../src/routes/docs.routes.js';
-import { registerPublicRoutes } from '../../src/routes/public.routes.js';
+import { docsRoutes } from '../../src/routes/docs.routes.js';
+import { publicRoutes } from '../../src/routes/public.routes.js';
 
 const docsUrl = 'https://api.partner-commerce.test/docs';
 const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -23,8 +23,8 @@ let app: FastifyInstance;
 beforeAll(async () => {
   app = Fastify({ logger: false, frameworkErrors: frameworkErrorHandler(docsUrl) });
   installErrorHandling(app, docsUrl, createLogger('test', 'silent'));
-  registerPublicRoutes(app, docsUrl);
-  registerDocsRoutes(app, { docsUrl });
+  await app.register(publicRoutes, { docsUrl });
+  await app.register(docsRoutes, { docsUrl });
   await app.ready();
 });
 

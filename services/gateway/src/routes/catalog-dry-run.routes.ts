@@ -1,20 +1,23 @@
 import { catalogSetNotification, catalogSetValidation, guid, subjects } from '@pcp/contracts';
-import type { BusClient, RequestContext } from '@pcp/service-kit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { jsonResponse, problemResponses } from './route-config.js';
+import { jsonResponse, problemResponses } from '../openapi/responses.js';
 
-/**
- * The dry run of a catalog ingest. Its reply waits for a download and a validation, so it
- * has its own timeout (longer than the catalog service's download timeout).
- */
-export function registerCatalogValidationRoutes(
-  gateway: FastifyInstance,
-  bus: BusClient,
-  contextOf: (request: FastifyRequest) => RequestContext,
-  timeoutMs: number,
-): void {
+export interface CatalogDryRunRoutesOptions {
+  /**
+   * How long a dry run may take: its reply waits for a download and a validation (longer than
+   * the catalog service's download timeout).
+   */
+  readonly timeoutMs: number;
+}
+
+/** The dry run of a catalog ingest. */
+export const catalogDryRunRoutes: FastifyPluginAsync<CatalogDryRunRoutesOptions> = async (
+  gateway,
+  options,
+) => {
+  const { bus } = gateway;
   gateway.withTypeProvider<ZodTypeProvider>().post(
     '/v1/commerce/stores/:storeId/catalogset-validation',
     {
@@ -54,8 +57,8 @@ export function registerCatalogValidationRoutes(
       bus.request(
         subjects.catalog.validate,
         { storeId: request.params.storeId, callbackUrl: request.body.callbackUrl },
-        contextOf(request),
-        { timeoutMs },
+        request.ctx,
+        { timeoutMs: options.timeoutMs },
       ),
   );
-}
+};
