@@ -18,6 +18,7 @@ export default defineConfig({
       'services/*/test/**/*.test.ts',
       'e2e/**/*.test.ts',
       'deploy/test/**/*.test.ts',
+      'tools/*/test/**/*.test.ts',
     ],
     globalSetup: ['packages/testing/src/global-setup.ts'],
     pool: 'forks',

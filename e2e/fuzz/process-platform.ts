@@ -1,3 +1,4 @@
+import { serviceNames, type ServiceName } from '@pcp/contracts';
 import { launchPlatform, memoryOf, type LaunchedPlatform } from '@pcp/platform';
 import { createProcessorSimulator, type ProcessorSimulator } from '@pcp/processor-simulator';
 import type { ChildProcess } from 'node:child_process';
@@ -6,8 +7,8 @@ import type { TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { waitUntilServing } from '@pcp/testing/service-process';
 
-export type ServiceName = 'stores' | 'catalog' | 'ordering' | 'payments';
-const SERVICES: readonly ServiceName[] = ['stores', 'catalog', 'ordering', 'payments'];
+/** The services behind the gateway (the gateway runs in the test's process). */
+const SERVICES = serviceNames;
 
 /** Limits high enough that fuzzing reaches the handlers instead of the rate limiter. */
 export const unthrottledGatewayEnv = {

@@ -18,7 +18,7 @@ const services = platformProcesses.filter(({ name }) => name !== 'processor-simu
 const OPS_PORTS = services.map(({ opsPort }) => opsPort);
 /** Set-up on a fresh machine (npm ci, build, migrations) comes first. */
 const READY_TIMEOUT_MS = 120_000;
-/** start.mjs gives its services 15 s to stop before killing them. */
+/** npm start gives its processes 15 s to stop before killing them (Supervisor.stop). */
 const STOP_TIMEOUT_MS = 30_000;
 const LOG_TAIL_LINES = 80;
 const logFile = join(dataDir, 'smoke-start.log');
