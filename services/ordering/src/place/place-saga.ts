@@ -11,9 +11,15 @@ import { AppError, type BusClient, type Logger, type RequestContext } from '@pcp
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
-import type { OrderEvaluation, OrderEvaluator } from '../handlers/order.handlers.js';
-import { insertOrder, toOrder, type OrderDetails } from '../db/order.repository.js';
-import type { OrderingDatabase, PlaceAttemptRow, PlaceStep } from '../db/ordering.table.js';
+import type { OrderEvaluation, OrderEvaluator } from '../validate/order-evaluator.js';
+import type {
+  OrderDetails,
+  OrderingDatabase,
+  PlaceAttemptRow,
+  PlaceSnapshot,
+  PlaceStep,
+} from '../db/ordering.table.js';
+import { insertOrder, toOrder } from '../lifecycle/order.repository.js';
 import { answerOf, isFinal } from './idempotency.js';
 import {
   advanceAttempt,
@@ -45,20 +51,6 @@ export interface PlaceSagaDeps {
   readonly paymentsTimeoutMs: number;
   /** Test-only: SIGKILL this process right after this recovery point commits. */
   readonly failpoint?: PlaceStep;
-}
-
-/** What the steps after validation need, recorded with the `validated` point. */
-export interface PlaceSnapshot {
-  readonly storeId: string;
-  readonly storePartnerId: string;
-  readonly details: OrderDetails;
-  readonly totalMinor: number;
-  readonly currency: string;
-  readonly paymentId: string | null;
-  /** Whether the store had an order-submission URL when the order was validated. */
-  readonly submits?: boolean;
-  /** Set once the store's URL took the order, so it starts confirmed. */
-  readonly storeAccepted?: boolean;
 }
 
 /** What one run of the saga carries from step to step (never stored). */
@@ -164,7 +156,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
     },
 
     async rejected(attempt, run) {
-      const errors = attempt.store_rejection as OrderError[];
+      const errors = attempt.store_rejection ?? [];
       const refusal = new AppError('STORE_REJECTED', 'The store did not accept the order', {
         errors,
       });
@@ -495,7 +487,8 @@ const PAYMENT_OUTCOMES = new Set([
 ]);
 
 function snapshotOf(attempt: PlaceAttemptRow): PlaceSnapshot {
-  return attempt.snapshot as PlaceSnapshot;
+  if (!attempt.snapshot) throw new Error('an attempt past validation has its snapshot');
+  return attempt.snapshot;
 }
 
 /** Why a validated order cannot be placed, as place answers it. */

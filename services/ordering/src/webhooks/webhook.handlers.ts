@@ -25,8 +25,8 @@ import {
   resendDelivery,
   rotateSecret,
   upsertEndpoint,
-} from '../db/webhook.repository.js';
-import { decodeCursor, encodeCursor } from './list-cursor.js';
+} from './webhook.repository.js';
+import { decodeCursor, encodeCursor } from '../db/list-cursor.js';
 
 export interface WebhookHandlerDeps {
   readonly db: Kysely<OrderingDatabase>;

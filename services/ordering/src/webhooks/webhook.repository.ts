@@ -1,8 +1,12 @@
 import type { OrderEventKind, WebhookDeliveriesQuery } from '@pcp/contracts';
 import { preparedTransaction, rewrap, runPrepared, type Keyring } from '@pcp/service-kit';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
-import { createdAtKey, olderThan, pageOf, type ListKey } from './list-key.js';
-import type { OrderingDatabase, WebhookDeliveryRow, WebhookEndpointRow } from './ordering.table.js';
+import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
+import type {
+  OrderingDatabase,
+  WebhookDeliveryRow,
+  WebhookEndpointRow,
+} from '../db/ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
 
@@ -262,6 +266,53 @@ export function claimDueDeliveries(
   });
 }
 
+/** How a try ended, as its delivery records it. */
+export type TryOutcome =
+  /** No try was made (the partner's breaker is open): the delivery waits `delayMs`. */
+  | { kind: 'postponed'; delayMs: number; error: string }
+  | { kind: 'delivered'; attempts: number; status: number }
+  /** The schedule is spent, or the endpoint is gone. */
+  | { kind: 'dead'; attempts: number; status: number | null; error: string }
+  /** Tried again in `delayMs`. */
+  | { kind: 'retry'; attempts: number; delayMs: number; status: number | null; error: string };
+
+const inMs = (ms: number) => sql<Date>`now() + ${ms} * interval '1 millisecond'`;
+
+/** The columns a try's outcome sets. */
+function changesOf(outcome: TryOutcome): UpdateObject<OrderingDatabase, 'webhook_deliveries'> {
+  if (outcome.kind === 'postponed') {
+    return { next_attempt_at: inMs(outcome.delayMs), last_error: outcome.error };
+  }
+  const tried = { attempts: outcome.attempts, last_attempt_at: sql<Date>`now()` };
+  switch (outcome.kind) {
+    case 'delivered':
+      return {
+        ...tried,
+        status: 'delivered',
+        next_attempt_at: null,
+        delivered_at: sql<Date>`now()`,
+        last_response_status: outcome.status,
+        last_error: null,
+      };
+    case 'dead':
+      return {
+        ...tried,
+        status: 'dead',
+        next_attempt_at: null,
+        last_response_status: outcome.status,
+        last_error: outcome.error,
+      };
+    case 'retry':
+      return {
+        ...tried,
+        status: 'failed',
+        next_attempt_at: inMs(outcome.delayMs),
+        last_response_status: outcome.status,
+        last_error: outcome.error,
+      };
+  }
+}
+
 /**
  * Record how a try went, as the holder of its lease (a lapsed lease writes nothing). A
  * delivery that is over (delivered, dead) makes the next open version of its order due.
@@ -271,7 +322,7 @@ export async function settleDelivery(
   deliveryId: string,
   /** The lease_owner the claim gave this try. */
   holder: string,
-  changes: UpdateObject<OrderingDatabase, 'webhook_deliveries'>,
+  outcome: TryOutcome,
 ): Promise<void> {
   const statement = db
     // An outcome lost in a database crash only means another try (at least once: the
@@ -285,7 +336,7 @@ export async function settleDelivery(
       qb
         .updateTable('webhook_deliveries')
         .set({
-          ...changes,
+          ...changesOf(outcome),
           lease_owner: null,
           lease_expires_at: null,
           updated_at: sql<Date>`now()`,
