@@ -34,7 +34,7 @@ import { placeHandler } from './place/place.handlers.js';
 import { createPlaceSaga } from './place/place-saga.js';
 import { createPlaceSweeper } from './place/place-sweeper.js';
 import { createStoreSubmitter } from './place/store-submitter.js';
-import { pruneSettledDeliveries } from './webhooks/webhook.repository.js';
+import { pruneSettledDeliveries } from './webhooks/delivery.repository.js';
 import { webhookHandlers } from './webhooks/webhook.handlers.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { webhookRecorder } from './webhooks/order-status-changed.consumer.js';
@@ -46,7 +46,7 @@ export { ORDERING_SCHEMA, orderingMigrations } from './db/migrations/index.js';
 export type { OrderDetails, OrderingDatabase } from './db/ordering.table.js';
 /** Writes an order as place records it (the lifecycle and webhook tests seed orders with it). */
 export { insertOrder } from './lifecycle/order.repository.js';
-export { rewrapWebhookSecrets } from './webhooks/webhook.repository.js';
+export { rewrapWebhookSecrets } from './webhooks/endpoint.repository.js';
 
 export interface OrderingServiceDeps extends ServiceDeps {
   readonly db: Kysely<OrderingDatabase>;

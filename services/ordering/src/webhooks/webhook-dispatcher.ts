@@ -5,11 +5,11 @@ import CircuitBreaker from 'opossum';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import {
   claimDueDeliveries,
-  disableEndpoint,
   settleDelivery,
   wakeWaitingDeliveries,
   type ClaimedDelivery,
-} from './webhook.repository.js';
+} from './delivery.repository.js';
+import { disableEndpoint } from './endpoint.repository.js';
 import type { OrderingDatabase } from '../db/ordering.table.js';
 import { nextRetryDelay } from './retry-schedule.js';
 import type { SendOutcome, WebhookMessage, WebhookSend } from './webhook-sender.js';

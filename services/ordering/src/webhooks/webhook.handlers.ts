@@ -19,13 +19,8 @@ import type {
   WebhookDeliveryRow,
   WebhookEndpointRow,
 } from '../db/ordering.table.js';
-import {
-  findEndpoint,
-  listDeliveries,
-  resendDelivery,
-  rotateSecret,
-  upsertEndpoint,
-} from './webhook.repository.js';
+import { listDeliveries, resendDelivery } from './delivery.repository.js';
+import { findEndpoint, rotateSecret, upsertEndpoint } from './endpoint.repository.js';
 import { decodeCursor, encodeCursor } from '../db/list-cursor.js';
 
 export interface WebhookHandlerDeps {
