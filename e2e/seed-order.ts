@@ -1,7 +1,6 @@
-import type { OrderingDatabase } from '@pcp/ordering';
+import { insertOrder, type OrderDetails, type OrderingDatabase } from '@pcp/ordering';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
-import { insertOrder, type OrderDetails } from '../services/ordering/src/db/order.repository.js';
 
 export type Mode = 'PICKUP' | 'DELIVERY_BY_MERCHANT';
 

@@ -24,26 +24,29 @@ import { createCatalogCache } from './catalog/catalog-cache.js';
 import { createCatalogCompilePool } from './catalog/compile-pool.js';
 import type { OrderingConfig } from './config.js';
 import type { OrderingDatabase } from './db/ordering.table.js';
-import { addressHandlers } from './handlers/address.handlers.js';
-import { cartHandlers } from './handlers/cart.handlers.js';
-import { orderLifecycleHandlers } from './handlers/order-lifecycle.handlers.js';
-import { createOrderEvaluator, orderHandlers } from './handlers/order.handlers.js';
-import { chargeOwnersHandler } from './place/charge-owners.handler.js';
-import { placeHandler } from './place/place.handler.js';
+import { addressHandlers } from './addresses/address.handlers.js';
+import { cartHandlers } from './carts/cart.handlers.js';
+import { orderLifecycleHandlers } from './lifecycle/lifecycle.handlers.js';
+import { createOrderEvaluator } from './validate/order-evaluator.js';
+import { validateHandlers } from './validate/validate.handlers.js';
+import { chargeOwnersHandler } from './place/charge-owners.handlers.js';
+import { placeHandler } from './place/place.handlers.js';
 import { createPlaceSaga } from './place/place-saga.js';
 import { createPlaceSweeper } from './place/place-sweeper.js';
 import { createStoreSubmitter } from './place/store-submitter.js';
-import { pruneSettledDeliveries } from './db/webhook.repository.js';
-import { webhookHandlers } from './handlers/webhook.handlers.js';
+import { pruneSettledDeliveries } from './webhooks/delivery.repository.js';
+import { webhookHandlers } from './webhooks/webhook.handlers.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
-import { webhookRecorder } from './webhooks/webhook-recorder.js';
+import { webhookRecorder } from './webhooks/order-status-changed.consumer.js';
 import { WEBHOOK_GAP_GRACE_MS } from './webhooks/webhook-recording.js';
 import { createWebhookSender } from './webhooks/webhook-sender.js';
 
 export { orderingEnvSchema, type OrderingConfig } from './config.js';
 export { ORDERING_SCHEMA, orderingMigrations } from './db/migrations/index.js';
-export type { OrderingDatabase } from './db/ordering.table.js';
-export { rewrapWebhookSecrets } from './db/webhook.repository.js';
+export type { OrderDetails, OrderingDatabase } from './db/ordering.table.js';
+/** Writes an order as place records it (the lifecycle and webhook tests seed orders with it). */
+export { insertOrder } from './lifecycle/order.repository.js';
+export { rewrapWebhookSecrets } from './webhooks/endpoint.repository.js';
 
 export interface OrderingServiceDeps extends ServiceDeps {
   readonly db: Kysely<OrderingDatabase>;
@@ -150,7 +153,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
     ...cartHandlers(catalogs),
     ...addressHandlers(db, bus, deps.config.ORDERING_MAX_ADDRESSES_PER_END_USER),
-    ...orderHandlers(evaluate),
+    ...validateHandlers(evaluate),
     placeHandler({
       db,
       saga,

@@ -1,6 +1,6 @@
 import { maxAddressesPerEndUser } from '@pcp/contracts';
 import { z } from 'zod';
-import { CONTRACT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './domain/webhook-retry.js';
+import { CONTRACT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './webhooks/retry-schedule.js';
 
 export const orderingEnvSchema = z.object({
   /**

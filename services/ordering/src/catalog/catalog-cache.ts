@@ -7,7 +7,7 @@ import {
   type RequestContext,
 } from '@pcp/service-kit';
 import { LRUCache } from 'lru-cache';
-import type { CompiledCatalog } from '../domain/compiled-catalog.js';
+import type { CompiledCatalog } from './compiled-catalog.js';
 import type { CatalogCompilePool } from './compile-pool.js';
 import { createFairQueue } from './fair-queue.js';
 

@@ -10,7 +10,7 @@ import {
   compileCatalogParts,
   compiledCatalogBuffers,
   type CompiledCatalogParts,
-} from '../domain/compiled-catalog.js';
+} from './compiled-catalog.js';
 
 export interface CompileCatalogTask {
   /** The document's bytes, transferred (the sender's view is detached). */

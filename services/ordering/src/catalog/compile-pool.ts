@@ -1,6 +1,6 @@
 import { IDLE_WORKER_THREAD_MS, siblingWorkerTask, type Logger } from '@pcp/service-kit';
 import { Piscina } from 'piscina';
-import { openCompiledCatalog, type CompiledCatalog } from '../domain/compiled-catalog.js';
+import { openCompiledCatalog, type CompiledCatalog } from './compiled-catalog.js';
 import type { CompileCatalogResult, CompileCatalogTask } from './compile-catalog.task.js';
 
 export interface CatalogCompilePool {

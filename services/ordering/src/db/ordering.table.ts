@@ -1,11 +1,13 @@
 import type {
+  Order,
+  OrderError,
   OrderEventKind,
   OrderState,
   OrderStatus,
   WebhookDeliveryStatus,
 } from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Insertable, JSONColumnType, Selectable } from 'kysely';
 
 export interface AddressTable {
   address_id: string;
@@ -39,6 +41,33 @@ export const placeSteps = [
 ] as const;
 export type PlaceStep = (typeof placeSteps)[number];
 
+/** The parts of an order fixed when it is placed, kept as the order's `details`. */
+export type OrderDetails = Pick<
+  Order,
+  | 'amounts'
+  | 'cart'
+  | 'fulfillment'
+  | 'client'
+  | 'customer'
+  | 'paymentType'
+  | 'payment'
+  | 'specialInstructions'
+>;
+
+/** What the steps of place after validation need, recorded with the `validated` point. */
+export interface PlaceSnapshot {
+  readonly storeId: string;
+  readonly storePartnerId: string;
+  readonly details: OrderDetails;
+  readonly totalMinor: number;
+  readonly currency: string;
+  readonly paymentId: string | null;
+  /** Whether the store had an order-submission URL when the order was validated. */
+  readonly submits?: boolean;
+  /** Set once the store's URL took the order, so it starts confirmed. */
+  readonly storeAccepted?: boolean;
+}
+
 /** One Idempotency-Key of place: its owner, its body, how far it got and its final answer. */
 export interface PlaceAttemptTable {
   idempotency_key: string;
@@ -49,10 +78,10 @@ export interface PlaceAttemptTable {
   order_id: string;
   step: PlaceStep;
   /** What the steps after validation need: the priced order and the store's facts. */
-  snapshot: ColumnType<unknown, string | null, string | null>;
+  snapshot: JSONColumnType<PlaceSnapshot | null, string | null, string | null>;
   charge_id: string | null;
   /** The store's refusal, kept while its authorization is released. */
-  store_rejection: ColumnType<unknown, string | null, string | null>;
+  store_rejection: JSONColumnType<OrderError[] | null, string | null, string | null>;
   /** The run holding the key (its replica and its own id) and until when. */
   lease_owner: string | null;
   lease_expires_at: Date | null;
@@ -82,7 +111,7 @@ export interface OrderTable {
   status: OrderStatus;
   version: number;
   /** The order's content as placed (cart, fulfillment, amounts, customer, payment). */
-  details: ColumnType<unknown, string, never>;
+  details: JSONColumnType<OrderDetails, string, never>;
   /** The order's payment; a charge belongs to one order (unique). */
   charge_id: string | null;
   /** bigint, parsed to a number by the service kit's pool. */

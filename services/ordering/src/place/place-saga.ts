@@ -11,9 +11,15 @@ import { AppError, type BusClient, type Logger, type RequestContext } from '@pcp
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
-import type { OrderEvaluation, OrderEvaluator } from '../handlers/order.handlers.js';
-import { insertOrder, toOrder, type OrderDetails } from '../db/order.repository.js';
-import type { OrderingDatabase, PlaceAttemptRow, PlaceStep } from '../db/ordering.table.js';
+import type { OrderEvaluation, OrderEvaluator } from '../validate/order-evaluator.js';
+import type {
+  OrderDetails,
+  OrderingDatabase,
+  PlaceAttemptRow,
+  PlaceSnapshot,
+  PlaceStep,
+} from '../db/ordering.table.js';
+import { insertOrder, toOrder } from '../lifecycle/order.repository.js';
 import { answerOf, isFinal } from './idempotency.js';
 import {
   advanceAttempt,
@@ -47,20 +53,6 @@ export interface PlaceSagaDeps {
   readonly failpoint?: PlaceStep;
 }
 
-/** What the steps after validation need, recorded with the `validated` point. */
-export interface PlaceSnapshot {
-  readonly storeId: string;
-  readonly storePartnerId: string;
-  readonly details: OrderDetails;
-  readonly totalMinor: number;
-  readonly currency: string;
-  readonly paymentId: string | null;
-  /** Whether the store had an order-submission URL when the order was validated. */
-  readonly submits?: boolean;
-  /** Set once the store's URL took the order, so it starts confirmed. */
-  readonly storeAccepted?: boolean;
-}
-
 /** What one run of the saga carries from step to step (never stored). */
 interface Run {
   readonly ctx: RequestContext;
@@ -71,6 +63,14 @@ interface Run {
 }
 
 type ActiveStep = Exclude<PlaceStep, 'recorded'>;
+
+/** One step of place: its work from its recovery point, and its compensation. */
+interface SagaStep {
+  /** Do the step's work and record the next point (or the final answer). */
+  run(attempt: PlaceAttemptRow, run: Run): Promise<PlaceAttemptRow>;
+  /** Past the key's deadline: release what the order may hold and record the final answer. */
+  compensate(attempt: PlaceAttemptRow, ctx: RequestContext): Promise<PlaceAttemptRow>;
+}
 
 /**
  * Place (README, Placing an order) as a saga of named steps, one per recovery point. A step does one
@@ -106,71 +106,120 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
     expiredAt.inc({ step }, 0);
   const settleSoon = () => sql<Date>`now() + ${deps.settleAfterMs} * interval '1 millisecond'`;
 
-  const steps: Record<
-    ActiveStep,
-    (attempt: PlaceAttemptRow, run: Run) => Promise<PlaceAttemptRow>
-  > = {
-    async started(attempt, run) {
-      if (!run.input) throw new Error('an attempt that was never validated has nothing to resume');
-      const evaluation = await deps.evaluate(run.input, run.ctx);
-      run.context = evaluation.context;
-      const refusal = refusalOf(evaluation);
-      if (refusal) return recordFailure(attempt, refusal, run.ctx, { release: false });
-      const snapshot: PlaceSnapshot = {
-        storeId: run.input.cart.storeId,
-        storePartnerId: evaluation.context.ownerPartnerId,
-        details: detailsOf(evaluation.order),
-        totalMinor: evaluation.totalMinor,
-        currency: evaluation.currency,
-        paymentId: run.input.paymentType === 'CARD' ? (run.input.paymentId ?? null) : null,
-        submits: evaluation.context.submission !== null,
-      };
-      return advance(attempt, 'validated', { snapshot: JSON.stringify(snapshot) });
+  const steps: Record<ActiveStep, SagaStep> = {
+    started: {
+      run: validate,
+      // Nothing has left the platform.
+      compensate: (attempt, ctx) => expire(attempt, ctx, { release: false, storeMayHold: false }),
     },
-
-    async validated(attempt, run) {
-      const snapshot = snapshotOf(attempt);
-      const charge = await authorize(attempt, snapshot, run.ctx);
-      const chargeId = charge?.chargeId ?? null;
-      // A snapshot from before `submits` was recorded asks the store on the next step.
-      if (snapshot.submits !== false) {
-        return advance(attempt, 'submitting', { charge_id: chargeId, settle_at: settleSoon() });
-      }
-      if (chargeId) {
-        return advance(attempt, 'capturing', { charge_id: chargeId, settle_at: settleSoon() });
-      }
-      return recordOrder(attempt, snapshot, null);
+    validated: {
+      run: authorizePayment,
+      compensate: (attempt, ctx) => expire(attempt, ctx, { release: true, storeMayHold: false }),
     },
-
-    async submitting(attempt, run) {
-      const snapshot = snapshotOf(attempt);
-      run.context ??= await bus.request(
-        subjects.stores.orderContext,
-        { storeId: snapshot.storeId },
-        run.ctx,
-      );
-      const rejection = await submitToStore(run.context, attempt, snapshot, run.ctx);
-      if (rejection) {
-        return advance(attempt, 'rejected', { store_rejection: JSON.stringify(rejection) });
-      }
-      const accepted = { ...snapshot, storeAccepted: run.context.submission !== null };
-      if (!attempt.charge_id) return recordOrder(attempt, accepted, null);
-      return advance(attempt, 'capturing', { snapshot: JSON.stringify(accepted) });
+    submitting: {
+      run: submitOrder,
+      compensate: (attempt, ctx) => expire(attempt, ctx, { release: true, storeMayHold: true }),
     },
-
-    async capturing(attempt, run) {
-      const snapshot = snapshotOf(attempt);
-      return recordOrder(attempt, snapshot, await capture(attempt, snapshot, run.ctx));
+    capturing: {
+      run: captureAndRecord,
+      compensate: (attempt, ctx) => expire(attempt, ctx, { release: true, storeMayHold: true }),
     },
-
-    async rejected(attempt, run) {
-      const errors = attempt.store_rejection as OrderError[];
-      const refusal = new AppError('STORE_REJECTED', 'The store did not accept the order', {
-        errors,
-      });
-      return recordFailure(attempt, refusal, run.ctx, { release: true });
+    rejected: {
+      run: (attempt, run) => recordRejection(attempt, run.ctx),
+      // A store's refusal, once known, stays the key's answer.
+      compensate: recordRejection,
     },
   };
+
+  /** started: validate and price the order; record the snapshot, or the refusal. */
+  async function validate(attempt: PlaceAttemptRow, run: Run): Promise<PlaceAttemptRow> {
+    if (!run.input) throw new Error('an attempt that was never validated has nothing to resume');
+    const evaluation = await deps.evaluate(run.input, run.ctx);
+    run.context = evaluation.context;
+    const refusal = refusalOf(evaluation);
+    if (refusal) return recordFailure(attempt, refusal, run.ctx, { release: false });
+    const snapshot: PlaceSnapshot = {
+      storeId: run.input.cart.storeId,
+      storePartnerId: evaluation.context.ownerPartnerId,
+      details: detailsOf(evaluation.order),
+      totalMinor: evaluation.totalMinor,
+      currency: evaluation.currency,
+      paymentId: run.input.paymentType === 'CARD' ? (run.input.paymentId ?? null) : null,
+      submits: evaluation.context.submission !== null,
+    };
+    return advance(attempt, 'validated', { snapshot: JSON.stringify(snapshot) });
+  }
+
+  /** validated: authorize the order's charge; on to the store, to capture, or the order. */
+  async function authorizePayment(attempt: PlaceAttemptRow, run: Run): Promise<PlaceAttemptRow> {
+    const snapshot = snapshotOf(attempt);
+    const charge = await authorize(attempt, snapshot, run.ctx);
+    const chargeId = charge?.chargeId ?? null;
+    // A snapshot from before `submits` was recorded asks the store on the next step.
+    if (snapshot.submits !== false) {
+      return advance(attempt, 'submitting', { charge_id: chargeId, settle_at: settleSoon() });
+    }
+    if (chargeId) {
+      return advance(attempt, 'capturing', { charge_id: chargeId, settle_at: settleSoon() });
+    }
+    return recordOrder(attempt, snapshot, null);
+  }
+
+  /** submitting: POST the order to the store; its refusal, or on to capture (or the order). */
+  async function submitOrder(attempt: PlaceAttemptRow, run: Run): Promise<PlaceAttemptRow> {
+    const snapshot = snapshotOf(attempt);
+    run.context ??= await bus.request(
+      subjects.stores.orderContext,
+      { storeId: snapshot.storeId },
+      run.ctx,
+    );
+    const rejection = await submitToStore(run.context, attempt, snapshot, run.ctx);
+    if (rejection) {
+      return advance(attempt, 'rejected', { store_rejection: JSON.stringify(rejection) });
+    }
+    const accepted = { ...snapshot, storeAccepted: run.context.submission !== null };
+    if (!attempt.charge_id) return recordOrder(attempt, accepted, null);
+    return advance(attempt, 'capturing', { snapshot: JSON.stringify(accepted) });
+  }
+
+  /** capturing: capture the charge, then record the order and its answer. */
+  async function captureAndRecord(attempt: PlaceAttemptRow, run: Run): Promise<PlaceAttemptRow> {
+    const snapshot = snapshotOf(attempt);
+    return recordOrder(attempt, snapshot, await capture(attempt, snapshot, run.ctx));
+  }
+
+  /** rejected: release the authorization and record the store's refusal as the answer. */
+  function recordRejection(
+    attempt: PlaceAttemptRow,
+    ctx: RequestContext,
+  ): Promise<PlaceAttemptRow> {
+    const errors = attempt.store_rejection ?? [];
+    const refusal = new AppError('STORE_REJECTED', 'The store did not accept the order', {
+      errors,
+    });
+    return recordFailure(attempt, refusal, ctx, { release: true });
+  }
+
+  /** A key past its deadline: its payment released where the order may hold one, answered EXPIRED. */
+  async function expire(
+    attempt: PlaceAttemptRow,
+    ctx: RequestContext,
+    holds: { release: boolean; storeMayHold: boolean },
+  ): Promise<PlaceAttemptRow> {
+    if (holds.release) await releasePayment(attempt, ctx);
+    expiredAt.inc({ step: attempt.step });
+    if (holds.storeMayHold) {
+      deps.logger.warn(
+        { orderId: attempt.order_id, storeId: snapshotOf(attempt).storeId, step: attempt.step },
+        'a place key expired unfinished after its order was sent to the store; its payment was released',
+      );
+    }
+    const expired = new AppError(
+      'IDEMPOTENCY_KEY_EXPIRED',
+      'This Idempotency-Key was never answered within its 24 hours: its payment was released and no order was placed; place the order again with a new key',
+    );
+    return recordFailure(attempt, expired, ctx, { release: false });
+  }
 
   /** Take the attempt from its last recovery point to its final answer. */
   function run(
@@ -181,7 +230,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
     return holding(attempt, ctx, async (progress) => {
       const state: Run = { ctx, ...(input ? { input } : {}) };
       while (progress.attempt.step !== 'recorded') {
-        progress.attempt = await steps[progress.attempt.step](progress.attempt, state);
+        progress.attempt = await steps[progress.attempt.step].run(progress.attempt, state);
       }
       return progress.attempt;
     });
@@ -193,22 +242,9 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
    * known, stays its answer).
    */
   function settleExpired(attempt: PlaceAttemptRow, ctx: RequestContext): Promise<PlaceOutcome> {
-    return holding(attempt, ctx, async ({ attempt: current }) => {
-      if (current.step === 'rejected') return steps.rejected(current, { ctx });
-      if (current.step !== 'started') await releasePayment(current, ctx);
-      expiredAt.inc({ step: current.step });
-      if (current.step === 'submitting' || current.step === 'capturing') {
-        deps.logger.warn(
-          { orderId: current.order_id, storeId: snapshotOf(current).storeId, step: current.step },
-          'a place key expired unfinished after its order was sent to the store; its payment was released',
-        );
-      }
-      const expired = new AppError(
-        'IDEMPOTENCY_KEY_EXPIRED',
-        'This Idempotency-Key was never answered within its 24 hours: its payment was released and no order was placed; place the order again with a new key',
-      );
-      return recordFailure(current, expired, ctx, { release: false });
-    });
+    return holding(attempt, ctx, async ({ attempt: current }) =>
+      current.step === 'recorded' ? current : steps[current.step].compensate(current, ctx),
+    );
   }
 
   /**
@@ -495,7 +531,8 @@ const PAYMENT_OUTCOMES = new Set([
 ]);
 
 function snapshotOf(attempt: PlaceAttemptRow): PlaceSnapshot {
-  return attempt.snapshot as PlaceSnapshot;
+  if (!attempt.snapshot) throw new Error('an attempt past validation has its snapshot');
+  return attempt.snapshot;
 }
 
 /** Why a validated order cannot be placed, as place answers it. */

@@ -1,18 +1,17 @@
 import { open, resumeOrigin, type Keyring, type Logger } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import CircuitBreaker from 'opossum';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import {
   claimDueDeliveries,
-  disableEndpoint,
   settleDelivery,
   wakeWaitingDeliveries,
   type ClaimedDelivery,
-} from '../db/webhook.repository.js';
+} from './delivery.repository.js';
+import { disableEndpoint } from './endpoint.repository.js';
 import type { OrderingDatabase } from '../db/ordering.table.js';
-import { nextRetryDelay } from '../domain/webhook-retry.js';
+import { nextRetryDelay } from './retry-schedule.js';
 import type { SendOutcome, WebhookMessage, WebhookSend } from './webhook-sender.js';
 
 export interface WebhookDispatcherOptions {
@@ -154,52 +153,46 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     const id = delivery.delivery_id;
     // This try's own lease: a resend or a takeover gives the next try another.
     const lease = delivery.lease_owner!;
-    const tried = { attempts: delivery.attempts + 1, last_attempt_at: sql<Date>`now()` };
+    const attempts = delivery.attempts + 1;
     if (outcome === 'postponed') {
       deliveries.inc({ outcome: 'postponed' });
       await settleDelivery(db, id, lease, {
-        next_attempt_at: sql<Date>`now() + ${options.breakerResetMs} * interval '1 millisecond'`,
-        last_error: 'the endpoint keeps failing; deliveries are paused for a while',
+        kind: 'postponed',
+        delayMs: options.breakerResetMs,
+        error: 'the endpoint keeps failing; deliveries are paused for a while',
       });
       return;
     }
     if (outcome.kind === 'delivered') {
       deliveries.inc({ outcome: 'delivered' });
       lag.observe(Math.max(0, Date.now() - delivery.occurred_at.getTime()) / 1000);
-      await settleDelivery(db, id, lease, {
-        ...tried,
-        status: 'delivered',
-        next_attempt_at: null,
-        delivered_at: sql<Date>`now()`,
-        last_response_status: outcome.status,
-        last_error: null,
-      });
+      await settleDelivery(db, id, lease, { kind: 'delivered', attempts, status: outcome.status });
       return;
     }
     if (outcome.kind === 'gone') {
       deliveries.inc({ outcome: 'gone' });
       const reason = 'the endpoint answered 410 Gone, so it was disabled';
       await settleDelivery(db, id, lease, {
-        ...tried,
-        status: 'dead',
-        next_attempt_at: null,
-        last_response_status: outcome.status,
-        last_error: reason,
+        kind: 'dead',
+        attempts,
+        status: outcome.status,
+        error: reason,
       });
       await disableEndpoint(db, delivery.partner_id, reason);
       logger.warn({ partnerId: delivery.partner_id }, 'webhook endpoint gone (410); disabled');
       return;
     }
-    const delay = nextRetryDelay(options.schedule, tried.attempts, outcome.retryAfterMs);
+    const delay = nextRetryDelay(options.schedule, attempts, outcome.retryAfterMs);
     deliveries.inc({ outcome: delay === undefined ? 'dead' : 'retry' });
-    await settleDelivery(db, id, lease, {
-      ...tried,
-      status: delay === undefined ? 'dead' : 'failed',
-      next_attempt_at:
-        delay === undefined ? null : sql<Date>`now() + ${delay} * interval '1 millisecond'`,
-      last_response_status: outcome.status,
-      last_error: outcome.error,
-    });
+    const failed = { attempts, status: outcome.status, error: outcome.error };
+    await settleDelivery(
+      db,
+      id,
+      lease,
+      delay === undefined
+        ? { kind: 'dead', ...failed }
+        : { kind: 'retry', delayMs: delay, ...failed },
+    );
   }
 
   function start(delivery: ClaimedDelivery): void {

@@ -1,6 +1,6 @@
 import { safeRequest, type AddressAllowlist } from '@pcp/service-kit';
 import { Webhook } from 'standardwebhooks';
-import { parseRetryAfter } from '../domain/webhook-retry.js';
+import { parseRetryAfter } from './retry-schedule.js';
 
 export interface WebhookSenderOptions {
   allowHttp: boolean;

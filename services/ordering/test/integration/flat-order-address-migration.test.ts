@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { ORDERING_SCHEMA, orderingMigrations, type OrderingDatabase } from '../../src/app.js';
-import { findOrder, toOrder } from '../../src/db/order.repository.js';
+import { findOrder, toOrder } from '../../src/lifecycle/order.repository.js';
 
 let env: TestEnvironment;
 let db: Kysely<OrderingDatabase>;
@@ -138,8 +138,7 @@ async function attemptOf(key: string) {
     .select(['snapshot', 'response_body'])
     .where('idempotency_key', '=', key)
     .executeTakeFirstOrThrow();
-  const snapshot = row.snapshot as { details: ReturnType<typeof details> };
-  return { address: snapshot.details.fulfillment.address, responseBody: row.response_body };
+  return { address: row.snapshot?.details.fulfillment.address, responseBody: row.response_body };
 }
 
 function migrator() {

@@ -5,7 +5,7 @@ import {
   removeItem,
   updateItem,
   type CartOperationResult,
-} from '../../src/domain/cart-operations.js';
+} from '../../src/carts/cart-operations.js';
 
 /** A canonical uuid for a small number, readable in failures. */
 function uuid(n: number): string {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { computeAmounts, salesTaxMinor } from '../../src/domain/order-amounts.js';
-import { amountInCurrency, checkClient, checkFulfillment } from '../../src/domain/order-checks.js';
+import { computeAmounts, salesTaxMinor } from '../../src/validate/order-amounts.js';
+import {
+  amountInCurrency,
+  checkClient,
+  checkFulfillment,
+} from '../../src/validate/order-checks.js';
 
 const now = new Date('2026-11-23T12:00:00Z');
 const userAgent = 'Mozilla/5.0';

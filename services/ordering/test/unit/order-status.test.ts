@@ -4,7 +4,7 @@ import {
   applyOrderStatusChange,
   type FulfillmentMode,
   type OrderPosition,
-} from '../../src/domain/order-status.js';
+} from '../../src/lifecycle/order-status.js';
 
 const at = (state: OrderState, status: OrderStatus, mode: FulfillmentMode): OrderPosition => ({
   state,

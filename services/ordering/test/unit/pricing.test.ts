@@ -9,9 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { generateCatalogSet, type GeneratedCatalogSet } from '@pcp/testing/catalog-generator';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
-import { addItem, removeItem } from '../../src/domain/cart-operations.js';
-import { compileCatalog, type CompiledCatalog } from '../../src/domain/compiled-catalog.js';
-import { priceCart, type CartPricing, type PricingContext } from '../../src/domain/pricing.js';
+import { addItem, removeItem } from '../../src/carts/cart-operations.js';
+import { compileCatalog, type CompiledCatalog } from '../../src/catalog/compiled-catalog.js';
+import { priceCart, type CartPricing, type PricingContext } from '../../src/catalog/pricing.js';
 
 const STORE = '5a1e0000-0000-4000-8000-0000000000a1';
 /** A Monday, noon UTC: cartTestCatalog's all-day menu is open. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildRecordTable, openRecordTable } from '../../src/domain/record-table.js';
+import { buildRecordTable, openRecordTable } from '../../src/catalog/record-table.js';
 
 describe('the compiled catalog record table', () => {
   it('finds every record by its exact key and nothing else', () => {

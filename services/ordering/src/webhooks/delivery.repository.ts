@@ -1,124 +1,10 @@
 import type { OrderEventKind, WebhookDeliveriesQuery } from '@pcp/contracts';
-import { preparedTransaction, rewrap, runPrepared, type Keyring } from '@pcp/service-kit';
+import { preparedTransaction, runPrepared } from '@pcp/service-kit';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
-import { createdAtKey, olderThan, pageOf, type ListKey } from './list-key.js';
-import type { OrderingDatabase, WebhookDeliveryRow, WebhookEndpointRow } from './ordering.table.js';
+import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
+import type { OrderingDatabase, WebhookDeliveryRow } from '../db/ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
-
-/**
- * Re-wrap every stored signing secret's data key with the keyring's current key, so older
- * keys can leave the keyring. Throws (changing nothing) when a secret's key is not in it.
- */
-export async function rewrapWebhookSecrets(
-  db: Db,
-  keyring: Keyring,
-): Promise<{ examined: number; rewrapped: number }> {
-  return db.transaction().execute(async (trx) => {
-    const rows = await trx
-      .selectFrom('webhook_endpoints')
-      .select(['partner_id', 'secret', 'previous_secret'])
-      .forUpdate()
-      .execute();
-    let rewrapped = 0;
-    for (const row of rows) {
-      const secret = rewrap(keyring, row.secret);
-      const previous = row.previous_secret === null ? null : rewrap(keyring, row.previous_secret);
-      if (secret === row.secret && previous === row.previous_secret) continue;
-      await trx
-        .updateTable('webhook_endpoints')
-        .set({ secret, previous_secret: previous })
-        .where('partner_id', '=', row.partner_id)
-        .execute();
-      rewrapped += 1;
-    }
-    return { examined: rows.length, rewrapped };
-  });
-}
-
-/**
- * Register or replace a partner's endpoint; a replaced one keeps its secret and is enabled.
- * `secret` is sealed.
- */
-export async function upsertEndpoint(
-  db: Db,
-  partnerId: string,
-  endpoint: { url: string; events: readonly OrderEventKind[] },
-  secret: string,
-): Promise<{ row: WebhookEndpointRow; created: boolean }> {
-  const { created, ...row } = await db
-    .insertInto('webhook_endpoints')
-    .values({ partner_id: partnerId, url: endpoint.url, events: [...endpoint.events], secret })
-    .onConflict((oc) =>
-      oc.column('partner_id').doUpdateSet({
-        url: endpoint.url,
-        events: [...endpoint.events],
-        disabled_at: null,
-        disabled_reason: null,
-        updated_at: sql<Date>`now()`,
-      }),
-    )
-    .returningAll()
-    // xmax is 0 on a row this statement inserted, the updater's id on one it updated.
-    .returning(sql<boolean>`xmax = 0`.as('created'))
-    .executeTakeFirstOrThrow();
-  return { row, created };
-}
-
-export function findEndpoint(db: Db, partnerId: string): Promise<WebhookEndpointRow | undefined> {
-  return db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('partner_id', '=', partnerId)
-    .executeTakeFirst();
-}
-
-/** A new secret; the current one keeps signing until `overlapMs` from now. */
-export function rotateSecret(
-  db: Db,
-  partnerId: string,
-  secret: string,
-  overlapMs: number,
-): Promise<WebhookEndpointRow | undefined> {
-  return db
-    .updateTable('webhook_endpoints')
-    .set({
-      previous_secret: sql<string>`secret`,
-      previous_secret_expires_at: sql<Date>`now() + ${overlapMs} * interval '1 millisecond'`,
-      secret,
-      updated_at: sql<Date>`now()`,
-    })
-    .where('partner_id', '=', partnerId)
-    .returningAll()
-    .executeTakeFirst();
-}
-
-/**
- * The endpoint answered 410 Gone: it is disabled (until the partner registers it again) and
- * its open deliveries are dead, listed for the partner and resendable.
- */
-export async function disableEndpoint(db: Db, partnerId: string, reason: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('webhook_endpoints')
-      .set({ disabled_at: sql<Date>`now()`, disabled_reason: reason, updated_at: sql<Date>`now()` })
-      .where('partner_id', '=', partnerId)
-      .execute();
-    await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        status: 'dead',
-        last_error: reason,
-        next_attempt_at: null,
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: sql<Date>`now()`,
-      })
-      .where('partner_id', '=', partnerId)
-      .where('status', 'in', ['pending', 'failed'])
-      .execute();
-  });
-}
 
 /** An order event as the recorder got it. */
 export interface OrderEventDelivery {
@@ -262,6 +148,53 @@ export function claimDueDeliveries(
   });
 }
 
+/** How a try ended, as its delivery records it. */
+export type TryOutcome =
+  /** No try was made (the partner's breaker is open): the delivery waits `delayMs`. */
+  | { kind: 'postponed'; delayMs: number; error: string }
+  | { kind: 'delivered'; attempts: number; status: number }
+  /** The schedule is spent, or the endpoint is gone. */
+  | { kind: 'dead'; attempts: number; status: number | null; error: string }
+  /** Tried again in `delayMs`. */
+  | { kind: 'retry'; attempts: number; delayMs: number; status: number | null; error: string };
+
+const inMs = (ms: number) => sql<Date>`now() + ${ms} * interval '1 millisecond'`;
+
+/** The columns a try's outcome sets. */
+function changesOf(outcome: TryOutcome): UpdateObject<OrderingDatabase, 'webhook_deliveries'> {
+  if (outcome.kind === 'postponed') {
+    return { next_attempt_at: inMs(outcome.delayMs), last_error: outcome.error };
+  }
+  const tried = { attempts: outcome.attempts, last_attempt_at: sql<Date>`now()` };
+  switch (outcome.kind) {
+    case 'delivered':
+      return {
+        ...tried,
+        status: 'delivered',
+        next_attempt_at: null,
+        delivered_at: sql<Date>`now()`,
+        last_response_status: outcome.status,
+        last_error: null,
+      };
+    case 'dead':
+      return {
+        ...tried,
+        status: 'dead',
+        next_attempt_at: null,
+        last_response_status: outcome.status,
+        last_error: outcome.error,
+      };
+    case 'retry':
+      return {
+        ...tried,
+        status: 'failed',
+        next_attempt_at: inMs(outcome.delayMs),
+        last_response_status: outcome.status,
+        last_error: outcome.error,
+      };
+  }
+}
+
 /**
  * Record how a try went, as the holder of its lease (a lapsed lease writes nothing). A
  * delivery that is over (delivered, dead) makes the next open version of its order due.
@@ -271,7 +204,7 @@ export async function settleDelivery(
   deliveryId: string,
   /** The lease_owner the claim gave this try. */
   holder: string,
-  changes: UpdateObject<OrderingDatabase, 'webhook_deliveries'>,
+  outcome: TryOutcome,
 ): Promise<void> {
   const statement = db
     // An outcome lost in a database crash only means another try (at least once: the
@@ -285,7 +218,7 @@ export async function settleDelivery(
       qb
         .updateTable('webhook_deliveries')
         .set({
-          ...changes,
+          ...changesOf(outcome),
           lease_owner: null,
           lease_expires_at: null,
           updated_at: sql<Date>`now()`,

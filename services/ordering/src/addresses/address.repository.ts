@@ -1,6 +1,6 @@
 import { maxAddressesPerEndUser } from '@pcp/contracts';
 import { sql, type Insertable, type Kysely } from 'kysely';
-import type { AddressRow, AddressTable, OrderingDatabase } from './ordering.table.js';
+import type { AddressRow, AddressTable, OrderingDatabase } from '../db/ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
 

@@ -15,11 +15,10 @@ import {
   recordOrderEvent,
   toOrder,
   updateOrderStatus,
-  type OrderDetails,
-} from '../db/order.repository.js';
+} from './order.repository.js';
 import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
-import { applyOrderStatusChange, type OrderMove } from '../domain/order-status.js';
-import { decodeCursor, encodeCursor } from './list-cursor.js';
+import { applyOrderStatusChange, type OrderMove } from './order-status.js';
+import { decodeCursor, encodeCursor } from '../db/list-cursor.js';
 
 export interface OrderLifecycleDeps {
   readonly db: Kysely<OrderingDatabase>;
@@ -48,7 +47,7 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
    * order's, so a retried cancel (after a failed commit) never refunds twice.
    */
   async function refund(row: OrderRow, ctx: RequestContext): Promise<void> {
-    const details = row.details as OrderDetails;
+    const { details } = row;
     const amount = Number(row.total_minor);
     if (details.paymentType !== 'CARD' || row.charge_id === null || amount <= 0) return;
     // Ordering is trusted inside the platform: it asks payments on behalf of the partner

@@ -1,27 +1,14 @@
 import { events, type Order, type OrderEventKind, type OrderStatus } from '@pcp/contracts';
 import { insertOutboxEvent } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { createdAtKey, olderThan, pageOf, type ListKey } from './list-key.js';
-import type { NewOrder, OrderingDatabase, OrderRow } from './ordering.table.js';
+import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
+import type { NewOrder, OrderingDatabase, OrderRow } from '../db/ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
 
-/** The parts of an order fixed when it is placed, kept as `details`. */
-export type OrderDetails = Pick<
-  Order,
-  | 'amounts'
-  | 'cart'
-  | 'fulfillment'
-  | 'client'
-  | 'customer'
-  | 'paymentType'
-  | 'payment'
-  | 'specialInstructions'
->;
-
 /** An order row as partners see it, its fields always in this order. */
 export function toOrder(row: OrderRow): Order {
-  const details = row.details as OrderDetails;
+  const { details } = row;
   return {
     orderId: row.order_id,
     storeId: row.store_id,

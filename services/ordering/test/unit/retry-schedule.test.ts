@@ -4,7 +4,7 @@ import {
   nextRetryDelay,
   parseRetryAfter,
   parseRetrySchedule,
-} from '../../src/domain/webhook-retry.js';
+} from '../../src/webhooks/retry-schedule.js';
 
 const HOUR = 3_600_000;
 

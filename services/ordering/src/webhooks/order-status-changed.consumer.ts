@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { JsMsg } from 'nats';
 import { randomUUID } from 'node:crypto';
 import type { OrderingDatabase } from '../db/ordering.table.js';
-import { recordDelivery } from '../db/webhook.repository.js';
+import { recordDelivery } from './delivery.repository.js';
 
 /**
  * The durable consumer's handler: each order event becomes one delivery row (unique per

@@ -10,9 +10,9 @@ import {
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
-import { deleteAddress, listAddresses, saveAddress } from '../db/address.repository.js';
+import { deleteAddress, listAddresses, saveAddress } from './address.repository.js';
 import type { AddressRow, OrderingDatabase } from '../db/ordering.table.js';
-import { addressFingerprint } from '../domain/address-fingerprint.js';
+import { addressFingerprint } from './address-fingerprint.js';
 
 function owner(ctx: RequestContext) {
   return { partnerId: requirePartner(ctx, 'distribution'), endUserId: requireEndUser(ctx) };

@@ -15,23 +15,21 @@ import {
 } from '@pcp/contracts';
 import {
   AppError,
-  handle,
   requireEndUser,
   requirePartner,
   type BusClient,
-  type HandlerBinding,
   type RequestContext,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { CatalogCache, StorePricingData } from '../catalog/catalog-cache.js';
-import { findAddress } from '../db/address.repository.js';
+import { findAddress } from '../addresses/address.repository.js';
 import type { OrderingDatabase } from '../db/ordering.table.js';
-import { computeAmounts } from '../domain/order-amounts.js';
-import { amountInCurrency, checkClient, checkFulfillment } from '../domain/order-checks.js';
-import { priceCart } from '../domain/pricing.js';
-import { toSavedAddress } from './address.handlers.js';
+import { computeAmounts } from './order-amounts.js';
+import { amountInCurrency, checkClient, checkFulfillment } from './order-checks.js';
+import { priceCart } from '../catalog/pricing.js';
+import { toSavedAddress } from '../addresses/address.handlers.js';
 
-export interface OrderHandlerDeps {
+export interface OrderEvaluatorDeps {
   readonly db: Kysely<OrderingDatabase>;
   readonly bus: BusClient;
   readonly catalogs: CatalogCache;
@@ -97,7 +95,7 @@ interface ResolvedDelivery {
  * its client context and an unknown store are 4xx; every other problem is an element of
  * `errors` at its pointer, and `amounts` is computed only for a valid order.
  */
-export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
+export function createOrderEvaluator(deps: OrderEvaluatorDeps): OrderEvaluator {
   const { db, bus, catalogs } = deps;
 
   return async function evaluate(input, ctx, options = {}) {
@@ -281,16 +279,6 @@ export function createOrderEvaluator(deps: OrderHandlerDeps): OrderEvaluator {
       address: { ...address, address2: address.address2 ?? null, latitude, longitude },
     };
   }
-}
-
-/** The validate subject: the evaluation's answer, the paymentId checked with the rest. */
-export function orderHandlers(evaluate: OrderEvaluator): HandlerBinding[] {
-  return [
-    handle(
-      subjects.ordering.validate,
-      async (input, ctx) => (await evaluate(input, ctx, { checkPaymentId: true })).order,
-    ),
-  ];
 }
 
 function catalogSetNotFound(): OrderError {

@@ -7,13 +7,8 @@ import {
   type RequestContext,
 } from '@pcp/service-kit';
 import type { CatalogCache, StorePricingData } from '../catalog/catalog-cache.js';
-import {
-  addItem,
-  removeItem,
-  updateItem,
-  type CartOperationResult,
-} from '../domain/cart-operations.js';
-import { priceCart } from '../domain/pricing.js';
+import { addItem, removeItem, updateItem, type CartOperationResult } from './cart-operations.js';
+import { priceCart } from '../catalog/pricing.js';
 
 /** The one 400 of the cart helpers (contract §6): every problem is an element of it. */
 function cartInvalid(errors: OrderError[]): AppError {

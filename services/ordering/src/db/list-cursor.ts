@@ -1,5 +1,5 @@
 import { AppError } from '@pcp/service-kit';
-import type { ListKey } from '../db/list-key.js';
+import type { ListKey } from './list-key.js';
 
 /** A cursor's text: the key's microsecond UTC instant and id (lowercase, as issued). */
 const cursorText =

@@ -19,14 +19,9 @@ import type {
   WebhookDeliveryRow,
   WebhookEndpointRow,
 } from '../db/ordering.table.js';
-import {
-  findEndpoint,
-  listDeliveries,
-  resendDelivery,
-  rotateSecret,
-  upsertEndpoint,
-} from '../db/webhook.repository.js';
-import { decodeCursor, encodeCursor } from './list-cursor.js';
+import { listDeliveries, resendDelivery } from './delivery.repository.js';
+import { findEndpoint, rotateSecret, upsertEndpoint } from './endpoint.repository.js';
+import { decodeCursor, encodeCursor } from '../db/list-cursor.js';
 
 export interface WebhookHandlerDeps {
   readonly db: Kysely<OrderingDatabase>;

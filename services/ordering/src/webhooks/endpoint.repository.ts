@@ -1,0 +1,120 @@
+import type { OrderEventKind } from '@pcp/contracts';
+import { rewrap, type Keyring } from '@pcp/service-kit';
+import { sql, type Kysely } from 'kysely';
+import type { OrderingDatabase, WebhookEndpointRow } from '../db/ordering.table.js';
+
+type Db = Kysely<OrderingDatabase>;
+
+/**
+ * Re-wrap every stored signing secret's data key with the keyring's current key, so older
+ * keys can leave the keyring. Throws (changing nothing) when a secret's key is not in it.
+ */
+export async function rewrapWebhookSecrets(
+  db: Db,
+  keyring: Keyring,
+): Promise<{ examined: number; rewrapped: number }> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['partner_id', 'secret', 'previous_secret'])
+      .forUpdate()
+      .execute();
+    let rewrapped = 0;
+    for (const row of rows) {
+      const secret = rewrap(keyring, row.secret);
+      const previous = row.previous_secret === null ? null : rewrap(keyring, row.previous_secret);
+      if (secret === row.secret && previous === row.previous_secret) continue;
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ secret, previous_secret: previous })
+        .where('partner_id', '=', row.partner_id)
+        .execute();
+      rewrapped += 1;
+    }
+    return { examined: rows.length, rewrapped };
+  });
+}
+
+/**
+ * Register or replace a partner's endpoint; a replaced one keeps its secret and is enabled.
+ * `secret` is sealed.
+ */
+export async function upsertEndpoint(
+  db: Db,
+  partnerId: string,
+  endpoint: { url: string; events: readonly OrderEventKind[] },
+  secret: string,
+): Promise<{ row: WebhookEndpointRow; created: boolean }> {
+  const { created, ...row } = await db
+    .insertInto('webhook_endpoints')
+    .values({ partner_id: partnerId, url: endpoint.url, events: [...endpoint.events], secret })
+    .onConflict((oc) =>
+      oc.column('partner_id').doUpdateSet({
+        url: endpoint.url,
+        events: [...endpoint.events],
+        disabled_at: null,
+        disabled_reason: null,
+        updated_at: sql<Date>`now()`,
+      }),
+    )
+    .returningAll()
+    // xmax is 0 on a row this statement inserted, the updater's id on one it updated.
+    .returning(sql<boolean>`xmax = 0`.as('created'))
+    .executeTakeFirstOrThrow();
+  return { row, created };
+}
+
+export function findEndpoint(db: Db, partnerId: string): Promise<WebhookEndpointRow | undefined> {
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('partner_id', '=', partnerId)
+    .executeTakeFirst();
+}
+
+/** A new secret; the current one keeps signing until `overlapMs` from now. */
+export function rotateSecret(
+  db: Db,
+  partnerId: string,
+  secret: string,
+  overlapMs: number,
+): Promise<WebhookEndpointRow | undefined> {
+  return db
+    .updateTable('webhook_endpoints')
+    .set({
+      previous_secret: sql<string>`secret`,
+      previous_secret_expires_at: sql<Date>`now() + ${overlapMs} * interval '1 millisecond'`,
+      secret,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('partner_id', '=', partnerId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * The endpoint answered 410 Gone: it is disabled (until the partner registers it again) and
+ * its open deliveries are dead, listed for the partner and resendable.
+ */
+export async function disableEndpoint(db: Db, partnerId: string, reason: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ disabled_at: sql<Date>`now()`, disabled_reason: reason, updated_at: sql<Date>`now()` })
+      .where('partner_id', '=', partnerId)
+      .execute();
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({
+        status: 'dead',
+        last_error: reason,
+        next_attempt_at: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: sql<Date>`now()`,
+      })
+      .where('partner_id', '=', partnerId)
+      .where('status', 'in', ['pending', 'failed'])
+      .execute();
+  });
+}
