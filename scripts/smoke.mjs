@@ -115,11 +115,15 @@ async function readyThenDemo(platform) {
     return false;
   }
   say('the platform is ready; npm run demo');
-  const demo = spawn(process.execPath, [join(root, 'scripts/demo.mjs')], {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, DEMO_BASE_URL: `http://localhost:${port}` },
-  });
+  const demo = spawn(
+    process.execPath,
+    ['--conditions=@pcp/source', '--import', 'tsx', join(root, 'tools/demo/src/main.ts')],
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, DEMO_BASE_URL: `http://localhost:${port}` },
+    },
+  );
   const code = await exited(demo);
   if (code !== 0) say(`the demo failed (exit ${code})`);
   return code === 0;

@@ -1,5 +1,8 @@
-// Types for the TypeScript files that import the set-up (the test run's global set-up and
-// the fault suite's own servers in @pcp/testing).
+// Types for the TypeScript files that import the set-up (the test run's global set-up, the
+// fault suite's own servers in @pcp/testing, the demo's admin command).
+
+/** The checkout's root folder. */
+export const root: string;
 
 /** Incremental TypeScript build of every package (fast when nothing changed). */
 export function build(): void;
