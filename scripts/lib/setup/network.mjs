@@ -11,6 +11,11 @@ export function hostPort(url, defaultPort) {
 
 export const isLocal = (host) => ['127.0.0.1', 'localhost', '::1'].includes(host);
 
+/**
+ * Whether `{host, port}` accepts a TCP connection within `timeoutMs`.
+ * @param {{ host: string; port: number }} address
+ * @returns {Promise<boolean>}
+ */
 export function answers({ host, port }, timeoutMs = 1_000) {
   return new Promise((resolve) => {
     const socket = connect({ host, port });
@@ -24,6 +29,12 @@ export function answers({ host, port }, timeoutMs = 1_000) {
   });
 }
 
+/**
+ * Whether `address` accepts TCP connections within `seconds`.
+ * @param {{ host: string; port: number }} address
+ * @param {number} seconds
+ * @returns {Promise<boolean>}
+ */
 export async function waitUntilAnswers(address, seconds) {
   for (let i = 0; i < seconds * 4; i++) {
     if (await answers(address, 250)) return true;

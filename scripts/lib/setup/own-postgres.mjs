@@ -22,7 +22,13 @@ import {
 } from './server-urls.mjs';
 import { INSTALL_HINT, log, run, which } from './shell.mjs';
 
-/** `runuser -u postgres --` when this is root: initdb and postgres refuse to run as root. */
+/**
+ * `[command, args]` to run as the postgres user: through `runuser -u postgres --` when this
+ * is root (initdb and postgres refuse to run as root).
+ * @param {string} command
+ * @param {readonly string[]} args
+ * @returns {[string, string[]]}
+ */
 export function asPostgresUser(command, args) {
   if (process.getuid?.() !== 0) return [command, args];
   const runuser = which('runuser');
@@ -32,7 +38,10 @@ export function asPostgresUser(command, args) {
   return [runuser, ['-u', 'postgres', '--', command, ...args]];
 }
 
-/** Make `path` the postgres user's when this is root. */
+/**
+ * Make `path` the postgres user's when this is root.
+ * @param {string} path
+ */
 export function giveToPostgresUser(path) {
   if (process.getuid?.() !== 0) return;
   const id = (flag) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
@@ -46,6 +55,7 @@ export function giveToPostgresUser(path) {
 /**
  * initdb and pg_ctl: Debian keeps them off the PATH, in /usr/lib/postgresql/<version>/bin;
  * the version of the project's own cluster once it exists, else the newest.
+ * @returns {{ initdb: string; pgCtl: string } | undefined}
  */
 export function postgresBinaries() {
   const versionFile = join(existingOwnPostgresDir() ?? ownPostgresPlaces[0], 'PG_VERSION');

@@ -11,10 +11,17 @@ export const dataDir = join(root, '.data');
 export const INSTALL_HINT =
   'apt-get update && apt-get install -y nats-server redis-server postgresql';
 
+/** @param {string} message */
 export function log(message) {
   process.stdout.write(`[setup] ${message}\n`);
 }
 
+/**
+ * Run a command to its end, its output on this terminal; throws when it fails.
+ * @param {string} command
+ * @param {readonly string[]} args
+ * @param {import('node:child_process').SpawnSyncOptions} [options]
+ */
 export function run(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
   if (result.status !== 0) {
@@ -22,6 +29,11 @@ export function run(command, args, options = {}) {
   }
 }
 
+/**
+ * The absolute path of `binary` on PATH (or the sbin folders), if there is one.
+ * @param {string} binary
+ * @returns {string | undefined}
+ */
 export function which(binary) {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin'];
   return dirs.map((dir) => join(dir, binary)).find((path) => existsSync(path));

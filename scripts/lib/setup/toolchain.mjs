@@ -35,7 +35,10 @@ export function ensurePromtool() {
   run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'prometheus'], quiet);
 }
 
-/** Incremental TypeScript build of every package (fast when nothing changed). */
+/**
+ * Incremental TypeScript build of every package (fast when nothing changed).
+ * @returns {void}
+ */
 export function build() {
   log('building (tsc -b)');
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-b']);
