@@ -36,9 +36,11 @@ export async function buildCart(market: PlatformClient, store: OpenStore, catalo
     check(group, `a modifier group ${groupName} on ${item.name}`, 'none');
     return { modifierGroupId: group.modifierGroupId, lineItems };
   };
-  const [burger, soda, fries, bacon, crispy] = ['Burger', 'Soda', 'Fries', 'Bacon', 'Crispy'].map(
-    byName,
-  ) as [Item, Item, Item, Item, Item];
+  const burger = byName('Burger');
+  const soda = byName('Soda');
+  const fries = byName('Fries');
+  const bacon = byName('Bacon');
+  const crispy = byName('Crispy');
 
   step('… builds a cart with the cart helpers');
   const burgerLine = line(burger, 1, [
