@@ -19,6 +19,8 @@ const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 30_000;
 const LOG_TAIL_LINES = 80;
 const logFile = join(dataDir, 'smoke-start.log');
+/** Node's arguments that run workspace TypeScript (the demo) from its sources. */
+const tsx = ['--conditions=@pcp/source', '--import', 'tsx'];
 
 const say = (message) => process.stdout.write(`[smoke] ${message}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -115,15 +117,11 @@ async function readyThenDemo(platform) {
     return false;
   }
   say('the platform is ready; npm run demo');
-  const demo = spawn(
-    process.execPath,
-    ['--conditions=@pcp/source', '--import', 'tsx', join(root, 'tools/demo/src/main.ts')],
-    {
-      cwd: root,
-      stdio: 'inherit',
-      env: { ...process.env, DEMO_BASE_URL: `http://localhost:${port}` },
-    },
-  );
+  const demo = spawn(process.execPath, [...tsx, join(root, 'tools/demo/src/main.ts')], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, DEMO_BASE_URL: `http://localhost:${port}` },
+  });
   const code = await exited(demo);
   if (code !== 0) say(`the demo failed (exit ${code})`);
   return code === 0;
