@@ -38,6 +38,7 @@ export default tseslint.config(
         project: [
           './packages/*/tsconfig.json',
           './services/*/tsconfig.json',
+          './tools/*/tsconfig.json',
           './tsconfig.tests.json',
         ],
         tsconfigRootDir: import.meta.dirname,
