@@ -15,6 +15,7 @@ COPY packages/service-kit/package.json packages/service-kit/
 COPY packages/catalog-validation/package.json packages/catalog-validation/
 COPY packages/client/package.json packages/client/
 COPY packages/testing/package.json packages/testing/
+COPY tools/demo/package.json tools/demo/
 COPY services/gateway/package.json services/gateway/
 COPY services/stores/package.json services/stores/
 COPY services/catalog/package.json services/catalog/

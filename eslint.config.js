@@ -68,6 +68,7 @@ export default tseslint.config(
             'e2e/**',
             'packages/testing/**',
             'scripts/**',
+            'tools/**',
             'deploy/**',
             'packages/*/generate/**',
             'services/gateway/openapi/**',
@@ -80,7 +81,7 @@ export default tseslint.config(
   },
   {
     // The root package is the monorepo itself: its tests and tools use the workspaces.
-    files: ['e2e/**', 'packages/testing/**', 'scripts/**', 'deploy/**'],
+    files: ['e2e/**', 'packages/testing/**', 'scripts/**', 'tools/**', 'deploy/**'],
     settings: { 'import/internal-regex': '^@pcp/' },
   },
   {

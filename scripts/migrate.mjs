@@ -12,7 +12,7 @@ import {
 import { join } from 'node:path';
 
 /** Services that own a database schema, in the order they migrate. */
-export const migratingServices = ['gateway', 'stores', 'catalog', 'ordering', 'payments'];
+const migratingServices = ['gateway', 'stores', 'catalog', 'ordering', 'payments'];
 
 try {
   ensureDependencies();

@@ -118,7 +118,9 @@ async function readyThenDemo(platform: ChildProcess): Promise<boolean> {
     return false;
   }
   say('the platform is ready; npm run demo');
-  const demo = spawn(process.execPath, [join(root, 'scripts/demo.mjs')], {
+  // The demo runs from its TypeScript sources (a workspace's, through tsx), as npm run demo does.
+  const demoArgs = ['--conditions=@pcp/source', '--import', 'tsx', 'tools/demo/src/main.ts'];
+  const demo = spawn(process.execPath, demoArgs, {
     cwd: root,
     stdio: 'inherit',
     env: { ...process.env, DEMO_BASE_URL: `http://localhost:${port}` },
