@@ -25,7 +25,7 @@ import { ingestHandlers } from './handlers/ingest.handlers.js';
 import { validationHandlers } from './handlers/validation.handlers.js';
 import type { CatalogFetchSettings } from './worker/download-catalog.js';
 import { createIngestRunMetrics } from './worker/ingest-metrics.js';
-import { createIngestHandler } from './worker/ingest-worker.js';
+import { createIngestHandler } from './worker/ingest.consumer.js';
 import { createCatalogPreparationPool } from './worker/prepare-catalog.pool.js';
 import { createReconciler } from './worker/reconciler.js';
 
