@@ -3,7 +3,7 @@
  * dictionary keys, references, section and modifier cycles, modifier depth, modifier-group
  * bounds and money precision. Every failed rule yields one `{message, path}` with `path` an
  * RFC 6901 pointer into the document; all errors are collected, capped at
- * `catalogLimits.maxErrors`. Catalog ingest, its dry run and `pcp-catalog lint` all run this.
+ * `catalogLimits.maxErrors`. Catalog ingest, its dry run and `pcp-catalog dry-run` all run this.
  *
  * The checks run once over 100,000-item documents, so the graph walks are iterative over
  * typed arrays (no recursion, no per-node closures) and every node is visited once.
@@ -29,7 +29,7 @@ export interface ValidationContext {
   storeId?: string;
   /** The store's currency; the document's currency must equal it. */
   currency?: string;
-  /** The ingest run, quoted in referential errors for support (absent: a dry run or a lint). */
+  /** The ingest run, quoted in referential errors for support (absent: a dry run). */
   catalogIngestId?: string;
 }
 

@@ -1,4 +1,4 @@
-import { catalogSetNotification, catalogSetValidation, guid, subjects } from '@pcp/contracts';
+import { catalogSetNotification, catalogSetDryRun, guid, subjects } from '@pcp/contracts';
 import type { BusClient, RequestContext } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -43,7 +43,7 @@ export function registerCatalogValidationRoutes(
         body: catalogSetNotification,
         response: {
           200: jsonResponse(
-            catalogSetValidation,
+            catalogSetDryRun,
             'What an ingest of the document would report now; nothing was stored or activated.',
           ),
           ...problemResponses('STORE_NOT_FOUND', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'),
@@ -52,7 +52,7 @@ export function registerCatalogValidationRoutes(
     },
     async (request) =>
       bus.request(
-        subjects.catalog.validate,
+        subjects.catalog.dryRun,
         { storeId: request.params.storeId, callbackUrl: request.body.callbackUrl },
         contextOf(request),
         { timeoutMs },
