@@ -2,8 +2,9 @@
  * The typed TypeScript client of the Partner Commerce Platform: an openapi-fetch client
  * typed from the served OpenAPI document, and what partners otherwise write themselves
  * (place with retries under one Idempotency-Key, webhook verification, catalog ingest as
- * one call, the open OrderError enum). The CatalogSet linter that `pcp-catalog lint` runs is
- * `@pcp/client/catalog-lint`, apart, so this entry point stays free of the validator's weight.
+ * one call, the open OrderError enum). The CatalogSet dry run that `pcp-catalog dry-run`
+ * runs is `@pcp/client/catalog-dry-run`, apart, so this entry point stays free of the
+ * validator's weight.
  */
 export type { paths, components, operations } from './generated/openapi.js';
 export { createPlatformClient, type PlatformClient, type PlatformClientOptions } from './client.js';

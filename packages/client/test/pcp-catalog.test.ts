@@ -61,7 +61,7 @@ describe('pcp-catalog (the built bin)', () => {
       'valid.json',
       JSON.stringify(generateCatalogSet({ storeId: STORE, items: 30 })),
     );
-    const result = await pcpCatalog('lint', path, '--store-id', STORE, '--currency', 'USD');
+    const result = await pcpCatalog('dry-run', path, '--store-id', STORE, '--currency', 'USD');
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).toMatch(new RegExp(`^${path}: valid CatalogSet: 30 items, `));
   });
@@ -73,7 +73,7 @@ describe('pcp-catalog (the built bin)', () => {
       2,
     );
     const path = await tempFile('broken.json', text);
-    const result = await pcpCatalog('lint', path);
+    const result = await pcpCatalog('dry-run', path);
     expect(result.code).toBe(1);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
@@ -87,7 +87,7 @@ describe('pcp-catalog (the built bin)', () => {
 
   it('exits 1 for invalid JSON, at the syntax error', async () => {
     const path = await tempFile('truncated.json', '{\n  "items": {\n');
-    const result = await pcpCatalog('lint', path, '--json');
+    const result = await pcpCatalog('dry-run', path, '--json');
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout)).toEqual({
       source: path,
@@ -98,25 +98,25 @@ describe('pcp-catalog (the built bin)', () => {
   });
 
   it('exits 2 for a usage error or a file it cannot read', async () => {
-    expect(await pcpCatalog('lint')).toMatchObject({ code: 2, stdout: '' });
-    const missing = await pcpCatalog('lint', join(directory, 'absent.json'));
+    expect(await pcpCatalog('dry-run')).toMatchObject({ code: 2, stdout: '' });
+    const missing = await pcpCatalog('dry-run', join(directory, 'absent.json'));
     expect(missing).toMatchObject({ code: 2, stdout: '' });
     expect(missing.stderr).toMatch(/cannot read .*absent\.json: no such file/);
   });
 
-  it('lints a document downloaded from a URL, and exits 2 when the URL answers 404', async () => {
+  it('dry-runs a document downloaded from a URL, and exits 2 when the URL answers 404', async () => {
     const doc = generateCatalogSet({ storeId: STORE, items: 20 });
     served.set('/catalog.json', JSON.stringify({ ...doc, currency: 'EUR' }));
     const url = `${base}/catalog.json`;
-    const result = await pcpCatalog('lint', url, '--currency', 'USD');
+    const result = await pcpCatalog('dry-run', url, '--currency', 'USD');
     expect(result).toMatchObject({ code: 1, stderr: '' });
     expect(result.stdout).toMatch(
       new RegExp(`^${url}:1:\\d+  /currency currency EUR does not match`),
     );
 
     served.set('/good.json', JSON.stringify(doc));
-    expect(await pcpCatalog('lint', `${base}/good.json`)).toMatchObject({ code: 0 });
-    const missing = await pcpCatalog('lint', `${base}/missing.json`);
+    expect(await pcpCatalog('dry-run', `${base}/good.json`)).toMatchObject({ code: 0 });
+    const missing = await pcpCatalog('dry-run', `${base}/missing.json`);
     expect(missing).toMatchObject({ code: 2, stdout: '' });
     expect(missing.stderr).toContain('the server answered HTTP 404');
   });

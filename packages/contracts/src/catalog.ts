@@ -138,7 +138,7 @@ export type CatalogIngestStatus = z.infer<typeof catalogIngestStatus>;
  * activated. A download failure or invalid JSON is `valid: false` with the message ingest
  * would record; `summary` (counted against the active catalog) only when valid.
  */
-export const catalogSetValidation = z
+export const catalogSetDryRun = z
   .object({
     valid: z.boolean(),
     errors: z.array(catalogIngestError).max(catalogLimits.maxErrors),
@@ -160,4 +160,4 @@ export const catalogSetValidation = z
       },
     ],
   });
-export type CatalogSetValidation = z.infer<typeof catalogSetValidation>;
+export type CatalogSetDryRun = z.infer<typeof catalogSetDryRun>;

@@ -1,6 +1,6 @@
 import { addCartItemInput, pricedCart, removeCartItemInput, updateCartItemInput } from './cart.js';
 import { z } from 'zod';
-import { catalogIngestStatus, catalogSetNotification, catalogSetValidation } from './catalog.js';
+import { catalogIngestStatus, catalogSetNotification, catalogSetDryRun } from './catalog.js';
 import { dateTime, guid, pageQuery } from './common.js';
 import { chargeOwners, chargeOwnersInput } from './ledger.js';
 import { bytesReply, defineSubject } from './messaging.js';
@@ -155,11 +155,11 @@ export const subjects = {
      * Commerce: a dry run of an ingest (download, validation, summary against the active
      * catalog); nothing is stored or activated.
      */
-    validate: defineSubject(
+    dryRun: defineSubject(
       'catalog',
       'v1.ingest.validate',
       catalogSetNotification.extend({ storeId: guid }),
-      catalogSetValidation,
+      catalogSetDryRun,
     ),
     /** The active CatalogSet's version, for caches (and a 304 check). */
     active: defineSubject('catalog', 'v1.active', byStoreId, activeCatalog),

@@ -12,7 +12,7 @@ import {
   integerOption,
   type AdminCommands,
 } from './admin.js';
-import { deadLetterHeaders, deadLetterStream, deadLetterSubject } from './jetstream.js';
+import { deadLetterHeaders, deadLetterStream, deadLetterSubject } from './streams.js';
 
 /** A dead letter as operators see it: where it came from and why, never its data. */
 export interface DeadLetter {

@@ -1,4 +1,4 @@
-import { sql, type ColumnType, type Generated, type Kysely } from 'kysely';
+import { sql, type Generated, type JSONColumnType, type Kysely } from 'kysely';
 import {
   ErrorCode,
   headers as createHeaders,
@@ -28,7 +28,7 @@ export interface OutboxTable {
   aggregate_type: string;
   aggregate_id: string;
   aggregate_version: number;
-  payload: ColumnType<unknown, string, never>;
+  payload: JSONColumnType<EventEnvelope, string, never>;
   created_at: Generated<Date>;
   published_at: Date | null;
   /** Set when the row can never be published (see `park_reason`); the relay skips it. */
@@ -151,7 +151,7 @@ interface PendingRow {
   subject: string;
   aggregate_type: string;
   aggregate_id: string;
-  payload: unknown;
+  payload: EventEnvelope;
 }
 
 type PublishOutcome =

@@ -4,7 +4,7 @@ import type { NatsConnection } from 'nats';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { AdminUsageError, adminUsage, parseAdminCall, type AdminCommands } from './admin.js';
-import { connectNats, drainNats } from './bus.js';
+import { connectNats, drainNats } from './nats-connection.js';
 import {
   baseEnvSchema,
   jetStreamSettings,

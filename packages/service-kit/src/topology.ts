@@ -8,13 +8,8 @@ import {
   type StreamConfig,
 } from 'nats';
 import { defaultJetStreamSettings, type JetStreamSettings, type StreamLimits } from './config.js';
-import {
-  ensureConsumer,
-  ensureStream,
-  streamName,
-  type ConsumerDeclaration,
-  type RetrySchedule,
-} from './jetstream.js';
+import { ensureConsumer, type ConsumerDeclaration, type RetrySchedule } from './consumer.js';
+import { ensureStream, streamName } from './streams.js';
 import type { Logger } from './logger.js';
 
 /**

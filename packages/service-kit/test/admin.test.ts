@@ -15,12 +15,11 @@ import { deadLetterCommands } from '../src/dead-letter-admin.js';
 import { createDatabase } from '../src/database.js';
 import {
   ensureConsumer,
-  ensureStream,
   startConsumer,
-  streamName,
   type ConsumerLoop,
   type HandlerOutcome,
-} from '../src/jetstream.js';
+} from '../src/consumer.js';
+import { ensureStream, streamName } from '../src/streams.js';
 import { createMetrics } from '../src/metrics.js';
 import { outboxCommands } from '../src/outbox-admin.js';
 import {

@@ -13,14 +13,8 @@ import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { expectAppError } from '@pcp/testing/fixtures';
-import {
-  createBusClient,
-  createSubjectService,
-  handle,
-  handleBytes,
-  serveSubjects,
-  type BusClient,
-} from '../src/bus.js';
+import { createBusClient, type BusClient } from '../src/bus-client.js';
+import { createSubjectService, handle, handleBytes, serveSubjects } from '../src/subject-server.js';
 import type { RequestContext } from '../src/context.js';
 import { capturingLogger } from '@pcp/testing/capturing-logger';
 

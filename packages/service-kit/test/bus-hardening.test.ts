@@ -13,7 +13,8 @@ import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { expectAppError } from '@pcp/testing/fixtures';
 import { AppError } from '../src/app-error.js';
-import { createBusClient, handle, handleBytes, serveSubjects, type BusClient } from '../src/bus.js';
+import { createBusClient, type BusClient } from '../src/bus-client.js';
+import { handle, handleBytes, serveSubjects } from '../src/subject-server.js';
 import type { RequestContext } from '../src/context.js';
 import { capturingLogger } from '@pcp/testing/capturing-logger';
 

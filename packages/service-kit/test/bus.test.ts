@@ -6,14 +6,13 @@ import { expectAppError } from '@pcp/testing/fixtures';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { AppError } from '../src/app-error.js';
+import { createBusClient, type BusClient } from '../src/bus-client.js';
 import {
-  createBusClient,
   createSubjectService,
   handle,
   serveSubjects,
-  type BusClient,
   type ServedService,
-} from '../src/bus.js';
+} from '../src/subject-server.js';
 import type { RequestContext } from '../src/context.js';
 import { createMetrics } from '../src/metrics.js';
 

@@ -3,15 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import {
-  deadLetterHeaders,
-  deadLetterStream,
   ensureConsumer,
-  ensureStream,
   retryWindowMs,
   startConsumer,
-  streamName,
   type ConsumerOptions,
-} from '../src/jetstream.js';
+} from '../src/consumer.js';
+import { deadLetterHeaders, deadLetterStream, ensureStream, streamName } from '../src/streams.js';
 import { createMetrics, type ServiceMetrics } from '../src/metrics.js';
 
 let env: TestEnvironment;

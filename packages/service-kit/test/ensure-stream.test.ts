@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturingLogger } from '@pcp/testing/capturing-logger';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { baseEnvSchema, jetStreamSettings, loadConfig } from '../src/config.js';
-import { ensureStream, streamName } from '../src/jetstream.js';
+import { ensureStream, streamName } from '../src/streams.js';
 import { applyJetStreamTopology, jetStreamTopology } from '../src/topology.js';
 
 /**

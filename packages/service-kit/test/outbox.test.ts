@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createDatabase } from '../src/database.js';
-import { ensureStream, streamName } from '../src/jetstream.js';
+import { ensureStream, streamName } from '../src/streams.js';
 import { createMetrics } from '../src/metrics.js';
 import {
   createOutboxRelay,

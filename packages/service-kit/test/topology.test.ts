@@ -1,6 +1,6 @@
 import { jetStreamConsumers, natsPermissions, natsStreams, serviceNames } from '@pcp/contracts';
 import { describe, expect, it } from 'vitest';
-import { streamName } from '../src/jetstream.js';
+import { streamName } from '../src/streams.js';
 import { assertNoCardCapture, jetStreamTopology, subjectsOverlap } from '../src/topology.js';
 
 /**

@@ -19,13 +19,13 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { CatalogConfig } from './config.js';
 import type { CatalogDatabase } from './db/catalog.table.js';
-import { ValidationSlots } from './domain/validation-slots.js';
+import { DryRunSlots } from './domain/dry-run-slots.js';
 import { catalogHandlers } from './handlers/catalog.handlers.js';
 import { ingestHandlers } from './handlers/ingest.handlers.js';
-import { validationHandlers } from './handlers/validation.handlers.js';
+import { dryRunHandlers } from './handlers/dry-run.handlers.js';
 import type { CatalogFetchSettings } from './worker/download-catalog.js';
 import { createIngestRunMetrics } from './worker/ingest-metrics.js';
-import { createIngestHandler } from './worker/ingest-worker.js';
+import { createIngestHandler } from './worker/ingest.consumer.js';
 import { createCatalogPreparationPool } from './worker/prepare-catalog.pool.js';
 import { createReconciler } from './worker/reconciler.js';
 
@@ -98,12 +98,12 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
       metrics: ingestRunMetrics,
       maxQueuedPerPartner: config.CATALOG_INGEST_MAX_QUEUED_PER_PARTNER,
     }),
-    ...validationHandlers({
+    ...dryRunHandlers({
       db,
       bus,
       preparation,
       fetch: fetchSettings,
-      slots: new ValidationSlots({
+      slots: new DryRunSlots({
         perReplica: config.CATALOG_VALIDATION_MAX_IN_PROGRESS,
         perPartner: config.CATALOG_VALIDATION_MAX_PER_PARTNER,
       }),

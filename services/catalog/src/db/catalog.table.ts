@@ -4,7 +4,7 @@ import type {
   CatalogIngestSummary,
 } from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
-import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { ColumnType, Generated, JSONColumnType, Selectable } from 'kysely';
 
 export interface IngestRunTable {
   run_id: string;
@@ -16,8 +16,8 @@ export interface IngestRunTable {
   /** Notification order per deployment; a run never replaces a later one's catalog. */
   sequence: Generated<number>;
   status: CatalogIngestStatusValue;
-  errors: ColumnType<CatalogIngestError[], string | undefined, string>;
-  summary: ColumnType<CatalogIngestSummary | null, string | null | undefined, string | null>;
+  errors: JSONColumnType<CatalogIngestError[], string | undefined>;
+  summary: JSONColumnType<CatalogIngestSummary | null, string | null | undefined, string | null>;
   attempts: Generated<number>;
   lease_owner: string | null;
   lease_expires_at: Date | null;
@@ -49,7 +49,7 @@ export interface CatalogVersionTable {
   document_bytes: ColumnType<number, number, number>;
   chunk_count: number;
   /** itemId → basePrice in minor units, for the next run's change summary. */
-  prices: ColumnType<Record<string, number>, string, string>;
+  prices: JSONColumnType<Record<string, number>>;
   created_at: Generated<Date>;
 }
 

@@ -4,7 +4,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import {
   PARSED,
-  type CheckCatalogResult,
+  type DryRunCatalogResult,
   type PrepareCatalogResult,
   type PrepareCatalogTask,
 } from './prepare-catalog.task.js';
@@ -25,7 +25,7 @@ export interface CatalogPreparationPool {
    * dry run: nothing is serialized for storing). Same `bytes` rules as `prepare`. It waits
    * for a thread like any ingest does.
    */
-  check(bytes: Uint8Array, context: ValidationContext): Promise<CheckCatalogResult>;
+  dryRun(bytes: Uint8Array, context: ValidationContext): Promise<DryRunCatalogResult>;
   close(): Promise<void>;
 }
 
@@ -36,7 +36,7 @@ export function createCatalogPreparationPool(options: {
   heapMb: number;
   logger: Logger;
 }): CatalogPreparationPool {
-  const pool = new Piscina<PrepareCatalogTask, PrepareCatalogResult | CheckCatalogResult>({
+  const pool = new Piscina<PrepareCatalogTask, PrepareCatalogResult | DryRunCatalogResult>({
     ...siblingWorkerTask(import.meta.url, 'prepare-catalog.task'),
     minThreads: 0,
     maxThreads: options.threads,
@@ -72,9 +72,9 @@ export function createCatalogPreparationPool(options: {
         port1.close();
       }
     },
-    async check(bytes, context) {
+    async dryRun(bytes, context) {
       const buffer = transferable(bytes);
-      return pool.run({ bytes: buffer, context, purpose: 'check' }, { transferList: [buffer] });
+      return pool.run({ bytes: buffer, context, purpose: 'dry-run' }, { transferList: [buffer] });
     },
     close: () => pool.destroy(),
   };

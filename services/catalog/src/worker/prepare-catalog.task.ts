@@ -17,9 +17,9 @@ export interface PrepareCatalogTask {
   context: ValidationContext;
   /**
    * `activation`: a valid document is serialized and hashed for storing (an ingest).
-   * `check`: it is only validated and priced (a dry run stores nothing).
+   * `dry-run`: it is only validated and priced (a dry run stores nothing).
    */
-  purpose: 'activation' | 'check';
+  purpose: 'activation' | 'dry-run';
   /** Receives `PARSED` once the bytes are valid JSON: the run then shows `processing`. */
   progress?: MessagePort;
 }
@@ -27,14 +27,14 @@ export interface PrepareCatalogTask {
 export const PARSED = 'parsed';
 
 /** What a dry run learns of a valid document: enough for the change summary. */
-export type CheckedCatalog = Pick<ActivatedCatalog, 'pricesJson' | 'counts'>;
+export type DryRunCatalog = Pick<ActivatedCatalog, 'pricesJson' | 'counts'>;
 
 type NotValid =
   | { outcome: 'invalid_json'; message: string }
   | { outcome: 'invalid'; errors: CatalogIngestError[] };
 
 export type PrepareCatalogResult = NotValid | { outcome: 'valid'; catalog: ActivatedCatalog };
-export type CheckCatalogResult = NotValid | { outcome: 'valid'; catalog: CheckedCatalog };
+export type DryRunCatalogResult = NotValid | { outcome: 'valid'; catalog: DryRunCatalog };
 
 /** Piscina's wrapper of a result whose buffers are transferred, not copied. */
 type Moved = ReturnType<typeof move>;
@@ -65,7 +65,7 @@ export default function prepareCatalog(task: PrepareCatalogTask): Moved {
   const { catalog } = validation;
   // Serialized here: 100,000 prices take the request loop 90 ms to stringify.
   const pricesJson = JSON.stringify(Object.fromEntries(catalog.prices));
-  if (task.purpose === 'check') {
+  if (task.purpose === 'dry-run') {
     return result({ outcome: 'valid', catalog: { pricesJson, counts: catalog.counts } });
   }
   // An encoder's output owns its ArrayBuffer (a small Buffer may sit in Node's shared pool),
@@ -90,7 +90,7 @@ export default function prepareCatalog(task: PrepareCatalogTask): Moved {
 
 /** The result for piscina, handing `transfer` over to the main thread instead of copying. */
 function result(
-  value: PrepareCatalogResult | CheckCatalogResult,
+  value: PrepareCatalogResult | DryRunCatalogResult,
   transfer: ArrayBuffer[] = [],
 ): Moved {
   return move({ [transferableSymbol]: transfer, [valueSymbol]: value });

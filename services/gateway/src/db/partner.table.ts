@@ -1,5 +1,5 @@
 import type { PartnerKind, PaymentType } from '@pcp/contracts';
-import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { ColumnType, Generated, JSONColumnType, Selectable } from 'kysely';
 
 export type RateClass = 'reads' | 'writes' | 'discovery';
 /** Per-partner overrides of the per-minute limits; absent classes use the defaults. */
@@ -10,7 +10,7 @@ export interface PartnerTable {
   kind: PartnerKind;
   name: string;
   payment_types: PaymentType[];
-  rate_limits: ColumnType<RateLimitOverrides, string, string>;
+  rate_limits: JSONColumnType<RateLimitOverrides>;
   created_at: Generated<Date>;
   /** Set while the partner is suspended: none of its keys authenticates. */
   suspended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;

@@ -34,7 +34,7 @@ export function catalogSetJsonSchema(publicBaseUrl: string): Record<string, unkn
       `nest at most ${catalogLimits.maxModifierDepth} levels; minimumAllowed ≤ maximumAllowed; ` +
       'basePrice has at most the currency’s minor-unit digits; storeId and currency equal the ' +
       `store’s; at most ${catalogLimits.maxItems} items and ${catalogLimits.maxDocumentBytes / 1024 / 1024} MB. ` +
-      '`npx pcp-catalog lint FILE|URL` and POST /v1/commerce/stores/{storeId}/catalogset-validation ' +
+      '`npx pcp-catalog dry-run FILE|URL` and POST /v1/commerce/stores/{storeId}/catalogset-validation ' +
       '(a dry run of ingest) check all of them.',
     ...generated,
   };

@@ -1,4 +1,4 @@
-import { catalogSetNotification, catalogSetValidation, guid, subjects } from '@pcp/contracts';
+import { catalogSetNotification, catalogSetDryRun, guid, subjects } from '@pcp/contracts';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -46,7 +46,7 @@ export const catalogDryRunRoutes: FastifyPluginAsync<CatalogDryRunRoutesOptions>
         body: catalogSetNotification,
         response: {
           200: jsonResponse(
-            catalogSetValidation,
+            catalogSetDryRun,
             'What an ingest of the document would report now; nothing was stored or activated.',
           ),
           ...problemResponses('STORE_NOT_FOUND', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'),
@@ -55,7 +55,7 @@ export const catalogDryRunRoutes: FastifyPluginAsync<CatalogDryRunRoutesOptions>
     },
     async (request) =>
       bus.request(
-        subjects.catalog.validate,
+        subjects.catalog.dryRun,
         { storeId: request.params.storeId, callbackUrl: request.body.callbackUrl },
         request.ctx,
         { timeoutMs: options.timeoutMs },

@@ -1,5 +1,12 @@
 import type { AvailabilityWindow, FulfillmentType } from '@pcp/contracts';
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type {
+  ColumnType,
+  Generated,
+  Insertable,
+  JSONColumnType,
+  Selectable,
+  Updateable,
+} from 'kysely';
 
 /** Money columns hold integer minor units of `currency`; the tax rate is parts per million. */
 export interface StoreTable {
@@ -18,7 +25,7 @@ export interface StoreTable {
   latitude: number;
   longitude: number;
   fulfillment_types: FulfillmentType[];
-  availability: ColumnType<AvailabilityWindow[], string, string>;
+  availability: JSONColumnType<AvailabilityWindow[]>;
   delivery_radius_meters: number | null;
   delivery_fee_minor: number | null;
   delivery_minimum_order_minor: number | null;

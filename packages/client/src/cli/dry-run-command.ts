@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { lintCatalogSet, type LintResult } from '../catalog-lint/lint.js';
-import { readCatalogSource } from '../catalog-lint/read-source.js';
+import { dryRunCatalogSet, type DryRunResult } from '../catalog-dry-run/dry-run.js';
+import { readCatalogSource } from '../catalog-dry-run/read-source.js';
 
 /** Where the command writes; the bin passes the process's streams, tests collect the text. */
 export interface CommandIo {
@@ -18,7 +18,7 @@ const DOWNLOAD_TIMEOUT_MS = 60_000;
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const USAGE = `Usage: pcp-catalog lint FILE|URL [--store-id ID] [--currency CODE] [--json]
+export const USAGE = `Usage: pcp-catalog dry-run FILE|URL [--store-id ID] [--currency CODE] [--json]
 
 Checks a CatalogSet with the validator catalog ingest runs: its shape, keys equal to ids,
 references, cycles, modifier depth, modifier-group bounds, price precision and limits.
@@ -37,7 +37,7 @@ Exit status: 0 valid, 1 invalid, 2 usage error or the document could not be read
 `;
 
 /**
- * `pcp-catalog lint`: read a document (file or URL), lint it and report. Returns the exit
+ * `pcp-catalog dry-run`: read a document (file or URL), dry-run it and report. Returns the exit
  * code; usage problems and unreadable documents go to stderr.
  */
 export async function main(argv: readonly string[], io: CommandIo): Promise<number> {
@@ -63,7 +63,7 @@ export async function main(argv: readonly string[], io: CommandIo): Promise<numb
     return EXIT_VALID;
   }
   const [command, location, ...extra] = positionals;
-  if (command !== 'lint')
+  if (command !== 'dry-run')
     return usageError(io, command ? `unknown command ${command}` : 'no command');
   if (!location || extra.length > 0) return usageError(io, 'give exactly one FILE or URL');
   const storeId = values['store-id'];
@@ -80,8 +80,8 @@ export async function main(argv: readonly string[], io: CommandIo): Promise<numb
     io.stderr(`pcp-catalog: cannot read ${location}: ${source.message}\n`);
     return EXIT_USAGE;
   }
-  const result: LintResult = source.ok
-    ? lintCatalogSet(source.text, {
+  const result: DryRunResult = source.ok
+    ? dryRunCatalogSet(source.text, {
         ...(storeId === undefined ? {} : { storeId }),
         ...(currency === undefined ? {} : { currency }),
       })
@@ -109,7 +109,7 @@ function usageError(io: CommandIo, problem: string): number {
 /** The human-readable report: one line per error, then the summary line. */
 function report(
   location: string,
-  result: LintResult,
+  result: DryRunResult,
   checked: { storeId: string | undefined; currency: string | undefined },
 ): string {
   if (!result.valid) {

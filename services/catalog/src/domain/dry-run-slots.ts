@@ -7,7 +7,7 @@ export type NoSlot = 'replica_busy' | 'partner_busy';
  * rather than by whoever calls. Partners appear only while they have one in progress, so the
  * map never holds more entries than the replica's limit.
  */
-export class ValidationSlots {
+export class DryRunSlots {
   private inProgress = 0;
   private readonly byPartner = new Map<string, number>();
 

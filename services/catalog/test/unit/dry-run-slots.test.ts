@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationSlots } from '../../src/domain/validation-slots.js';
+import { DryRunSlots } from '../../src/domain/dry-run-slots.js';
 
-describe('ValidationSlots', () => {
+describe('DryRunSlots', () => {
   it('refuses a partner over its own limit before the replica is full', () => {
-    const slots = new ValidationSlots({ perReplica: 2, perPartner: 1 });
+    const slots = new DryRunSlots({ perReplica: 2, perPartner: 1 });
     const first = slots.take('a');
     expect(first.ok).toBe(true);
     expect(slots.take('a')).toEqual({ ok: false, reason: 'partner_busy' });
@@ -12,7 +12,7 @@ describe('ValidationSlots', () => {
   });
 
   it('refuses everyone once the replica is full, and frees the slot on release', () => {
-    const slots = new ValidationSlots({ perReplica: 2, perPartner: 2 });
+    const slots = new DryRunSlots({ perReplica: 2, perPartner: 2 });
     const a = slots.take('a');
     const b = slots.take('b');
     expect(slots.take('c')).toEqual({ ok: false, reason: 'replica_busy' });
@@ -23,7 +23,7 @@ describe('ValidationSlots', () => {
   });
 
   it('counts a release once however often it is called', () => {
-    const slots = new ValidationSlots({ perReplica: 2, perPartner: 1 });
+    const slots = new DryRunSlots({ perReplica: 2, perPartner: 1 });
     const a = slots.take('a');
     const b = slots.take('b');
     if (!a.ok || !b.ok) throw new Error('expected slots');

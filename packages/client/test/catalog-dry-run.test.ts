@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCatalogSet, withBrokenReference } from '@pcp/testing/catalog-generator';
-import { lintCatalogSet } from '../src/catalog-lint/lint.js';
-import { readCatalogSource } from '../src/catalog-lint/read-source.js';
-import { main } from '../src/cli/lint-command.js';
+import { dryRunCatalogSet } from '../src/catalog-dry-run/dry-run.js';
+import { readCatalogSource } from '../src/catalog-dry-run/read-source.js';
+import { main } from '../src/cli/dry-run-command.js';
 
 const STORE = '5a1e0000-0000-4000-8000-000000000001';
 /** withBrokenReference's dangling id (@pcp/testing/catalog-generator). */
@@ -29,10 +29,10 @@ function positionOf(text: string, needle: string, from = 0): { line: number; col
   return { line: before.length, column: before[before.length - 1]!.length + 1 };
 }
 
-describe('lintCatalogSet', () => {
+describe('dryRunCatalogSet', () => {
   it('accepts a valid document and counts it', () => {
     const doc = document(40);
-    expect(lintCatalogSet(JSON.stringify(doc))).toEqual({
+    expect(dryRunCatalogSet(JSON.stringify(doc))).toEqual({
       valid: true,
       errors: [],
       counts: {
@@ -50,7 +50,7 @@ describe('lintCatalogSet', () => {
     doc.items[firstItem!].basePrice = 1.005;
     doc.currency = 'EUR';
     const text = JSON.stringify(doc, null, 2);
-    const result = lintCatalogSet(text, { storeId: STORE, currency: 'USD' });
+    const result = dryRunCatalogSet(text, { storeId: STORE, currency: 'USD' });
     const validated = validateCatalogSet(JSON.parse(text), { storeId: STORE, currency: 'USD' });
     if (validated.ok) throw new Error('expected the validator to refuse the document');
     expect(result.valid).toBe(false);
@@ -74,7 +74,7 @@ describe('lintCatalogSet', () => {
     const [itemId] = Object.keys(doc.items);
     delete doc.items[itemId!].basePrice;
     const text = JSON.stringify(doc, null, 2);
-    const [error] = lintCatalogSet(text).errors;
+    const [error] = dryRunCatalogSet(text).errors;
     expect(error).toMatchObject({ path: `/items/${itemId}/basePrice` });
     // The value of the item's key: the `{` after `"<id>": `.
     const key = positionOf(text, `"${itemId}": {`);
@@ -87,7 +87,7 @@ describe('lintCatalogSet', () => {
     doc.modifierGroups[groupId!].minimumAllowed = 5;
     doc.modifierGroups[groupId!].maximumAllowed = 1;
     const text = JSON.stringify(doc, null, 2).replace(/"[0-9a-f-]{36}"/g, (id) => id.toUpperCase());
-    const [error] = lintCatalogSet(text).errors;
+    const [error] = dryRunCatalogSet(text).errors;
     expect(error?.path).toBe(`/modifierGroups/${groupId}/maximumAllowed`);
     const group = text.indexOf(`"${groupId!.toUpperCase()}": {`);
     // The value, not the property name.
@@ -102,7 +102,7 @@ describe('lintCatalogSet', () => {
     const doc = document();
     doc.sections['a/b~c'] = { sectionId: 'a/b~c', name: 'Odd' };
     const text = JSON.stringify(doc, null, 2);
-    const errors = lintCatalogSet(text).errors;
+    const errors = dryRunCatalogSet(text).errors;
     expect(errors[0]).toMatchObject({
       path: '/sections/a~1b~0c/sectionId',
       ...positionOf(text, '"a/b~c"', text.indexOf('"sectionId": "a/b~c"')),
@@ -111,12 +111,12 @@ describe('lintCatalogSet', () => {
 
   it('checks storeId and currency only when asked', () => {
     const text = JSON.stringify({ ...document(), storeId: '5a1e0000-0000-4000-8000-000000000009' });
-    expect(lintCatalogSet(text).valid).toBe(true);
-    expect(lintCatalogSet(text, { storeId: STORE.toUpperCase() }).errors).toEqual([
+    expect(dryRunCatalogSet(text).valid).toBe(true);
+    expect(dryRunCatalogSet(text, { storeId: STORE.toUpperCase() }).errors).toEqual([
       expect.objectContaining({ path: '/storeId', line: 1 }),
     ]);
-    expect(lintCatalogSet(text, { currency: 'USD' }).valid).toBe(true);
-    expect(lintCatalogSet(text, { currency: 'JPY' }).errors.map((error) => error.path)).toEqual([
+    expect(dryRunCatalogSet(text, { currency: 'USD' }).valid).toBe(true);
+    expect(dryRunCatalogSet(text, { currency: 'JPY' }).errors.map((error) => error.path)).toEqual([
       '/currency',
     ]);
   });
@@ -128,7 +128,7 @@ describe('lintCatalogSet', () => {
     ['an empty file', '', 1, 1, 'value expected'],
     ['a truncated document', '{"items": {"a": ', 1, 17, 'value expected'],
   ])('reports invalid JSON (%s) at the syntax error', (_, text, line, column, reason) => {
-    expect(lintCatalogSet(text)).toEqual({
+    expect(dryRunCatalogSet(text)).toEqual({
       valid: false,
       errors: [{ path: '', message: `Invalid JSON: ${reason}.`, line, column }],
       counts: null,
@@ -139,7 +139,7 @@ describe('lintCatalogSet', () => {
     const doc = document();
     doc.currency = 'EUR';
     const text = `\uFEFF${JSON.stringify(doc)}`;
-    const [error] = lintCatalogSet(text, { currency: 'USD' }).errors;
+    const [error] = dryRunCatalogSet(text, { currency: 'USD' }).errors;
     expect(error).toMatchObject({ path: '/currency', ...positionOf(text, '"EUR"') });
   });
 });
@@ -151,7 +151,7 @@ describe('readCatalogSource', () => {
   const routes = new Map<string, RequestListener>();
 
   beforeAll(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'pcp-lint-'));
+    directory = await mkdtemp(join(tmpdir(), 'pcp-dry-run-'));
     server = createServer((request, response) => {
       const route = routes.get(request.url ?? '');
       if (route) route(request, response);
@@ -248,7 +248,7 @@ describe('pcp-catalog main', () => {
   let directory: string;
 
   beforeAll(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'pcp-lint-main-'));
+    directory = await mkdtemp(join(tmpdir(), 'pcp-dry-run-main-'));
   });
 
   afterAll(async () => {
@@ -268,22 +268,22 @@ describe('pcp-catalog main', () => {
   it.each([
     [[], /no command/],
     [['check', 'x.json'], /unknown command check/],
-    [['lint'], /exactly one FILE or URL/],
-    [['lint', 'a.json', 'b.json'], /exactly one FILE or URL/],
-    [['lint', 'a.json', '--verbose'], /Unknown option '--verbose'/],
-    [['lint', 'a.json', '--store-id', 'not-a-guid'], /--store-id must be a GUID/],
-    [['lint', 'a.json', '--currency', 'dollars'], /--currency must be an ISO 4217 code/],
+    [['dry-run'], /exactly one FILE or URL/],
+    [['dry-run', 'a.json', 'b.json'], /exactly one FILE or URL/],
+    [['dry-run', 'a.json', '--verbose'], /Unknown option '--verbose'/],
+    [['dry-run', 'a.json', '--store-id', 'not-a-guid'], /--store-id must be a GUID/],
+    [['dry-run', 'a.json', '--currency', 'dollars'], /--currency must be an ISO 4217 code/],
   ])('answers usage errors (%j) with exit 2 and the usage on stderr', async (argv, problem) => {
     const result = await run(...argv);
     expect(result).toMatchObject({ code: 2, stdout: '' });
     expect(result.stderr).toMatch(problem);
-    expect(result.stderr).toContain('Usage: pcp-catalog lint FILE|URL');
+    expect(result.stderr).toContain('Usage: pcp-catalog dry-run FILE|URL');
   });
 
   it('prints the help with exit 0', async () => {
     const result = await run('--help');
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    expect(result.stdout).toMatch(/^Usage: pcp-catalog lint/);
+    expect(result.stdout).toMatch(/^Usage: pcp-catalog dry-run/);
   });
 
   it('prints a summary of a valid document, noting what it did not check', async () => {
@@ -291,14 +291,14 @@ describe('pcp-catalog main', () => {
     const path = join(directory, 'valid.json');
     await writeFile(path, JSON.stringify(doc));
     const groups = Object.keys(doc.modifierGroups).length;
-    const unchecked = await run('lint', path);
+    const unchecked = await run('dry-run', path);
     expect(unchecked).toMatchObject({ code: 0, stderr: '' });
     expect(unchecked.stdout).toBe(
       `${path}: valid CatalogSet: 40 items, ${Object.keys(doc.sections).length} section${Object.keys(doc.sections).length === 1 ? '' : 's'}, ` +
         `${groups} modifier groups, ${Object.keys(doc.catalogs).length} catalogs; ` +
         'not checked against a store: storeId (--store-id), currency (--currency)\n',
     );
-    const checked = await run('lint', path, '--store-id', STORE, '--currency', 'usd');
+    const checked = await run('dry-run', path, '--store-id', STORE, '--currency', 'usd');
     expect(checked.code).toBe(0);
     expect(checked.stdout).not.toContain('not checked');
   });
@@ -310,14 +310,14 @@ describe('pcp-catalog main', () => {
     const path = join(directory, 'eur.json');
     await writeFile(path, text);
     const { line, column } = positionOf(text, '"EUR"');
-    expect(await run('lint', path, '--currency', 'USD')).toEqual({
+    expect(await run('dry-run', path, '--currency', 'USD')).toEqual({
       code: 1,
       stdout:
         `${path}:${line}:${column}  /currency currency EUR does not match the store's currency USD.\n` +
         `${path}: invalid CatalogSet (1 error)\n`,
       stderr: '',
     });
-    const json = await run('lint', '--json', path, '--currency', 'USD');
+    const json = await run('dry-run', '--json', path, '--currency', 'USD');
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toEqual({
       source: path,
@@ -335,7 +335,7 @@ describe('pcp-catalog main', () => {
   });
 
   it('calls a file that cannot be read a usage problem (exit 2), not an invalid document', async () => {
-    const result = await run('lint', join(directory, 'absent.json'));
+    const result = await run('dry-run', join(directory, 'absent.json'));
     expect(result).toEqual({
       code: 2,
       stdout: '',

@@ -1,5 +1,5 @@
 /**
- * Catalog preflight end to end: the CatalogSet JSON Schema the gateway serves, and the dry
+ * Catalog dry run end to end: the CatalogSet JSON Schema the gateway serves, and the dry
  * run of an ingest (POST /v1/commerce/stores/{storeId}/catalogset-validation), which must
  * download, validate and summarize exactly as ingest does while storing and activating
  * nothing.
@@ -62,10 +62,10 @@ function newStore(partner: Partner = commerce): Promise<string> {
   return createStore(platform.baseUrl, partner.apiKey);
 }
 
-const validationPath = (storeId: string) => `/v1/commerce/stores/${storeId}/catalogset-validation`;
+const dryRunPath = (storeId: string) => `/v1/commerce/stores/${storeId}/catalogset-validation`;
 
 function dryRun(storeId: string, callbackUrl: string, apiKey = commerce.apiKey) {
-  return call(platform.baseUrl, 'POST', validationPath(storeId), {
+  return call(platform.baseUrl, 'POST', dryRunPath(storeId), {
     apiKey,
     body: { callbackUrl },
   });
@@ -188,7 +188,7 @@ describe('GET /schemas/catalogset.json', () => {
       'cycle',
       'levels',
       'minor-unit',
-      'pcp-catalog lint',
+      'pcp-catalog dry-run',
       'catalogset-validation',
     ]) {
       expect(response.body.description).toContain(rule);
@@ -379,7 +379,7 @@ describe('catalogset-validation: the dry run', () => {
     const storeId = await newStore();
     const url = `${host.base}/x.json`;
     expectProblem(await dryRun(storeId, url, distribution.apiKey), 403, 'FORBIDDEN');
-    const anonymous = await call(platform.baseUrl, 'POST', validationPath(storeId), {
+    const anonymous = await call(platform.baseUrl, 'POST', dryRunPath(storeId), {
       body: { callbackUrl: url },
     });
     expectProblem(anonymous, 401, 'UNAUTHORIZED');
@@ -388,7 +388,7 @@ describe('catalogset-validation: the dry run', () => {
   it('answers malformed, oversized and hostile bodies with a ProblemDetail', async () => {
     const storeId = await newStore();
     const post = (options: Parameters<typeof call>[3]) =>
-      call(platform.baseUrl, 'POST', validationPath(storeId), {
+      call(platform.baseUrl, 'POST', dryRunPath(storeId), {
         apiKey: commerce.apiKey,
         ...options,
       });
@@ -432,7 +432,7 @@ describe('catalogset-validation: the dry run', () => {
       415,
       'UNSUPPORTED_MEDIA_TYPE',
     );
-    const badStore = await call(platform.baseUrl, 'POST', validationPath('not-a-guid'), {
+    const badStore = await call(platform.baseUrl, 'POST', dryRunPath('not-a-guid'), {
       apiKey: commerce.apiKey,
       body: { callbackUrl: `${host.base}/x.json` },
     });

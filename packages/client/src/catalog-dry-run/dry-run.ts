@@ -9,7 +9,7 @@ import {
 } from 'jsonc-parser';
 
 /** What a document is checked against besides contract §3's rules; absent: not checked. */
-export interface LintOptions {
+export interface DryRunOptions {
   /** The store the document is for (its storeId must equal it). */
   storeId?: string;
   /** The store's ISO 4217 currency (the document's must equal it). */
@@ -17,7 +17,7 @@ export interface LintOptions {
 }
 
 /** One problem of a document: where it is (RFC 6901 pointer, 1-based line and column) and why. */
-export interface LintError {
+export interface DryRunError {
   /** RFC 6901 pointer to the value at fault, as ingest reports it ('' for the document). */
   path: string;
   message: string;
@@ -26,10 +26,10 @@ export interface LintError {
   column: number;
 }
 
-/** The outcome of {@link lintCatalogSet}. */
-export type LintResult =
+/** The outcome of {@link dryRunCatalogSet}. */
+export type DryRunResult =
   | { valid: true; errors: []; counts: ValidatedCatalogSet['counts'] }
-  | { valid: false; errors: LintError[]; counts: null };
+  | { valid: false; errors: DryRunError[]; counts: null };
 
 /** Strict JSON: jsonc-parser's own leniencies (comments, trailing commas) are errors. */
 const STRICT_JSON: ParseOptions = {
@@ -39,12 +39,12 @@ const STRICT_JSON: ParseOptions = {
 };
 
 /**
- * Lint a CatalogSet's text with the validator that catalog ingest runs (contract §3), and
+ * Dry-run a CatalogSet's text through the validator that catalog ingest runs (contract §3), and
  * place every error at a line and column of the text. Invalid JSON is one error at the syntax
  * error. The location tree is built only when there are errors to place, so a valid 50 MB
  * document costs one parse and one validation.
  */
-export function lintCatalogSet(text: string, options: LintOptions = {}): LintResult {
+export function dryRunCatalogSet(text: string, options: DryRunOptions = {}): DryRunResult {
   // A byte order mark is not JSON, though ingest accepts it; a space keeps every offset.
   const source = text.startsWith('\uFEFF') ? ` ${text.slice(1)}` : text;
   let document: unknown;
@@ -73,7 +73,7 @@ export function lintCatalogSet(text: string, options: LintOptions = {}): LintRes
 }
 
 /** The first syntax error, as jsonc-parser places it (V8's message repeats the text). */
-function syntaxError(source: string, error: unknown): LintError {
+function syntaxError(source: string, error: unknown): DryRunError {
   let found: { code: string; line: number; column: number } | undefined;
   visit(
     source,

@@ -1,4 +1,4 @@
-import { subjects, type CatalogIngestError, type CatalogSetValidation } from '@pcp/contracts';
+import { subjects, type CatalogIngestError, type CatalogSetDryRun } from '@pcp/contracts';
 import {
   AppError,
   handle,
@@ -10,15 +10,15 @@ import {
 import type { Kysely } from 'kysely';
 import { summarizeAgainstActive } from '../db/catalog.repository.js';
 import type { CatalogDatabase } from '../db/catalog.table.js';
-import type { ValidationSlots } from '../domain/validation-slots.js';
+import type { DryRunSlots } from '../domain/dry-run-slots.js';
 import { downloadCatalogSet, type CatalogFetchSettings } from '../worker/download-catalog.js';
 import type { CatalogPreparationPool } from '../worker/prepare-catalog.pool.js';
-import type { CheckCatalogResult } from '../worker/prepare-catalog.task.js';
+import type { DryRunCatalogResult } from '../worker/prepare-catalog.task.js';
 
 /** When a refused dry run may try again: about one validation of a large document. */
 const BUSY_RETRY_AFTER_SECONDS = 5;
 
-const invalid = (errors: CatalogIngestError[]): CatalogSetValidation => ({
+const invalid = (errors: CatalogIngestError[]): CatalogSetDryRun => ({
   valid: false,
   errors,
   summary: null,
@@ -29,16 +29,16 @@ const invalid = (errors: CatalogIngestError[]): CatalogSetValidation => ({
  * settings, validated on the same preparation threads and summarized against the store's
  * active catalog, storing nothing (no run, no version, no event).
  */
-export function validationHandlers(deps: {
+export function dryRunHandlers(deps: {
   db: Kysely<CatalogDatabase>;
   bus: BusClient;
   preparation: CatalogPreparationPool;
   fetch: CatalogFetchSettings;
-  slots: ValidationSlots;
+  slots: DryRunSlots;
   logger: Logger;
 }): HandlerBinding[] {
   return [
-    handle(subjects.catalog.validate, async ({ storeId, callbackUrl }, ctx) => {
+    handle(subjects.catalog.dryRun, async ({ storeId, callbackUrl }, ctx) => {
       const partnerId = requirePartner(ctx, 'commerce');
       // The stores service answers 404 for another partner's store; that error passes through.
       const store = await deps.bus.request(subjects.stores.get, { storeId }, ctx);
@@ -63,9 +63,9 @@ export function validationHandlers(deps: {
           );
           return invalid([{ message: download.message, path: '' }]);
         }
-        let checked: CheckCatalogResult;
+        let checked: DryRunCatalogResult;
         try {
-          checked = await deps.preparation.check(download.body, {
+          checked = await deps.preparation.dryRun(download.body, {
             storeId,
             currency: store.currency,
           });

@@ -1,0 +1,266 @@
+import {
+  healthSubject,
+  parseContract,
+  type bytesReply,
+  type ServiceError,
+  type ServiceName,
+  type SubjectDefinition,
+} from '@pcp/contracts';
+import {
+  context as otelContext,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+  type TextMapGetter,
+} from '@opentelemetry/api';
+import {
+  ErrorCode,
+  NatsError,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  type Service,
+} from 'nats';
+import { performance } from 'node:perf_hooks';
+import type { z } from 'zod';
+import { AppError, requestInvalid } from './app-error.js';
+import { subjectName, type BusOptions } from './bus-client.js';
+import { readContextHeaders, type RequestContext } from './context.js';
+import { parseJsonBytes } from './json-body.js';
+import { withLogContext } from './log-context.js';
+import type { Logger } from './logger.js';
+import type { ServiceMetrics } from './metrics.js';
+import { maxPartBytes, respondInParts } from './reply-parts.js';
+
+const tracer = trace.getTracer('@pcp/service-kit');
+const headerGetter: TextMapGetter<MsgHdrs | undefined> = {
+  get: (carrier, key) => carrier?.get(key) || undefined,
+  keys: (carrier) => carrier?.keys() ?? [],
+};
+const encoder = new TextEncoder();
+
+/** A subject bound to its handler; built with `handle()` so both stay typed. */
+export interface HandlerBinding {
+  readonly definition: SubjectDefinition<z.ZodType, z.ZodType>;
+  readonly handler: (input: unknown, ctx: RequestContext) => Promise<unknown>;
+  /** Set by `handleBytes`: the handler's result is the reply's bytes, not JSON. */
+  readonly repliesBytes?: true;
+}
+
+export function handle<Req extends z.ZodType, Rep extends z.ZodType>(
+  definition: SubjectDefinition<Req, Rep>,
+  handler: (input: z.output<Req>, ctx: RequestContext) => Promise<z.input<Rep>>,
+): HandlerBinding {
+  return { definition, handler: handler as HandlerBinding['handler'] };
+}
+
+/** Like `handle`, for a subject whose reply is bytes (callers use `requestRaw`). */
+export function handleBytes<Req extends z.ZodType>(
+  definition: SubjectDefinition<Req, typeof bytesReply>,
+  handler: (input: z.output<Req>, ctx: RequestContext) => Promise<Uint8Array>,
+): HandlerBinding {
+  return { definition, handler: handler as HandlerBinding['handler'], repliesBytes: true };
+}
+
+export interface ServedService {
+  /** Stop taking requests, then wait (up to `timeoutMs`) for those in flight to answer. */
+  stop(timeoutMs?: number): Promise<void>;
+  /** False once the NATS service stopped for another reason than `stop()` (readiness). */
+  serving(): boolean;
+}
+
+/**
+ * The service's side: registers with the NATS services API (so `$SRV.PING/INFO/STATS`
+ * answer) with one endpoint per subject, in a queue group so replicas share the load.
+ * Requests are validated against the contract; errors go back as typed replies, and no
+ * request, however hostile, can make the process fail: whatever a handler throws becomes
+ * an error reply, and a reply that cannot be sent becomes a small INTERNAL one.
+ */
+export async function serveSubjects(
+  nc: NatsConnection,
+  options: BusOptions & { service: ServiceName; version: string },
+  bindings: readonly HandlerBinding[],
+): Promise<ServedService> {
+  const service: Service = await nc.services.add({
+    name: options.service,
+    version: options.version,
+    queue: options.service,
+    metadata: { prefix: options.prefix },
+  });
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+  // nats.js stops the whole service when one endpoint's subscription closes or errors.
+  void service.stopped.then((reason) => {
+    if (!stopping) {
+      options.logger.error(
+        { err: reason, service: options.service },
+        'NATS service stopped; no longer serving its subjects',
+      );
+    }
+  });
+  const health = handle(healthSubject(options.service), () =>
+    Promise.resolve({ service: options.service, status: 'ok' as const }),
+  );
+  for (const binding of [health, ...bindings]) {
+    const subject = subjectName(options.prefix, binding.definition);
+    service.addEndpoint(binding.definition.name.replace(/\./g, '_'), {
+      subject,
+      handler: (error, msg) => {
+        if (error) {
+          options.logger.error({ err: error, subject }, 'endpoint subscription failed');
+          return;
+        }
+        const work = dispatch(binding, msg, subject, nc, options)
+          .catch((failure: unknown) =>
+            options.logger.error({ err: failure, subject }, 'request dispatch failed'),
+          )
+          .finally(() => inFlight.delete(work));
+        inFlight.add(work);
+      },
+    });
+  }
+  return {
+    serving: () => !service.isStopped,
+    async stop(timeoutMs = 5_000) {
+      stopping = true;
+      await service.stop();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...inFlight]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    },
+  };
+}
+
+const internalReply = encoder.encode(
+  JSON.stringify({ errorCode: 'INTERNAL', detail: 'Internal error' } satisfies ServiceError),
+);
+
+async function dispatch(
+  binding: HandlerBinding,
+  msg: Msg,
+  subject: string,
+  nc: NatsConnection,
+  options: BusOptions,
+): Promise<void> {
+  const started = performance.now();
+  let ctx: RequestContext | undefined;
+  let span: Span | undefined;
+  let status: 'ok' | 'error' = 'ok';
+  let errorCode = 'ok';
+  let reply: Uint8Array;
+  try {
+    // Inside the try: nats.js decodes headers when first read, and throws on a bad block.
+    ctx = readContextHeaders(msg.headers);
+    const parent = propagation.extract(ROOT_CONTEXT, msg.headers, headerGetter);
+    span = tracer.startSpan(subject, { kind: SpanKind.SERVER }, parent);
+    const input = parseContract(binding.definition.request, parseJsonBytes(msg.data));
+    if (!input.success) throw requestInvalid(input.error.issues, input);
+    const context = ctx;
+    const active = trace.setSpan(parent, span);
+    // Every line the handler logs names the request, its partner and its trace.
+    const result = await withLogContext(context, () =>
+      otelContext.with(active, async () => {
+        const handled = await binding.handler(input.data, context);
+        options.logger.debug({ subject }, 'request handled');
+        return handled;
+      }),
+    );
+    reply = replyBody(binding, result);
+  } catch (error) {
+    status = 'error';
+    if (error instanceof AppError) {
+      errorCode = error.code;
+      reply = encoder.encode(JSON.stringify(error.toServiceError()));
+    } else {
+      // A header block nats.js cannot decode lands here too: our peers sent it, not a
+      // partner, so it is an internal fault (INTERNAL), not the partner's REQUEST_INVALID.
+      errorCode = 'INTERNAL';
+      options.logger.error({ err: error, subject, requestId: ctx?.requestId }, 'handler failed');
+      span?.setStatus({ code: SpanStatusCode.ERROR });
+      reply = internalReply;
+    }
+  }
+  span?.end();
+  const partBytes = maxPartBytes(nc.info?.max_payload);
+  try {
+    // nats.js drops a reply to a closed connection without a word; say so in the logs.
+    if (nc.isClosed()) throw NatsError.errorForCode(ErrorCode.ConnectionClosed);
+    if (!respondInParts(msg, status, reply, partBytes)) {
+      options.logger.warn({ subject, requestId: ctx?.requestId }, 'request had no reply subject');
+    }
+  } catch (error) {
+    options.logger.error(
+      { err: error, subject, requestId: ctx?.requestId, bytes: reply.length },
+      'reply could not be sent',
+    );
+    errorCode = 'INTERNAL';
+    try {
+      if (!nc.isClosed()) respondInParts(msg, 'error', internalReply, partBytes);
+    } catch (fallback) {
+      options.logger.warn({ err: fallback, subject }, 'INTERNAL reply could not be sent either');
+    }
+  }
+  options.metrics?.natsHandlerDuration
+    .labels(binding.definition.name, errorCode)
+    .observe((performance.now() - started) / 1000);
+}
+
+/** The bytes a handler's result is sent as; a result that cannot be sent is the handler's bug. */
+function replyBody(binding: HandlerBinding, result: unknown): Uint8Array {
+  if (result === undefined) throw new Error('the handler returned nothing');
+  if (binding.repliesBytes) {
+    if (result instanceof Uint8Array) return result;
+    throw new Error('the handler returned no bytes');
+  }
+  // undefined for a function or a symbol: nothing to send either.
+  const json = JSON.stringify(result) as string | undefined;
+  if (json === undefined) throw new Error('the handler returned nothing JSON can carry');
+  return encoder.encode(json);
+}
+
+/**
+ * A service that answers `bindings` (plus its health subject) while started: the usual
+ * body of a `createXService(deps)` factory.
+ */
+export function createSubjectService(
+  deps: {
+    nc: NatsConnection;
+    logger: Logger;
+    metrics?: ServiceMetrics;
+    subjectPrefix: string;
+    requestTimeoutMs: number;
+  },
+  service: { name: ServiceName; version: string },
+  bindings: readonly HandlerBinding[],
+): { start(): Promise<void>; stop(timeoutMs?: number): Promise<void>; serving(): boolean } {
+  let served: ServedService | undefined;
+  return {
+    async start() {
+      served = await serveSubjects(
+        deps.nc,
+        {
+          service: service.name,
+          version: service.version,
+          prefix: deps.subjectPrefix,
+          timeoutMs: deps.requestTimeoutMs,
+          logger: deps.logger,
+          ...(deps.metrics ? { metrics: deps.metrics } : {}),
+        },
+        bindings,
+      );
+    },
+    async stop(timeoutMs?: number) {
+      await served?.stop(timeoutMs);
+      served = undefined;
+    },
+    serving: () => served?.serving() ?? false,
+  };
+}
