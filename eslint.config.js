@@ -38,6 +38,7 @@ export default tseslint.config(
         project: [
           './packages/*/tsconfig.json',
           './services/*/tsconfig.json',
+          './tools/*/tsconfig.json',
           './tsconfig.tests.json',
         ],
         tsconfigRootDir: import.meta.dirname,
@@ -66,6 +67,7 @@ export default tseslint.config(
             '**/test/**',
             'e2e/**',
             'packages/testing/**',
+            'tools/**',
             'scripts/**',
             'deploy/**',
             'packages/*/generate/**',
@@ -79,7 +81,7 @@ export default tseslint.config(
   },
   {
     // The root package is the monorepo itself: its tests and tools use the workspaces.
-    files: ['e2e/**', 'packages/testing/**', 'scripts/**', 'deploy/**'],
+    files: ['e2e/**', 'packages/testing/**', 'tools/**', 'scripts/**', 'deploy/**'],
     settings: { 'import/internal-regex': '^@pcp/' },
   },
   {
