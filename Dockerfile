@@ -21,10 +21,12 @@ COPY services/catalog/package.json services/catalog/
 COPY services/ordering/package.json services/ordering/
 COPY services/payments/package.json services/payments/
 COPY services/processor-simulator/package.json services/processor-simulator/
+COPY tools/platform/package.json tools/platform/
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages/ packages/
 COPY services/ services/
+COPY tools/ tools/
 RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20.20.2-trixie-slim AS runtime
@@ -47,6 +49,8 @@ COPY --from=build /app/packages/catalog-validation/package.json packages/catalog
 COPY --from=build /app/packages/catalog-validation/dist/ packages/catalog-validation/dist/
 COPY --from=build /app/services/gateway/package.json services/gateway/
 COPY --from=build /app/services/gateway/dist/ services/gateway/dist/
+# The partner guides the gateway serves at /docs/guide (read at start from /app/docs/guide).
+COPY docs/guide/ docs/guide/
 COPY --from=build /app/services/stores/package.json services/stores/
 COPY --from=build /app/services/stores/dist/ services/stores/dist/
 COPY --from=build /app/services/catalog/package.json services/catalog/

@@ -4,7 +4,6 @@
 import { spawn } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { ensureDatabase, ensureDependencies, ensureServers, fail, log } from './lib/setup.mjs';
-import { localServiceEnv } from './lib/local-env.mjs';
 
 const service = basename(process.cwd());
 const nodeArgs = process.argv.slice(2);
@@ -31,12 +30,15 @@ const child = spawn(
     '--conditions=@pcp/source',
     '--import',
     'tsx',
+    // The environment `npm start` gives it, for what is not set already.
+    '--import',
+    '@pcp/platform/local-defaults',
     // Patches pg, redis, http and undici before the service loads them (tracing).
     '--import',
     '@pcp/service-kit/instrument',
     join('src', 'main.ts'),
   ],
-  { stdio: 'inherit', env: { ...localServiceEnv(), ...process.env } },
+  { stdio: 'inherit' },
 );
 // Ctrl-C reaches the child too (same process group); wait for it to stop before exiting.
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));

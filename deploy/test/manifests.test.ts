@@ -7,6 +7,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, relative, resolve } from 'node:path';
+import { gatewayDefaultPort, platformOpsPorts, platformServices } from '@pcp/contracts';
+import { platformProcesses, processDefinition } from '@pcp/platform';
 import { productionDatabaseUrlProblem } from '@pcp/service-kit';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -30,20 +32,15 @@ import {
 } from './kustomize.js';
 
 const REPO_ROOT = resolve(DEPLOY_DIR, '..');
-const OPS_PORTS: Record<string, number> = {
-  gateway: 9100,
-  stores: 9101,
-  catalog: 9102,
-  ordering: 9103,
-  payments: 9104,
-};
+/** The platform's list of processes (tools/platform) is what the manifests and compose run. */
+const OPS_PORTS: Record<string, number> = platformOpsPorts;
 /** Deployments an overlay adds to the services: the local card-processor simulator. */
 const EXTRA: Record<string, readonly string[]> = {
   base: [],
   local: ['processor-simulator'],
   production: [],
 };
-const SIMULATOR_PORT = 4010;
+const SIMULATOR_PORT = processDefinition('processor-simulator').opsPort;
 /** Only payments may read the card processor's endpoint and key. */
 const PROCESSOR_SECRET = 'pcp-payment-processor';
 const IMAGE = 'ghcr.io/example/pcp';
@@ -336,8 +333,8 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
         // Readiness and metrics on the ops port; the gateway's liveness on its public port.
         const opsPort = OPS_PORTS[service]!;
         expect(env.OPS_PORT).toBe(String(opsPort));
-        const livePort = service === 'gateway' ? 8080 : opsPort;
-        if (service === 'gateway') expect(env.PORT).toBe('8080');
+        const livePort = service === 'gateway' ? gatewayDefaultPort : opsPort;
+        if (service === 'gateway') expect(env.PORT).toBe(String(gatewayDefaultPort));
         const portName = (port: number) => {
           const names = (container!.ports as Doc[])
             .filter((p) => p.containerPort === port)
@@ -822,6 +819,53 @@ describe('checks that must fail', () => {
   });
 });
 
+/** Each process's port variable (`OPS_PORT`, the simulator's `PORT`) as its env sets it. */
+const listedPorts = (env: (name: string, variable: string) => unknown) =>
+  Object.fromEntries(
+    platformProcesses.map(({ name, opsPortVariable }) => [name, env(name, opsPortVariable)]),
+  );
+const expectedPorts = Object.fromEntries(
+  platformProcesses.map(({ name, opsPort }) => [name, String(opsPort)]),
+);
+
+describe('the list of processes (tools/platform)', () => {
+  it('is what deploy/test knows as the services', () => {
+    expect([...SERVICES].sort()).toEqual([...platformServices].sort());
+  });
+
+  it.runIf(KUBECTL)('is what the local overlay deploys, each on its port', () => {
+    const docs = RENDERED.local;
+    const deployed = docs
+      .filter((d) => d.kind === 'Deployment')
+      .map((d) => d.metadata.name as string)
+      .sort();
+    expect(deployed).toEqual(platformProcesses.map(({ name }) => name).sort());
+    const envOfDeployment = (name: string, variable: string) =>
+      envOf(containersOf(find(docs, 'Deployment', name))[0]!)[variable];
+    expect(listedPorts(envOfDeployment)).toEqual(expectedPorts);
+  });
+
+  it('is what docker-compose.yml runs, each on its port', () => {
+    const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), {
+      merge: true,
+    }) as Doc;
+    const services = compose.services as Record<string, Doc>;
+    // The long-running processes: those whose command is a service's main.js alone.
+    const running = Object.entries(services)
+      .filter(([name, service]) =>
+        Array.isArray(service.command)
+          ? (service.command as string[]).join(' ') === `node services/${name}/dist/main.js`
+          : false,
+      )
+      .map(([name]) => name)
+      .sort();
+    expect(running).toEqual(platformProcesses.map(({ name }) => name).sort());
+    const envOfService = (name: string, variable: string) =>
+      (services[name]!.environment as Record<string, unknown>)[variable];
+    expect(listedPorts(envOfService)).toEqual(expectedPorts);
+  });
+});
+
 describe('docker-compose.yml', () => {
   // Compose files use YAML merge keys (`<<: *anchor`), which YAML 1.2 leaves off by default.
   const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), {
@@ -888,6 +932,6 @@ describe('docker-compose.yml', () => {
     }
     // Only the gateway's public port is published; readiness and metrics stay inside.
     expect(SERVICES.filter((name) => services[name]!.ports)).toEqual(['gateway']);
-    expect(services.gateway!.ports).toEqual(['8080:8080']);
+    expect(services.gateway!.ports).toEqual([`${gatewayDefaultPort}:${gatewayDefaultPort}`]);
   });
 });

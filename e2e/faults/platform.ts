@@ -1,29 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
+import {
+  launchPlatform,
+  platformProcesses,
+  processDefinition,
+  repositoryRoot as root,
+} from '@pcp/platform';
+import type { LaunchedPlatform, Supervisor } from '@pcp/platform';
 import { startFaultServers, type FaultServers } from '@pcp/testing/fault-servers';
 import type { ReconciliationReport } from '@pcp/payments';
 import type { Faults } from '@pcp/processor-simulator';
-import { Supervisor, type ProcessSpec } from './supervisor.js';
 
-const root = join(import.meta.dirname, '..', '..');
-export const SERVICES = ['stores', 'catalog', 'ordering', 'payments', 'gateway'] as const;
-export type Service = (typeof SERVICES)[number];
 const REPLICAS = 2;
 const PROCESSOR_KEY = 'sk_test_simulator';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** The fault control and charge list of the processor simulator (its in-memory ledger). */
 export interface SimulatorCharge {
@@ -43,21 +34,30 @@ export interface SimulatorCharge {
 export class FaultPlatform {
   private constructor(
     readonly servers: FaultServers,
-    readonly supervisor: Supervisor,
-    readonly gatewayUrls: readonly string[],
-    readonly processorUrl: string,
+    private readonly launched: LaunchedPlatform,
     readonly databaseUrl: string,
     private readonly env: Record<string, string>,
   ) {}
 
+  get supervisor(): Supervisor {
+    return this.launched.supervisor;
+  }
+
+  get gatewayUrls(): readonly string[] {
+    return this.launched.gatewayUrls;
+  }
+
+  get processorUrl(): string {
+    return this.launched.processorUrl;
+  }
+
   static async start(log: (line: string) => void): Promise<FaultPlatform> {
-    for (const service of [...SERVICES, 'processor-simulator']) {
-      if (!existsSync(join(root, 'services', service, 'dist', 'main.js'))) {
-        throw new Error(`services/${service}/dist is missing: build first (npx tsc -b)`);
+    for (const { name, entry } of platformProcesses) {
+      if (!existsSync(entry)) {
+        throw new Error(`services/${name}/dist is missing: build first (npx tsc -b)`);
       }
     }
     const servers = await startFaultServers();
-    let supervisor: Supervisor | undefined;
     try {
       log(`servers: ${servers.natsUrl} ${servers.databaseUrl} ${servers.redisUrl}`);
       const admin = new pg.Client({ connectionString: servers.databaseUrl });
@@ -65,8 +65,6 @@ export class FaultPlatform {
       await admin.query('CREATE DATABASE pcp');
       await admin.end();
       const databaseUrl = servers.databaseUrl.replace(/\/postgres$/, '/pcp');
-      const processorPort = await freePort();
-      const processorUrl = `http://127.0.0.1:${processorPort}`;
       const env: Record<string, string> = {
         PATH: process.env.PATH ?? '',
         NATS_URL: servers.natsUrl,
@@ -103,66 +101,31 @@ export class FaultPlatform {
         WEBHOOK_RETRY_SCHEDULE_MS: [0, 250, 500, 1000, ...Array<number>(40).fill(2000)].join(','),
         WEBHOOK_BREAKER_RESET_MS: '1000',
         WEBHOOK_POLL_MS: '250',
-        PAYMENT_PROCESSOR_URL: processorUrl,
         PAYMENT_PROCESSOR_API_KEY: PROCESSOR_KEY,
       };
-      log('migrating');
-      for (const service of SERVICES) {
-        const result = spawnSync(
-          process.execPath,
-          [join(root, 'services', service, 'dist', 'main.js'), 'migrate'],
-          { env, encoding: 'utf8' },
-        );
-        if (result.status !== 0) throw new Error(`${service} migrate failed: ${result.stderr}`);
-      }
-      // The streams and consumers: services (MIGRATE_ON_START=false) only check them.
-      const topology = spawnSync(
-        process.execPath,
-        [join(root, 'services', 'catalog', 'dist', 'main.js'), 'jetstream-topology'],
-        { env, encoding: 'utf8' },
-      );
-      if (topology.status !== 0) throw new Error(`jetstream-topology failed: ${topology.stderr}`);
-
-      const specs: ProcessSpec[] = [
-        {
-          name: 'processor-simulator',
-          service: 'processor-simulator',
-          args: [join(root, 'services/processor-simulator/dist/main.js')],
-          env: { ...env, PORT: String(processorPort), PROCESSOR_API_KEY: PROCESSOR_KEY },
-          readyUrl: `${processorUrl}/health`,
-          logFile: join(servers.logDir, 'processor-simulator.log'),
+      log('migrating, then starting the processes');
+      const launched = await launchPlatform({
+        replicas: REPLICAS,
+        ports: 'free',
+        baseEnv: {},
+        env,
+        serviceEnv: {
+          'processor-simulator': { PROCESSOR_API_KEY: PROCESSOR_KEY },
+          // Generous: the workload's many orders come from a handful of partners.
+          gateway: { RATE_LIMIT_WRITES_PER_MIN: '100000', RATE_LIMIT_READS_PER_MIN: '100000' },
         },
-      ];
-      const gatewayUrls: string[] = [];
-      for (const service of SERVICES) {
-        for (let replica = 1; replica <= REPLICAS; replica++) {
-          const opsPort = await freePort();
-          const extra: Record<string, string> = { OPS_PORT: String(opsPort) };
-          if (service === 'gateway') {
-            const port = await freePort();
-            extra.PORT = String(port);
-            // Generous: the workload's many orders come from a handful of partners.
-            extra.RATE_LIMIT_WRITES_PER_MIN = '100000';
-            extra.RATE_LIMIT_READS_PER_MIN = '100000';
-            gatewayUrls.push(`http://127.0.0.1:${port}`);
-          }
-          const name = `${service}#${replica}`;
-          specs.push({
-            name,
-            service,
-            args: [join(root, 'services', service, 'dist', 'main.js')],
-            env: { ...env, ...extra },
-            readyUrl: `http://127.0.0.1:${opsPort}/health/ready`,
-            logFile: join(servers.logDir, `${service}-${replica}.log`),
-          });
-        }
-      }
-      supervisor = new Supervisor(specs);
-      log(`starting ${specs.length} processes`);
-      await supervisor.start();
-      return new FaultPlatform(servers, supervisor, gatewayUrls, processorUrl, databaseUrl, env);
+        migrate: 'before',
+        // As Kubernetes restarts a pod's container: soon, with a back-off while it keeps dying.
+        restart: { firstDelayMs: 250, maxDelayMs: 5_000, crashAtStartMs: 10_000 },
+        logs: { dir: servers.logDir },
+        instrument: false,
+        say: log,
+      });
+      return new FaultPlatform(servers, launched, databaseUrl, {
+        ...env,
+        PAYMENT_PROCESSOR_URL: launched.processorUrl,
+      });
     } catch (error) {
-      await supervisor?.stop();
       await servers.stop();
       throw error;
     }
@@ -197,7 +160,7 @@ export class FaultPlatform {
     for (let attempt = 1; ; attempt++) {
       const result = spawnSync(
         process.execPath,
-        [join(root, 'services/payments/dist/main.js'), 'admin', 'reconcile'],
+        [processDefinition('payments').entry, 'admin', 'reconcile'],
         {
           env: { ...this.env, MIGRATE_ON_START: 'false', PAYMENTS_RECONCILE_QUIET_MS: '0' },
           encoding: 'utf8',
@@ -229,7 +192,7 @@ export class FaultPlatform {
 
   /** Stop everything; `keepLogs` keeps the processes' and servers' logs in `servers.logDir`. */
   async stop(keepLogs = false): Promise<void> {
-    await this.supervisor.stop();
+    await this.launched.stop();
     await this.servers.stop({ keepLogs });
   }
 }

@@ -1,10 +1,10 @@
+import { launchPlatform, memoryOf, type LaunchedPlatform } from '@pcp/platform';
 import { createProcessorSimulator, type ProcessorSimulator } from '@pcp/processor-simulator';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
-import { startServiceProcess, waitUntilServing } from '@pcp/testing/service-process';
+import { waitUntilServing } from '@pcp/testing/service-process';
 
 export type ServiceName = 'stores' | 'catalog' | 'ordering' | 'payments';
 const SERVICES: readonly ServiceName[] = ['stores', 'catalog', 'ordering', 'payments'];
@@ -18,17 +18,6 @@ export const unthrottledGatewayEnv = {
   RATE_LIMIT_DISCOVERY_PER_MIN: '1000000',
   AUTH_FAILURES_PER_MIN_PER_IP: '1000000',
 };
-
-/** Resident memory of a process now, in bytes (Linux /proc); undefined once it is gone. */
-export function residentBytes(pid: number): number | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kilobytes = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
-    return kilobytes === undefined ? undefined : Number(kilobytes) * 1024;
-  } catch {
-    return undefined;
-  }
-}
 
 export interface ProcessPlatform {
   readonly platform: TestPlatform;
@@ -74,22 +63,47 @@ export async function startProcessPlatform(
     ordering: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWLIST: '127.0.0.1/32' },
     payments: { PAYMENT_PROCESSOR_URL: processorUrl },
   };
-  const processes = new Map<ServiceName, ChildProcess>();
-  const pids = new Map<ServiceName, number>();
-  for (const service of SERVICES) {
-    const child = startServiceProcess(service, env, {
-      ...defaults[service],
-      ...options.serviceEnv?.[service],
+  let launched: LaunchedPlatform;
+  try {
+    // From their builds, on the test file's database and subject prefix; a process that exits
+    // stays down (expectHealthy fails on it).
+    launched = await launchPlatform({
+      processes: SERVICES,
+      ports: 'free',
+      env: {
+        DATABASE_URL: env.databaseUrl,
+        NATS_SUBJECT_PREFIX: env.prefix,
+        MIGRATE_ON_START: 'false',
+        LOG_LEVEL: 'silent',
+      },
+      serviceEnv: Object.fromEntries(
+        SERVICES.map((service) => [
+          service,
+          { ...defaults[service], ...options.serviceEnv?.[service] },
+        ]),
+      ),
+      restart: false,
+      logs: 'ignore',
+      say: (message) => console.log(`[fuzz] ${message}`),
+      readyTimeoutMs: 180_000,
     });
-    processes.set(service, child);
-    pids.set(service, child.pid!);
+  } catch (error) {
+    await simulator.close();
+    await platform.stop();
+    throw error;
   }
+  const processes = new Map<ServiceName, ChildProcess>(
+    SERVICES.map((service) => [service, launched.supervisor.child(service)!]),
+  );
+  const pids = new Map<ServiceName, number>(
+    SERVICES.map((service) => [service, processes.get(service)!.pid!]),
+  );
   await Promise.all(SERVICES.map((service) => waitUntilServing(service, env, 180_000)));
 
   const peaks = new Map<ServiceName, number>();
   const sample = () => {
     for (const [service, pid] of pids) {
-      const bytes = residentBytes(pid) ?? 0;
+      const bytes = memoryOf(pid)?.rssBytes ?? 0;
       peaks.set(service, Math.max(peaks.get(service) ?? 0, bytes));
     }
   };
@@ -122,21 +136,7 @@ export async function startProcessPlatform(
     },
     async stop() {
       clearInterval(sampler);
-      await Promise.all(
-        [...processes.values()].map(
-          (child) =>
-            new Promise<void>((resolve) => {
-              if (child.exitCode !== null || child.signalCode !== null) return resolve();
-              // A service that does not finish its shutdown in time is not left behind.
-              const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
-              child.once('exit', () => {
-                clearTimeout(kill);
-                resolve();
-              });
-              child.kill('SIGTERM');
-            }),
-        ),
-      );
+      await launched.stop();
       await simulator.close();
       await platform.stop();
     },

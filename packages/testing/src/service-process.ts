@@ -1,29 +1,14 @@
 import { healthSubject } from '@pcp/contracts';
+import { nodeArgsOf, repositoryRoot as root } from '@pcp/platform';
 import { createBusClient } from '@pcp/service-kit';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { inject } from 'vitest';
 import type { TestEnvironment } from './environment.js';
 
-const root = join(import.meta.dirname, '..', '..', '..');
-
 /**
- * Node's arguments for a service from its build (the global set-up builds first), with the
- * tracing preload `npm start` uses: a process starts in a fraction of the CPU time it takes
- * from sources through tsx, which matters with ten of them in a test on two cores.
- */
-function serviceArgs(service: string): string[] {
-  return [
-    '--import',
-    '@pcp/service-kit/instrument',
-    join(root, `services/${service}/dist/main.js`),
-  ];
-}
-
-/**
- * A service as its own process (from its build), on the test file's database
+ * A service as its own process (from its build, as `nodeArgsOf` starts it), on the test file's database
  * and subject prefix: for tests that must see a real process survive, crash or be killed.
  */
 export function startServiceProcess(
@@ -31,7 +16,7 @@ export function startServiceProcess(
   env: TestEnvironment,
   extraEnv: Record<string, string> = {},
 ): ChildProcess {
-  return spawn(process.execPath, serviceArgs(service), {
+  return spawn(process.execPath, nodeArgsOf(service), {
     cwd: root,
     stdio: 'ignore',
     env: {
@@ -69,7 +54,7 @@ export function runAdminProcess(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [...serviceArgs(service), 'admin', ...args],
+      [...nodeArgsOf(service), 'admin', ...args],
       {
         cwd: root,
         timeout: 30_000,
@@ -150,7 +135,7 @@ export function launchProcess(
   timeoutMs = 280_000,
 ): { child: ChildProcess; started: Promise<ObservedProcess> } {
   const servers = inject('servers');
-  const child = spawn(process.execPath, serviceArgs(service), {
+  const child = spawn(process.execPath, nodeArgsOf(service), {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

@@ -1,3 +1,4 @@
+import { platformOpsPorts } from '@pcp/contracts';
 import { deadLetterCommands, loadConfig, outboxCommands, runService } from '@pcp/service-kit';
 import {
   CATALOG_SCHEMA,
@@ -12,7 +13,7 @@ const config = loadConfig(catalogEnvSchema);
 await runService<CatalogDatabase>({
   name: 'catalog',
   version: '0.1.0',
-  defaultOpsPort: 9102,
+  defaultOpsPort: platformOpsPorts.catalog,
   jetStream: true,
   database: { schema: CATALOG_SCHEMA, migrations: catalogMigrations },
   // Operators' commands: node services/catalog/dist/main.js admin <command>

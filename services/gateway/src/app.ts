@@ -34,6 +34,7 @@ import type { GatewayDatabase } from './db/partner.table.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/problem.js';
 import { createRateLimiter, type RateLimitDecision } from './http/rate-limit.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
+import { registerDocsRoutes } from './routes/docs.routes.js';
 import './routes/route-config.js';
 
 export { buildOpenApiDocument } from './api.js';
@@ -294,6 +295,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     paymentsTimeoutMs: config.PAYMENTS_REQUEST_TIMEOUT_MS,
     catalogValidationTimeoutMs: config.CATALOG_VALIDATION_TIMEOUT_MS,
   });
+  registerDocsRoutes(app, { docsUrl });
 
   let invalidations: Subscription | undefined;
   let ops: Awaited<ReturnType<typeof startOpsServer>> | undefined;

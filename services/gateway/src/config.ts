@@ -1,3 +1,4 @@
+import { gatewayDefaultPort, platformOpsPorts } from '@pcp/contracts';
 import { baseEnvSchema } from '@pcp/service-kit';
 import { z } from 'zod';
 
@@ -5,7 +6,7 @@ const perMinute = z.coerce.number().int().min(1).max(1_000_000);
 const cacheEntries = z.coerce.number().int().min(1).max(1_000_000);
 
 export const gatewayEnvSchema = baseEnvSchema.extend({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
+  PORT: z.coerce.number().int().min(0).max(65_535).default(gatewayDefaultPort),
   HOST: z.string().default('0.0.0.0'),
   /** Where partners reach the gateway; the default suits a local run. */
   PUBLIC_BASE_URL: z.url().optional(),
@@ -49,7 +50,7 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
    * for a preparation thread), so its answer arrives rather than a 504.
    */
   CATALOG_VALIDATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(90_000),
-  OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(9100),
+  OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(platformOpsPorts.gateway),
   /**
    * On SIGTERM, how long the gateway keeps serving while unready (answering `Connection:
    * close`) before it closes its port, so load balancers that poll readiness take it out

@@ -1,3 +1,4 @@
+import { platformOpsPorts } from '@pcp/contracts';
 import {
   adminCommand,
   deadLetterCommands,
@@ -22,7 +23,7 @@ const keyring = keyringFromEnv();
 await runService<OrderingDatabase>({
   name: 'ordering',
   version: '0.1.0',
-  defaultOpsPort: 9103,
+  defaultOpsPort: platformOpsPorts.ordering,
   jetStream: true,
   database: { schema: ORDERING_SCHEMA, migrations: orderingMigrations },
   // Operators' commands: node services/ordering/dist/main.js admin <command>

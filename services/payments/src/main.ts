@@ -1,3 +1,4 @@
+import { platformOpsPorts } from '@pcp/contracts';
 import { adminCommand, createMetrics, loadConfig, runService } from '@pcp/service-kit';
 import {
   createPaymentsService,
@@ -12,7 +13,7 @@ const config = loadConfig(paymentsEnvSchema);
 await runService<PaymentsDatabase>({
   name: 'payments',
   version: '0.1.0',
-  defaultOpsPort: 9104,
+  defaultOpsPort: platformOpsPorts.payments,
   database: { schema: PAYMENTS_SCHEMA, migrations: paymentsMigrations },
   // Operators' commands: node services/payments/dist/main.js admin <command>
   admin: {

@@ -1,3 +1,4 @@
+import { platformOpsPorts } from '@pcp/contracts';
 import { adminCommand, keyringFromEnv, loadConfig, runService } from '@pcp/service-kit';
 import {
   createStoresService,
@@ -15,7 +16,7 @@ const keyring = keyringFromEnv();
 await runService<StoresDatabase>({
   name: 'stores',
   version: '0.1.0',
-  defaultOpsPort: 9101,
+  defaultOpsPort: platformOpsPorts.stores,
   jetStream: true,
   database: { schema: STORES_SCHEMA, migrations: storesMigrations },
   create: (deps) => createStoresService({ ...deps, config, keyring }),

@@ -5,6 +5,7 @@ import {
   type OrderError,
   type ProblemDetail,
 } from '@pcp/contracts';
+import type { GuideSection } from './guides.js';
 
 /** What a partner reads about one error code: its page and its OpenAPI examples. */
 export interface ErrorDoc {
@@ -12,6 +13,8 @@ export interface ErrorDoc {
   readonly description: string;
   /** What to do about it, including whether and how to retry. */
   readonly action: string;
+  /** The guide section holding the rules behind the code: the page links to it. */
+  readonly rules: GuideSection;
   /** A typical occurrence: the ProblemDetail's detail, the path it answered, its errors[]. */
   readonly example: {
     readonly detail: string;
@@ -26,7 +29,7 @@ const RETRY_WITH_SAME_KEY =
   'On place, retry with the same Idempotency-Key and body: the attempt resumes where it ' +
   'stopped and never charges twice.';
 const RECORDED =
-  'On place this outcome is recorded against the Idempotency-Key for 24 hours and replayed ' +
+  'On place this outcome is the final answer of its Idempotency-Key, replayed to a retry ' +
   '(Idempotent-Replayed: true): a new attempt needs a new key.';
 
 /**
@@ -35,6 +38,7 @@ const RECORDED =
  */
 export const errorDocs = {
   UNAUTHORIZED: {
+    rules: { guide: 'authentication', heading: 'API keys' },
     description:
       'The request carried no API key, a malformed one, or one that is unknown or revoked. ' +
       'Every /v1 path needs a key of your partner; the answer carries WWW-Authenticate: Bearer.',
@@ -48,6 +52,7 @@ export const errorDocs = {
     },
   },
   SESSION_USER_REQUIRED: {
+    rules: { guide: 'authentication', heading: 'End users' },
     description:
       'The request acts for an end user and did not say which: X-End-User-Id is required on ' +
       'place, on cards and saved addresses, and on validate when the order refers to a saved ' +
@@ -61,6 +66,7 @@ export const errorDocs = {
     },
   },
   FORBIDDEN: {
+    rules: { guide: 'authentication', heading: 'Partner kinds' },
     description:
       'The key belongs to a partner of the other kind: /v1/commerce is for commerce partners ' +
       '(stores, catalogs, their orders) and /v1/marketfront for distribution partners ' +
@@ -72,6 +78,7 @@ export const errorDocs = {
     },
   },
   PAYMENT_TYPE_NOT_ALLOWED: {
+    rules: { guide: 'payments', heading: 'Payment types' },
     description:
       'Your partner may not take this payment type (paymentType of an order, or CARD when ' +
       'vaulting a card). The operator sets the payment types each partner may take.',
@@ -89,6 +96,7 @@ export const errorDocs = {
     },
   },
   REQUEST_INVALID: {
+    rules: { guide: 'errors', heading: 'Invalid requests' },
     description:
       "The request does not match the API's contract: invalid JSON, a missing field, a " +
       'wrong type, an unknown enum value, a malformed id, parameter or header, or a cursor ' +
@@ -111,6 +119,7 @@ export const errorDocs = {
     },
   },
   CLIENT_CONTEXT_REQUIRED: {
+    rules: { guide: 'orders', heading: 'Order request' },
     description:
       'The order has no client object, or its ip or userAgent is missing or blank: every ' +
       "validate and place carries the end customer's context.",
@@ -131,6 +140,7 @@ export const errorDocs = {
     },
   },
   CLIENT_IP_INVALID: {
+    rules: { guide: 'orders', heading: 'Order request' },
     description:
       'client.ip is not an IP address, or it is private, loopback, link-local, CGNAT or ' +
       "reserved: it must be the end customer's public address, never your server's.",
@@ -150,6 +160,7 @@ export const errorDocs = {
     },
   },
   CLIENT_USER_AGENT_INVALID: {
+    rules: { guide: 'orders', heading: 'Order request' },
     description: 'client.userAgent is longer than 512 characters.',
     action: "Send the customer's user agent cut to at most 512 characters.",
     example: {
@@ -165,6 +176,7 @@ export const errorDocs = {
     },
   },
   CATALOGSET_REQUIRED: {
+    rules: { guide: 'carts', heading: 'Errors' },
     description:
       'A new cart (cart null) was started without catalogSetId and storeId. The cart helpers ' +
       'report it inside errors[] of a 400 CART_INVALID.',
@@ -184,12 +196,10 @@ export const errorDocs = {
     },
   },
   CART_INVALID: {
+    rules: { guide: 'carts', heading: 'Errors' },
     description:
       'The cart operation cannot be applied to what it touches (the added item, the updated ' +
-      'line, the removed lineItemId). errors[] points into the request: ITEM_UNAVAILABLE, ' +
-      'MODIFIER_INVALID, MODIFIER_REQUIRED, QUANTITY_INVALID, CATALOGSET_REQUIRED, ' +
-      "CATALOGSET_NOT_FOUND (not the store's current CatalogSet) or LINE_ITEM_NOT_FOUND. Lines " +
-      'already in the cart never make a call fail.',
+      'line, the removed lineItemId). errors[] says why, with pointers into the request.',
     action:
       'Fix the request as errors[] says: pick available items and valid modifier choices, or, ' +
       "after a catalog change, start again from the store's current CatalogSet.",
@@ -206,6 +216,7 @@ export const errorDocs = {
     },
   },
   CARD_INVALID: {
+    rules: { guide: 'payments', heading: 'Cards' },
     description:
       'The card fails its checks: the number fails the Luhn check or belongs to no known ' +
       'network, the expiry is past, or the CVC has the wrong length for the network. errors[] ' +
@@ -218,6 +229,7 @@ export const errorDocs = {
     },
   },
   MISSING_IDEMPOTENCY_KEY: {
+    rules: { guide: 'orders', heading: 'Idempotency' },
     description: 'Place was called without an Idempotency-Key header.',
     action:
       'Send Idempotency-Key with a fresh UUID v4 for each order attempt, and keep it to retry ' +
@@ -228,6 +240,7 @@ export const errorDocs = {
     },
   },
   IDEMPOTENCY_KEY_IN_PROGRESS: {
+    rules: { guide: 'orders', heading: 'Idempotency' },
     description:
       'An earlier request with this Idempotency-Key is still running (it may be charging the ' +
       'card or waiting for the store).',
@@ -241,10 +254,10 @@ export const errorDocs = {
     },
   },
   IDEMPOTENCY_KEY_CONFLICT: {
+    rules: { guide: 'orders', heading: 'Idempotency' },
     description:
       'This Idempotency-Key was used before with another body, or by another partner or end ' +
-      'user. A key identifies one attempt: its body fingerprint (of the canonical JSON, so key ' +
-      'order and whitespace do not matter) must stay the same.',
+      'user: a key identifies one attempt.',
     action:
       "Resend the original body to get that attempt's outcome, or use a new key for a " +
       'different order.',
@@ -254,6 +267,7 @@ export const errorDocs = {
     },
   },
   ORDER_INVALID: {
+    rules: { guide: 'orders', heading: 'Validating an order' },
     description:
       'Place validated the order again and found business problems, the ones validate reports ' +
       'with isValid false (STORE_CLOSED, ITEM_UNAVAILABLE, ORDER_TOTAL_DIFFERENT and so on), ' +
@@ -274,6 +288,7 @@ export const errorDocs = {
     },
   },
   STORE_REJECTED: {
+    rules: { guide: 'orders', heading: 'Store order submission' },
     description:
       'The store declined the order at its order-submission URL; errors[] carries its reasons ' +
       '(pointer null when the store named no element). The card authorization was released: ' +
@@ -292,6 +307,7 @@ export const errorDocs = {
     },
   },
   PAYMENT_DECLINED: {
+    rules: { guide: 'payments', heading: 'Processor outcomes' },
     description:
       'The payment processor declined the card. errors[] carries the reason: ' +
       'INSUFFICIENT_FUNDS, INCORRECT_CVC, CARD_EXPIRED, CARD_LOST_OR_STOLEN (show only a ' +
@@ -312,6 +328,7 @@ export const errorDocs = {
     },
   },
   PAYMENT_FAILED: {
+    rules: { guide: 'payments', heading: 'Processor outcomes' },
     description:
       'The payment processor had a temporary fault (PROCESSING_ERROR). The card was not ' +
       'charged and the attempt can resume.',
@@ -329,6 +346,7 @@ export const errorDocs = {
     },
   },
   PAYMENT_TOKEN_INVALID: {
+    rules: { guide: 'payments', heading: 'Cards' },
     description:
       'The paymentId is not a vaulted card of this end user: unknown, deleted, or vaulted for ' +
       'another partner or end user.',
@@ -348,6 +366,7 @@ export const errorDocs = {
     },
   },
   STORE_NOT_FOUND: {
+    rules: { guide: 'stores', heading: 'Store lookup' },
     description:
       'No store with this id exists for you: it is unknown, or it belongs to another commerce ' +
       'partner (whose stores are not disclosed).',
@@ -361,6 +380,7 @@ export const errorDocs = {
     },
   },
   CATALOGSET_NOT_FOUND: {
+    rules: { guide: 'catalogs', heading: 'Reading a catalog' },
     description:
       'The store has no active CatalogSet: no catalog ingest of it has succeeded yet. Inside ' +
       "a cart's errors[] the code means the cart's catalogSetId is no longer the store's " +
@@ -374,6 +394,7 @@ export const errorDocs = {
     },
   },
   ORDER_NOT_FOUND: {
+    rules: { guide: 'orders', heading: 'Reading orders' },
     description:
       'No order with this id is visible to you: it is unknown, was placed by another partner, ' +
       'or is not of one of your stores.',
@@ -381,6 +402,7 @@ export const errorDocs = {
     example: { detail: 'No order with this id', instance: `/v1/marketfront/orders/${ORDER_ID}` },
   },
   CATALOG_INGEST_NOT_FOUND: {
+    rules: { guide: 'catalogs', heading: 'Ingest status' },
     description: 'No catalog ingest with this id exists for this store.',
     action:
       'Poll the statusUrl the notification answered (also in its Location header), with the ' +
@@ -391,6 +413,7 @@ export const errorDocs = {
     },
   },
   CARD_LIMIT_REACHED: {
+    rules: { guide: 'payments', heading: 'Cards' },
     description: 'The end user already holds 25 vaulted cards, the most one end user may hold.',
     action: 'Delete cards the end user no longer uses, then vault the new one.',
     example: {
@@ -399,9 +422,10 @@ export const errorDocs = {
     },
   },
   STORE_LIMIT_REACHED: {
+    rules: { guide: 'stores', heading: 'Store profile' },
     description:
-      'Your partner already holds the most stores allowed (1,000 unless the operator set ' +
-      'otherwise), and this store id is a new one. Replacing an existing store still works.',
+      'Your partner already holds the most stores allowed, and this store id is a new one. ' +
+      'Replacing an existing store still works.',
     action: 'Reuse the ids of stores you hold, or ask the operator to raise your limit.',
     example: {
       detail: 'A partner holds at most 1000 stores; this one would be a new one',
@@ -409,6 +433,7 @@ export const errorDocs = {
     },
   },
   ADDRESS_LIMIT_REACHED: {
+    rules: { guide: 'orders', heading: 'Saved addresses' },
     description: 'The end user already holds 50 saved addresses, the most one end user may hold.',
     action: 'Delete addresses the end user no longer uses, then save the new one.',
     example: {
@@ -417,6 +442,7 @@ export const errorDocs = {
     },
   },
   CHARGE_NOT_FOUND: {
+    rules: { guide: 'payments', heading: 'Charges' },
     description:
       'A payment charge the platform tried to capture, void or refund does not exist. Only ' +
       "the platform's own payment steps meet it; no partner request answers it.",
@@ -427,12 +453,11 @@ export const errorDocs = {
     },
   },
   IDEMPOTENCY_KEY_EXPIRED: {
+    rules: { guide: 'orders', heading: 'Idempotency' },
     description:
       'The attempt this Idempotency-Key started never got its answer within 24 hours of the ' +
-      "key's first use (every try ended in a retryable failure, or the retries stopped). The " +
-      'platform then settles it instead of resuming it: any payment hold is released (voided, ' +
-      'or refunded if it was captured) and no order is placed. ' +
-      RECORDED,
+      "key's first use, so the platform settled it: any payment hold was released and no " +
+      'order was placed.',
     action:
       'Place the order again with a new Idempotency-Key, after validating it again: prices and ' +
       'opening hours may have changed in a day.',
@@ -443,6 +468,7 @@ export const errorDocs = {
     },
   },
   CHARGE_STATE_INVALID: {
+    rules: { guide: 'payments', heading: 'Charges' },
     description:
       'A payment charge is not in a state that allows the step the platform tried (capturing ' +
       'a voided charge, for example). Only the platform’s own payment steps meet it.',
@@ -453,6 +479,7 @@ export const errorDocs = {
     },
   },
   WEBHOOK_NOT_FOUND: {
+    rules: { guide: 'webhooks', heading: 'Registering an endpoint' },
     description: 'Your partner has no webhook endpoint registered.',
     action: 'Register one with PUT /v1/marketfront/webhooks.',
     example: {
@@ -461,6 +488,7 @@ export const errorDocs = {
     },
   },
   WEBHOOK_DELIVERY_NOT_FOUND: {
+    rules: { guide: 'webhooks', heading: 'Deliveries' },
     description: 'No webhook delivery with this id belongs to your partner.',
     action: 'List your deliveries (GET /v1/marketfront/webhooks/deliveries) for their ids.',
     example: {
@@ -469,11 +497,8 @@ export const errorDocs = {
     },
   },
   ORDER_STATUS_TRANSITION_INVALID: {
-    description:
-      "The move is not allowed from the order's current state and status. Statuses go " +
-      'pending → confirmed → preparing → ready (→ inTransit for delivery); completed comes ' +
-      'from ready (pickup) or inTransit (delivery); cancelling is allowed while the order is ' +
-      'open and not in transit. A completed or cancelled order does not move.',
+    rules: { guide: 'orders', heading: 'Order status' },
+    description: "The move is not allowed from the order's current state and status.",
     action:
       'Read the order and send a move allowed from where it is. Sending its current status ' +
       'again is not an error: it changes nothing.',
@@ -483,6 +508,7 @@ export const errorDocs = {
     },
   },
   ADDRESS_INVALID: {
+    rules: { guide: 'stores', heading: 'Discovery' },
     description:
       'An address cannot be resolved: its postal code and place cannot be geocoded ' +
       '(discovery, a store profile, a saved address), or a saved addressId is unknown or not ' +
@@ -503,12 +529,11 @@ export const errorDocs = {
     },
   },
   PAYMENT_VELOCITY_EXCEEDED: {
+    rules: { guide: 'payments', heading: 'Card velocity limits' },
     description:
-      'A guard against card testing: the end user tried to vault cards too often lately (by ' +
-      'default 20 attempts an hour), or this card was declined too often lately across end ' +
-      'users (by default 5 declines an hour). The processor was not asked. Placing an order ' +
-      'with such a card answers 400 PAYMENT_DECLINED with this code in errors[] instead: that ' +
-      "is the place key's final answer, and nothing is held on the card.",
+      'A guard against card testing: the end user tried to vault cards too often lately, or ' +
+      'this card was declined too often lately across end users. The processor was not asked. ' +
+      'On place the code comes inside errors[] of a 400 PAYMENT_DECLINED.',
     action:
       'Wait the Retry-After seconds before vaulting again; ask the end user for another card ' +
       'meanwhile. Do not retry automatically in a loop.',
@@ -518,10 +543,10 @@ export const errorDocs = {
     },
   },
   RATE_LIMITED: {
+    rules: { guide: 'authentication', heading: 'Rate limits' },
     description:
-      "Your partner used up its budget for this route's class in the current minute (by " +
-      'default reads 1,000, writes 100, discovery 60), or this address sent too many requests ' +
-      'with a missing or invalid key.',
+      "Your partner used up its budget for this route's class in the current minute, or this " +
+      'address sent too many requests with a missing or invalid key.',
     action:
       'Wait the Retry-After seconds, then retry, and spread your requests (X-RateLimit-Remaining ' +
       `and X-RateLimit-Reset show the budget). ${RETRY_WITH_SAME_KEY} Ask the operator to raise ` +
@@ -532,10 +557,10 @@ export const errorDocs = {
     },
   },
   CATALOG_INGEST_QUEUE_FULL: {
+    rules: { guide: 'catalogs', heading: 'Ingest' },
     description:
-      'Your partner already has the most catalog ingests waiting to start (by default 50; a ' +
-      'store has at most one waiting, as a later notification for it replaces the one that ' +
-      'waits). The notification was refused and changed nothing.',
+      'Your partner already has the most catalog ingests waiting to start. The notification ' +
+      'was refused and changed nothing.',
     action:
       'Wait the Retry-After seconds, then notify again. Notify a store once its CatalogSet ' +
       'changed, not on a schedule; ask the operator to raise the limit if you need more.',
@@ -545,6 +570,7 @@ export const errorDocs = {
     },
   },
   INTERNAL: {
+    rules: { guide: 'errors', heading: 'Retrying' },
     description:
       'The platform failed unexpectedly; the answer carries no internal detail. The request ' +
       'may or may not have taken effect.',
@@ -557,6 +583,7 @@ export const errorDocs = {
     },
   },
   PAYMENT_PROCESSOR_UNAVAILABLE: {
+    rules: { guide: 'payments', heading: 'Processor outcomes' },
     description:
       'The payment processor did not answer in time or keeps failing, so the platform stopped ' +
       'calling it for a moment. On place nothing was charged and the key stays usable.',
@@ -567,6 +594,7 @@ export const errorDocs = {
     },
   },
   SERVICE_UNAVAILABLE: {
+    rules: { guide: 'errors', heading: 'Retrying' },
     description:
       'A platform service the request needs is unavailable right now (restarting or ' +
       'overloaded).',
@@ -579,6 +607,7 @@ export const errorDocs = {
     },
   },
   UPSTREAM_TIMEOUT: {
+    rules: { guide: 'errors', heading: 'Retrying' },
     description:
       "A platform service did not answer within the gateway's time limit. The request may " +
       'or may not have taken effect.',
@@ -592,6 +621,7 @@ export const errorDocs = {
     },
   },
   NOT_FOUND: {
+    rules: { guide: 'errors', heading: 'Error codes' },
     description:
       'No route matches this method and path. Under /v1 only an authenticated caller gets ' +
       'this answer.',
@@ -599,6 +629,7 @@ export const errorDocs = {
     example: { detail: 'No route GET /v1/marketfront/store', instance: '/v1/marketfront/store' },
   },
   PAYLOAD_TOO_LARGE: {
+    rules: { guide: 'errors', heading: 'Invalid requests' },
     description: 'The request body is larger than the platform accepts.',
     action:
       'Send a smaller body: a cart holds at most 100 lines, and a CatalogSet is never sent ' +
@@ -609,6 +640,7 @@ export const errorDocs = {
     },
   },
   UNSUPPORTED_MEDIA_TYPE: {
+    rules: { guide: 'errors', heading: 'Invalid requests' },
     description: "The body's Content-Type is not application/json.",
     action: 'Send the body as JSON with Content-Type: application/json.',
     example: { detail: 'Send the body as application/json', instance: '/v1/marketfront/carts/add' },

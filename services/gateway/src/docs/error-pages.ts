@@ -6,6 +6,7 @@ import {
   problemExample,
   type ErrorDoc,
 } from './error-docs.js';
+import { guideUrl } from './guides.js';
 
 /** A code's page as JSON (`GET {DOCS_URL}/errors/<code>` without a preference for HTML). */
 export interface ErrorPage {
@@ -16,6 +17,8 @@ export interface ErrorPage {
   readonly title: string;
   readonly description: string;
   readonly action: string;
+  /** The guide section with the rules behind the code. */
+  readonly rules: string;
   readonly example: ProblemDetail;
 }
 
@@ -32,6 +35,7 @@ export function errorPage(code: string, docsUrl: string): ErrorPage | undefined 
     title: info.title,
     description: doc.description,
     action: doc.action,
+    rules: guideUrl(docsUrl, doc.rules),
     example: problemExample(code, docsUrl),
   };
 }
@@ -106,7 +110,8 @@ th, td { text-align: left; padding: 0.3rem 0.6rem; border-bottom: 1px solid #d0d
 .subtitle { color: #59636e; margin-top: 0; }
 `;
 
-function htmlDocument(title: string, body: string): string {
+/** A page of the docs: the given body with the pages' style, no script, nothing loaded. */
+export function htmlDocument(title: string, body: string): string {
   return (
     '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">' +
     '<meta name="viewport" content="width=device-width, initial-scale=1">' +
@@ -133,6 +138,8 @@ export function renderErrorPage(page: ErrorPage, docsUrl: string): string {
       '</dl>' +
       `<h2>What happened</h2><p>${escapeHtml(page.description)}</p>` +
       `<h2>What to do</h2><p>${escapeHtml(page.action)}</p>` +
+      `<h2>The rules</h2><p>The guide explains the rules behind this code: ` +
+      `<a href="${escapeHtml(page.rules)}">${escapeHtml(page.rules)}</a>.</p>` +
       '<h2>Example</h2><p>The body of such an answer (<code>application/problem+json</code>):</p>' +
       `<pre>${escapeHtml(JSON.stringify(page.example, null, 2))}</pre>`,
   );

@@ -3,6 +3,7 @@ import { errorCodes, isErrorCode, orderEventKind } from '@pcp/contracts';
 import { jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { CATALOGSET_SCHEMA_PATH } from '../routes/schemas.routes.js';
 import { problemExample } from '../docs/error-docs.js';
+import { guideUrl, type GuideName, type GuideSection } from '../docs/guides.js';
 import { responseHeaders, type ResponseHeaderName } from './headers.js';
 import { createRouteTransform } from './route-transform.js';
 
@@ -12,67 +13,96 @@ import { createRouteTransform } from './route-transform.js';
  */
 export const API_VERSION = '2.0.0';
 
-/** Every tag an operation carries, with what its operations are for. */
-const tags = (catalogSetSchema: { url: string; description: string }) => [
-  {
-    name: 'Commerce: stores',
-    description:
-      'Your stores: their profiles (the store id is your own GUID) and their status, online or ' +
-      "paused with a reason. Another partner's store answers 404 STORE_NOT_FOUND.",
-  },
-  {
-    name: 'Commerce: catalog',
-    description:
-      "Publish a store's CatalogSet: host the JSON document at a URL, notify it, then poll the " +
-      'ingest until it succeeded or failed. Check a document against the CatalogSet JSON ' +
-      `Schema (${catalogSetSchema.url}) before notifying it.`,
-    externalDocs: catalogSetSchema,
-  },
-  {
-    name: 'Commerce: orders',
-    description:
-      'Orders placed at your stores: list them and move them along their statuses; each move ' +
-      'is a webhook to the partner that placed the order.',
-  },
-  {
-    name: 'Marketfront: stores',
-    description: "Find the stores that serve a customer's location, and look one up by id.",
-  },
-  {
-    name: 'Marketfront: catalog',
-    description:
-      "A store's active CatalogSet, cached by ETag. Its JSON Schema: " + `${catalogSetSchema.url}.`,
-    externalDocs: catalogSetSchema,
-  },
-  {
-    name: 'Marketfront: carts',
-    description:
-      'Stateless cart helpers: send the whole cart, get it back priced from the current ' +
-      'CatalogSet with its modifier rules checked. Nothing is stored.',
-  },
-  {
-    name: 'Marketfront: orders',
-    description:
-      'Validate an order (a dry run that prices it and lists every problem), place it (with an ' +
-      'Idempotency-Key) and read it afterwards.',
-  },
-  {
-    name: 'Marketfront: saved addresses',
-    description: "An end user's geocoded delivery addresses, for fulfillment.address.addressId.",
-  },
-  {
-    name: 'Marketfront: payment cards',
-    description:
-      "An end user's cards, vaulted with the payment processor; an order pays with a card's " +
-      'paymentId. Card numbers and CVCs are never stored or returned.',
-  },
-  {
-    name: 'Marketfront: webhooks',
-    description:
-      'Your order-status webhook endpoint, its signing secret and its deliveries (see the ' +
-      "document's webhooks for what each delivery carries).",
-  },
-];
+interface Tag {
+  readonly name: string;
+  readonly description: string;
+  /** Where the rules of the tag's operations are written: the tag's externalDocs by default. */
+  readonly guide: GuideName | GuideSection;
+  readonly externalDocs?: { url: string; description: string };
+}
+
+/** The tags as the document declares them, each linked to its guide. */
+const withGuides = (docsUrl: string, list: readonly Tag[]) =>
+  list.map(({ guide, ...tag }) => ({
+    externalDocs: { url: guideUrl(docsUrl, guide), description: 'The rules, in the guide' },
+    ...tag,
+  }));
+
+/** Every tag an operation carries, with what its operations are for and the guide of its rules. */
+const tags = (catalogSetSchema: { url: string; description: string }, docsUrl: string) =>
+  withGuides(docsUrl, [
+    {
+      name: 'Commerce: stores',
+      guide: 'stores',
+      description:
+        'Your stores: their profiles (the store id is your own GUID) and their status, online or ' +
+        "paused with a reason. Another partner's store answers 404 STORE_NOT_FOUND.",
+    },
+    {
+      name: 'Commerce: catalog',
+      guide: 'catalogs',
+      description:
+        "Publish a store's CatalogSet: host the JSON document at a URL, notify it, then poll the " +
+        'ingest until it succeeded or failed. Check a document against the CatalogSet JSON ' +
+        `Schema (${catalogSetSchema.url}) before notifying it. The rules: ` +
+        `${guideUrl(docsUrl, 'catalogs')}.`,
+      externalDocs: catalogSetSchema,
+    },
+    {
+      name: 'Commerce: orders',
+      guide: { guide: 'orders', heading: 'Order status' },
+      description:
+        'Orders placed at your stores: list them and move them along their statuses; each move ' +
+        'is a webhook to the partner that placed the order.',
+    },
+    {
+      name: 'Marketfront: stores',
+      guide: { guide: 'stores', heading: 'Discovery' },
+      description: "Find the stores that serve a customer's location, and look one up by id.",
+    },
+    {
+      name: 'Marketfront: catalog',
+      guide: { guide: 'catalogs', heading: 'Reading a catalog' },
+      description:
+        "A store's active CatalogSet, cached by ETag. Its JSON Schema: " +
+        `${catalogSetSchema.url}. The rules: ` +
+        `${guideUrl(docsUrl, { guide: 'catalogs', heading: 'Reading a catalog' })}.`,
+      externalDocs: catalogSetSchema,
+    },
+    {
+      name: 'Marketfront: carts',
+      guide: 'carts',
+      description:
+        'Stateless cart helpers: send the whole cart, get it back priced from the current ' +
+        'CatalogSet with its modifier rules checked. Nothing is stored.',
+    },
+    {
+      name: 'Marketfront: orders',
+      guide: 'orders',
+      description:
+        'Validate an order (a dry run that prices it and lists every problem), place it (with an ' +
+        'Idempotency-Key) and read it afterwards.',
+    },
+    {
+      name: 'Marketfront: saved addresses',
+      guide: { guide: 'orders', heading: 'Saved addresses' },
+      description: "An end user's geocoded delivery addresses, for fulfillment.address.addressId.",
+    },
+    {
+      name: 'Marketfront: payment cards',
+      guide: 'payments',
+      description:
+        "An end user's cards, vaulted with the payment processor; an order pays with a card's " +
+        'paymentId. Card numbers and CVCs are never stored or returned.',
+    },
+    {
+      name: 'Marketfront: webhooks',
+      guide: 'webhooks',
+      description:
+        'Your order-status webhook endpoint, its signing secret and its deliveries (see the ' +
+        "document's webhooks for what each delivery carries).",
+    },
+  ]);
 
 /** `order.status_changed` → `orderStatusChanged`. */
 const camelCase = (name: string) =>
@@ -239,6 +269,9 @@ export function openApiOptions(options: {
           'distribution partners (/v1/marketfront) discover stores, price carts, place orders ' +
           'and receive order webhooks. Authenticate with your API key as ' +
           'Authorization: Bearer <key>.\n\n' +
+          `The rules of each area (authentication, catalogs, stores, carts, orders, payments, ` +
+          `webhooks, errors) are in the guides at ${options.docsUrl}/guide; each tag links to ` +
+          'its own.\n\n' +
           'Errors are RFC 9457 ProblemDetail (application/problem+json); each errorCode has a ' +
           `page at ${options.docsUrl}/errors/<errorCode> saying what happened and what to do. ` +
           'Every response carries X-Request-Id; rate-limited routes carry X-RateLimit-Limit, ' +
@@ -248,8 +281,11 @@ export function openApiOptions(options: {
           'must route to OTHER); a change that breaks clients bumps info.version’s major.',
       },
       servers: [{ url: options.publicBaseUrl }],
-      externalDocs: { url: `${options.docsUrl}/errors`, description: 'Error codes' },
-      tags: tags(catalogSetSchema),
+      externalDocs: {
+        url: `${options.docsUrl}/guide`,
+        description: 'Guides: the rules of the API',
+      },
+      tags: tags(catalogSetSchema, options.docsUrl),
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearerAuth: [] }],
       webhooks: orderWebhooks(),

@@ -44,6 +44,7 @@ describe('GET /docs/errors/<code>', () => {
           'errorCode',
           'example',
           'retryable',
+          'rules',
           'status',
           'title',
         ].sort(),

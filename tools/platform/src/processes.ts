@@ -1,0 +1,110 @@
+import { join } from 'node:path';
+import {
+  gatewayDefaultPort,
+  platformOpsPorts,
+  platformServices,
+  processorSimulatorDefaultPort,
+  type PlatformService,
+} from '@pcp/contracts';
+
+/** The repository's root (this file is in tools/platform/src or tools/platform/dist). */
+export const repositoryRoot = join(import.meta.dirname, '..', '..', '..');
+
+/** A process of the platform: a service, or the card processor simulator that stands in for the card processor. */
+export type PlatformProcess = PlatformService | 'processor-simulator';
+
+/** How one process of the platform is started and how it says it is ready. */
+export interface ProcessDefinition {
+  readonly name: PlatformProcess;
+  /** Its build's entry point (`node <entry>`; `node <entry> migrate` for the database owners). */
+  readonly entry: string;
+  /**
+   * Where it answers `readyPath` by default: the ops port (`OPS_PORT`) of a service, the
+   * simulator's only port (`PORT`).
+   */
+  readonly opsPort: number;
+  /** The variable that moves `opsPort`. */
+  readonly opsPortVariable: 'OPS_PORT' | 'PORT';
+  /** Answers 2xx once the process serves. */
+  readonly readyPath: '/health/ready' | '/health';
+  /** The public HTTP port (`PORT`): the gateway's. */
+  readonly publicPort?: number;
+  /** Runs database migrations (`node <entry> migrate`). */
+  readonly migrates: boolean;
+}
+
+const entry = (name: PlatformProcess) => join(repositoryRoot, 'services', name, 'dist', 'main.js');
+
+/**
+ * Every process of the platform in start order: the simulator first (payments calls it), the
+ * gateway last (it calls the others). Services take their ops ports from `@pcp/contracts`.
+ */
+export const platformProcesses: readonly ProcessDefinition[] = [
+  {
+    name: 'processor-simulator',
+    entry: entry('processor-simulator'),
+    opsPort: processorSimulatorDefaultPort,
+    opsPortVariable: 'PORT',
+    readyPath: '/health',
+    migrates: false,
+  },
+  ...platformServices.map((name): ProcessDefinition => ({
+    name,
+    entry: entry(name),
+    opsPort: platformOpsPorts[name],
+    opsPortVariable: 'OPS_PORT',
+    readyPath: '/health/ready',
+    migrates: true,
+    ...(name === 'gateway' ? { publicPort: gatewayDefaultPort } : {}),
+  })),
+];
+
+/** The definition of `name`; throws for a name the platform does not have. */
+export function processDefinition(name: string): ProcessDefinition {
+  const found = platformProcesses.find((definition) => definition.name === name);
+  if (!found) throw new Error(`the platform has no process ${name}`);
+  return found;
+}
+
+/** How a process's Node is started (see `nodeArgsOf`). */
+export interface NodeOptions {
+  /**
+   * Preload the tracing instrumentation as the image does (`NODE_OPTIONS`): it patches pg, redis,
+   * http and undici before the service loads them. Default true.
+   */
+  readonly instrument?: boolean;
+  /** Node flags before the entry, e.g. `--cpu-prof`. */
+  readonly nodeFlags?: readonly string[];
+}
+
+/**
+ * Node's arguments for a process from its build. A process starts from its build in a fraction
+ * of the CPU time it takes from sources through tsx.
+ */
+export function nodeArgsOf(name: PlatformProcess, options: NodeOptions = {}): string[] {
+  const { instrument = true, nodeFlags = [] } = options;
+  return [
+    ...nodeFlags,
+    ...(instrument ? ['--import', '@pcp/service-kit/instrument'] : []),
+    processDefinition(name).entry,
+  ];
+}
+
+/**
+ * The environment every process gets on a developer's machine (`npm start`, `npm run dev`):
+ * loopback, and plain http to this machine's test CatalogSets, store submission URLs and webhook
+ * receivers (production keeps https and public hosts only).
+ */
+export function localEnv(processorPort = processorSimulatorDefaultPort): Record<string, string> {
+  return {
+    HOST: '127.0.0.1',
+    OPS_HOST: '127.0.0.1',
+    CATALOG_FETCH_ALLOW_HTTP: 'true',
+    CATALOG_FETCH_ALLOWLIST: '127.0.0.0/8,::1/128',
+    ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
+    ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.0/8,::1/128',
+    WEBHOOK_ALLOW_HTTP: 'true',
+    WEBHOOK_ALLOWLIST: '127.0.0.0/8,::1/128',
+    PAYMENT_PROCESSOR_URL: `http://127.0.0.1:${processorPort}`,
+  };
+}
