@@ -2,10 +2,11 @@
 // time per document size, items/s, peak RSS and the GET back; then whether the catalog
 // service keeps answering (status polls, another store's reads) while it ingests.
 import { performance } from 'node:perf_hooks';
+import { memoryOf } from '@pcp/platform';
 import { generateCatalogSet } from '@pcp/testing/catalog-generator';
 import { pacedLoad, type LoadResult } from '../load/paced-load.js';
 import { BenchPlatform, type Partner } from '../platform/bench-platform.js';
-import { memoryOf } from '../platform/proc.js';
+
 import { printTable, type Row } from '../report.js';
 import { envNumber, fail, log, median, sleep } from '../setup.js';
 
@@ -59,8 +60,8 @@ export async function run(): Promise<void> {
       return memory;
     });
     return {
-      rss: Math.max(...memories.map((memory) => memory.rss)),
-      hwm: Math.max(...memories.map((memory) => memory.hwm)),
+      rss: Math.max(...memories.map((memory) => memory.rssBytes)),
+      hwm: Math.max(...memories.map((memory) => memory.peakRssBytes)),
     };
   }
 

@@ -1,8 +1,7 @@
 // The floors' processes: a TypeScript module of this workspace run as a child of the bench
 // platform, with its input on stdin; it prints one JSON line once it serves.
+import type { BenchPlatform, Env } from '../platform/bench-platform.js';
 import { serverUrls } from '../setup.js';
-import type { BenchPlatform } from '../platform/bench-platform.js';
-import type { Env } from '../platform/launch.js';
 import { tsEntry } from '../ts-modules.js';
 
 /** Start `file` as the child `name` with `input` on stdin; resolves its first JSON line. */

@@ -1,12 +1,19 @@
 // The platform as the benches run it, on an isolated database, NATS subject prefix and Redis
 // key prefix, so a bench neither sees nor leaves behind anything of the dev platform's or
 // another bench's; and the partner API calls the benches set up with.
-import { spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { platformServices } from '@pcp/contracts';
+import {
+  launchPlatform,
+  memoryOf,
+  type LaunchedPlatform,
+  type PlatformProcess,
+} from '@pcp/platform';
 import { connect } from 'nats';
 import pg from 'pg';
 import { createClient } from 'redis';
@@ -21,8 +28,9 @@ import {
   serverUrls,
   sleep,
 } from '../setup.js';
-import { Launcher, SERVICES, type Env, type Service } from './launch.js';
-import { memoryOf, parentPids, pidListeningOn } from './proc.js';
+import { pidListeningOn } from './proc.js';
+
+export type Env = Record<string, string | undefined>;
 
 /** Poll the ingest status this often. */
 const POLL_MS = 25;
@@ -62,7 +70,7 @@ export interface BenchPlatformOptions {
   keepDatabase?: boolean;
   processorLatencyMs?: number;
   /** Variables added to one service's environment, e.g. `{ ordering: { … } }`. */
-  serviceEnv?: Partial<Record<Service, Env>>;
+  serviceEnv?: Partial<Record<PlatformProcess, Record<string, string>>>;
   /** false: none of the platform (no database either), for the baselines alone. */
   services?: boolean;
 }
@@ -86,7 +94,10 @@ export class BenchPlatform {
   readonly databaseUrl: URL;
   /** The NATS subject prefix of this platform's services. */
   readonly subjectPrefix: string;
-  readonly #launcher: Launcher;
+  /** The platform's processes, once started. */
+  #launched: LaunchedPlatform | undefined;
+  /** The processes a bench adds (the floors), by name. */
+  readonly #children = new Map<string, ChildProcess>();
   readonly #options: BenchPlatformOptions;
   readonly #redisKeyPrefix: string;
   readonly #env: Env;
@@ -114,9 +125,8 @@ export class BenchPlatform {
     this.#options = options;
     this.port = options.port;
     this.replicas = replicasFromEnv();
-    this.#launcher = new Launcher(this.port, this.replicas);
-    // The card processor simulator listens after the services' ops ports.
-    this.processorUrl = `http://127.0.0.1:${this.port + 1 + SERVICES.length}`;
+    // The card processor simulator listens after the port of each service.
+    this.processorUrl = `http://127.0.0.1:${this.port + 1 + platformServices.length}`;
     const id = randomBytes(4).toString('hex');
     this.database = `pcp_bench_${id}`;
     this.subjectPrefix = `bench_${id}`;
@@ -162,45 +172,77 @@ export class BenchPlatform {
   }
 
   /** Every replica's ops URL of a service, replica 1's first (to sum their metrics). */
-  opsUrls(service: Service, path: string): string[] {
-    return this.#launcher.opsUrls(service, path);
+  opsUrls(service: PlatformProcess, path: string): string[] {
+    return (this.#launched?.opsUrls(service) ?? []).map((url) => `${url}${path}`);
   }
 
-  /** The pids a CPU or memory figure of a child (with its replicas and workers) sums over. */
+  /**
+   * The pids a CPU or memory figure of `name` sums over: a platform process with its replicas
+   * and a gateway cluster's workers, or a child the bench added.
+   */
   pidsOf(name: string): number[] {
-    return this.#launcher.pidsOf(name);
+    const own = this.#children.get(name)?.pid;
+    return [...(this.#launched?.pidsOf(name) ?? []), ...(own === undefined ? [] : [own])];
   }
 
   documentUrl(path: string): string {
     return `${this.#documentBase}${path}`;
   }
 
-  /** Spawn a Node process that `stop` terminates. */
+  /** Spawn a Node process that `stop` terminates; reports it if it exits before then. */
   startChild(name: string, args: string[], options: SpawnOptions): ChildProcess {
-    return this.#launcher.startChild(name, args, options);
+    const child = spawn(process.execPath, args, options);
+    child.once('exit', (code, signal) => {
+      if (!this.#stopping) {
+        process.stderr.write(`[bench] ${name} exited early (code ${code}, signal ${signal})\n`);
+      }
+    });
+    this.#children.set(name, child);
+    return child;
   }
 
   async #start(): Promise<void> {
     if (this.#options.services === false) return;
     await this.#adminQuery(`CREATE DATABASE ${this.database}`);
-    let catalogEnv = this.#env;
+    const catalog = { ...this.#options.serviceEnv?.catalog };
     if (this.#options.serveDocuments) {
       this.#documentBase = await this.#serveDocuments();
       // The catalog service downloads from this server: plain HTTP on loopback.
-      catalogEnv = {
-        ...this.#env,
+      Object.assign(catalog, {
         CATALOG_FETCH_ALLOW_HTTP: 'true',
         CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32',
-      };
+      });
     }
-    await this.#launcher.start({
-      env: this.#env,
-      envOf: (service) => ({
-        ...(service === 'catalog' ? catalogEnv : this.#env),
-        ...this.#options.serviceEnv?.[service],
-      }),
-      processorUrl: this.processorUrl,
-      processorLatencyMs: this.#options.processorLatencyMs ?? 0,
+    this.#launched = await launchPlatform({
+      ports: 'free',
+      gatewayPort: this.port,
+      processorPort: Number(new URL(this.processorUrl).port),
+      replicas: this.replicas,
+      // Several gateways share the public port, as behind a load balancer.
+      gatewayCluster: this.replicas > 1,
+      env: {
+        DATABASE_URL: this.databaseUrl.toString(),
+        NATS_SUBJECT_PREFIX: this.subjectPrefix,
+        REDIS_KEY_PREFIX: this.#redisKeyPrefix,
+        HOST: '127.0.0.1',
+        OPS_HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+      },
+      serviceEnv: {
+        ...this.#options.serviceEnv,
+        catalog,
+        'processor-simulator': {
+          PROCESSOR_LATENCY_MS: String(this.#options.processorLatencyMs ?? 0),
+        },
+      },
+      restart: false,
+      logs: 'inherit',
+      instrument: false,
+      // BENCH_NODE_ARGS: Node flags for every service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
+      // (a CPU profile per service, written as it exits) or "--trace-gc".
+      nodeFlags: (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+      say: (message) => process.stderr.write(`[bench] ${message}\n`),
+      readyTimeoutMs: 90_000,
     });
   }
 
@@ -234,7 +276,8 @@ export class BenchPlatform {
     } catch (error) {
       process.stderr.write(`peak memory: ${describeError(error)}\n`);
     }
-    await this.#launcher.stop();
+    await this.#stopChildren();
+    await this.#launched?.stop();
     const server = this.#documentServer;
     if (server) {
       server.closeAllConnections();
@@ -276,25 +319,21 @@ export class BenchPlatform {
         rows.push({
           process: name,
           pid,
-          'peak RSS MB': Math.round(memory.hwm / MB),
-          'RSS MB at end': Math.round(memory.rss / MB),
+          'peak RSS MB': Math.round(memory.peakRssBytes / MB),
+          'RSS MB at end': Math.round(memory.rssBytes / MB),
         });
       }
     };
-    const parents = parentPids();
-    for (const [name, child] of this.#launcher.children) {
-      if (child.exitCode !== null || child.signalCode !== null || !child.pid) continue;
-      const workers = [...parents]
-        .filter(([, parent]) => parent === child.pid)
-        .map(([pid]) => pid)
-        .sort((a, b) => a - b);
-      if (workers.length === 0) {
-        add(name, child.pid);
-        continue;
-      }
-      // The gateway's cluster: its workers in the order it forked them, named as replicas.
-      workers.forEach((pid, index) => add(index === 0 ? name : `${name}#${index + 1}`, pid));
-      add(`${name} (cluster primary)`, child.pid);
+    for (const { name, pid, peakRssBytes, rssBytes } of this.#launched?.memory() ?? []) {
+      rows.push({
+        process: name,
+        pid,
+        'peak RSS MB': Math.round(peakRssBytes / MB),
+        'RSS MB at end': Math.round(rssBytes / MB),
+      });
+    }
+    for (const [name, child] of this.#children) {
+      if (child.exitCode === null && child.signalCode === null && child.pid) add(name, child.pid);
     }
     const natsPid = pidListeningOn(Number(new URL(serverUrls.nats).port || 4222));
     if (natsPid) add('nats-server (shared; peak since it started)', natsPid);
@@ -305,6 +344,21 @@ export class BenchPlatform {
       'RSS MB at end': Math.round(process.memoryUsage.rss() / MB),
     });
     printTable('Peak RSS per process (VmHWM)', rows, 'memory');
+  }
+
+  /** SIGTERM the bench's own children; resolves once all have exited. */
+  async #stopChildren(): Promise<void> {
+    const running = [...this.#children.values()];
+    for (const child of running) child.kill('SIGTERM');
+    await Promise.all(
+      running.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) resolve();
+            else child.once('exit', () => resolve());
+          }),
+      ),
+    );
   }
 
   async #adminQuery(query: string): Promise<void> {

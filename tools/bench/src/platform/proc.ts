@@ -1,39 +1,9 @@
-// What /proc says about local processes: memory, parents, listening sockets, CPU ticks.
+// What /proc says about local processes for the CPU and memory figures: listening sockets,
+// command names, CPU ticks (memory and children: @pcp/platform's).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 const pidEntries = () => readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
-
-/** VmRSS and VmHWM of a process in bytes, or undefined once it is gone. */
-export function memoryOf(pid: number): { rss: number; hwm: number } | undefined {
-  let status: string;
-  try {
-    status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const kB = (field: string) =>
-    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) * 1024;
-  return { rss: kB('VmRSS'), hwm: kB('VmHWM') };
-}
-
-/**
- * Every process's parent pid (pid → ppid), but for tsx's esbuild service (a helper of every
- * process that runs TypeScript from source, not one of the bench's processes).
- */
-export function parentPids(): Map<number, number> {
-  const parents = new Map<number, number>();
-  for (const entry of pidEntries()) {
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'esbuild') continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return parents;
-}
 
 /**
  * The pid listening on a local TCP port: the socket's inode from /proc/net/tcp{,6}, then the
