@@ -10,6 +10,7 @@ const HELP = `usage: npm run bench [-- <name>] [options]
   npm run bench                 every bench, with one and two replicas of each service, into
                                 bench/results/latest.json and latest.md (umbrella-sized settings)
   npm run bench -- <name>       one bench, with its own (full) settings, printing its tables
+  npm run bench -- <a>,<b>      some of the benches as the umbrella run does (= --only <a>,<b>)
 
 benches:
 ${Object.entries(BENCHES)
@@ -32,7 +33,7 @@ const args = process.argv.slice(2);
 const [first] = args;
 if (args.includes('--help') || args.includes('-h')) {
   process.stdout.write(HELP);
-} else if (first !== undefined && !first.startsWith('-')) {
+} else if (first !== undefined && !first.startsWith('-') && !first.includes(',')) {
   if (!isBenchName(first) || args.length > 1) {
     fail(new Error(`unknown bench or extra arguments: ${args.join(' ')}\n\n${HELP}`));
   } else {
@@ -44,9 +45,11 @@ if (args.includes('--help') || args.includes('-h')) {
 }
 
 function umbrellaOptions(): UmbrellaOptions {
+  // `npm run bench -- stores,cart`: the list is --only's.
+  const listed = first?.includes(',') ? ['--only', first, ...args.slice(1)] : args;
   try {
     return parseArgs({
-      args,
+      args: listed,
       options: {
         only: { type: 'string' },
         replicas: { type: 'string', default: '1,2' },
