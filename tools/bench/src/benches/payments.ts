@@ -167,7 +167,7 @@ export async function run(): Promise<void> {
     return cards;
   }
 
-  /** One authorization with a fresh key, as place sends it; resolves to its outcome. */
+  /** One authorization for a new order, as place sends it; resolves to its outcome. */
   function authorizer(
     nc: NatsConnection,
     distribution: Partner,
@@ -182,11 +182,12 @@ export async function run(): Promise<void> {
       headers.set('Pcp-Partner-Kind', 'distribution');
       headers.set('Pcp-End-User-Id', card.endUserId);
       headers.set('Pcp-Payment-Types', 'CARD');
+      // A new order (place attempt) each: an order has at most one charge.
       const body = {
+        orderId: randomUUID(),
         paymentId: card.paymentId,
         amount: 2_565,
         currency: 'USD',
-        idempotencyKey: randomUUID(),
       };
       const reply = await nc.request(subject, Buffer.from(JSON.stringify(body)), {
         headers,
