@@ -23,6 +23,7 @@ COPY services/ordering/package.json services/ordering/
 COPY services/payments/package.json services/payments/
 COPY services/processor-simulator/package.json services/processor-simulator/
 COPY tools/platform/package.json tools/platform/
+COPY tools/bench/package.json tools/bench/
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages/ packages/

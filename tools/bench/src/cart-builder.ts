@@ -1,24 +1,32 @@
-// Valid carts built from a generated CatalogSet by the pricing rules of
-// services/ordering/src/domain/pricing.ts, for the benches that price carts and orders.
+// Valid carts built from a generated CatalogSet by the pricing rules of the ordering service,
+// for the benches that price carts and orders.
 import { randomUUID } from 'node:crypto';
+import { dayOfWeek } from '@pcp/contracts';
+import type { GeneratedCatalogSet } from '@pcp/testing/catalog-generator';
 
-const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+/** Every day, all day. */
+export const alwaysOpen = dayOfWeek.options.map((day) => ({
+  dayOfWeek: day,
+  start: '00:00:00',
+  end: '00:00:00',
+}));
 
 /** Every catalog of `doc` open all day, every day (the generator's are meal windows). */
-export function openAllWeek(doc) {
-  for (const catalog of Object.values(doc.catalogs)) {
-    catalog.availability = DAYS.map((dayOfWeek) => ({
-      dayOfWeek,
-      start: '00:00:00',
-      end: '00:00:00',
-    }));
-  }
+export function openAllWeek(doc: GeneratedCatalogSet): void {
+  for (const catalog of Object.values(doc.catalogs)) catalog.availability = alwaysOpen;
+}
+
+export interface CartLine {
+  itemId: string;
+  lineItemId: string;
+  quantity: number;
+  modifierGroups?: { modifierGroupId: string; lineItems: CartLine[] }[];
 }
 
 /** Item ids reachable from a catalog through its (nested) sections. */
-function reachableItemIds(doc) {
-  const reachable = new Set();
-  const seenSections = new Set();
+function reachableItemIds(doc: GeneratedCatalogSet): Set<string> {
+  const reachable = new Set<string>();
+  const seenSections = new Set<string>();
   const pending = Object.values(doc.catalogs).flatMap((catalog) => catalog.sectionIds ?? []);
   for (let sectionId = pending.pop(); sectionId !== undefined; sectionId = pending.pop()) {
     if (seenSections.has(sectionId)) continue;
@@ -31,11 +39,10 @@ function reachableItemIds(doc) {
   return reachable;
 }
 
-/** Deepest modifier nesting below an item (0 without modifier groups). */
-function modifierDepthOf(doc, itemId) {
-  const item = doc.items[itemId];
+/** Deepest modifier nesting below an item (0 without modifier groups, -1 if one is missing). */
+function modifierDepthOf(doc: GeneratedCatalogSet, itemId: string): number {
   let deepest = 0;
-  for (const groupId of item.modifierGroupIds ?? []) {
+  for (const groupId of doc.items[itemId]?.modifierGroupIds ?? []) {
     const group = doc.modifierGroups[groupId];
     if (!group) return -1;
     for (const optionId of group.itemIds) {
@@ -52,11 +59,10 @@ function modifierDepthOf(doc, itemId) {
  * options (capped by maximumAllowed, counted by quantity 1 each), chosen from the group's
  * available options starting at a rotating offset, recursively. UUID lineItemIds throughout.
  */
-function buildLine(doc, itemId, rotation) {
-  const item = doc.items[itemId];
+function buildLine(doc: GeneratedCatalogSet, itemId: string, rotation: { next: number }): CartLine {
   const modifierGroups = [];
-  for (const groupId of item.modifierGroupIds ?? []) {
-    const group = doc.modifierGroups[groupId];
+  for (const groupId of doc.items[itemId]?.modifierGroupIds ?? []) {
+    const group = doc.modifierGroups[groupId]!;
     const options = group.itemIds.filter((optionId) => doc.items[optionId]?.isAvailable !== false);
     const wanted = Math.min(group.maximumAllowed, Math.max(group.minimumAllowed, 1));
     if (options.length < wanted) {
@@ -64,7 +70,7 @@ function buildLine(doc, itemId, rotation) {
     }
     const lineItems = [];
     for (let i = 0; i < wanted; i++) {
-      const optionId = options[(rotation.next++ + i) % options.length];
+      const optionId = options[(rotation.next++ + i) % options.length]!;
       lineItems.push(buildLine(doc, optionId, rotation));
     }
     modifierGroups.push({ modifierGroupId: groupId, lineItems });
@@ -78,8 +84,8 @@ function buildLine(doc, itemId, rotation) {
 }
 
 /** The line total in minor units, as the ordering service should price it. */
-export function lineTotalMinor(doc, line, scale) {
-  const base = Math.round(doc.items[line.itemId].basePrice * scale);
+export function lineTotalMinor(doc: GeneratedCatalogSet, line: CartLine, scale: number): number {
+  const base = Math.round((doc.items[line.itemId]?.basePrice ?? NaN) * scale);
   let modifiers = 0;
   for (const group of line.modifierGroups ?? []) {
     for (const option of group.lineItems) modifiers += lineTotalMinor(doc, option, scale);
@@ -88,7 +94,7 @@ export function lineTotalMinor(doc, line, scale) {
 }
 
 /** Line items in `lines`, modifiers included. */
-export const countLines = (lines) =>
+export const countLines = (lines: CartLine[]): number =>
   lines.reduce(
     (sum, line) =>
       sum +
@@ -101,12 +107,15 @@ export const countLines = (lines) =>
  * `count` lines on distinct top-level items, spread evenly over the available reachable
  * items whose modifier groups all exist and nest two levels deep.
  */
-export function buildLines(doc, count) {
+export function buildLines(
+  doc: GeneratedCatalogSet,
+  count: number,
+): { candidates: number; lines: CartLine[] } {
   const reachable = reachableItemIds(doc);
   const candidates = Object.keys(doc.items).filter(
     (itemId) =>
       reachable.has(itemId) &&
-      doc.items[itemId].isAvailable !== false &&
+      doc.items[itemId]?.isAvailable !== false &&
       modifierDepthOf(doc, itemId) >= 2,
   );
   if (candidates.length < count) {
@@ -119,7 +128,7 @@ export function buildLines(doc, count) {
   return {
     candidates: candidates.length,
     lines: Array.from({ length: count }, (_, i) =>
-      buildLine(doc, candidates[Math.floor(i * step)], rotation),
+      buildLine(doc, candidates[Math.floor(i * step)]!, rotation),
     ),
   };
 }

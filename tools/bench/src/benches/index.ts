@@ -1,0 +1,51 @@
+// Every bench by the name `npm run bench -- <name>` takes, in the order the umbrella run runs them.
+export interface Bench {
+  summary: string;
+  run: () => Promise<void>;
+}
+
+const lazy = (load: () => Promise<{ run: () => Promise<void> }>) => async (): Promise<void> =>
+  (await load()).run();
+
+export const BENCHES = {
+  baselines: {
+    summary: 'bare Fastify and the floor (Fastify → NATS → fixed reply): what the machine can do',
+    run: lazy(() => import('./baselines.js')),
+  },
+  ingest: {
+    summary: 'CatalogSet ingest by size, and the catalog service answering while it ingests',
+    run: lazy(() => import('./ingest.js')),
+  },
+  'ingest-fairness': {
+    summary: "one partner's ingest latency, idle and while another partner floods",
+    run: lazy(() => import('./ingest-fairness.js')),
+  },
+  stores: {
+    summary: 'store lookups through gateway → NATS → stores → Postgres',
+    run: lazy(() => import('./stores.js')),
+  },
+  discovery: {
+    summary: 'store discovery over 100k seeded stores, and a dense city',
+    run: lazy(() => import('./discovery/index.js')),
+  },
+  cart: {
+    summary: 'cart pricing (add, reprice) against bare Fastify and the floors',
+    run: lazy(() => import('./cart.js')),
+  },
+  payments: {
+    summary: 'card authorizations through payments, the processor alone, the breaker open',
+    run: lazy(() => import('./payments.js')),
+  },
+  orders: {
+    summary: 'order validate, place and idempotent replay, against the floor',
+    run: lazy(() => import('./orders.js')),
+  },
+  webhooks: {
+    summary: 'order-status webhook delivery, with a failing partner, against the webhook floor',
+    run: lazy(() => import('./webhooks/index.js')),
+  },
+} satisfies Record<string, Bench>;
+
+export type BenchName = keyof typeof BENCHES;
+
+export const isBenchName = (name: string): name is BenchName => Object.hasOwn(BENCHES, name);

@@ -1,0 +1,39 @@
+// The floors' processes: a TypeScript module of this workspace run as a child of the bench
+// platform, with its input on stdin; it prints one JSON line once it serves.
+import type { BenchPlatform, Env } from '../platform/bench-platform.js';
+import { serverUrls } from '../setup.js';
+import { tsEntry } from '../ts-modules.js';
+
+/** Start `file` as the child `name` with `input` on stdin; resolves its first JSON line. */
+export async function startFloorChild<T>(
+  platform: BenchPlatform,
+  name: string,
+  file: string,
+  input: string | Buffer,
+  env: Env = {},
+): Promise<T> {
+  const child = platform.startChild(name, tsEntry(file), {
+    env: { ...process.env, NATS_URL: serverUrls.nats, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  child.stdin?.end(input);
+  const line = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      if (text.includes('\n')) resolve(text.split('\n')[0]!);
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited (code ${code})`)));
+  });
+  return JSON.parse(line) as T;
+}
+
+/** All of stdin. */
+export async function readStdin(): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Print the line the parent waits for. */
+export const announce = (value: object) => process.stdout.write(`${JSON.stringify(value)}\n`);
