@@ -1,8 +1,9 @@
 /**
  * Catalog ingest end to end, the unhappy paths: every way a download or a document can fail
- * ends the run `failed` with partner-safe errors at RFC 6901 paths (contract §3-4), the
- * status resource walks the spec's state table, and the commerce/marketfront endpoints
- * answer bad input and unknown ids with ProblemDetail (contract §11).
+ * ends the run `failed` with partner-safe errors at RFC 6901 paths
+ * (docs/guide/catalogs.md#validation), the status resource walks the spec's state table, and the
+ * commerce/marketfront endpoints answer bad input and unknown ids with ProblemDetail
+ * (docs/guide/errors.md#problemdetail).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';

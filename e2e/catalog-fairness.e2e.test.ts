@@ -1,7 +1,7 @@
 /**
- * Shared ingest capacity (README: fair ingest): claims alternate between partners, a dripping
- * callback loses its slot for rate, a partner's queue and dry runs are capped by its share,
- * and old finished runs are pruned.
+ * Shared ingest capacity (docs/guide/catalogs.md#ingest): claims alternate between partners, a
+ * dripping callback loses its slot for rate, a partner's queue and dry runs are capped by its
+ * share, and old finished runs are pruned.
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';

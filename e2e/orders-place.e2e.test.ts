@@ -637,7 +637,8 @@ describe('submission to the store', () => {
     const placed = await post(body, randomUUID(), endUser);
     expect(placed.response.status).toBe(201);
     const orderId = placed.data!.orderId;
-    // The store address's shape (contract §5): one object, coordinates beside the fields.
+    // The store address's shape (docs/guide/stores.md#store-profile): one object, coordinates
+    // beside the fields.
     expect(placed.data?.fulfillment.address).toEqual({
       ...address,
       address2: null,

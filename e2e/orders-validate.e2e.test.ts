@@ -170,7 +170,7 @@ describe('a valid order', () => {
         instructions: 'Ring twice',
       },
     });
-    // One object, the shape of a store's address (contract §5).
+    // One object, the shape of a store's address (docs/guide/stores.md#store-profile).
     expect(result.data?.fulfillment.address).toEqual({
       ...nearby,
       address2: null,
@@ -291,7 +291,7 @@ describe('business problems: 200, isValid false, amounts null, each at its point
   });
 });
 
-describe('the paymentId: a card of the end user (contract §1, §9)', () => {
+describe('the paymentId: a card of the end user (docs/guide/payments.md#cards)', () => {
   const VISA = '4242424242424242';
   const asUser = (endUser: string) => ({ 'x-end-user-id': endUser });
 

@@ -1,5 +1,6 @@
 // `npm run admin -- <command>`: partners and API keys (the gateway's admin CLI), parked outbox
-// rows and dead letters (a service's `main.js admin`); see README. Builds first.
+// rows and dead letters (a service's `main.js admin`); see docs/operations.md#admin-commands.
+// Builds first.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';

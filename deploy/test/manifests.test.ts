@@ -583,9 +583,9 @@ describe.runIf(KUBECTL)('overlays', () => {
         Number(envValue(rendered, container, name) ?? fallback);
       const catalog = find(rendered, 'Deployment', 'catalog').spec.template.spec
         .containers[0] as Doc;
-      // Baseline RSS 150 MiB (bench:ingest), the chunk cache, and per ingest in flight: its
-      // thread's heap cap plus ~30 MiB of thread, the downloaded bytes and the serialized
-      // document (50 MiB each at most).
+      // Baseline RSS 150 MiB (npm run bench -- ingest), the chunk cache, and per ingest in
+      // flight: its thread's heap cap plus ~30 MiB of thread, the downloaded bytes and the
+      // serialized document (50 MiB each at most).
       const catalogNeeds =
         160 * MiB +
         setting(catalog, 'CATALOG_DOCUMENT_CACHE_BYTES', 64 * MiB) +
@@ -601,7 +601,7 @@ describe.runIf(KUBECTL)('overlays', () => {
       const ordering = find(rendered, 'Deployment', 'ordering').spec.template.spec
         .containers[0] as Doc;
       // Baseline RSS 120 MiB, the compiled-catalog cache, and a compile per compile thread (a
-      // 100k-item catalog took 250 MiB above the baseline in bench:ingest).
+      // 100k-item catalog took 250 MiB above the baseline in the ingest bench).
       const orderingNeeds =
         120 * MiB +
         setting(ordering, 'ORDERING_CATALOG_CACHE_BYTES', 256 * MiB) +

@@ -1,8 +1,8 @@
 /**
- * Validation of a CatalogSet document (contract §3): shape, limits, store and currency,
- * dictionary keys, references, section and modifier cycles, modifier depth, modifier-group
- * bounds and money precision. Every failed rule yields one `{message, path}` with `path` an
- * RFC 6901 pointer into the document; all errors are collected, capped at
+ * Validation of a CatalogSet document (docs/guide/catalogs.md#validation): shape, limits, store and
+ * currency, dictionary keys, references, section and modifier cycles, modifier depth,
+ * modifier-group bounds and money precision. Every failed rule yields one `{message, path}` with
+ * `path` an RFC 6901 pointer into the document; all errors are collected, capped at
  * `catalogLimits.maxErrors`. Catalog ingest, its dry run and `pcp-catalog dry-run` all run this.
  *
  * This file holds the entry point and the shape rules; the reference rules are in
@@ -48,8 +48,9 @@ export type ValidationResult =
   { ok: true; catalog: ValidatedCatalogSet } | { ok: false; errors: CatalogIngestError[] };
 
 /**
- * Validate a parsed JSON CatalogSet against contract §3. The storeId and currency rules are
- * checked when `context` names them (ingest and the dry run always do).
+ * Validate a parsed JSON CatalogSet against the rules of docs/guide/catalogs.md#validation. The
+ * storeId and currency rules are checked when `context` names them (ingest and the dry run always
+ * do).
  */
 export function validateCatalogSet(
   input: unknown,

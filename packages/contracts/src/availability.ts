@@ -16,7 +16,10 @@ export type DayOfWeek = z.infer<typeof dayOfWeek>;
 /** A wall-clock time `HH:mm:ss` in the store's time zone. */
 export const localTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/, 'Expected HH:mm:ss');
 
-/** End of day: an `end` of 00:00:00 closes the window at midnight (contract §3). */
+/**
+ * End of day: an `end` of 00:00:00 closes the window at midnight
+ * (docs/guide/catalogs.md#availability-windows).
+ */
 export const END_OF_DAY = '00:00:00';
 
 /**
@@ -92,7 +95,7 @@ function isWithinMillis(
 /**
  * True when `instant` falls inside one of the weekly windows, read in the store's time
  * zone (start inclusive, end exclusive; an end of 00:00:00 is the end of the day). Empty
- * or null windows never open (contract §3).
+ * or null windows never open (docs/guide/catalogs.md#availability-windows).
  */
 export function isWithinWindows(
   windows: readonly AvailabilityWindow[] | null | undefined,

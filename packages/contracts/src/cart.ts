@@ -11,7 +11,7 @@ export interface LineItemInput {
   modifierGroups?: { modifierGroupId: string; lineItems: LineItemInput[] }[] | undefined;
 }
 
-/** Cart limits (contract §6): lines per cart and the quantity of a line. */
+/** Cart limits (docs/guide/carts.md): lines per cart and the quantity of a line. */
 export const cartLimits = { maxLineItems: 100, minQuantity: 1, maxQuantity: 999 } as const;
 
 /** Bounds for hostile input; business limits (above) are reported as element errors. */
@@ -126,8 +126,8 @@ const pricedLineItem: z.ZodType<PricedLineItem> = z
   .meta({ id: 'PricedLineItem' });
 
 /**
- * A cart priced from the store's current CatalogSet (contract §6). `errors` lists the lines
- * already in the cart that can no longer be priced (at most 100): they are left out of
+ * A cart priced from the store's current CatalogSet (docs/guide/carts.md#errors). `errors` lists
+ * the lines already in the cart that can no longer be priced (at most 100): they are left out of
  * `subTotal` and `itemCount`, and can always be removed.
  */
 export const pricedCart = z

@@ -4,7 +4,7 @@ import { dateTime, guid, moneyAmount } from './common.js';
 import { catalogIngestStatusExamples, catalogSetExample, exampleIds } from './examples.js';
 import { currencyCode } from './stores.js';
 
-/** Limits of one CatalogSet document (contract §3). */
+/** Limits of one CatalogSet document (docs/guide/catalogs.md#limits). */
 export const catalogLimits = {
   maxDocumentBytes: 50 * 1024 * 1024,
   maxItems: 100_000,
@@ -54,9 +54,9 @@ export const modifierGroup = z.object({
 });
 
 /**
- * The CatalogSet a commerce partner hosts (contract §3): normalized dictionaries keyed by
- * each entity's own id. Referential rules (keys equal ids, references resolve, no cycles,
- * modifier depth, precision per currency) are checked by the catalog service.
+ * The CatalogSet a commerce partner hosts (docs/guide/catalogs.md#the-catalogset): normalized
+ * dictionaries keyed by each entity's own id. Referential rules (keys equal ids, references
+ * resolve, no cycles, modifier depth, precision per currency) are checked by the catalog service.
  */
 export const catalogSetDocument = z
   .object({

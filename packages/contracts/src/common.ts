@@ -10,10 +10,16 @@ export const guid = z.guid().toLowerCase();
 /** An ISO-8601 UTC instant, e.g. `2026-11-22T10:00:00Z` (offsets are not accepted). */
 export const dateTime = z.iso.datetime();
 
-/** A money amount in major units of a currency (contract §2); precision is checked per currency. */
+/**
+ * A money amount in major units of a currency (docs/guide/payments.md#money); precision is checked
+ * per currency.
+ */
 export const moneyAmount = z.number().finite().nonnegative().max(1_000_000_000);
 
-/** Every `errors[]` of this API holds at most this many entries (contract §6). */
+/**
+ * Every `errors[]` of this API holds at most this many entries
+ * (docs/guide/errors.md#invalid-requests).
+ */
 export const maxProblemErrors = 100;
 
 /**
@@ -27,7 +33,7 @@ export const orderError = z.object({
 });
 export type OrderError = z.infer<typeof orderError>;
 
-/** RFC 9457 ProblemDetail as the gateway sends it (contract §11). */
+/** RFC 9457 ProblemDetail as the gateway sends it (docs/guide/errors.md#problemdetail). */
 export const problemDetail = z
   .object({
     type: z.string(),

@@ -1,4 +1,6 @@
-/** Error categories a ProblemDetail's `errorCategory` can carry (contract §11). */
+/**
+ * Error categories a ProblemDetail's `errorCategory` can carry (docs/guide/errors.md#error-codes).
+ */
 export type ErrorCategory =
   | 'authentication'
   | 'authorization'
@@ -29,7 +31,8 @@ const entry = (
 
 /**
  * Every top-level `errorCode` the platform emits, with its HTTP status, category and
- * retryable flag (contract §11). Codes not named by the contract are marked below.
+ * retryable flag (docs/guide/errors.md#error-codes). Codes not named by the contract are marked
+ * below.
  */
 export const errorCodes = {
   UNAUTHORIZED: entry(401, 'authentication', false, 'Unauthorized'),

@@ -3,11 +3,11 @@ import { dateTime, guid } from './common.js';
 import { orderState, orderStatus } from './orders.js';
 
 /**
- * Every event travels in this envelope (STYLE §6). `version` is the version of the aggregate
- * the event is about (1 for its first event, one more for each change; the schema's own
- * version is in `type`), and `id` is derived from the aggregate and that version: the same
- * on every publish, it is the JetStream `Nats-Msg-Id` (publish dedupe) and the consumer's
- * idempotency key. A consumer applies an event only over an older version.
+ * Every event travels in this envelope (docs/conventions.md#messaging). `version` is the version of
+ * the aggregate the event is about (1 for its first event, one more for each change; the schema's
+ * own version is in `type`), and `id` is derived from the aggregate and that version: the same on
+ * every publish, it is the JetStream `Nats-Msg-Id` (publish dedupe) and the consumer's idempotency
+ * key. A consumer applies an event only over an older version.
  */
 export function eventEnvelope<Data extends z.ZodType>(type: string, data: Data) {
   return z.object({
@@ -51,7 +51,10 @@ export const events = {
     subject: 'events.catalog.v1.activated',
     schema: eventEnvelope('catalog.v1.activated', catalogActivatedData),
   },
-  /** Every change of an order, with the order's version: the webhooks' source (contract §10). */
+  /**
+   * Every change of an order, with the order's version: the webhooks' source
+   * (docs/guide/webhooks.md).
+   */
   orderStatusChanged: {
     subject: 'events.ordering.v1.order-status-changed',
     schema: eventEnvelope('ordering.v1.order-status-changed', orderStatusChangedData),

@@ -35,7 +35,7 @@ export const contextHeaders = {
   endUserId: 'Pcp-End-User-Id',
   /** The partner's allowed payment types, comma-separated (set by the admin command). */
   paymentTypes: 'Pcp-Payment-Types',
-  /** Place's Idempotency-Key (contract §8), as the partner sent it. */
+  /** Place's Idempotency-Key (docs/guide/orders.md#idempotency), as the partner sent it. */
   idempotencyKey: 'Idempotency-Key',
   deadline: 'Pcp-Deadline',
   traceparent: 'traceparent',

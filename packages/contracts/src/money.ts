@@ -1,6 +1,6 @@
 /**
- * Money helpers (contract §2): amounts travel as JSON numbers in major units and live as
- * integer minor units everywhere inside the platform.
+ * Money helpers (docs/guide/payments.md#money): amounts travel as JSON numbers in major units and
+ * live as integer minor units everywhere inside the platform.
  */
 import currencyCodes from 'currency-codes';
 

@@ -43,7 +43,10 @@ export const addressInput = postalAddress
   .meta({ examples: [savedAddressFields] });
 export type AddressInput = z.infer<typeof addressInput>;
 
-/** A delivery address: a saved one of the end user (contract §7), or inline fields. */
+/**
+ * A delivery address: a saved one of the end user (docs/guide/orders.md#saved-addresses), or inline
+ * fields.
+ */
 export const orderAddressInput = z.union([z.object({ addressId: guid }), addressInput]);
 export type OrderAddressInput = z.infer<typeof orderAddressInput>;
 
@@ -67,7 +70,7 @@ export const orderCustomer = z.object({
   email: z.email().max(254),
 });
 
-/** The body of validate and place (contract §7). */
+/** The body of validate and place (docs/guide/orders.md#validating-an-order). */
 export const orderRequest = z
   .object({
     cart: cartInput,
@@ -85,7 +88,7 @@ export const orderRequest = z
   .meta({ examples: [orderRequestExample] });
 export type OrderRequest = z.infer<typeof orderRequest>;
 
-/** The computed price breakdown, in major units of `currency` (contract §7). */
+/** The computed price breakdown, in major units of `currency` (docs/guide/orders.md#amounts). */
 export const orderAmounts = z.object({
   currency: z.string(),
   subTotal: z.number(),
@@ -116,8 +119,9 @@ export const orderFulfillment = z.object({
 });
 
 /**
- * Validate's answer (contract §7): every business problem is an element of `errors` with a
- * pointer, and `amounts` is null unless the order is valid (never a zeroed block).
+ * Validate's answer (docs/guide/orders.md#validating-an-order): every business problem is an
+ * element of `errors` with a pointer, and `amounts` is null unless the order is valid (never a
+ * zeroed block).
  */
 export const validatedOrder = z
   .object({
@@ -139,7 +143,7 @@ export type ValidatedOrder = z.infer<typeof validatedOrder>;
 /** An end user holds at most this many saved addresses. */
 export const maxAddressesPerEndUser = 50;
 
-/** A saved address of an end user, resolved and geocoded (contract §7). */
+/** A saved address of an end user, resolved and geocoded (docs/guide/orders.md#saved-addresses). */
 export const savedAddress = z
   .object({
     addressId: guid,
@@ -183,8 +187,8 @@ export const orderPayment = z.object({
 });
 
 /**
- * Place's body (contract §7): the order request with the total the customer saw, and the
- * vaulted card when paying by CARD.
+ * Place's body (docs/guide/orders.md#placing-an-order): the order request with the total the
+ * customer saw, and the vaulted card when paying by CARD.
  */
 export const placeOrderRequest = orderRequest
   .extend({ amounts: z.object({ total: moneyAmount }) })
@@ -201,7 +205,10 @@ export const placeOrderRequest = orderRequest
   .meta({ examples: [orderRequestExample] });
 export type PlaceOrderRequest = z.infer<typeof placeOrderRequest>;
 
-/** A placed order (contract §7): what place answers and the order's resources serve. */
+/**
+ * A placed order (docs/guide/orders.md#placing-an-order): what place answers and the order's
+ * resources serve.
+ */
 export const order = z
   .object({
     orderId: guid,
@@ -230,8 +237,8 @@ export type Order = z.infer<typeof order>;
 
 /**
  * A final place outcome, recorded against its Idempotency-Key and replayed byte for byte
- * (contract §8): the Order's exact JSON text, or the failure with the request id and time
- * it was first answered at, so its ProblemDetail renders the same every time.
+ * (docs/guide/orders.md#idempotency): the Order's exact JSON text, or the failure with the request
+ * id and time it was first answered at, so its ProblemDetail renders the same every time.
  */
 export const placeOutcome = z.object({
   replayed: z.boolean(),
@@ -266,12 +273,14 @@ export const storeOrderList = z
     examples: [{ orders: [orderExample], nextCursor: 'eyJjIjoiMjAyNi0xMS0yMlQxODowNTowMFoifQ' }],
   });
 
-/** The statuses a store steps an order through with `{status}` (contract §10). */
+/**
+ * The statuses a store steps an order through with `{status}` (docs/guide/orders.md#order-status).
+ */
 export const orderProgressStatus = z.enum(['confirmed', 'preparing', 'ready', 'inTransit']);
 
 /**
- * Commerce: move an order (contract §10). A step sends `status`; finishing sends
- * `state: completed`; cancelling sends `state: cancelled` with a reason.
+ * Commerce: move an order (docs/guide/orders.md#order-status). A step sends `status`; finishing
+ * sends `state: completed`; cancelling sends `state: cancelled` with a reason.
  */
 export const orderStatusChange = z
   .object({

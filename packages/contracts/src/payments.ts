@@ -3,8 +3,8 @@ import { dateTime, guid } from './common.js';
 import { vaultedCardExample } from './examples.js';
 
 /**
- * A card to vault (contract §9). Only the shape is checked here; the card rules (Luhn,
- * network, expiry, CVC length) are the payments service's, answered as CARD_INVALID with
+ * A card to vault (docs/guide/payments.md#cards). Only the shape is checked here; the card rules
+ * (Luhn, network, expiry, CVC length) are the payments service's, answered as CARD_INVALID with
  * pointers. The number and CVC are strings: leading zeros matter, and neither is a number.
  */
 export const vaultCardInput = z

@@ -41,13 +41,16 @@ export type StoreAddress = z.infer<typeof storeAddress>;
 
 /**
  * A resolved, geocoded address as answers carry it: one flat object, the shape of a store's
- * address (contract §5) and of an order's delivery address.
+ * address (docs/guide/stores.md#store-profile) and of an order's delivery address.
  */
 export const resolvedAddress = storeAddress.extend({ address2: z.string().nullable() });
 export type ResolvedAddress = z.infer<typeof resolvedAddress>;
 
 export const deliverySettings = z.object({
-  /** At most 50 km (contract §5), so one store cannot widen every delivery search. */
+  /**
+   * At most 50 km (docs/guide/stores.md#store-profile), so one store cannot widen every delivery
+   * search.
+   */
   radiusMeters: z.number().int().min(1).max(50_000),
   fee: moneyAmount,
   minimumOrder: moneyAmount,
@@ -158,7 +161,10 @@ export const pauseReason = z.enum([
   'other',
 ]);
 
-/** A store's status as read (contract §5). A pause past its `resumeAt` reads as online. */
+/**
+ * A store's status as read (docs/guide/stores.md#store-status). A pause past its `resumeAt` reads
+ * as online.
+ */
 export const storeStatus = z
   .object({
     status: storeStatusValue,
@@ -281,7 +287,7 @@ export type Coordinates = z.infer<typeof coordinates>;
 export const customerLocation = z.union([coordinates, postalAddress]);
 export type CustomerLocation = z.infer<typeof customerLocation>;
 
-/** Body of `POST /v1/marketfront/stores/discover` (contract §5). */
+/** Body of `POST /v1/marketfront/stores/discover` (docs/guide/stores.md#store-lookup). */
 export const discoverStoresInput = z
   .object({
     location: customerLocation,

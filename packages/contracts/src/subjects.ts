@@ -216,9 +216,10 @@ export const subjects = {
     /** Marketfront: price and check an order, writing nothing. */
     validate: defineSubject('ordering', 'v1.orders.validate', orderRequest, validatedOrder),
     /**
-     * Marketfront: place an order under the context's Idempotency-Key (contract §7, §8). The
-     * payload is the HTTP body as it arrived (its fingerprint is of that JSON); a final
-     * outcome is the reply, recorded and replayed; a retryable failure is an error.
+     * Marketfront: place an order under the context's Idempotency-Key
+     * (docs/guide/orders.md#idempotency). The payload is the HTTP body as it arrived (its
+     * fingerprint is of that JSON); a final outcome is the reply, recorded and replayed; a
+     * retryable failure is an error.
      */
     place: defineSubject('ordering', 'v1.orders.place', z.unknown(), placeOutcome),
     /** Marketfront: an order of the calling partner. */
@@ -238,7 +239,7 @@ export const subjects = {
       order,
     ),
     /**
-     * Marketfront: register or replace the partner's webhook endpoint (contract §10). The
+     * Marketfront: register or replace the partner's webhook endpoint (docs/guide/webhooks.md). The
      * secret is in the answer only when this call created the endpoint.
      */
     putWebhook: defineSubject(

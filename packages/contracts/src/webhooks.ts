@@ -5,7 +5,7 @@ import { orderState, orderStatus } from './orders.js';
 import { exampleIds, webhookDeliveryExample, webhookEndpointExample } from './examples.js';
 
 /**
- * Order-status webhooks (contract §10): a distribution partner registers one endpoint and
+ * Order-status webhooks (docs/guide/webhooks.md): a distribution partner registers one endpoint and
  * the event kinds it wants; every change of its orders is delivered there, signed with
  * Standard Webhooks, at least once and in order per order.
  */
@@ -71,7 +71,7 @@ export const webhookEndpointWithSecret = webhookEndpoint
   });
 export type WebhookEndpointWithSecret = z.infer<typeof webhookEndpointWithSecret>;
 
-/** The body of every delivery (contract §10), as the partner receives it. */
+/** The body of every delivery (docs/guide/webhooks.md), as the partner receives it. */
 export const webhookPayload = z
   .object({
     type: orderEventKind,

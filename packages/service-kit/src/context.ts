@@ -65,7 +65,10 @@ function readPaymentTypes(value: string | undefined): PaymentType[] | undefined 
   });
 }
 
-/** The end user a marketfront request acts for, or SESSION_USER_REQUIRED (contract §1). */
+/**
+ * The end user a marketfront request acts for, or SESSION_USER_REQUIRED
+ * (docs/guide/authentication.md#end-users).
+ */
 export function requireEndUser(ctx: RequestContext): string {
   if (!ctx.endUserId) {
     throw new AppError('SESSION_USER_REQUIRED', 'Send the end user as X-End-User-Id');

@@ -13,8 +13,8 @@ import { outboxEventHeaders, rememberEventOrigin } from './message-tracing.js';
 import type { ServiceMetrics } from './metrics.js';
 
 /**
- * Events written in the same transaction as the change they announce (STYLE §7), one per
- * version of an aggregate, published in `sequence` order.
+ * Events written in the same transaction as the change they announce
+ * (docs/conventions.md#messaging), one per version of an aggregate, published in `sequence` order.
  */
 export interface OutboxTable {
   /**
@@ -87,7 +87,10 @@ export interface AggregateVersion {
   readonly version: number;
 }
 
-/** The envelope every event travels in (STYLE §6); `version` is its aggregate's. */
+/**
+ * The envelope every event travels in (docs/conventions.md#messaging); `version` is its
+ * aggregate's.
+ */
 export interface EventEnvelope<T extends string = string, D = unknown> {
   readonly id: string;
   readonly type: T;

@@ -5,8 +5,8 @@ import { isProduction } from './config.js';
  * Envelope encryption of the secrets a service stores (signing secrets): each secret gets a
  * random data key (AES-256-GCM), and the data key is wrapped by a master key of the keyring
  * (AES-256-GCM too). A sealed value names its master key, so the keyring may hold several:
- * the first seals, all open, and `rewrap` moves a value to the first one (README, Secrets at
- * rest).
+ * the first seals, all open, and `rewrap` moves a value to the first one
+ * (docs/operations.md#secrets-at-rest).
  */
 
 /** The environment variable holding the keyring: `keyId:base64(32 bytes)`, comma-separated. */

@@ -16,7 +16,8 @@ import type { Logger } from './logger.js';
  * The platform's JetStream topology, declared in one place: every stream and durable consumer
  * with its configuration. The migration step applies it as the NATS user `migrator` (or an
  * operator); services may not create or change streams or consumers (their NATS users lack
- * the rights), they only check at start that what they use exists. See the README (NATS).
+ * the rights), they only check at start that what they use exists. See
+ * docs/operations.md#nats-users-and-tls.
  */
 export interface JetStreamTopology {
   readonly prefix: string;

@@ -1,7 +1,7 @@
 /**
- * Deterministic generator of valid CatalogSet documents (contract §3) for benchmarks and
- * tests. The same options always give the same document: ids and content come from a small
- * seeded PRNG, never from Math.random.
+ * Deterministic generator of valid CatalogSet documents (docs/guide/catalogs.md#the-catalogset) for
+ * benchmarks and tests. The same options always give the same document: ids and content come from a
+ * small seeded PRNG, never from Math.random.
  *
  * Layout: `items` dictionary entries in total, of which about a quarter are modifier
  * options (options are items too). Options are organised in `modifierDepth` levels of

@@ -97,8 +97,9 @@ export const orderingEnvSchema = z.object({
   /** How long an endpoint has to accept a connection. */
   WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
   /**
-   * Delays before each try, comma-separated ms (contract §10: at once, 5 s, 5 min, 30 min,
-   * 2 h, 5 h, 10 h, 10 h); after the last, the delivery is dead. Tests shorten it.
+   * Delays before each try, comma-separated ms (docs/guide/webhooks.md#retry-schedule: at once, 5
+   * s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); after the last, the delivery is dead. Tests shorten
+   * it.
    */
   WEBHOOK_RETRY_SCHEDULE_MS: z
     .string()

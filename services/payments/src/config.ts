@@ -20,8 +20,9 @@ export const paymentsEnvSchema = z
     PAYMENT_PROCESSOR_URL: z.url().default('http://127.0.0.1:4010'),
     PAYMENT_PROCESSOR_API_KEY: z.string().min(1).default(SIMULATOR_KEY_PREFIX),
     /**
-     * A processor call not answered by then fails as PAYMENT_PROCESSOR_UNAVAILABLE (contract
-     * §9: 10 s). The gateway's PAYMENTS_REQUEST_TIMEOUT_MS must be longer.
+     * A processor call not answered by then fails as PAYMENT_PROCESSOR_UNAVAILABLE (10 s, as
+     * docs/guide/payments.md#processor-outcomes says). The gateway's PAYMENTS_REQUEST_TIMEOUT_MS
+     * must be longer.
      */
     PAYMENT_PROCESSOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
     /** Processor calls in flight per replica at most (and connections kept to it). */

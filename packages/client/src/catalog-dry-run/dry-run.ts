@@ -8,7 +8,10 @@ import {
   type ParseOptions,
 } from 'jsonc-parser';
 
-/** What a document is checked against besides contract §3's rules; absent: not checked. */
+/**
+ * What a document is checked against besides the rules of docs/guide/catalogs.md#validation;
+ * absent: not checked.
+ */
 export interface DryRunOptions {
   /** The store the document is for (its storeId must equal it). */
   storeId?: string;
@@ -39,10 +42,10 @@ const STRICT_JSON: ParseOptions = {
 };
 
 /**
- * Dry-run a CatalogSet's text through the validator that catalog ingest runs (contract §3), and
- * place every error at a line and column of the text. Invalid JSON is one error at the syntax
- * error. The location tree is built only when there are errors to place, so a valid 50 MB
- * document costs one parse and one validation.
+ * Dry-run a CatalogSet's text through the validator that catalog ingest runs
+ * (docs/guide/catalogs.md#validation), and place every error at a line and column of the text.
+ * Invalid JSON is one error at the syntax error. The location tree is built only when there are
+ * errors to place, so a valid 50 MB document costs one parse and one validation.
  */
 export function dryRunCatalogSet(text: string, options: DryRunOptions = {}): DryRunResult {
   // A byte order mark is not JSON, though ingest accepts it; a space keeps every offset.

@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 
-/** Ingest's limit on a CatalogSet (contract §3): a larger document is refused. */
+/** Ingest's limit on a CatalogSet (docs/guide/catalogs.md#limits): a larger document is refused. */
 export const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
 
 /** The text of a document, or why there is none. */

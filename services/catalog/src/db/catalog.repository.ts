@@ -180,9 +180,9 @@ const versionPrices = (versionId: string | undefined) =>
       where version_id = ${versionId ?? null}::uuid`;
 
 /**
- * Items added, removed and re-priced against the previously active version (contract §4),
- * counted by Postgres from both sets of prices, so the service never parses 100,000
- * previous prices on its event loop.
+ * Items added, removed and re-priced against the previously active version
+ * (docs/guide/catalogs.md#ingest), counted by Postgres from both sets of prices, so the service
+ * never parses 100,000 previous prices on its event loop.
  */
 async function priceChanges(
   db: Db,

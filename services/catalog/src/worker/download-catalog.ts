@@ -12,10 +12,11 @@ export interface CatalogFetchSettings {
 }
 
 /**
- * Download a partner's CatalogSet from its callbackUrl under contract §4's rules: https only
- * unless allowed, public or allow-listed addresses, 3 redirects, timeouts and the 50 MB cap
- * while streaming. Ingest and the dry run both download through this, so a dry run refuses
- * exactly what an ingest would, with the same partner-safe message.
+ * Download a partner's CatalogSet from its callbackUrl under the rules of
+ * docs/guide/catalogs.md#download-rules: https only unless allowed, public or allow-listed
+ * addresses, 3 redirects, timeouts and the 50 MB cap while streaming. Ingest and the dry run both
+ * download through this, so a dry run refuses exactly what an ingest would, with the same
+ * partner-safe message.
  */
 export function downloadCatalogSet(
   callbackUrl: string,

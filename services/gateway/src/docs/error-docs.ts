@@ -33,8 +33,8 @@ const RECORDED =
   '(Idempotent-Replayed: true): a new attempt needs a new key.';
 
 /**
- * Every error code's page text (contract §11 and the spec's error tables). A code added to
- * `errorCodes` without an entry here fails the type check.
+ * Every error code's page text (docs/guide/errors.md#error-codes and the spec's error tables). A
+ * code added to `errorCodes` without an entry here fails the type check.
  */
 export const errorDocs = {
   UNAUTHORIZED: {

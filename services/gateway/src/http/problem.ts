@@ -7,8 +7,8 @@ import type { Duplex } from 'node:stream';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /**
- * A failure recorded against an Idempotency-Key (contract §8): it renders with the request
- * id and time it was first answered at, so every replay is the same bytes.
+ * A failure recorded against an Idempotency-Key (docs/guide/orders.md#idempotency): it renders with
+ * the request id and time it was first answered at, so every replay is the same bytes.
  */
 export class RecordedProblem extends AppError {
   constructor(
@@ -27,7 +27,9 @@ export class RecordedProblem extends AppError {
   readonly timestamp: string;
 }
 
-/** Build the RFC 9457 body for `error` as it answers `request` (contract §11). */
+/**
+ * Build the RFC 9457 body for `error` as it answers `request` (docs/guide/errors.md#problemdetail).
+ */
 export function problemFor(
   request: FastifyRequest,
   error: AppError,

@@ -108,7 +108,9 @@ const tags = (catalogSetSchema: { url: string; description: string }, docsUrl: s
 const camelCase = (name: string) =>
   name.replace(/[._]([a-z])/g, (_match, letter: string) => letter.toUpperCase());
 
-/** Order-status events as delivered to a distribution partner's endpoint (contract §10). */
+/**
+ * Order-status events as delivered to a distribution partner's endpoint (docs/guide/webhooks.md).
+ */
 function orderWebhooks() {
   const signatureHeaders = Object.entries({
     'webhook-id': 'The event id: the same on every retry and resend of this event; dedupe on it.',

@@ -37,7 +37,10 @@ const idempotencyCodes: readonly ErrorCode[] = [
   'IDEMPOTENCY_KEY_IN_PROGRESS',
   'IDEMPOTENCY_KEY_CONFLICT',
 ];
-/** Statuses of the final outcomes recorded against an Idempotency-Key (contract §8). */
+/**
+ * Statuses of the final outcomes recorded against an Idempotency-Key
+ * (docs/guide/orders.md#idempotency).
+ */
 const recordedFailureStatuses = new Set([400, 403, 404]);
 /** Retryable answers at these statuses tell when to retry (409 in progress, 429, 503). */
 const retryAfterStatuses = new Set([409, 429, 503]);

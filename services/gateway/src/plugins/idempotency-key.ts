@@ -5,8 +5,9 @@ import fp from 'fastify-plugin';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * The route takes an Idempotency-Key (place, contract §8), demanded by this plugin: the
-     * document shows the header as required, the idempotency codes and Idempotent-Replayed.
+     * The route takes an Idempotency-Key (place, docs/guide/orders.md#idempotency), demanded by
+     * this plugin: the document shows the header as required, the idempotency codes and
+     * Idempotent-Replayed.
      */
     idempotencyKey?: 'required';
   }

@@ -20,7 +20,10 @@ export interface OrderLifecycleRoutesOptions {
   readonly statusChangeTimeoutMs: number;
 }
 
-/** Reading an order (marketfront), a store's orders and moving them (commerce): contract §10. */
+/**
+ * Reading an order (marketfront), a store's orders and moving them (commerce):
+ * docs/guide/orders.md#order-status.
+ */
 export const orderLifecycleRoutes: FastifyPluginAsync<OrderLifecycleRoutesOptions> = async (
   gateway,
   options,

@@ -17,7 +17,10 @@ import { forwardJson } from './forwarding.js';
 const tags = ['Marketfront: webhooks'];
 const webhookRoute = { area: 'distribution' as const };
 
-/** A distribution partner's order-status webhook endpoint and its deliveries: contract §10. */
+/**
+ * A distribution partner's order-status webhook endpoint and its deliveries:
+ * docs/guide/webhooks.md.
+ */
 export const webhookRoutes: FastifyPluginAsync = async (gateway) => {
   const { bus } = gateway;
   const app = gateway.withTypeProvider<ZodTypeProvider>();

@@ -65,6 +65,26 @@ describe('the documentation stands alone', () => {
     }
   });
 
+  it('every docs/ page (and #heading) a source file cites exists', () => {
+    const sources = repositoryFiles.filter(
+      (file) => /\.(ts|mjs|js|ya?ml)$/.test(file) && !file.includes('/generated/'),
+    );
+    const broken: string[] = [];
+    for (const file of sources) {
+      const text = readFileSync(join(REPO_ROOT, file), 'utf8');
+      for (const [citation, page = '', anchor] of text.matchAll(
+        /\b(docs\/[\w/-]+\.md)(?:#([\w-]+))?/g,
+      )) {
+        const target = join(REPO_ROOT, page);
+        if (!existsSync(target)) broken.push(`${file}: ${citation} (no such page)`);
+        else if (anchor !== undefined && !anchorsOf(readFileSync(target, 'utf8')).has(anchor)) {
+          broken.push(`${file}: ${citation} (no such heading)`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
   it('no file cites a path outside the repository', () => {
     // Built from parts, so this file does not cite it either.
     const outside = ['..', 'shared'].join('/');

@@ -39,7 +39,7 @@ beforeAll(async () => {
 describe('the OpenAPI document against the last release', () => {
   it('breaks no client of the release (or info.version has a new major)', () => {
     // To release a breaking change: bump API_VERSION's major in src/openapi/document.ts and
-    // cut a release (README, "API releases").
+    // cut a release (docs/operations.md#api-releases).
     expect(breakingChanges(release, current)).toEqual([]);
   });
 });

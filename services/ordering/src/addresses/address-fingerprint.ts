@@ -5,8 +5,8 @@ const normalize = (value: string | null | undefined) =>
   (value ?? '').normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
 
 /**
- * What makes two addresses the same one (contract §7: saved twice, one addressId): their
- * fields compared without regard to case, spacing or Unicode form.
+ * What makes two addresses the same one (docs/guide/orders.md#saved-addresses: saved twice, one
+ * addressId): their fields compared without regard to case, spacing or Unicode form.
  */
 export function addressFingerprint(address: AddressInput): string {
   const fields = [

@@ -10,7 +10,7 @@ import type { CatalogCache, StorePricingData } from '../catalog/catalog-cache.js
 import { addItem, removeItem, updateItem, type CartOperationResult } from './cart-operations.js';
 import { priceCart } from '../catalog/pricing.js';
 
-/** The one 400 of the cart helpers (contract §6): every problem is an element of it. */
+/** The one 400 of the cart helpers (docs/guide/carts.md): every problem is an element of it. */
 function cartInvalid(errors: OrderError[]): AppError {
   const detail =
     errors.length === 1

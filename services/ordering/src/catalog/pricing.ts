@@ -16,7 +16,7 @@ export interface PricingContext {
   readonly catalog: CompiledCatalog;
   /**
    * When the order would be made, in the store's time zone: catalog availability windows
-   * are checked only then (validate and place). A cart has no order time (contract §6).
+   * are checked only then (validate and place). A cart has no order time (docs/guide/carts.md).
    */
   readonly orderTime?: { readonly at: Date; readonly timezone: string };
 }

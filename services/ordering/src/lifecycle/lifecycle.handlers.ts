@@ -35,9 +35,9 @@ export interface OrderLifecycleDeps {
 const orderNotFound = () => new AppError('ORDER_NOT_FOUND', 'No order with this id');
 
 /**
- * The order's life after place (contract §10): the placing distribution partner reads it,
- * the commerce partner owning its store lists its store's orders and moves them along the
- * status machine. Every move is a new version whose event goes out through the outbox.
+ * The order's life after place (docs/guide/orders.md#order-status): the placing distribution
+ * partner reads it, the commerce partner owning its store lists its store's orders and moves them
+ * along the status machine. Every move is a new version whose event goes out through the outbox.
  */
 export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding[] {
   const { db, bus } = deps;
@@ -90,7 +90,8 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
   ): Promise<Order> {
     const partnerId = requirePartner(ctx, 'commerce');
     const { row, moved } = await db.transaction().execute(async (trx) => {
-      // Another partner's order is not found, like one that does not exist (contract §1).
+      // Another partner's order is not found, like one that does not exist
+      // (docs/guide/authentication.md).
       const current = await lockStoreOrder(trx, orderId, partnerId);
       if (!current) throw orderNotFound();
       const outcome = applyOrderStatusChange(
@@ -127,7 +128,7 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
     handle(subjects.ordering.listStoreOrders, async (query, ctx) => {
       requirePartner(ctx, 'commerce');
       const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-      // 404 STORE_NOT_FOUND unless the store is the caller's (contract §1).
+      // 404 STORE_NOT_FOUND unless the store is the caller's (docs/guide/authentication.md).
       await bus.request(subjects.stores.get, { storeId: query.storeId }, ctx);
       const page = await listStoreOrders(db, {
         storeId: query.storeId,

@@ -61,13 +61,14 @@ function finishingStatus(mode: FulfillmentMode): OrderStatus {
 const sameInstant = (a: string, b: string | null) => b !== null && Date.parse(a) === Date.parse(b);
 
 /**
- * The order status machine (the spec's Order state and Order status tables, contract §10):
- * an open order steps pending → confirmed → preparing → ready, and a delivery order on to
- * inTransit; `{state: completed}` finishes it from ready (pickup) or inTransit (delivery);
- * `{state: cancelled}` ends it while open and before inTransit. Skipping a step, going back,
- * a pickup order in transit and anything on an order that ended are illegal. Sending the
- * status the order has is a no-op unless it brings another estimatedReadyAt. An estimate
- * goes with a step (the order is still being made); finishing and cancelling keep the last.
+ * The order status machine (the spec's Order state and Order status tables,
+ * docs/guide/orders.md#order-status): an open order steps pending → confirmed → preparing → ready,
+ * and a delivery order on to inTransit; `{state: completed}` finishes it from ready (pickup) or
+ * inTransit (delivery); `{state: cancelled}` ends it while open and before inTransit. Skipping a
+ * step, going back, a pickup order in transit and anything on an order that ended are illegal.
+ * Sending the status the order has is a no-op unless it brings another estimatedReadyAt. An
+ * estimate goes with a step (the order is still being made); finishing and cancelling keep the
+ * last.
  */
 export function applyOrderStatusChange(
   position: OrderPosition,

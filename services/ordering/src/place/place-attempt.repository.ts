@@ -54,9 +54,9 @@ interface ClaimRequest {
 const leaseUntil = (leaseMs: number) => sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`;
 
 /**
- * Take an Idempotency-Key for one run of place (README, Placing an order): a new key is inserted with
- * this run's lease and the deadline of its answer; a known key is the owner's and body's
- * only, replays once final, and is taken over only when its holder's lease has lapsed (a
+ * Take an Idempotency-Key for one run of place (docs/guide/orders.md#idempotency): a new key is
+ * inserted with this run's lease and the deadline of its answer; a known key is the owner's and
+ * body's only, replays once final, and is taken over only when its holder's lease has lapsed (a
  * holder that died). Leases use the database's clock, the one clock every replica shares.
  */
 export async function claimAttempt(db: Db, claim: ClaimRequest): Promise<Claim> {

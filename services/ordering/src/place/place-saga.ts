@@ -73,11 +73,11 @@ interface SagaStep {
 }
 
 /**
- * Place (README, Placing an order) as a saga of named steps, one per recovery point. A step does one
- * thing outside the database, then records the next point with what it learnt in ONE
- * statement, compare-and-set on the run's lease and the step it read (so a run that lost its
- * key writes nothing and a step never goes backwards). The final answer, success or failure,
- * is recorded with the last step.
+ * Place (docs/guide/orders.md#placing-an-order) as a saga of named steps, one per recovery point. A
+ * step does one thing outside the database, then records the next point with what it learnt in ONE
+ * statement, compare-and-set on the run's lease and the step it read (so a run that lost its key
+ * writes nothing and a step never goes backwards). The final answer, success or failure, is
+ * recorded with the last step.
  *
  * | point      | the step does                        | it records                                | an unknown outcome is settled by                                       | past the key's deadline (compensation)          |
  * |------------|--------------------------------------|-------------------------------------------|------------------------------------------------------------------------|-------------------------------------------------|

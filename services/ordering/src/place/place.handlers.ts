@@ -26,10 +26,10 @@ export interface PlaceHandlerDeps {
 }
 
 /**
- * The place subject (README, Placing an order): the Idempotency-Key decides first (a recorded answer
- * is replayed byte for byte; another body, partner or end user is a conflict; a live run
- * makes it busy), then the saga runs the attempt from its last recovery point, or settles it
- * once it is past its deadline.
+ * The place subject (docs/guide/orders.md#idempotency): the Idempotency-Key decides first (a
+ * recorded answer is replayed byte for byte; another body, partner or end user is a conflict; a
+ * live run makes it busy), then the saga runs the attempt from its last recovery point, or settles
+ * it once it is past its deadline.
  */
 export function placeHandler(deps: PlaceHandlerDeps): HandlerBinding {
   const { db } = deps;

@@ -3,7 +3,8 @@ import { safeRequest, tryParseJson, type AddressAllowlist } from '@pcp/service-k
 import { Webhook } from 'standardwebhooks';
 
 /**
- * A store's answer to an order (README, Placing an order), decided by its HTTP status:
+ * A store's answer to an order (docs/guide/orders.md#store-order-submission), decided by its HTTP
+ * status:
  * - accepted: 2xx, or 409 (the store already has this order: a resubmission's answer);
  * - unavailable (the outcome is unknown; place resubmits with the same webhook-id): 408, 425,
  *   429, 5xx, and no answer at all;

@@ -20,8 +20,8 @@ export interface ComputedAmounts {
 }
 
 /**
- * Tax on the subTotal, rounded half up once (contract §2), in integer arithmetic: the
- * product of a large subTotal and a rate in ppm exceeds 2^53, so it is taken in BigInt.
+ * Tax on the subTotal, rounded half up once (docs/guide/payments.md#money), in integer arithmetic:
+ * the product of a large subTotal and a rate in ppm exceeds 2^53, so it is taken in BigInt.
  */
 export function salesTaxMinor(subTotalMinor: number, taxRatePpm: number): number {
   const product = BigInt(subTotalMinor) * BigInt(taxRatePpm);
@@ -29,8 +29,8 @@ export function salesTaxMinor(subTotalMinor: number, taxRatePpm: number): number
 }
 
 /**
- * total = subTotal + fees − promotions + taxes + adjustments + tip (contract §7), every term
- * in minor units of the currency; promotions and adjustments are not offered yet (0).
+ * total = subTotal + fees − promotions + taxes + adjustments + tip (docs/guide/orders.md#amounts),
+ * every term in minor units of the currency; promotions and adjustments are not offered yet (0).
  */
 export function computeAmounts(input: AmountsInput): ComputedAmounts {
   const feesMinor = input.deliveryFeeMinor ?? 0;

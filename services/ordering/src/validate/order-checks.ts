@@ -48,9 +48,10 @@ export function checkClient(client: OrderClient | null | undefined): ClientProbl
 }
 
 /**
- * The fulfillment rules of the spec that are business problems (contract §7): a scheduled
- * time exactly when SCHEDULED, and then in the future; delivery instructions of at most 500
- * characters. Returns the instant the order is for (now for ASAP), or null when it has none.
+ * The fulfillment rules of the spec that are business problems
+ * (docs/guide/orders.md#order-request): a scheduled time exactly when SCHEDULED, and then in the
+ * future; delivery instructions of at most 500 characters. Returns the instant the order is for
+ * (now for ASAP), or null when it has none.
  */
 export function checkFulfillment(
   fulfillment: FulfillmentInput,

@@ -91,9 +91,10 @@ interface ResolvedDelivery {
 }
 
 /**
- * Validate (contract §7), shared by validate and place: writes nothing. The request's shape,
- * its client context and an unknown store are 4xx; every other problem is an element of
- * `errors` at its pointer, and `amounts` is computed only for a valid order.
+ * Validate (docs/guide/orders.md#validating-an-order), shared by validate and place: writes
+ * nothing. The request's shape, its client context and an unknown store are 4xx; every other
+ * problem is an element of `errors` at its pointer, and `amounts` is computed only for a valid
+ * order.
  */
 export function createOrderEvaluator(deps: OrderEvaluatorDeps): OrderEvaluator {
   const { db, bus, catalogs } = deps;
@@ -101,7 +102,8 @@ export function createOrderEvaluator(deps: OrderEvaluatorDeps): OrderEvaluator {
   return async function evaluate(input, ctx, options = {}) {
     requirePartner(ctx, 'distribution');
     const paymentId = options.checkPaymentId ? input.paymentId : undefined;
-    // Contract §1: a paymentId is the end user's, so it needs one (401 before anything else).
+    // docs/guide/authentication.md#end-users: a paymentId is the end user's, so it needs one (401
+    // before anything else).
     if (paymentId !== undefined) requireEndUser(ctx);
     const client = checkClient(input.client);
     if (client) throw new AppError(client.code, client.message, { errors: [client] });
@@ -243,7 +245,7 @@ export function createOrderEvaluator(deps: OrderEvaluatorDeps): OrderEvaluator {
     ctx: RequestContext,
   ): Promise<ResolvedDelivery | OrderError> {
     if ('addressId' in address) {
-      // Contract §1: a saved address is the end user's, so it needs one.
+      // docs/guide/authentication.md#end-users: a saved address is the end user's, so it needs one.
       const saved = await findAddress(
         db,
         requirePartner(ctx, 'distribution'),

@@ -1,6 +1,6 @@
 /**
- * When a webhook delivery is tried again (contract §10): the retry schedule with jitter,
- * and the endpoint's Retry-After where it asks for longer.
+ * When a webhook delivery is tried again (docs/guide/webhooks.md#retry-schedule): the retry
+ * schedule with jitter, and the endpoint's Retry-After where it asks for longer.
  */
 
 /** Delays before each try: the first at once, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */

@@ -33,7 +33,7 @@ export interface WebhookDispatcherOptions {
   readonly gapGraceMs: number;
   /** How often a replica looks for due deliveries when nothing wakes it. */
   readonly pollMs: number;
-  /** Delays before each try (contract §10's schedule unless shortened for tests). */
+  /** Delays before each try (docs/guide/webhooks.md#retry-schedule, unless shortened for tests). */
   readonly schedule: readonly number[];
   /** A partner's breaker opens at this share of failed tries (of at least `breakerVolume`). */
   readonly breakerErrorPercentage?: number;

@@ -29,7 +29,7 @@ export interface WebhookHandlerDeps {
   readonly allowHttp: boolean;
   /** How long the previous secret keeps signing after a rotation (24 hours). */
   readonly secretOverlapMs: number;
-  /** Seals the signing secrets stored (README, Secrets at rest). */
+  /** Seals the signing secrets stored (docs/operations.md#secrets-at-rest). */
   readonly keyring: Keyring;
   /** A resent delivery is due now: wake the dispatchers. */
   readonly resent: () => void;
@@ -84,7 +84,7 @@ function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
 const webhookNotFound = () =>
   new AppError('WEBHOOK_NOT_FOUND', 'No webhook endpoint is registered; PUT one first');
 
-/** Distribution partners' webhook endpoint and delivery log (contract §10). */
+/** Distribution partners' webhook endpoint and delivery log (docs/guide/webhooks.md). */
 export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
   const { db } = deps;
   return [

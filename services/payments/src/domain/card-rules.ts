@@ -13,10 +13,10 @@ export interface CheckedCard {
 const MAX_YEARS_AHEAD = 20;
 
 /**
- * The card rules of contract §9: a number of 12 to 19 digits (spaces and hyphens allowed
- * between them) that passes Luhn and belongs to a known network at one of its lengths, an
- * expiry that has not passed, a CVC as long as the network's. Messages never repeat the
- * number or the CVC.
+ * The card rules of docs/guide/payments.md#cards: a number of 12 to 19 digits (spaces and hyphens
+ * allowed between them) that passes Luhn and belongs to a known network at one of its lengths, an
+ * expiry that has not passed, a CVC as long as the network's. Messages never repeat the number or
+ * the CVC.
  */
 export function checkCard(
   input: VaultCardInput,

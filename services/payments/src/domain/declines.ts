@@ -20,7 +20,7 @@ const declines: Record<DeclineReason, { code: string; message: string }> = {
  * A processor decline as the partner sees it: 400 PAYMENT_DECLINED (final: the attempt's
  * outcome, replayed for its key) with the spec's OrderError code at `/paymentId`, except a
  * processing error, the one decline worth retrying with the same card: 400 PAYMENT_FAILED,
- * retryable, and the key stays usable (contract §8).
+ * retryable, and the key stays usable (docs/guide/orders.md#idempotency).
  */
 export function declineError(reason: DeclineReason): AppError {
   const { code, message } = declines[reason];

@@ -18,8 +18,8 @@ export function isOpenAt(row: AvailabilityColumns, instant: Date): boolean {
 
 /**
  * Whether the store takes orders at `instant` (online and inside a window in its own time
- * zone) and, when not, the next instant it will (contract §5). A pause without `resumeAt`
- * lasts until the partner ends it, so it never reopens on its own.
+ * zone) and, when not, the next instant it will (docs/guide/stores.md#store-status). A pause
+ * without `resumeAt` lasts until the partner ends it, so it never reopens on its own.
  */
 export function availabilityAt(row: AvailabilityColumns, instant: Date): StoreAvailability {
   const inWindow = isWithinWindows(row.availability, row.timezone, instant);

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 /**
  * When each partner's run last started, so the next run to start goes to the partner served
- * least recently (README: fair ingest). Runs queued before this migration join the fair
+ * least recently (docs/guide/catalogs.md#ingest). Runs queued before this migration join the fair
  * queue (`parked_at`) as every run does now at notify time; finished runs can be pruned by
  * age, oldest first.
  */

@@ -2,8 +2,8 @@ import { createOutboxTable } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  // One row per Idempotency-Key of place (contract §8): who owns it, the body it was used
-  // with, the last recovery point reached and, once final, the response to replay.
+  // One row per Idempotency-Key of place (docs/guide/orders.md#idempotency): who owns it, the body
+  // it was used with, the last recovery point reached and, once final, the response to replay.
   await db.schema
     .createTable('place_attempts')
     .addColumn('idempotency_key', 'text', (col) => col.primaryKey())

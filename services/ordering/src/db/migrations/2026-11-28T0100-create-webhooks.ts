@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  // One endpoint per distribution partner (contract §10), with its signing secret and, for
-  // a day after a rotation, the previous one (deliveries carry both signatures meanwhile).
+  // One endpoint per distribution partner (docs/guide/webhooks.md), with its signing secret and,
+  // for a day after a rotation, the previous one (deliveries carry both signatures meanwhile).
   await db.schema
     .createTable('webhook_endpoints')
     .addColumn('partner_id', 'uuid', (col) => col.primaryKey())

@@ -1,7 +1,10 @@
 import { isSealed, keyringFromEnv, open, seal } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 
-/** Webhook signing secrets are stored sealed (README, Secrets at rest) under SECRETS_KEYS. */
+/**
+ * Webhook signing secrets are stored sealed (docs/operations.md#secrets-at-rest) under
+ * SECRETS_KEYS.
+ */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await convert(db, (keyring, value) => (isSealed(value) ? value : seal(keyring, value)));
 }

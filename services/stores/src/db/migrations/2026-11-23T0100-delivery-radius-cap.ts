@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Delivery radii are at most 50 km (contract §5): the largest radius sizes the search box of
- * every delivery discovery. Profiles saved before the cap deliver as far as the cap allows.
+ * Delivery radii are at most 50 km (docs/guide/stores.md#store-lookup): the largest radius sizes
+ * the search box of every delivery discovery. Profiles saved before the cap deliver as far as the
+ * cap allows.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`update stores set delivery_radius_meters = 50000 where delivery_radius_meters > 50000`.execute(

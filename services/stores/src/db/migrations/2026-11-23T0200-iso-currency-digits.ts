@@ -3,9 +3,9 @@ import { sql, type Kysely } from 'kysely';
 /**
  * Money columns hold minor units of the store's currency. Their digits used to come from the
  * runtime's locale data (Node 20's ICU), which gives fewer than ISO 4217 for these codes;
- * they now come from ISO's table (contract §2), so amounts saved before are rescaled to keep
- * their value: 500 HUF saved as 500 becomes 50,000 hundredths. SLL, withdrawn from ISO's
- * table, is read with the default 2 digits where ICU gave 0.
+ * they now come from ISO's table (docs/guide/payments.md#money), so amounts saved before are
+ * rescaled to keep their value: 500 HUF saved as 500 becomes 50,000 hundredths. SLL, withdrawn from
+ * ISO's table, is read with the default 2 digits where ICU gave 0.
  */
 const RESCALED = sql`(values
   ('AFN', 100), ('ALL', 100), ('COP', 100), ('HUF', 100), ('IDR', 100), ('IQD', 1000),

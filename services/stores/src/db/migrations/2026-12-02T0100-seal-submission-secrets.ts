@@ -2,8 +2,8 @@ import { isSealed, keyringFromEnv, open, seal } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Order submission secrets are stored sealed (README, Secrets at rest) under the keyring of
- * SECRETS_KEYS, and a rotation keeps the previous one signing for an overlap.
+ * Order submission secrets are stored sealed (docs/operations.md#secrets-at-rest) under the keyring
+ * of SECRETS_KEYS, and a rotation keeps the previous one signing for an overlap.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
