@@ -56,6 +56,16 @@ describe('the documentation stands alone', () => {
     expect(broken).toEqual([]);
   });
 
+  it.each(markdownFiles)('every repository path %s names in code spans exists', (file) => {
+    const source = readFileSync(join(REPO_ROOT, file), 'utf8');
+    const missing = [
+      ...source.matchAll(/`((?:services|packages|tools|deploy|e2e|scripts|docs)\/[^`\s*<>{}]+)`/g),
+    ]
+      .map((match) => match[1] ?? '')
+      .filter((path) => !existsSync(join(REPO_ROOT, path.replace(/:\d+$/, ''))));
+    expect(missing).toEqual([]);
+  });
+
   it('the partner guides link only to each other or to absolute URLs', () => {
     for (const file of markdownFiles.filter((name) => name.startsWith('docs/guide/'))) {
       const source = readFileSync(join(REPO_ROOT, file), 'utf8');
