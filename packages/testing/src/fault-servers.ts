@@ -1,10 +1,10 @@
 // NATS, PostgreSQL and Redis of the fault suite alone (`npm run test:faults`): each on a free
 // port with its data in the system's temp folder, so the suite can restart them while the
 // servers other tests share keep running. Removed again by `stop()`.
+import { freePort } from '@pcp/platform';
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -28,18 +28,6 @@ export interface FaultServers {
   restart(name: FaultServerName): Promise<void>;
   /** Stop every server and remove its data (`keepLogs`: but the logs); safe to call twice. */
   stop(options?: { keepLogs?: boolean }): Promise<void>;
-}
-
-/** A port nothing listens on now: the one the system hands out for port 0. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function runOrThrow(

@@ -2,7 +2,7 @@
  * The platform as processes. The benches, `npm start` and the suites call `launchPlatform`;
  * `platformProcesses` is the one list of what runs; `Supervisor` runs any list of specs.
  */
-export { launchPlatform, type LaunchedPlatform, type LaunchOptions } from './launch.js';
+export { freePort, launchPlatform, type LaunchedPlatform, type LaunchOptions } from './launch.js';
 export {
   localEnv,
   nodeArgsOf,

@@ -111,15 +111,32 @@ export interface LaunchedPlatform {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Ports handed out by this process, so two launches (or replicas) never get the same one. */
+const handedOut = new Set<number>();
+
+/** Whether nothing listens on `port` now (it could be bound on 127.0.0.1). */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port nothing listens on, below the kernel's ephemeral range (32768 and up on Linux): a
+ * port the system hands out for port 0 is one that any outgoing connection may take before
+ * the service binds it, as benches under load saw (EADDRINUSE).
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!handedOut.has(port) && (await bindable(port))) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error('no free port between 20000 and 32000');
 }
 
 /**
