@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { expectAppError } from '@pcp/testing/fixtures';
+import { expectAppError } from '@pcp/testing/expect-app-error';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { runAdminProcess } from '@pcp/testing/service-process';
 import { startCatalogHost } from './catalog-host.js';

@@ -7,9 +7,9 @@ import {
   type PlaceOrderRequest,
   type PlatformClient,
 } from '@pcp/client';
-import { dayOfWeek } from '@pcp/contracts';
 import { randomUUID } from 'node:crypto';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
+import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import { startCatalogHost } from '../catalog-host.js';
 import type { FaultPlatform } from './platform.js';
 import { FaultReceiver } from './receiver.js';
@@ -205,7 +205,13 @@ export class Workload {
       await expectOk(
         commerce.client.PUT('/v1/commerce/stores/{storeId}', {
           params: { path: { storeId } },
-          body: storeBody(`Faults ${index}`, submits ? storeReceiver.url : undefined),
+          body: storeProfile({
+            name: `Faults ${index}`,
+            orderSubmissionUrl: submits ? storeReceiver.url : undefined,
+            fulfillmentTypes: ['PICKUP'],
+            // Open every day, all day: the orders are placed whatever the time in Chicago.
+            availability: alwaysOpen,
+          }),
         }),
         'create a store',
       );
@@ -472,31 +478,4 @@ async function expectOk<T extends { data?: unknown; response: Response }>(
     throw new Error(`could not ${what}: HTTP ${result.response.status}`);
   }
   return result as T & { data: NonNullable<T['data']> };
-}
-
-function storeBody(name: string, orderSubmissionUrl: string | undefined) {
-  return {
-    name,
-    ...(orderSubmissionUrl ? { orderSubmissionUrl } : {}),
-    phone: '+13125550100',
-    timezone: 'America/Chicago',
-    address: {
-      address1: '233 S Wacker Dr',
-      city: 'Chicago',
-      state: 'IL',
-      postalCode: '60606',
-      country: 'US',
-      latitude: 41.8789,
-      longitude: -87.6359,
-    },
-    fulfillmentTypes: ['PICKUP' as const],
-    // Open every day, all day: the orders are placed whatever the time in Chicago.
-    availability: dayOfWeek.options.map((day) => ({
-      dayOfWeek: day,
-      start: '00:00:00',
-      end: '00:00:00',
-    })),
-    pickup: { etaMinutes: 15 },
-    taxRate: 0.0875,
-  };
 }

@@ -12,7 +12,7 @@ import { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { expectAppError } from '@pcp/testing/fixtures';
+import { expectAppError } from '@pcp/testing/expect-app-error';
 import { createBusClient, type BusClient } from '../src/bus-client.js';
 import { createSubjectService, handle, handleBytes, serveSubjects } from '../src/subject-server.js';
 import type { RequestContext } from '../src/context.js';

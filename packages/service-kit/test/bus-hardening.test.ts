@@ -11,7 +11,7 @@ import { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { expectAppError } from '@pcp/testing/fixtures';
+import { expectAppError } from '@pcp/testing/expect-app-error';
 import { AppError } from '../src/app-error.js';
 import { createBusClient, type BusClient } from '../src/bus-client.js';
 import { handle, handleBytes, serveSubjects } from '../src/subject-server.js';

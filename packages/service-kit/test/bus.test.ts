@@ -2,7 +2,7 @@ import { defineSubject, healthSubject } from '@pcp/contracts';
 import { connect, type NatsConnection, type ServiceIdentity } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { expectAppError } from '@pcp/testing/fixtures';
+import { expectAppError } from '@pcp/testing/expect-app-error';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { AppError } from '../src/app-error.js';

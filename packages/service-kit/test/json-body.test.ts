@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectAppError } from '@pcp/testing/fixtures';
+import { expectAppError } from '@pcp/testing/expect-app-error';
 import { jsonBodyProblems, parseJsonBytes } from '../src/json-body.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);

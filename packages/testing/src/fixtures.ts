@@ -1,7 +1,5 @@
 import { dayOfWeek, exampleStoreAddress, type StoreProfileInput } from '@pcp/contracts';
-import { AppError } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
 
 /** Open every day, all day (an `end` of 00:00:00 is the end of the day). */
 export const alwaysOpen = dayOfWeek.options.map((day) => ({
@@ -33,16 +31,3 @@ export function storeProfile(overrides: Record<string, unknown> = {}): StoreProf
 }
 
 export const newStoreId = () => randomUUID();
-
-/** Await a bus call that must fail with `code`; returns the error for further checks. */
-export async function expectAppError(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected ${code}, got a reply`);
-    },
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
-  return error as AppError;
-}

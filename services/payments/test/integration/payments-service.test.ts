@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { capturingLogger } from '@pcp/testing/capturing-logger';
-import { expectAppError } from '@pcp/testing/fixtures';
+import { expectAppError } from '@pcp/testing/expect-app-error';
 import {
   createPaymentsService,
   PAYMENTS_SCHEMA,

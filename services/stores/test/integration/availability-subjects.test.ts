@@ -14,7 +14,8 @@ import { DateTime } from 'luxon';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { alwaysOpen, expectAppError, storeProfile } from '@pcp/testing/fixtures';
+import { expectAppError } from '@pcp/testing/expect-app-error';
+import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import {
   createStoresService,
   STORES_SCHEMA,

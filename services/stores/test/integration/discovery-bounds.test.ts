@@ -20,7 +20,8 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { expectAppError, storeProfile } from '@pcp/testing/fixtures';
+import { expectAppError } from '@pcp/testing/expect-app-error';
+import { storeProfile } from '@pcp/testing/fixtures';
 import {
   createStoresService,
   storesEnvSchema,

@@ -27,7 +27,8 @@ import {
   STORES_SCHEMA,
   type StoresDatabase,
 } from '../../src/app.js';
-import { expectAppError, storeProfile } from '@pcp/testing/fixtures';
+import { expectAppError } from '@pcp/testing/expect-app-error';
+import { storeProfile } from '@pcp/testing/fixtures';
 
 let env: TestEnvironment;
 let db: Kysely<StoresDatabase>;
