@@ -14,6 +14,11 @@ export interface WebhookEvent {
     previousStatus: Order['status'] | null;
     /** The order's version: 1 for order.created, one more per change (order per order). */
     version: number;
+    /** The estimate after this change: placement sets it, the store may move it. */
+    estimatedReadyAt: string | null;
+    /** Set on order.cancelled. */
+    cancelReason: string | null;
+    cancelledBy: 'store' | 'platform' | null;
   };
 }
 

@@ -25,6 +25,9 @@ const event: WebhookEvent = {
     status: 'confirmed',
     previousStatus: 'pending',
     version: 2,
+    estimatedReadyAt: '2026-03-01T10:30:00.000Z',
+    cancelReason: null,
+    cancelledBy: null,
   },
 };
 const body = JSON.stringify(event);

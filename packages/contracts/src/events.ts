@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { dateTime, guid } from './common.js';
 import { orderState, orderStatus } from './orders.js';
+import { storeEventData } from './store-operations.js';
 
 /**
  * Every event travels in this envelope (docs/conventions.md#messaging). `version` is the version of
@@ -42,6 +43,10 @@ export const orderStatusChangedData = z.object({
   status: orderStatus,
   /** Null for `order.created`. */
   previousStatus: orderStatus.nullable(),
+  /** The order's estimate after this change (events before store operations lack it). */
+  estimatedReadyAt: dateTime.nullable().optional(),
+  cancelReason: z.string().nullable().optional(),
+  cancelledBy: z.enum(['store', 'platform']).nullable().optional(),
 });
 export type OrderStatusChangedData = z.infer<typeof orderStatusChangedData>;
 
@@ -58,5 +63,13 @@ export const events = {
   orderStatusChanged: {
     subject: 'events.ordering.v1.order-status-changed',
     schema: eventEnvelope('ordering.v1.order-status-changed', orderStatusChangedData),
+  },
+  /**
+   * Every store event (docs/guide/webhooks.md#store-events), with the store's event version:
+   * the store-event webhooks' source, and the item availability caches' cue.
+   */
+  storeChanged: {
+    subject: 'events.stores.v1.store-changed',
+    schema: eventEnvelope('stores.v1.store-changed', storeEventData),
   },
 } as const;

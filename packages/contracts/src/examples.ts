@@ -55,6 +55,7 @@ export const storeProfileExample = {
   taxRate: 0.0875,
   minimumOrder: 0,
   orderSubmissionUrl: 'https://pos.lakeside-burgers.example/orders',
+  acceptanceWindowSeconds: 600,
 };
 
 const { orderSubmissionUrl: _url, ...publicProfile } = storeProfileExample;
@@ -66,6 +67,7 @@ export const marketfrontStoreExample = {
   address: exampleStoreAddress,
   minimumOrder: 0,
   status: 'online',
+  extraPrepMinutes: null,
   isOpenNow: true,
   nextOpenAt: null,
   catalogSetId: exampleIds.catalogSet,
@@ -80,12 +82,29 @@ export const commerceStoreExample = {
 };
 
 export const storeStatusExamples = [
-  { status: 'online', reason: null, pausedAt: null, resumeAt: null },
+  {
+    status: 'online',
+    reason: null,
+    pausedAt: null,
+    resumeAt: null,
+    extraPrepMinutes: null,
+    pausedBy: null,
+  },
   {
     status: 'paused',
     reason: 'too_busy',
     pausedAt: '2026-11-22T18:05:00Z',
     resumeAt: '2026-11-22T18:35:00Z',
+    extraPrepMinutes: null,
+    pausedBy: 'partner',
+  },
+  {
+    status: 'busy',
+    reason: null,
+    pausedAt: '2026-11-22T18:05:00Z',
+    resumeAt: '2026-11-22T20:00:00Z',
+    extraPrepMinutes: 20,
+    pausedBy: null,
   },
 ];
 
@@ -326,7 +345,9 @@ export const orderExample = {
   status: 'pending',
   version: 1,
   estimatedReadyAt: '2026-11-22T18:45:00Z',
+  acceptBy: '2026-11-22T18:15:00Z',
   cancelReason: null,
+  cancelledBy: null,
   createdAt: '2026-11-22T18:05:00Z',
   updatedAt: '2026-11-22T18:05:00Z',
 };
@@ -363,6 +384,7 @@ export const webhookDeliveryExample = {
   eventId: exampleIds.event,
   type: 'order.status_changed',
   orderId: exampleIds.order,
+  storeId: exampleIds.store,
   version: 2,
   status: 'failed',
   attempts: 2,

@@ -58,7 +58,10 @@ const internalSubjects: readonly Named[] = [
   subjects.stores.submissionSecrets,
   subjects.stores.geocode,
   subjects.stores.deliveryCheck,
+  subjects.stores.platformPause,
+  subjects.stores.denyItems,
   subjects.catalog.active,
+  subjects.catalog.knownItems,
   subjects.payments.cardOwned,
   subjects.payments.authorize,
   subjects.payments.capture,
@@ -69,7 +72,8 @@ const internalSubjects: readonly Named[] = [
 
 /** The named callers: the subjects of other services each service requests. */
 const serviceCalls: Record<ServiceName, readonly Named[]> = {
-  stores: [],
+  // Overrides name items of the store's active catalog.
+  stores: [subjects.catalog.knownItems],
   // Notify and validate check that the store is the caller's (the reply holds no secret).
   catalog: [subjects.stores.get],
   ordering: [
@@ -79,6 +83,9 @@ const serviceCalls: Record<ServiceName, readonly Named[]> = {
     subjects.stores.submissionSecrets,
     subjects.stores.geocode,
     subjects.stores.deliveryCheck,
+    subjects.stores.platformPause,
+    subjects.stores.lookupItemAvailability,
+    subjects.stores.denyItems,
     subjects.catalog.active,
     subjects.catalog.document,
     subjects.catalog.documentChunk,
@@ -159,8 +166,9 @@ export function deadLetterRepublisher(durable: string): ServiceName | undefined 
 const eventSubscriptions: Record<ServiceName, readonly { subject: string }[]> = {
   stores: [],
   catalog: [],
-  // Each replica's catalog cache drops a store's entry when its catalog changes.
-  ordering: [events.catalogActivated],
+  // Each replica's catalog cache drops a store's entry when its catalog changes, and its
+  // item availability cache when the store's overrides do.
+  ordering: [events.catalogActivated, events.storeChanged],
   payments: [],
 };
 

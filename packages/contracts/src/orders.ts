@@ -9,6 +9,7 @@ import {
   paymentType,
 } from './common.js';
 import { postalAddress, resolvedAddress } from './stores.js';
+import { MAX_DENIED_ITEMS } from './store-operations.js';
 import {
   orderExample,
   orderRequestExample,
@@ -227,8 +228,20 @@ export const order = z
     status: orderStatus,
     /** 1 when placed, one more for each change; webhooks events carry it. */
     version: z.number().int().positive(),
+    /**
+     * When the order should be ready: set at placement (ASAP: placed + the store's ETA and
+     * busy minutes; SCHEDULED: the scheduled time), moved by the store
+     * (docs/guide/orders.md#estimated-ready-time).
+     */
     estimatedReadyAt: dateTime.nullable(),
+    /**
+     * Until then a pending order may be confirmed; then the platform cancels it
+     * (docs/guide/orders.md#acceptance-window). Null once the store accepted it.
+     */
+    acceptBy: dateTime.nullable(),
     cancelReason: z.string().nullable(),
+    /** Who cancelled: the store, or the platform (not accepted in time). */
+    cancelledBy: z.enum(['store', 'platform']).nullable(),
     createdAt: dateTime,
     updatedAt: dateTime,
   })
@@ -288,8 +301,21 @@ export const orderStatusChange = z
     state: z.enum(['completed', 'cancelled']).optional(),
     estimatedReadyAt: dateTime.optional(),
     cancelReason: z.string().trim().min(1).max(500).optional(),
+    /**
+     * Deny a pending order with the items that ran out: they become unavailable until the end
+     * of the store's local day (docs/guide/orders.md#denying-an-order).
+     */
+    unavailableItemIds: z.array(guid).min(1).max(MAX_DENIED_ITEMS).optional(),
   })
   .superRefine((change, ctx) => {
+    if (change.unavailableItemIds !== undefined && change.state !== 'cancelled') {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'unavailableItemIds goes only with state cancelled',
+        path: ['unavailableItemIds'],
+        params: { code: 'INVALID_VALUE' },
+      });
+    }
     if ((change.status === undefined) === (change.state === undefined)) {
       ctx.addIssue({
         code: 'custom',
@@ -320,6 +346,11 @@ export const orderStatusChange = z
       { status: 'confirmed', estimatedReadyAt: '2026-11-22T18:45:00Z' },
       { state: 'completed' },
       { state: 'cancelled', cancelReason: 'The kitchen closed early' },
+      {
+        state: 'cancelled',
+        cancelReason: 'Out of fries',
+        unavailableItemIds: ['e4f5a6b7-c8d9-4e0f-9a1b-2c3d4e5f6a71'],
+      },
     ],
   });
 export type OrderStatusChange = z.infer<typeof orderStatusChange>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { availability } from './availability.js';
 import { dateTime, fulfillmentType, guid, moneyAmount } from './common.js';
 import { currencyExponent, isKnownCurrency, toScaledInteger } from './money.js';
+import { pausedBy } from './store-operations.js';
 import {
   commerceStoreExample,
   marketfrontStoreExample,
@@ -90,7 +91,15 @@ const storeProfileFields = z.object({
     .max(2048)
     .nullable()
     .optional(),
+  /**
+   * How long a placed order may stay pending before the platform cancels it
+   * (docs/guide/orders.md#acceptance-window); 600 when left out.
+   */
+  acceptanceWindowSeconds: z.number().int().min(60).max(3_600).optional(),
 });
+
+/** The acceptance window of a profile that does not set one. */
+export const DEFAULT_ACCEPTANCE_WINDOW_SECONDS = 600;
 
 /** Rules across fields: settings per fulfillment type, money precision per currency. */
 function checkStoreProfile(profile: z.infer<typeof storeProfileFields>, ctx: z.RefinementCtx) {
@@ -152,7 +161,9 @@ export const storeProfileInput = storeProfileFields
   .meta({ examples: [storeProfileExample] });
 export type StoreProfileInput = z.infer<typeof storeProfileInput>;
 
-export const storeStatusValue = z.enum(['online', 'paused']);
+export const storeStatusValue = z.enum(['online', 'paused', 'busy']);
+/** Extra minutes a busy store adds to every ETA it gives (docs/guide/stores.md#busy). */
+export const extraPrepMinutes = z.number().int().min(5).max(120);
 export const pauseReason = z.enum([
   'operational_issues',
   'staff_shortage',
@@ -169,8 +180,14 @@ export const storeStatus = z
   .object({
     status: storeStatusValue,
     reason: pauseReason.nullable(),
+    /** When the pause (or busy spell) began. */
     pausedAt: dateTime.nullable(),
+    /** When a pause or busy spell ends on its own; null: until the partner ends it. */
     resumeAt: dateTime.nullable(),
+    /** Busy only: the minutes added to every ETA and estimatedReadyAt. */
+    extraPrepMinutes: z.number().int().nullable(),
+    /** Paused only: `platform` after orders were not accepted in time. */
+    pausedBy: pausedBy.nullable(),
   })
   .meta({ examples: storeStatusExamples });
 export type StoreStatus = z.infer<typeof storeStatus>;
@@ -184,10 +201,16 @@ export const setStoreStatusInput = z
       reason: pauseReason,
       resumeAt: dateTime.nullable().optional(),
     }),
+    z.object({
+      status: z.literal('busy'),
+      extraPrepMinutes,
+      resumeAt: dateTime.nullable().optional(),
+    }),
   ])
   .meta({
     examples: [
       { status: 'paused', reason: 'too_busy', resumeAt: '2026-11-22T18:35:00Z' },
+      { status: 'busy', extraPrepMinutes: 20, resumeAt: '2026-11-22T20:00:00Z' },
       { status: 'online' },
     ],
   });
@@ -207,7 +230,11 @@ const storeViewFields = {
   taxRate: z.number(),
   minimumOrder: z.number(),
   status: storeStatusValue,
-  /** Online (not paused) and inside an availability window now. */
+  /** Busy only: minutes added to the pickup and delivery ETAs (docs/guide/stores.md#busy). */
+  extraPrepMinutes: z.number().int().nullable(),
+  /** How long an order may stay pending before the platform cancels it. */
+  acceptanceWindowSeconds: z.number().int(),
+  /** Online or busy, and inside an availability window (special hours included) now. */
   isOpenNow: z.boolean(),
   /** Next instant it is online and inside a window; null when open now or never opening. */
   nextOpenAt: dateTime.nullable(),
@@ -357,6 +384,11 @@ export const orderContext = z.object({
   availability: storeAvailability,
   /** The commerce partner that owns the store. */
   ownerPartnerId: guid,
+  /**
+   * The version of the store's item availability overrides (`stores.v1.item-availability.lookup`):
+   * ordering refetches its copy when it holds an older one.
+   */
+  itemAvailabilityVersion: z.number().int().nonnegative(),
   /**
    * Where to POST placed orders (signed with the secrets of
    * `stores.v1.order-submission.secrets`); null when the store has no orderSubmissionUrl.

@@ -44,6 +44,13 @@ import {
   storeStatus,
 } from './stores.js';
 import {
+  itemAvailabilityList,
+  MAX_DENIED_ITEMS,
+  MAX_ITEM_AVAILABILITY_CHANGES,
+  setItemAvailabilityInput,
+  specialHours,
+} from './store-operations.js';
+import {
   webhookDeliveriesQuery,
   webhookDelivery,
   webhookDeliveryList,
@@ -107,6 +114,57 @@ export const subjects = {
       z.object({ storeId: guid, change: setStoreStatusInput }),
       storeStatus,
     ),
+    /**
+     * Ordering only: pause a store whose orders were not accepted in time 3 times in a row
+     * (`pausedBy: platform`, until its partner resumes it; docs/guide/orders.md#acceptance-window).
+     */
+    platformPause: defineSubject(
+      'stores',
+      'v1.status.platform-pause',
+      z.object({ storeId: guid }),
+      storeStatus,
+    ),
+    /** Commerce: the store's special hours (dates in its time zone). */
+    getSpecialHours: defineSubject('stores', 'v1.special-hours.get', byStoreId, specialHours),
+    /** Commerce: replace the store's special hours. */
+    setSpecialHours: defineSubject(
+      'stores',
+      'v1.special-hours.set',
+      specialHours.extend({ storeId: guid }),
+      specialHours,
+    ),
+    /** Commerce: one of the caller's stores' current item availability overrides. */
+    getItemAvailability: defineSubject(
+      'stores',
+      'v1.item-availability.get',
+      byStoreId,
+      itemAvailabilityList,
+    ),
+    /** Commerce: set or clear overrides (items of the store's active catalog). */
+    setItemAvailability: defineSubject(
+      'stores',
+      'v1.item-availability.set',
+      setItemAvailabilityInput.extend({ storeId: guid }),
+      itemAvailabilityList,
+    ),
+    /** Marketfront (and ordering's cache): any store's current overrides. */
+    lookupItemAvailability: defineSubject(
+      'stores',
+      'v1.item-availability.lookup',
+      byStoreId,
+      itemAvailabilityList,
+    ),
+    /**
+     * Ordering only: a pending order denied with the items that ran out makes them unavailable
+     * until the end of the store's local day (REQUEST_INVALID, pointers `/itemIds/<i>`, for ids
+     * not in the store's active catalog).
+     */
+    denyItems: defineSubject(
+      'stores',
+      'v1.item-availability.deny',
+      z.object({ storeId: guid, itemIds: z.array(guid).min(1).max(MAX_DENIED_ITEMS) }),
+      itemAvailabilityList,
+    ),
     /** Marketfront: any store by id, as distribution partners see it. */
     lookup: defineSubject('stores', 'v1.lookup', byStoreId, marketfrontStore),
     /** Marketfront: stores near a location that offer a fulfillment type, nearest first. */
@@ -160,6 +218,25 @@ export const subjects = {
       'v1.ingest.validate',
       catalogSetNotification.extend({ storeId: guid }),
       catalogSetDryRun,
+    ),
+    /**
+     * Stores only: which of these item ids the store's active CatalogSet lacks, and how many
+     * items it has (the bound on a store's overrides). CATALOGSET_NOT_FOUND before the first
+     * activation.
+     */
+    knownItems: defineSubject(
+      'catalog',
+      'v1.items.known',
+      z.object({
+        storeId: guid,
+        itemIds: z.array(guid).min(1).max(MAX_ITEM_AVAILABILITY_CHANGES),
+      }),
+      z.object({
+        catalogSetId: guid,
+        versionId: guid,
+        itemCount: z.number().int().nonnegative(),
+        unknownItemIds: z.array(guid),
+      }),
     ),
     /** The active CatalogSet's version, for caches (and a 304 check). */
     active: defineSubject('catalog', 'v1.active', byStoreId, activeCatalog),

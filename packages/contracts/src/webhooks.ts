@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { dateTime, guid } from './common.js';
 import { orderEventKind } from './events.js';
+import {
+  storeCatalogActivatedData,
+  storeEventKind,
+  storeHoursChangedData,
+  storeItemsAvailabilityChangedData,
+  storeStatusChangedData,
+} from './store-operations.js';
 import { orderState, orderStatus } from './orders.js';
 import { exampleIds, webhookDeliveryExample, webhookEndpointExample } from './examples.js';
 
@@ -9,6 +16,10 @@ import { exampleIds, webhookDeliveryExample, webhookEndpointExample } from './ex
  * the event kinds it wants; every change of its orders is delivered there, signed with
  * Standard Webhooks, at least once and in order per order.
  */
+
+/** Every event kind an endpoint may subscribe to: its orders' and every store's. */
+export const webhookEventKind = z.enum([...orderEventKind.options, ...storeEventKind.options]);
+export type WebhookEventKind = z.infer<typeof webhookEventKind>;
 
 /**
  * Body of `PUT /v1/marketfront/webhooks`. No `meta` id, like the other request bodies: the
@@ -22,9 +33,9 @@ export const webhookEndpointInput = z
       .max(2048)
       .describe('Where deliveries are POSTed: https (http only where the deployment allows it)'),
     events: z
-      .array(orderEventKind)
+      .array(webhookEventKind)
       .min(1)
-      .max(orderEventKind.options.length)
+      .max(webhookEventKind.options.length)
       .refine((kinds) => new Set(kinds).size === kinds.length, 'Each event kind once')
       .describe('The event kinds to deliver'),
   })
@@ -39,7 +50,7 @@ export type WebhookEndpointInput = z.infer<typeof webhookEndpointInput>;
 export const webhookEndpoint = z
   .object({
     url: z.string(),
-    events: z.array(orderEventKind),
+    events: z.array(webhookEventKind),
     /** `disabled` after the endpoint answered 410 Gone; a `PUT` enables it again. */
     status: z.enum(['active', 'disabled']),
     disabledReason: z.string().nullable(),
@@ -71,7 +82,7 @@ export const webhookEndpointWithSecret = webhookEndpoint
   });
 export type WebhookEndpointWithSecret = z.infer<typeof webhookEndpointWithSecret>;
 
-/** The body of every delivery (docs/guide/webhooks.md), as the partner receives it. */
+/** The body of an order event's delivery (docs/guide/webhooks.md), as the partner receives it. */
 export const webhookPayload = z
   .object({
     type: orderEventKind,
@@ -84,6 +95,11 @@ export const webhookPayload = z
       previousStatus: orderStatus.nullable(),
       /** The order's version this change made: a receiver keeps the highest it has seen. */
       version: z.number().int().positive(),
+      /** The estimate after this change: placement sets it, the store may move it. */
+      estimatedReadyAt: dateTime.nullable(),
+      /** Set on `order.cancelled`. */
+      cancelReason: z.string().nullable(),
+      cancelledBy: z.enum(['store', 'platform']).nullable(),
     }),
   })
   .meta({
@@ -99,11 +115,52 @@ export const webhookPayload = z
           status: 'confirmed',
           previousStatus: 'pending',
           version: 2,
+          estimatedReadyAt: '2026-11-22T18:45:00Z',
+          cancelReason: null,
+          cancelledBy: null,
         },
       },
     ],
   });
 export type WebhookPayload = z.infer<typeof webhookPayload>;
+
+/**
+ * The body of a store event's delivery (docs/guide/webhooks.md#store-events): `data` is the
+ * event's, with the store's event `version` (in order per store; keep the highest seen).
+ */
+export const storeWebhookPayload = z
+  .object({
+    type: storeEventKind,
+    timestamp: dateTime,
+    data: z.union(
+      [
+        storeStatusChangedData,
+        storeHoursChangedData,
+        storeItemsAvailabilityChangedData,
+        storeCatalogActivatedData,
+      ].map((data) => data.extend({ version: z.number().int().positive() })),
+    ),
+  })
+  .meta({
+    id: 'StoreWebhookPayload',
+    examples: [
+      {
+        type: 'store.status_changed',
+        timestamp: '2026-11-22T18:05:00Z',
+        data: {
+          storeId: exampleIds.store,
+          version: 7,
+          status: 'busy',
+          reason: null,
+          pausedAt: '2026-11-22T18:05:00Z',
+          resumeAt: '2026-11-22T20:00:00Z',
+          extraPrepMinutes: 20,
+          pausedBy: null,
+        },
+      },
+    ],
+  });
+export type StoreWebhookPayload = z.infer<typeof storeWebhookPayload>;
 
 /**
  * A delivery's state: `pending` (not tried yet, or its endpoint is unavailable for now),
@@ -118,8 +175,12 @@ export const webhookDelivery = z
     deliveryId: guid,
     /** The `webhook-id` header: the same on every try and every resend of this event. */
     eventId: guid,
-    type: orderEventKind,
-    orderId: guid,
+    type: webhookEventKind,
+    /** The order of an order event; null for a store event. */
+    orderId: guid.nullable(),
+    /** The store the event is about (an order event's: the order's store). */
+    storeId: guid,
+    /** The order's version (order events) or the store's event version (store events). */
     version: z.number().int().positive(),
     status: webhookDeliveryStatus,
     attempts: z.number().int().nonnegative(),

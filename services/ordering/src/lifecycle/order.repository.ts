@@ -26,7 +26,9 @@ export function toOrder(row: OrderRow): Order {
     status: row.status,
     version: row.version,
     estimatedReadyAt: row.estimated_ready_at?.toISOString() ?? null,
+    acceptBy: null,
     cancelReason: row.cancel_reason,
+    cancelledBy: row.cancel_reason === null ? null : 'store',
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

@@ -1,4 +1,4 @@
-import type { OrderEventKind } from '@pcp/contracts';
+import type { WebhookEventKind } from '@pcp/contracts';
 import { rewrap, type Keyring } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import type { OrderingDatabase, WebhookEndpointRow } from '../db/ordering.table.js';
@@ -42,7 +42,7 @@ export async function rewrapWebhookSecrets(
 export async function upsertEndpoint(
   db: Db,
   partnerId: string,
-  endpoint: { url: string; events: readonly OrderEventKind[] },
+  endpoint: { url: string; events: readonly WebhookEventKind[] },
   secret: string,
 ): Promise<{ row: WebhookEndpointRow; created: boolean }> {
   const { created, ...row } = await db

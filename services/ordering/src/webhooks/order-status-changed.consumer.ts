@@ -34,6 +34,9 @@ export function webhookRecorder(db: Kysely<OrderingDatabase>, due: () => void) {
         status: data.status,
         previousStatus: data.previousStatus,
         version: event.version,
+        estimatedReadyAt: data.estimatedReadyAt ?? null,
+        cancelReason: data.cancelReason ?? null,
+        cancelledBy: data.cancelledBy ?? null,
       },
     };
     const recorded = await recordDelivery(db, {

@@ -1,6 +1,7 @@
 import {
   subjects,
   type WebhookDelivery,
+  type WebhookPayload,
   type WebhookEndpoint,
   type WebhookEndpointWithSecret,
 } from '@pcp/contracts';
@@ -69,6 +70,7 @@ function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
     eventId: row.event_id,
     type: row.event_type,
     orderId: row.order_id,
+    storeId: (JSON.parse(row.payload) as WebhookPayload).data.storeId,
     version: row.version,
     status: row.status,
     attempts: row.attempts,

@@ -58,6 +58,8 @@ const storeView = (id: string): MarketfrontStore => ({
   taxRate: 0,
   minimumOrder: 0,
   status: 'online',
+  extraPrepMinutes: null,
+  acceptanceWindowSeconds: 600,
   isOpenNow: false,
   nextOpenAt: null,
   catalogSetId: document.catalogSetId,

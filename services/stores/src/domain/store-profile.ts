@@ -1,4 +1,5 @@
 import {
+  DEFAULT_ACCEPTANCE_WINDOW_SECONDS,
   fromMinorUnits,
   TAX_RATE_DIGITS,
   toMinorUnits,
@@ -82,13 +83,22 @@ export function profileToRow(
 export function effectiveStatus(row: StoreRow, now: Date): StoreStatus {
   const pauseOver = row.resume_at !== null && row.resume_at.getTime() <= now.getTime();
   if (row.status === 'online' || pauseOver) {
-    return { status: 'online', reason: null, pausedAt: null, resumeAt: null };
+    return {
+      status: 'online',
+      reason: null,
+      pausedAt: null,
+      resumeAt: null,
+      extraPrepMinutes: null,
+      pausedBy: null,
+    };
   }
   return {
     status: 'paused',
     reason: row.pause_reason as StoreStatus['reason'],
     pausedAt: row.paused_at?.toISOString() ?? null,
     resumeAt: row.resume_at?.toISOString() ?? null,
+    extraPrepMinutes: null,
+    pausedBy: 'partner',
   };
 }
 
@@ -131,6 +141,8 @@ export function toMarketfrontStore(row: StoreRow, now: Date): MarketfrontStore {
     taxRate: row.tax_rate_ppm / 10 ** TAX_RATE_DIGITS,
     minimumOrder: money(row.minimum_order_minor),
     status: effectiveStatus(row, now).status,
+    extraPrepMinutes: null,
+    acceptanceWindowSeconds: DEFAULT_ACCEPTANCE_WINDOW_SECONDS,
     isOpenNow: availability.open,
     nextOpenAt: availability.nextOpenAt,
     catalogSetId: row.catalog_set_id,
@@ -193,6 +205,7 @@ export function toOrderContext(row: StoreRow, now: Date, at: Date): OrderContext
     store: toMarketfrontStore(row, now),
     availability: availabilityAt(row, at),
     ownerPartnerId: row.partner_id,
+    itemAvailabilityVersion: 0,
     submission: orderSubmission(row),
   };
 }

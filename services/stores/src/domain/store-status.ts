@@ -17,6 +17,9 @@ export function statusChangeColumns(
       columns: { status: 'online', pause_reason: null, paused_at: null, resume_at: null },
     };
   }
+  if (change.status === 'busy') {
+    return { ok: false, pointer: '/status', message: 'busy is being built (issue 29)' };
+  }
   const resumeAt = change.resumeAt ? new Date(change.resumeAt) : null;
   if (resumeAt && resumeAt.getTime() <= now.getTime()) {
     return { ok: false, pointer: '/resumeAt', message: 'resumeAt must be in the future' };
