@@ -95,6 +95,11 @@ export async function startPlatform(
      * the environment's); services only check it.
      */
     migrator?: NatsConnection;
+    /**
+     * The stores' and ordering's clock (default: the real one): tests of opening hours, local
+     * midnights and acceptance deadlines move it.
+     */
+    clock?: () => Date;
   } = {},
 ): Promise<TestPlatform> {
   const { gatewayEnv = {}, catalogEnv = {}, paymentsEnv = {}, orderingEnv = {} } = options;
@@ -168,6 +173,7 @@ export async function startPlatform(
       ...serviceDeps('ordering'),
       db: orderingDb,
       config: loadConfig(orderingEnvSchema, orderingEnv),
+      ...(options.clock ? { clock: options.clock } : {}),
     }),
     payments: createPaymentsService({
       ...serviceDeps('payments'),
@@ -178,7 +184,11 @@ export async function startPlatform(
       }),
     }),
   };
-  let stores = createStoresService({ ...serviceDeps('stores'), db: storesDb });
+  let stores = createStoresService({
+    ...serviceDeps('stores'),
+    db: storesDb,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   await applyJetStreamTopology(await migrator.jetstreamManager(), jetStreamTopology(env.prefix));
   for (const worker of [...Object.values(workers), stores, catalog]) await worker.start();
 
