@@ -128,7 +128,8 @@ const jetStreamUse: Record<ServiceName, JetStreamUse | undefined> = {
     streams: [eventsStream, deadLetters],
     consumers: [{ stream: eventsStream, durable: 'stores-catalog-activated' }],
     publishes: [],
-    outbox: false,
+    // Store events (docs/guide/stores.md#item-availability) leave through an outbox.
+    outbox: true,
     republishes: [],
   },
   catalog: {

@@ -22,6 +22,7 @@ import type { CatalogDatabase } from './db/catalog.table.js';
 import { DryRunSlots } from './domain/dry-run-slots.js';
 import { catalogHandlers } from './handlers/catalog.handlers.js';
 import { ingestHandlers } from './handlers/ingest.handlers.js';
+import { knownItemsHandlers } from './handlers/known-items.handlers.js';
 import { dryRunHandlers } from './handlers/dry-run.handlers.js';
 import type { CatalogFetchSettings } from './worker/download-catalog.js';
 import { createIngestRunMetrics } from './worker/ingest-metrics.js';
@@ -110,6 +111,7 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
       logger,
     }),
     ...catalogHandlers(db, { documentCacheBytes: config.CATALOG_DOCUMENT_CACHE_BYTES }),
+    ...knownItemsHandlers(db),
   ]);
   let consumer: ConsumerLoop | undefined;
 

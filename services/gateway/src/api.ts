@@ -16,6 +16,7 @@ import { docsRoutes } from './routes/docs.routes.js';
 import { publicRoutes } from './routes/public.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { storeRoutes } from './routes/stores.routes.js';
+import { itemAvailabilityRoutes } from './routes/item-availability.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 
 declare module 'fastify' {
@@ -54,6 +55,7 @@ export function registerApi(app: FastifyInstance, options: ApiOptions): void {
   void app.register(docsRoutes, { docsUrl });
   void app.register(schemaRoutes, { publicBaseUrl });
   void app.register(storeRoutes);
+  void app.register(itemAvailabilityRoutes);
   void app.register(catalogRoutes);
   void app.register(catalogDryRunRoutes, { timeoutMs: options.catalogDryRunTimeoutMs });
   void app.register(addressRoutes);

@@ -1,4 +1,6 @@
 import {
+  createBusClient,
+  createOutboxRelay,
   createSubjectService,
   keyringFromEnv,
   type Keyring,
@@ -15,6 +17,7 @@ import { storesEnvSchema, type StoresConfig } from './config.js';
 import type { StoresDatabase } from './db/store.table.js';
 import { catalogActivatedHandler } from './handlers/catalog-activated.consumer.js';
 import { discoveryHandlers } from './handlers/discovery.handlers.js';
+import { itemAvailabilityHandlers } from './handlers/item-availability.handlers.js';
 import { statusHandlers } from './handlers/status.handlers.js';
 import { createGazetteerGeocoder, type Geocoder } from './geocoding/geocoder.js';
 import { storeHandlers } from './handlers/store.handlers.js';
@@ -23,6 +26,7 @@ export { storesEnvSchema, type StoresConfig } from './config.js';
 export { storesMigrations, STORES_SCHEMA } from './db/migrations/index.js';
 export type { StoresDatabase } from './db/store.table.js';
 export { rewrapSubmissionSecrets } from './db/store.repository.js';
+export { recordStoreEvent } from './events/store-events.js';
 export type { Geocoder } from './geocoding/geocoder.js';
 
 export interface StoresServiceDeps extends ServiceDeps {
@@ -38,21 +42,43 @@ export interface StoresServiceDeps extends ServiceDeps {
 }
 
 /**
- * The stores service: store profiles and status over NATS, and each store's active
- * CatalogSet from the catalog's activation events.
+ * The stores service: store profiles, status and item availability over NATS, each store's
+ * active CatalogSet from the catalog's activation events, and the store events partners
+ * subscribe to, published through an outbox.
  */
 export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   const clock = deps.clock ?? (() => new Date());
   const geocoder = deps.geocoder ?? createGazetteerGeocoder();
   const config = deps.config ?? storesEnvSchema.parse({});
+  const prefix = deps.subjectPrefix;
+  const { db } = deps;
+  const bus = createBusClient(deps.nc, {
+    prefix,
+    timeoutMs: deps.requestTimeoutMs,
+    logger: deps.logger,
+    metrics: deps.metrics,
+  });
+  const relay = createOutboxRelay({
+    db,
+    js: deps.nc.jetstream(),
+    logger: deps.logger,
+    metrics: deps.metrics,
+  });
   const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, [
-    ...storeHandlers(deps.db, geocoder, clock, {
-      keyring: deps.keyring ?? keyringFromEnv(),
-      overlapMs: config.STORES_SUBMISSION_SECRET_OVERLAP_MS,
-      maxStoresPerPartner: config.STORES_MAX_PER_PARTNER,
-    }),
-    ...statusHandlers(deps.db, clock),
-    ...discoveryHandlers(deps.db, geocoder, clock, {
+    ...storeHandlers(
+      db,
+      geocoder,
+      clock,
+      {
+        keyring: deps.keyring ?? keyringFromEnv(),
+        overlapMs: config.STORES_SUBMISSION_SECRET_OVERLAP_MS,
+        maxStoresPerPartner: config.STORES_MAX_PER_PARTNER,
+      },
+      { prefix, relay },
+    ),
+    ...statusHandlers({ db, clock, prefix, relay }),
+    ...itemAvailabilityHandlers({ db, bus, clock, prefix, relay }),
+    ...discoveryHandlers(db, geocoder, clock, {
       scanCap: config.STORES_DISCOVERY_SCAN_CAP,
     }),
   ]);
@@ -69,11 +95,14 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
         concurrency: 4,
         logger: deps.logger,
         metrics: deps.metrics,
-        handle: catalogActivatedHandler(deps.db),
+        handle: catalogActivatedHandler({ db, bus, prefix, relay }),
       });
+      relay.start();
     },
     async stop(timeoutMs) {
       await Promise.all([subjects.stop(timeoutMs), consumer?.stop(timeoutMs)]);
+      // After the handlers and the consumer: the events they committed are published.
+      await relay.stop();
     },
     serving: () => subjects.serving(),
   };

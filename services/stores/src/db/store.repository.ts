@@ -142,6 +142,16 @@ export function findStore(db: Db, storeId: string) {
   return db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirst();
 }
 
+/** The store's row, locked until the transaction ends. */
+export function lockStore(trx: Db, storeId: string) {
+  return trx
+    .selectFrom('stores')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
 export async function listPartnerStores(
   db: Db,
   partnerId: string,
@@ -168,13 +178,13 @@ export async function listPartnerStores(
 
 /**
  * Record the store's active CatalogSet from an activation event; an older event (a
- * redelivery after a newer one) changes nothing.
+ * redelivery after a newer one) changes nothing. Whether it applied.
  */
 export async function recordActiveCatalog(
   db: Db,
   event: { storeId: string; catalogSetId: string; activatedAt: Date; version: number },
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const result = await db
     .updateTable('stores')
     .set({
       catalog_set_id: event.catalogSetId,
@@ -185,7 +195,8 @@ export async function recordActiveCatalog(
     .where((eb) =>
       eb.or([eb('catalog_version', 'is', null), eb('catalog_version', '<', event.version)]),
     )
-    .execute();
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 export function updateStoreStatus(

@@ -1,4 +1,5 @@
 import type { AvailabilityWindow, FulfillmentType } from '@pcp/contracts';
+import type { OutboxTable } from '@pcp/service-kit';
 import type {
   ColumnType,
   Generated,
@@ -52,6 +53,10 @@ export interface StoreTable {
   catalog_activated_at: ColumnType<Date | null, never, Date | null>;
   /** Aggregate version of the catalog activation applied last. */
   catalog_version: ColumnType<number | null, never, number | null>;
+  /** One more with every change of the store's item availability overrides. */
+  item_availability_version: ColumnType<number, never, number>;
+  /** Version of the store's last store event, whatever its kind (one sequence per store). */
+  event_version: ColumnType<number, never, number>;
   created_at: ColumnType<Date, never, never>;
   updated_at: Generated<Date>;
 }
@@ -60,6 +65,16 @@ export type StoreRow = Selectable<StoreTable>;
 export type NewStoreRow = Insertable<StoreTable>;
 export type StoreUpdate = Updateable<StoreTable>;
 
+/** An item of the store's active catalog that carts and orders refuse until `until`. */
+export interface ItemAvailabilityOverrideTable {
+  store_id: string;
+  item_id: string;
+  /** Null: until the partner clears it. */
+  until: Date | null;
+}
+
 export interface StoresDatabase {
   stores: StoreTable;
+  item_availability_overrides: ItemAvailabilityOverrideTable;
+  outbox: OutboxTable;
 }

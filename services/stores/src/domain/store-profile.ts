@@ -205,7 +205,7 @@ export function toOrderContext(row: StoreRow, now: Date, at: Date): OrderContext
     store: toMarketfrontStore(row, now),
     availability: availabilityAt(row, at),
     ownerPartnerId: row.partner_id,
-    itemAvailabilityVersion: 0,
+    itemAvailabilityVersion: row.item_availability_version,
     submission: orderSubmission(row),
   };
 }

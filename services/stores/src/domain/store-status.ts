@@ -29,3 +29,17 @@ export function statusChangeColumns(
     columns: { status: 'paused', pause_reason: change.reason, paused_at: now, resume_at: resumeAt },
   };
 }
+
+/** The reason a platform pause gives (docs/guide/stores.md#store-status). */
+export const PLATFORM_PAUSE_REASON = 'operational_issues';
+
+/**
+ * The columns that pause the store until its partner resumes it (no resumeAt), after its
+ * orders timed out in a row; undefined when it is already paused that way.
+ */
+export function platformPauseColumns(row: StoreRow, now: Date): StatusColumns | undefined {
+  const pausedIndefinitely =
+    row.status === 'paused' && row.resume_at === null && row.pause_reason === PLATFORM_PAUSE_REASON;
+  if (pausedIndefinitely) return undefined;
+  return { status: 'paused', pause_reason: PLATFORM_PAUSE_REASON, paused_at: now, resume_at: null };
+}

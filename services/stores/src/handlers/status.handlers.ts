@@ -1,13 +1,28 @@
 import { subjects } from '@pcp/contracts';
-import { AppError, handle, requirePartner, type HandlerBinding } from '@pcp/service-kit';
+import {
+  AppError,
+  handle,
+  requirePartner,
+  type HandlerBinding,
+  type OutboxRelay,
+} from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { findPartnerStore, updateStoreStatus } from '../db/store.repository.js';
+import { findPartnerStore, lockStore, updateStoreStatus } from '../db/store.repository.js';
 import type { StoresDatabase } from '../db/store.table.js';
+import { statusChangedData } from '../domain/store-event-data.js';
 import { effectiveStatus } from '../domain/store-profile.js';
-import { statusChangeColumns } from '../domain/store-status.js';
+import { platformPauseColumns, statusChangeColumns } from '../domain/store-status.js';
+import { recordStoreEvent } from '../events/store-events.js';
 import { storeNotFound } from './store.handlers.js';
 
-export function statusHandlers(db: Kysely<StoresDatabase>, clock: () => Date): HandlerBinding[] {
+export interface StatusDeps {
+  readonly db: Kysely<StoresDatabase>;
+  readonly clock: () => Date;
+  readonly prefix: string;
+  readonly relay: OutboxRelay;
+}
+
+export function statusHandlers({ db, clock, prefix, relay }: StatusDeps): HandlerBinding[] {
   return [
     handle(subjects.stores.getStatus, async ({ storeId }, ctx) => {
       const row = await findPartnerStore(db, requirePartner(ctx, 'commerce'), storeId);
@@ -24,8 +39,33 @@ export function statusHandlers(db: Kysely<StoresDatabase>, clock: () => Date): H
           errors: [{ code: 'INVALID_VALUE', message: decision.message, pointer: decision.pointer }],
         });
       }
-      const row = await updateStoreStatus(db, partnerId, storeId, decision.columns);
+      const row = await db.transaction().execute(async (trx) => {
+        const updated = await updateStoreStatus(trx, partnerId, storeId, decision.columns);
+        if (!updated) return undefined;
+        await recordStoreEvent(trx, prefix, storeId, statusChangedData(updated, now));
+        return updated;
+      });
       if (!row) throw storeNotFound();
+      void relay.nudge();
+      return effectiveStatus(row, now);
+    }),
+
+    // Ordering only (nats-permissions.ts), retried until it succeeds: a store already paused
+    // that way is left as it is, so a retry sends no second event.
+    handle(subjects.stores.platformPause, async ({ storeId }) => {
+      const now = clock();
+      const row = await db.transaction().execute(async (trx) => {
+        const current = await lockStore(trx, storeId);
+        if (!current) return undefined;
+        const columns = platformPauseColumns(current, now);
+        if (!columns) return current;
+        const updated = await updateStoreStatus(trx, current.partner_id, storeId, columns);
+        if (!updated) return undefined;
+        await recordStoreEvent(trx, prefix, storeId, statusChangedData(updated, now));
+        return updated;
+      });
+      if (!row) throw storeNotFound();
+      void relay.nudge();
       return effectiveStatus(row, now);
     }),
   ];

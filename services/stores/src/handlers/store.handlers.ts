@@ -7,6 +7,7 @@ import {
   seal,
   type HandlerBinding,
   type Keyring,
+  type OutboxRelay,
 } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import {
@@ -19,6 +20,8 @@ import {
 } from '../db/store.repository.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { locate, type Geocoder } from '../geocoding/geocoder.js';
+import { hoursChangedData, hoursDiffer } from '../domain/store-event-data.js';
+import { recordStoreEvent } from '../events/store-events.js';
 import {
   newOrderSubmissionSecret,
   profileToRow,
@@ -48,11 +51,18 @@ function storeLimitReached(maxStores: number): AppError {
   );
 }
 
+/** Where store events go: the outbox of the deployment `prefix`, published by `relay`. */
+export interface StoreEventOutbox {
+  readonly prefix: string;
+  readonly relay: OutboxRelay;
+}
+
 export function storeHandlers(
   db: Kysely<StoresDatabase>,
   geocoder: Geocoder,
   clock: () => Date,
   settings: StoreSettings,
+  outbox: StoreEventOutbox,
 ): HandlerBinding[] {
   return [
     handle(subjects.stores.upsert, async ({ storeId, profile }, ctx) => {
@@ -75,14 +85,24 @@ export function storeHandlers(
         await sql`select pg_advisory_xact_lock(hashtextextended(${`stores/${partnerId}`}, 0))`.execute(
           trx,
         );
-        const isNew = (await findStore(trx, storeId)) === undefined;
-        if (isNew && (await countPartnerStores(trx, partnerId)) >= settings.maxStoresPerPartner) {
+        const previous = await findStore(trx, storeId);
+        if (
+          previous === undefined &&
+          (await countPartnerStores(trx, partnerId)) >= settings.maxStoresPerPartner
+        ) {
           throw storeLimitReached(settings.maxStoresPerPartner);
         }
-        return upsertStore(trx, row);
+        const upserted = await upsertStore(trx, row);
+        // A new store's hours are no change; a replaced profile's may be.
+        if (upserted && previous && hoursDiffer(previous, upserted.store)) {
+          await recordStoreEvent(trx, outbox.prefix, storeId, hoursChangedData(upserted.store, []));
+          return { ...upserted, announced: true };
+        }
+        return upserted && { ...upserted, announced: false };
       });
       // Another partner's id: answer as if it did not exist.
       if (!result) throw storeNotFound();
+      if (result.announced) void outbox.relay.nudge();
       // The secret is shown by the answer that stored it, and never again.
       const shown = result.secretCreated ? secret : null;
       return {
