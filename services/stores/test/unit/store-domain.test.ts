@@ -53,6 +53,8 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
     catalog_set_id: null,
     catalog_activated_at: null,
     catalog_version: null,
+    item_availability_version: 0,
+    event_version: 0,
     created_at: createdAt,
     updated_at: updatedAt,
     ...extra,
