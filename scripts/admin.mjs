@@ -18,8 +18,8 @@ Partners and API keys (the gateway):
   suspend-partner --partner PARTNER_ID    (every key of the partner refused: 401)
   resume-partner --partner PARTNER_ID
 Parked outbox rows (catalog or ordering):
-  outbox-list --service catalog|ordering [--limit N]
-  outbox-republish --service catalog|ordering --sequence N | --all
+  outbox-list --service catalog|ordering|stores [--limit N]
+  outbox-republish --service catalog|ordering|stores --sequence N | --all
 Dead letters (run by the service that may publish them again, found from --consumer):
   dead-letters-list [--consumer DURABLE] [--limit N] [--from SEQUENCE]
   dead-letters-republish --consumer DURABLE --sequence N | --consumer DURABLE --all [--limit N]
@@ -41,6 +41,8 @@ const partnerCommands = [
 ];
 /** The services with admin commands (an outbox, and the dead letters they may republish). */
 const adminServices = ['catalog', 'ordering'];
+/** The services with an outbox (stores' holds its store events). */
+const outboxServices = [...adminServices, 'stores'];
 
 function refuse(message) {
   process.stderr.write(`${message}\n${usage}\n`);
@@ -74,7 +76,9 @@ if (partnerCommands.includes(command)) {
   target = { script: 'services/payments/dist/main.js', args: ['admin', command, ...args] };
 } else if (command === 'outbox-list' || command === 'outbox-republish') {
   const { service, rest } = routing(args);
-  if (!adminServices.includes(service)) refuse(`${command}: give --service catalog|ordering`);
+  if (!outboxServices.includes(service)) {
+    refuse(`${command}: give --service catalog|ordering|stores`);
+  }
   target = { script: `services/${service}/dist/main.js`, args: ['admin', command, ...rest] };
 } else if (command === 'rewrap-secrets') {
   const { service, rest } = routing(args);

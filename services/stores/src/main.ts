@@ -1,5 +1,11 @@
 import { platformOpsPorts } from '@pcp/contracts';
-import { adminCommand, keyringFromEnv, loadConfig, runService } from '@pcp/service-kit';
+import {
+  adminCommand,
+  keyringFromEnv,
+  loadConfig,
+  outboxCommands,
+  runService,
+} from '@pcp/service-kit';
 import {
   createStoresService,
   rewrapSubmissionSecrets,
@@ -22,6 +28,8 @@ await runService<StoresDatabase>({
   create: (deps) => createStoresService({ ...deps, config, keyring }),
   // Operators' commands: node services/stores/dist/main.js admin <command>
   admin: {
+    // Store events leave through an outbox (docs/operations.md#admin-commands).
+    ...outboxCommands(),
     'rewrap-secrets': adminCommand({
       usage: '',
       summary: 're-wrap every stored secret with the first key of SECRETS_KEYS',
