@@ -97,8 +97,10 @@ export function itemAvailabilityHandlers(deps: ItemAvailabilityDeps): HandlerBin
       return currentList(db, storeId, clock());
     }),
 
+    // Distribution partners through the gateway, and ordering's caches, which also refresh on
+    // an event with no partner behind it; a commerce partner reads its own stores' at get.
     handle(subjects.stores.lookupItemAvailability, async ({ storeId }, ctx) => {
-      requirePartner(ctx, 'distribution');
+      if (ctx.partnerId !== undefined) requirePartner(ctx, 'distribution');
       if (!(await findStore(db, storeId))) throw storeNotFound();
       return currentList(db, storeId, clock());
     }),

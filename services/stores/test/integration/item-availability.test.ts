@@ -155,6 +155,10 @@ describe('item availability overrides', () => {
     expect(
       await client.request(subjects.stores.lookupItemAvailability, { storeId }, distribution()),
     ).toEqual(set);
+    // Ordering's caches refresh on an event, with no partner behind the request.
+    expect(
+      await client.request(subjects.stores.lookupItemAvailability, { storeId }, ordering()),
+    ).toEqual(set);
 
     const cleared = await client.request(
       subjects.stores.setItemAvailability,
