@@ -26,7 +26,6 @@ export { storesEnvSchema, type StoresConfig } from './config.js';
 export { storesMigrations, STORES_SCHEMA } from './db/migrations/index.js';
 export type { StoresDatabase } from './db/store.table.js';
 export { rewrapSubmissionSecrets } from './db/store.repository.js';
-export { recordStoreEvent } from './events/store-events.js';
 export type { Geocoder } from './geocoding/geocoder.js';
 
 export interface StoresServiceDeps extends ServiceDeps {
