@@ -417,12 +417,13 @@ describe('newOrderSubmissionSecret', () => {
 describe('toOrderContext', () => {
   const at = new Date('2026-11-23T15:00:00.000Z');
 
-  it('gives ordering the store, its availability at `at`, its owner and where to submit', () => {
-    const row = storedRow();
+  it('gives ordering the store, its availability at `at`, its owner, its overrides’ version and where to submit', () => {
+    const row = storedRow({ item_availability_version: 7 });
     expect(toOrderContext(row, now, at)).toEqual({
       store: toMarketfrontStore(row, now),
       availability: expect.objectContaining({ storeId, at: at.toISOString(), open: true }),
       ownerPartnerId: partnerId,
+      itemAvailabilityVersion: 7,
       // Never a secret: ordering's submitter asks stores.v1.order-submission.secrets.
       submission: { url: 'https://partner.example/orders' },
     });
