@@ -15,6 +15,7 @@ import { storesEnvSchema, type StoresConfig } from './config.js';
 import type { StoresDatabase } from './db/store.table.js';
 import { catalogActivatedHandler } from './handlers/catalog-activated.consumer.js';
 import { discoveryHandlers } from './handlers/discovery.handlers.js';
+import { specialHoursHandlers } from './handlers/special-hours.handlers.js';
 import { statusHandlers } from './handlers/status.handlers.js';
 import { createGazetteerGeocoder, type Geocoder } from './geocoding/geocoder.js';
 import { storeHandlers } from './handlers/store.handlers.js';
@@ -52,6 +53,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
       maxStoresPerPartner: config.STORES_MAX_PER_PARTNER,
     }),
     ...statusHandlers(deps.db, clock),
+    ...specialHoursHandlers(deps.db),
     ...discoveryHandlers(deps.db, geocoder, clock, {
       scanCap: config.STORES_DISCOVERY_SCAN_CAP,
     }),
