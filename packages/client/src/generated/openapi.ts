@@ -91,6 +91,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/commerce/stores/{storeId}/special-hours': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read a store’s special hours
+     * @description The dates (in the store’s time zone) whose hours replace the weekly availability, by date: closed, or open in their own windows.
+     */
+    get: operations['getSpecialHours'];
+    /**
+     * Replace a store’s special hours
+     * @description At most 366 days, each date once, in the store’s time zone: `closed: true`, or 1..6 windows that do not overlap (end 00:00:00 is the end of the day). On those dates they replace the weekly availability in every rule that reads hours: isOpenNow, nextOpenAt, STORE_CLOSED, scheduled times and discovery. An empty list removes them.
+     */
+    put: operations['setSpecialHours'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/marketfront/stores/{storeId}': {
     parameters: {
       query?: never;
@@ -1057,7 +1081,9 @@ export interface components {
      *       "status": "pending",
      *       "version": 1,
      *       "estimatedReadyAt": "2026-11-22T18:45:00Z",
+     *       "acceptBy": "2026-11-22T18:15:00Z",
      *       "cancelReason": null,
+     *       "cancelledBy": null,
      *       "createdAt": "2026-11-22T18:05:00Z",
      *       "updatedAt": "2026-11-22T18:05:00Z"
      *     }
@@ -1142,7 +1168,9 @@ export interface components {
         'pending' | 'confirmed' | 'preparing' | 'ready' | 'inTransit' | 'completed' | 'cancelled';
       version: number;
       estimatedReadyAt: string | null;
+      acceptBy: string | null;
       cancelReason: string | null;
+      cancelledBy: ('store' | 'platform') | null;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
@@ -1252,7 +1280,9 @@ export interface components {
      *           "status": "pending",
      *           "version": 1,
      *           "estimatedReadyAt": "2026-11-22T18:45:00Z",
+     *           "acceptBy": "2026-11-22T18:15:00Z",
      *           "cancelReason": null,
+     *           "cancelledBy": null,
      *           "createdAt": "2026-11-22T18:05:00Z",
      *           "updatedAt": "2026-11-22T18:05:00Z"
      *         }
@@ -1281,7 +1311,15 @@ export interface components {
      */
     WebhookEndpoint: {
       url: string;
-      events: ('order.created' | 'order.status_changed' | 'order.cancelled')[];
+      events: (
+        | 'order.created'
+        | 'order.status_changed'
+        | 'order.cancelled'
+        | 'store.status_changed'
+        | 'store.hours_changed'
+        | 'store.items_availability_changed'
+        | 'catalog.activated'
+      )[];
       /** @enum {string} */
       status: 'active' | 'disabled';
       disabledReason: string | null;
@@ -1309,7 +1347,15 @@ export interface components {
      */
     WebhookEndpointWithSecret: {
       url: string;
-      events: ('order.created' | 'order.status_changed' | 'order.cancelled')[];
+      events: (
+        | 'order.created'
+        | 'order.status_changed'
+        | 'order.cancelled'
+        | 'store.status_changed'
+        | 'store.hours_changed'
+        | 'store.items_availability_changed'
+        | 'catalog.activated'
+      )[];
       /** @enum {string} */
       status: 'active' | 'disabled';
       disabledReason: string | null;
@@ -1331,7 +1377,10 @@ export interface components {
      *         "state": "open",
      *         "status": "confirmed",
      *         "previousStatus": "pending",
-     *         "version": 2
+     *         "version": 2,
+     *         "estimatedReadyAt": "2026-11-22T18:45:00Z",
+     *         "cancelReason": null,
+     *         "cancelledBy": null
      *       }
      *     }
      */
@@ -1362,6 +1411,9 @@ export interface components {
             )
           | null;
         version: number;
+        estimatedReadyAt: string | null;
+        cancelReason: string | null;
+        cancelledBy: ('store' | 'platform') | null;
       };
     };
     /**
@@ -1370,6 +1422,7 @@ export interface components {
      *       "eventId": "6d5c4b3a-2918-4f07-8e6d-5c4b3a291807",
      *       "type": "order.status_changed",
      *       "orderId": "0b9d7e4c-6a2f-4f1e-8c3d-2a1b0c9d8e7f",
+     *       "storeId": "5f1e9c3a-7b2d-4e8f-9a6c-1d0b3e5f7a92",
      *       "version": 2,
      *       "status": "failed",
      *       "attempts": 2,
@@ -1387,9 +1440,17 @@ export interface components {
       /** Format: uuid */
       eventId: string;
       /** @enum {string} */
-      type: 'order.created' | 'order.status_changed' | 'order.cancelled';
+      type:
+        | 'order.created'
+        | 'order.status_changed'
+        | 'order.cancelled'
+        | 'store.status_changed'
+        | 'store.hours_changed'
+        | 'store.items_availability_changed'
+        | 'catalog.activated';
+      orderId: string | null;
       /** Format: uuid */
-      orderId: string;
+      storeId: string;
       version: number;
       /** @enum {string} */
       status: 'pending' | 'failed' | 'delivered' | 'dead';
@@ -1410,6 +1471,7 @@ export interface components {
      *           "eventId": "6d5c4b3a-2918-4f07-8e6d-5c4b3a291807",
      *           "type": "order.status_changed",
      *           "orderId": "0b9d7e4c-6a2f-4f1e-8c3d-2a1b0c9d8e7f",
+     *           "storeId": "5f1e9c3a-7b2d-4e8f-9a6c-1d0b3e5f7a92",
      *           "version": 2,
      *           "status": "failed",
      *           "attempts": 2,
@@ -1520,7 +1582,9 @@ export interface operations {
             taxRate: number;
             minimumOrder: number;
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
+            extraPrepMinutes: number | null;
+            acceptanceWindowSeconds: number;
             isOpenNow: boolean;
             nextOpenAt: string | null;
             catalogSetId: string | null;
@@ -1747,7 +1811,8 @@ export interface operations {
          *       },
          *       "taxRate": 0.0875,
          *       "minimumOrder": 0,
-         *       "orderSubmissionUrl": "https://pos.lakeside-burgers.example/orders"
+         *       "orderSubmissionUrl": "https://pos.lakeside-burgers.example/orders",
+         *       "acceptanceWindowSeconds": 600
          *     }
          */
         'application/json': {
@@ -1793,6 +1858,7 @@ export interface operations {
           taxRate: number;
           minimumOrder?: number;
           orderSubmissionUrl?: string | null;
+          acceptanceWindowSeconds?: number;
         };
       };
     };
@@ -1844,7 +1910,9 @@ export interface operations {
             taxRate: number;
             minimumOrder: number;
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
+            extraPrepMinutes: number | null;
+            acceptanceWindowSeconds: number;
             isOpenNow: boolean;
             nextOpenAt: string | null;
             catalogSetId: string | null;
@@ -1906,7 +1974,9 @@ export interface operations {
             taxRate: number;
             minimumOrder: number;
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
+            extraPrepMinutes: number | null;
+            acceptanceWindowSeconds: number;
             isOpenNow: boolean;
             nextOpenAt: string | null;
             catalogSetId: string | null;
@@ -2194,7 +2264,9 @@ export interface operations {
             taxRate: number;
             minimumOrder: number;
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
+            extraPrepMinutes: number | null;
+            acceptanceWindowSeconds: number;
             isOpenNow: boolean;
             nextOpenAt: string | null;
             catalogSetId: string | null;
@@ -2456,7 +2528,9 @@ export interface operations {
               taxRate: number;
               minimumOrder: number;
               /** @enum {string} */
-              status: 'online' | 'paused';
+              status: 'online' | 'paused' | 'busy';
+              extraPrepMinutes: number | null;
+              acceptanceWindowSeconds: number;
               isOpenNow: boolean;
               nextOpenAt: string | null;
               catalogSetId: string | null;
@@ -2625,12 +2699,14 @@ export interface operations {
         content: {
           'application/json': {
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
             reason:
               | ('operational_issues' | 'staff_shortage' | 'too_busy' | 'maintenance' | 'other')
               | null;
             pausedAt: string | null;
             resumeAt: string | null;
+            extraPrepMinutes: number | null;
+            pausedBy: ('partner' | 'platform') | null;
           };
         };
       };
@@ -2804,6 +2880,12 @@ export interface operations {
               reason:
                 'operational_issues' | 'staff_shortage' | 'too_busy' | 'maintenance' | 'other';
               resumeAt?: string | null;
+            }
+          | {
+              /** @enum {string} */
+              status: 'busy';
+              extraPrepMinutes: number;
+              resumeAt?: string | null;
             };
       };
     };
@@ -2820,12 +2902,458 @@ export interface operations {
         content: {
           'application/json': {
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
             reason:
               | ('operational_issues' | 'staff_shortage' | 'too_busy' | 'maintenance' | 'other')
               | null;
             pausedAt: string | null;
             resumeAt: string | null;
+            extraPrepMinutes: number | null;
+            pausedBy: ('partner' | 'platform') | null;
+          };
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Not Found: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`STORE_NOT_FOUND`](http://localhost:8080/docs/errors/STORE_NOT_FOUND): Store not found
+       */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Payload Too Large: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`PAYLOAD_TOO_LARGE`](http://localhost:8080/docs/errors/PAYLOAD_TOO_LARGE): Payload too large
+       */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unsupported Media Type: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNSUPPORTED_MEDIA_TYPE`](http://localhost:8080/docs/errors/UNSUPPORTED_MEDIA_TYPE): Unsupported media type
+       */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  getSpecialHours: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path: {
+        storeId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The store’s special days */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            days: (
+              | {
+                  date: string;
+                  /** @enum {boolean} */
+                  closed: true;
+                }
+              | {
+                  date: string;
+                  windows: {
+                    start: string;
+                    end: string;
+                  }[];
+                }
+            )[];
+          };
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Not Found: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`STORE_NOT_FOUND`](http://localhost:8080/docs/errors/STORE_NOT_FOUND): Store not found
+       */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  setSpecialHours: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path: {
+        storeId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "days": [
+         *         {
+         *           "date": "2026-12-24",
+         *           "windows": [
+         *             {
+         *               "start": "08:00:00",
+         *               "end": "14:00:00"
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "date": "2026-12-25",
+         *           "closed": true
+         *         }
+         *       ]
+         *     }
+         */
+        'application/json': {
+          days: (
+            | {
+                date: string;
+                /** @enum {boolean} */
+                closed: true;
+              }
+            | {
+                date: string;
+                windows: {
+                  start: string;
+                  end: string;
+                }[];
+              }
+          )[];
+        };
+      };
+    };
+    responses: {
+      /** @description The store’s special days as stored, by date */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            days: (
+              | {
+                  date: string;
+                  /** @enum {boolean} */
+                  closed: true;
+                }
+              | {
+                  date: string;
+                  windows: {
+                    start: string;
+                    end: string;
+                  }[];
+                }
+            )[];
           };
         };
       };
@@ -3068,7 +3596,9 @@ export interface operations {
             taxRate: number;
             minimumOrder: number;
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
+            extraPrepMinutes: number | null;
+            acceptanceWindowSeconds: number;
             isOpenNow: boolean;
             nextOpenAt: string | null;
             catalogSetId: string | null;
@@ -5082,6 +5612,7 @@ export interface operations {
           /** Format: date-time */
           estimatedReadyAt?: string;
           cancelReason?: string;
+          unavailableItemIds?: string[];
         };
       };
     };
@@ -5492,7 +6023,15 @@ export interface operations {
            */
           url: string;
           /** @description The event kinds to deliver */
-          events: ('order.created' | 'order.status_changed' | 'order.cancelled')[];
+          events: (
+            | 'order.created'
+            | 'order.status_changed'
+            | 'order.cancelled'
+            | 'store.status_changed'
+            | 'store.hours_changed'
+            | 'store.items_availability_changed'
+            | 'catalog.activated'
+          )[];
         };
       };
     };
@@ -6932,7 +7471,9 @@ export interface operations {
               taxRate: number;
               minimumOrder: number;
               /** @enum {string} */
-              status: 'online' | 'paused';
+              status: 'online' | 'paused' | 'busy';
+              extraPrepMinutes: number | null;
+              acceptanceWindowSeconds: number;
               isOpenNow: boolean;
               nextOpenAt: string | null;
               catalogSetId: string | null;
