@@ -128,7 +128,9 @@ export type DiscoveryCandidate = Pick<
 function specialDaysAround(at: Date) {
   const day = (offset: number) =>
     new Date(at.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
-  return sql<SpecialDay[]>`coalesce((select jsonb_agg(special_day) from jsonb_array_elements(special_days) special_day
+  return sql<
+    SpecialDay[]
+  >`coalesce((select jsonb_agg(special_day) from jsonb_array_elements(special_days) special_day
     where special_day->>'date' between ${day(-1)} and ${day(1)}), '[]'::jsonb)`;
 }
 

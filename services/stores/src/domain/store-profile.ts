@@ -72,8 +72,7 @@ export function profileToRow(
     minimum_order_minor: minor(profile.minimumOrder ?? 0, currency),
     order_submission_url: profile.orderSubmissionUrl ?? null,
     order_submission_secret: profile.orderSubmissionUrl ? sealedSecret : null,
-    acceptance_window_seconds:
-      profile.acceptanceWindowSeconds ?? DEFAULT_ACCEPTANCE_WINDOW_SECONDS,
+    acceptance_window_seconds: profile.acceptanceWindowSeconds ?? DEFAULT_ACCEPTANCE_WINDOW_SECONDS,
     status: 'online',
   };
 }
