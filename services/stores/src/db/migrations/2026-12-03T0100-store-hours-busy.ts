@@ -30,7 +30,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   // A busy store reads as online without its busy columns.
-  await sql`update stores set status = 'online', paused_at = null, resume_at = null
+  await sql`update stores set status = 'online', paused_at = null, resume_at = null,
+    extra_prep_minutes = null
     where status = 'busy'`.execute(db);
   await sql`alter table stores
     drop constraint stores_acceptance_window_range,
