@@ -126,12 +126,10 @@ export type DiscoveryCandidate = Pick<
  * does not carry each store's whole year of special days.
  */
 function specialDaysAround(at: Date) {
-  const day = (offset: number) =>
-    new Date(at.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
-  return sql<
-    SpecialDay[]
-  >`coalesce((select jsonb_agg(special_day) from jsonb_array_elements(special_days) special_day
-    where special_day->>'date' between ${day(-1)} and ${day(1)}), '[]'::jsonb)`;
+  const date = at.toISOString().slice(0, 10);
+  return sql<SpecialDay[]>`coalesce((select jsonb_agg(special_day)
+    from jsonb_array_elements(special_days) special_day
+    where (special_day->>'date')::date - ${date}::date between -1 and 1), '[]'::jsonb)`;
 }
 
 /**

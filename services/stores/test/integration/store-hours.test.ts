@@ -229,6 +229,8 @@ describe('special hours', () => {
     expect(early.availability.open).toBe(true);
     expect((await discover(name, '2026-12-23T13:00:00Z')).stores).toHaveLength(1);
     expect((await discover(name, '2026-12-23T17:00:00Z')).stores).toEqual([]);
+    // 21:00 CST on the 23rd is already the 24th in UTC: the special day of the local date rules.
+    expect((await discover(name, '2026-12-24T03:00:00Z')).stores).toEqual([]);
     // The day after the run keeps the weekly hours.
     expect((await discover(name, '2027-01-02T15:00:00Z')).stores).toHaveLength(1);
   });
