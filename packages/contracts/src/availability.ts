@@ -100,6 +100,10 @@ interface CompiledHours {
   special: Map<number, DayWindow[]>;
   /** The last special day, or -Infinity without any. */
   lastSpecialDay: number;
+  /** Whether some day of the week has a window. */
+  hasWeekly: boolean;
+  /** The special days with windows, ascending. */
+  openSpecialDays: number[];
 }
 
 const toDayWindow = (window: { start: string; end: string }): DayWindow => ({
@@ -122,7 +126,28 @@ function compileHours(hours: OpeningHours): CompiledHours {
     special.set(epoch, 'closed' in day ? [] : day.windows.map(toDayWindow));
     lastSpecialDay = Math.max(lastSpecialDay, epoch);
   }
-  return { weekly, special, lastSpecialDay };
+  const openSpecialDays = [...special]
+    .filter(([, windows]) => windows.length > 0)
+    .map(([day]) => day)
+    .sort((a, b) => a - b);
+  const hasWeekly = weekly.some((windows) => windows.length > 0);
+  return { weekly, special, lastSpecialDay, hasWeekly, openSpecialDays };
+}
+
+/**
+ * The local days (days since the epoch) from `firstDay` on that may hold the next opening,
+ * in order: without weekly windows only the special days with windows, so a special day
+ * years ahead costs no walk to it; otherwise every day to the last special day and two weeks
+ * and a day after (a run of closed special days ends there, and every weekly window recurs
+ * within it).
+ */
+function* daysToSearch(hours: CompiledHours, firstDay: number): Generator<number> {
+  if (!hours.hasWeekly) {
+    for (const day of hours.openSpecialDays) if (day >= firstDay) yield day;
+    return;
+  }
+  const lastDay = Math.max(firstDay, hours.lastSpecialDay) + SEARCH_DAYS;
+  for (let day = firstDay; day < lastDay; day++) yield day;
 }
 
 /** The windows of a local day (days since the epoch): its special day's, else the weekly ones. */
@@ -214,16 +239,15 @@ function dayStart(naiveMidnight: number, timezone: string): number {
  * starts (twice in a repeated fall-back hour), where the clock jumps (a daylight-saving
  * change) or where a local day begins, so those instants are the candidates, confirmed by
  * the same rule as `isWithinHours`. Days without windows (closed special days) cost one map
- * look-up, so the search runs past any run of them: to the last special day, then two weeks
- * and a day of weekly hours.
+ * look-up, so the search runs past any run of them (`daysToSearch`); its work is bounded by
+ * the special days, however far ahead they lie.
  */
 export function nextHoursOpening(hours: OpeningHours, timezone: string, from: Date): Date | null {
   const compiled = compileHours(hours);
   const fromMillis = from.getTime();
   if (isOpenMillis(compiled, timezone, fromMillis)) return from;
   const firstDay = Math.floor(naiveLocal(fromMillis, timezone) / DAY_MS);
-  const lastDay = Math.max(firstDay, compiled.lastSpecialDay) + SEARCH_DAYS;
-  for (let day = firstDay; day < lastDay; day++) {
+  for (const day of daysToSearch(compiled, firstDay)) {
     const windows = windowsOfDay(compiled, day);
     if (windows.length === 0) continue;
     const midnight = day * DAY_MS;

@@ -199,6 +199,22 @@ describe('nextHoursOpening searches past long closed runs', () => {
   });
 });
 
+describe('nextHoursOpening without weekly hours', () => {
+  it('jumps to special days however far ahead, at a cost bounded by the special days', () => {
+    const far = closedRun('9998-01-01', 365).map((day, index) =>
+      index === 364 ? { date: day.date, windows: [{ start: '09:00:00', end: '10:00:00' }] } : day,
+    );
+    const hours = { windows: [], specialDays: far };
+    const started = performance.now();
+    for (let call = 0; call < 100; call++) {
+      // 9998-12-31 09:00 CST = 15:00Z.
+      expect(next(hours, '2026-12-01T12:00:00Z')).toBe('9998-12-31T15:00:00.000Z');
+    }
+    // Walking day by day to year 9998 would take seconds for these 100 calls.
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+});
+
 describe('localDateOf', () => {
   it('reads the date of the local wall clock, across the fall-back hour', () => {
     expect(localDateOf(CHICAGO, new Date('2026-11-01T04:59:59Z'))).toBe('2026-10-31');
