@@ -1,9 +1,12 @@
+import { createPlatformClient, type operations } from '@pcp/client';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { newStoreId, storeProfile } from '@pcp/testing/fixtures';
+import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
+import { storeWithSodas } from './orders.js';
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -236,5 +239,66 @@ describe('busy through the gateway', () => {
     expect(past.status).toBe(400);
     expect(past.body.errors).toEqual([expect.objectContaining({ pointer: '/resumeAt' })]);
     expect(await lookUp(storeId)).toMatchObject({ status: 'online', extraPrepMinutes: null });
+  });
+});
+
+type OrderRequest = operations['validateOrder']['requestBody']['content']['application/json'];
+
+describe('orders read special hours', () => {
+  it('refuse an ASAP order on a closed special day and a scheduled one outside its windows, with STORE_CLOSED', async () => {
+    const host = await startCatalogHost();
+    try {
+      const market = createPlatformClient({
+        baseUrl: platform.baseUrl,
+        apiKey: (await platform.newPartner('distribution', { paymentTypes: ['CARD'] })).apiKey,
+      });
+      const owner = createPlatformClient({ baseUrl: platform.baseUrl, apiKey: commerce.apiKey });
+      // Open all week, except Christmas (closed) and Christmas Eve (08:00-14:00 only).
+      const { storeId, ids } = await storeWithSodas(owner, host);
+      const days = [
+        { date: '2026-12-24', windows: [{ start: '08:00:00', end: '14:00:00' }] },
+        { date: '2026-12-25', closed: true },
+      ];
+      expect((await putSpecialHours(storeId, { days })).status).toBe(200);
+      const order = (fulfillment: OrderRequest['fulfillment']): OrderRequest => ({
+        cart: {
+          catalogSetId: ids.catalogSetId,
+          storeId,
+          lineItems: [{ itemId: ids.soda, lineItemId: randomUUID(), quantity: 10 }],
+        },
+        fulfillment,
+        client: { ip: '8.8.4.4', userAgent: 'Mozilla/5.0 (test)' },
+        paymentType: 'CARD',
+        tip: 2,
+      });
+      const problems = async (fulfillment: OrderRequest['fulfillment']) => {
+        const { data, response } = await market.POST('/v1/marketfront/orders/validate', {
+          body: order(fulfillment),
+          headers: { 'x-end-user-id': 'shopper-1' },
+        });
+        expect(response.status).toBe(200);
+        return data!.errors.map((error) => [error.code, error.pointer]);
+      };
+      const asap = { mode: 'PICKUP', scheduleType: 'ASAP' } as const;
+      const at = (scheduledTime: string) =>
+        ({ mode: 'PICKUP', scheduleType: 'SCHEDULED', scheduledTime }) as const;
+
+      clockNow = new Date('2026-12-25T18:00:00Z'); // Christmas 12:00 CST
+      expect(await problems(asap)).toEqual([['STORE_CLOSED', '/cart/storeId']]);
+      clockNow = new Date('2026-12-24T12:00:00Z'); // Christmas Eve 06:00 CST
+      expect(await problems(asap)).toEqual([['STORE_CLOSED', '/cart/storeId']]);
+      expect(await problems(at('2026-12-24T15:00:00Z'))).toEqual([]); // 09:00 CST
+      expect(await problems(at('2026-12-24T21:00:00Z'))).toEqual([
+        ['STORE_CLOSED', '/fulfillment/scheduledTime'],
+      ]); // 15:00 CST
+      expect(await problems(at('2026-12-25T15:00:00Z'))).toEqual([
+        ['STORE_CLOSED', '/fulfillment/scheduledTime'],
+      ]);
+      expect(await problems(at('2026-12-26T15:00:00Z'))).toEqual([]); // the weekly hours again
+      clockNow = new Date('2026-12-24T15:00:00Z');
+      expect(await problems(asap)).toEqual([]);
+    } finally {
+      await host.close();
+    }
   });
 });
