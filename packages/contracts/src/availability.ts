@@ -157,10 +157,30 @@ function windowsOfDay(hours: CompiledHours, day: number): DayWindow[] {
 }
 
 function isOpenMillis(hours: CompiledHours, timezone: string, millis: number): boolean {
+  const { day, seconds } = localReading(timezone, millis);
+  return windowsOfDay(hours, day).some((window) => seconds >= window.start && seconds < window.end);
+}
+
+/** The local day (days since the epoch) and second of that day an instant reads. */
+function localReading(timezone: string, millis: number): { day: number; seconds: number } {
   const local = naiveLocal(millis, timezone);
   const day = Math.floor(local / DAY_MS);
-  const seconds = Math.floor((local - day * DAY_MS) / 1_000);
-  return windowsOfDay(hours, day).some((window) => seconds >= window.start && seconds < window.end);
+  return { day, seconds: Math.floor((local - day * DAY_MS) / 1_000) };
+}
+
+/** Whether a weekly window of the day's weekday holds the second (no allocation: hot path). */
+function inWeeklyWindows(
+  windows: readonly AvailabilityWindow[],
+  day: number,
+  seconds: number,
+): boolean {
+  const weekday = dayOfWeek.options[(((day + 4) % 7) + 7) % 7];
+  return windows.some(
+    (window) =>
+      window.dayOfWeek === weekday &&
+      seconds >= secondsOfDay(window.start) &&
+      (window.end === END_OF_DAY || seconds < secondsOfDay(window.end)),
+  );
 }
 
 /**
@@ -170,7 +190,20 @@ function isOpenMillis(hours: CompiledHours, timezone: string, millis: number): b
  * (docs/guide/stores.md#special-hours).
  */
 export function isWithinHours(hours: OpeningHours, timezone: string, instant: Date): boolean {
-  return isOpenMillis(compileHours(hours), timezone, instant.getTime());
+  const { day, seconds } = localReading(timezone, instant.getTime());
+  if (hours.specialDays && hours.specialDays.length > 0) {
+    const date = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    const special = hours.specialDays.find((candidate) => candidate.date === date);
+    if (special) {
+      return (
+        !('closed' in special) &&
+        special.windows
+          .map(toDayWindow)
+          .some((window) => seconds >= window.start && seconds < window.end)
+      );
+    }
+  }
+  return inWeeklyWindows(hours.windows ?? [], day, seconds);
 }
 
 /**
@@ -184,7 +217,8 @@ export function isWithinWindows(
   instant: Date,
 ): boolean {
   if (!windows || windows.length === 0) return false;
-  return isWithinHours({ windows }, timezone, instant);
+  const { day, seconds } = localReading(timezone, instant.getTime());
+  return inWeeklyWindows(windows, day, seconds);
 }
 
 /**
