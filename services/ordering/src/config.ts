@@ -66,6 +66,17 @@ export const orderingEnvSchema = z.object({
   /** How often each replica looks for place keys to settle and answers to forget. */
   ORDERING_PLACE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /**
+   * How often each replica cancels pending orders past their acceptance window and asks stores
+   * for the pauses 3 timeouts in a row made due (docs/guide/orders.md#acceptance-window): an
+   * order is cancelled at most this long after its deadline.
+   */
+  ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(5_000),
+  /**
    * How long place waits for payments to authorize or capture: longer than the payment
    * processor's own timeout (10 s), so its answer (503, retryable) arrives first.
    */
