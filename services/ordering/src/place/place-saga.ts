@@ -52,6 +52,8 @@ export interface PlaceSagaDeps {
   readonly paymentsTimeoutMs: number;
   /** Test-only: SIGKILL this process right after this recovery point commits. */
   readonly failpoint?: PlaceStep;
+  /** Test-only: every new order's acceptance window, in seconds, whatever its store's. */
+  readonly testAcceptanceWindowSeconds?: number;
 }
 
 /** What one run of the saga carries from step to step (never stored). */
@@ -147,7 +149,12 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
       currency: evaluation.currency,
       paymentId: run.input.paymentType === 'CARD' ? (run.input.paymentId ?? null) : null,
       submits: evaluation.context.submission !== null,
-      timing: storeTiming(evaluation.context.store, evaluation.order.fulfillment.mode),
+      timing: {
+        ...storeTiming(evaluation.context.store, evaluation.order.fulfillment.mode),
+        ...(deps.testAcceptanceWindowSeconds === undefined
+          ? {}
+          : { acceptanceWindowSeconds: deps.testAcceptanceWindowSeconds }),
+      },
     };
     return advance(attempt, 'validated', { snapshot: JSON.stringify(snapshot) });
   }

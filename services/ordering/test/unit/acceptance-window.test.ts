@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { orderingEnvSchema } from '../../src/config.js';
 import {
   acceptanceEnded,
   acceptByOf,
@@ -72,5 +73,19 @@ describe('acceptanceEnded', () => {
     expect(acceptanceEnded({ status: 'pending', acceptBy }, acceptBy)).toBe(true);
     expect(acceptanceEnded({ status: 'confirmed', acceptBy }, acceptBy)).toBe(false);
     expect(acceptanceEnded({ status: 'pending', acceptBy: null }, acceptBy)).toBe(false);
+  });
+});
+
+describe('the acceptance settings', () => {
+  it('refuse the test-only window in production, and sweep intervals out of bounds', () => {
+    const parse = (env: Record<string, string>) => orderingEnvSchema.safeParse(env).success;
+    expect(parse({ ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS: '3' })).toBe(true);
+    expect(parse({ NODE_ENV: 'production', ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS: '3' })).toBe(
+      false,
+    );
+    expect(parse({ ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS: '0' })).toBe(false);
+    expect(parse({ ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS: '99' })).toBe(false);
+    expect(parse({ ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS: '60001' })).toBe(false);
+    expect(orderingEnvSchema.parse({}).ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS).toBe(5_000);
   });
 });
