@@ -331,7 +331,9 @@ async function checkUnaccepted(phase: PhaseLog, db: pg.Client, tally: Tally): Pr
     await sleep(250);
     rows = await read();
   }
-  tally.notes.push(`${rows.length} of ${phase.leftPending.length} unanswered orders timed out`);
+  tally.notes.push(
+    `${rows.length} orders with a short window timed out (of ${phase.leftPending.length} the store never moved)`,
+  );
   const charges = rows.flatMap((row) => (row.charge_id ? [row.charge_id] : []));
   const refunds = new Map<string, { count: number; succeeded: number }>();
   for (const refund of (
