@@ -26,6 +26,7 @@ import type { OrderingConfig } from './config.js';
 import type { OrderingDatabase } from './db/ordering.table.js';
 import { addressHandlers } from './addresses/address.handlers.js';
 import { cartHandlers } from './carts/cart.handlers.js';
+import { createAcceptanceSweeper } from './lifecycle/acceptance-sweeper.js';
 import { orderLifecycleHandlers } from './lifecycle/lifecycle.handlers.js';
 import { createOrderEvaluator } from './validate/order-evaluator.js';
 import { validateHandlers } from './validate/validate.handlers.js';
@@ -68,6 +69,8 @@ const WEBHOOK_PRUNE_INTERVAL_MS = 3_600_000;
 export function createOrderingService(deps: OrderingServiceDeps): ServiceInstance & {
   /** Settle abandoned place keys and forget expired answers now (tests; a timer does it too). */
   sweepPlaces(): Promise<{ settled: number; forgotten: number }>;
+  /** Cancel orders past their acceptance window and ask for due pauses now (tests; a timer too). */
+  sweepAcceptance(): Promise<{ cancelled: number; paused: number }>;
 } {
   const bus = createBusClient(deps.nc, {
     prefix: deps.subjectPrefix,
@@ -140,6 +143,9 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     settleAfterMs: config.ORDERING_PLACE_SETTLE_AFTER_MS,
     paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
     ...(config.ORDERING_FAILPOINT ? { failpoint: config.ORDERING_FAILPOINT } : {}),
+    ...(config.ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS === undefined
+      ? {}
+      : { testAcceptanceWindowSeconds: config.ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS }),
   });
   const sweeper = createPlaceSweeper({
     db,
@@ -149,6 +155,16 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     holder,
     leaseMs: config.ORDERING_PLACE_LEASE_MS,
     backoffMs: config.ORDERING_PLACE_SETTLE_AFTER_MS,
+  });
+  const acceptance = createAcceptanceSweeper({
+    db,
+    bus,
+    clock,
+    prefix: deps.subjectPrefix,
+    paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
+    logger: deps.logger,
+    registry: deps.metrics.registry,
+    nudge,
   });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
     ...cartHandlers(catalogs),
@@ -181,10 +197,12 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   ]);
   let activations: Subscription | undefined;
   let sweeping: NodeJS.Timeout | undefined;
+  let acceptanceSweeping: NodeJS.Timeout | undefined;
   let pruner: NodeJS.Timeout | undefined;
   let recorder: ConsumerLoop | undefined;
   return {
     sweepPlaces: () => sweeper.sweep(),
+    sweepAcceptance: () => acceptance.sweep(),
     async start() {
       const jsm = await deps.nc.jetstreamManager();
       // The outbox publishes events; the recorder checks its own consumer.
@@ -216,6 +234,11 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
           deps.logger.warn({ err: error }, 'sweeping place keys failed');
         });
       }, config.ORDERING_PLACE_SWEEP_INTERVAL_MS);
+      acceptanceSweeping = setInterval(() => {
+        acceptance.sweep().catch((error: unknown) => {
+          deps.logger.warn({ err: error }, 'sweeping orders past their acceptance window failed');
+        });
+      }, config.ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS);
       // Every replica keeps its own cache, so a plain subscription (no queue group, no
       // durable consumer): a missed event is covered by the cache's short TTL.
       activations = deps.nc.subscribe(`${deps.subjectPrefix}.${events.catalogActivated.subject}`, {
@@ -231,9 +254,15 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     },
     async stop(timeoutMs) {
       clearInterval(sweeping);
+      clearInterval(acceptanceSweeping);
       clearInterval(pruner);
       activations?.unsubscribe();
-      await Promise.all([subjects.stop(timeoutMs), recorder?.stop(timeoutMs), sweeper.stop()]);
+      await Promise.all([
+        subjects.stop(timeoutMs),
+        recorder?.stop(timeoutMs),
+        sweeper.stop(),
+        acceptance.stop(),
+      ]);
       await Promise.all([relay.stop(), dispatcher.stop(), compilePool.close()]);
     },
     serving: () => subjects.serving(),

@@ -7,6 +7,7 @@ import type {
   WebhookDeliveryStatus,
 } from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
+import type { StoreTiming } from '../lifecycle/acceptance-window.js';
 import type { ColumnType, Insertable, JSONColumnType, Selectable } from 'kysely';
 
 export interface AddressTable {
@@ -66,6 +67,8 @@ export interface PlaceSnapshot {
   readonly submits?: boolean;
   /** Set once the store's URL took the order, so it starts confirmed. */
   readonly storeAccepted?: boolean;
+  /** The store's acceptance window and ETA when validated (absent in older snapshots). */
+  readonly timing?: StoreTiming;
 }
 
 /** One Idempotency-Key of place: its owner, its body, how far it got and its final answer. */
@@ -119,8 +122,25 @@ export interface OrderTable {
   currency: string;
   estimated_ready_at: Date | null;
   cancel_reason: string | null;
+  /** Until then a pending order may be accepted; null once it left pending (or never had one). */
+  accept_by: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  cancelled_by: ColumnType<
+    'store' | 'platform' | null,
+    'store' | 'platform' | null | undefined,
+    'store' | 'platform' | null
+  >;
   created_at: ColumnType<Date, Date, never>;
   updated_at: Date;
+}
+
+/** Per store: its run of orders not accepted in time, and the platform pause it owes. */
+export interface StoreAcceptanceTimeoutTable {
+  store_id: string;
+  store_partner_id: string;
+  consecutive: ColumnType<number, number | undefined, number>;
+  pause_due_at: Date | null;
+  pause_tries: ColumnType<number, number | undefined, number>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
 export interface WebhookEndpointTable {
@@ -167,6 +187,7 @@ export interface OrderingDatabase {
   addresses: AddressTable;
   place_attempts: PlaceAttemptTable;
   orders: OrderTable;
+  store_acceptance_timeouts: StoreAcceptanceTimeoutTable;
   outbox: OutboxTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
