@@ -38,6 +38,7 @@ import { pruneSettledDeliveries } from './webhooks/delivery.repository.js';
 import { webhookHandlers } from './webhooks/webhook.handlers.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { webhookRecorder } from './webhooks/order-status-changed.consumer.js';
+import { storeEventRecorder } from './webhooks/store-changed.consumer.js';
 import { WEBHOOK_GAP_GRACE_MS } from './webhooks/webhook-recording.js';
 import { createWebhookSender } from './webhooks/webhook-sender.js';
 
@@ -112,6 +113,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     registry: deps.metrics.registry,
     holder,
     concurrency: config.WEBHOOK_CONCURRENCY,
+    storeConcurrency: Math.min(config.WEBHOOK_STORE_EVENT_CONCURRENCY, config.WEBHOOK_CONCURRENCY),
     perPartner: config.WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER,
     // A try ends within its timeout: twice that and some is a lease only a dead replica loses.
     leaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 5_000,
@@ -183,6 +185,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   let sweeping: NodeJS.Timeout | undefined;
   let pruner: NodeJS.Timeout | undefined;
   let recorder: ConsumerLoop | undefined;
+  let storeRecorder: ConsumerLoop | undefined;
   return {
     sweepPlaces: () => sweeper.sweep(),
     async start() {
@@ -204,6 +207,20 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         logger: deps.logger,
         metrics: deps.metrics,
         handle: webhookRecorder(db, dispatcher.poke),
+      });
+      storeRecorder = await startConsumer({
+        ...topologyConsumer(
+          jetStreamTopology(deps.subjectPrefix),
+          durables.orderingStoreWebhookDeliveries,
+        ),
+        js,
+        jsm,
+        prefix: deps.subjectPrefix,
+        // A fan-out is one transaction of a few statements; a few at once are plenty.
+        concurrency: 4,
+        logger: deps.logger,
+        metrics: deps.metrics,
+        handle: storeEventRecorder(db, dispatcher.poke),
       });
       dispatcher.start();
       pruner = setInterval(() => {
@@ -233,7 +250,12 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       clearInterval(sweeping);
       clearInterval(pruner);
       activations?.unsubscribe();
-      await Promise.all([subjects.stop(timeoutMs), recorder?.stop(timeoutMs), sweeper.stop()]);
+      await Promise.all([
+        subjects.stop(timeoutMs),
+        recorder?.stop(timeoutMs),
+        storeRecorder?.stop(timeoutMs),
+        sweeper.stop(),
+      ]);
       await Promise.all([relay.stop(), dispatcher.stop(), compilePool.close()]);
     },
     serving: () => subjects.serving(),
