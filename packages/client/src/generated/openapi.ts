@@ -596,9 +596,89 @@ export interface webhooks {
     put?: never;
     /**
      * Webhook order.cancelled
-     * @description The store cancelled an order. POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per order (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
+     * @description The store (or the platform, when the store did not accept it in time) cancelled an order. POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per order (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
      */
     post: operations['orderCancelledWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'store.status_changed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Webhook store.status_changed
+     * @description A store went online, paused or busy (with its extra minutes). POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per store, sent to every partner subscribed to it (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
+     */
+    post: operations['storeStatusChangedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'store.hours_changed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Webhook store.hours_changed
+     * @description A store changed its time zone, weekly hours or special days. POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per store, sent to every partner subscribed to it (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
+     */
+    post: operations['storeHoursChangedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'store.items_availability_changed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Webhook store.items_availability_changed
+     * @description Items of a store became unavailable (until a time) or available again. POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per store, sent to every partner subscribed to it (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
+     */
+    post: operations['storeItemsAvailabilityChangedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'catalog.activated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Webhook catalog.activated
+     * @description A store activated a new CatalogSet. POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per store, sent to every partner subscribed to it (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
+     */
+    post: operations['catalogActivatedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1057,7 +1137,9 @@ export interface components {
      *       "status": "pending",
      *       "version": 1,
      *       "estimatedReadyAt": "2026-11-22T18:45:00Z",
+     *       "acceptBy": "2026-11-22T18:15:00Z",
      *       "cancelReason": null,
+     *       "cancelledBy": null,
      *       "createdAt": "2026-11-22T18:05:00Z",
      *       "updatedAt": "2026-11-22T18:05:00Z"
      *     }
@@ -1142,7 +1224,9 @@ export interface components {
         'pending' | 'confirmed' | 'preparing' | 'ready' | 'inTransit' | 'completed' | 'cancelled';
       version: number;
       estimatedReadyAt: string | null;
+      acceptBy: string | null;
       cancelReason: string | null;
+      cancelledBy: ('store' | 'platform') | null;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
@@ -1252,7 +1336,9 @@ export interface components {
      *           "status": "pending",
      *           "version": 1,
      *           "estimatedReadyAt": "2026-11-22T18:45:00Z",
+     *           "acceptBy": "2026-11-22T18:15:00Z",
      *           "cancelReason": null,
+     *           "cancelledBy": null,
      *           "createdAt": "2026-11-22T18:05:00Z",
      *           "updatedAt": "2026-11-22T18:05:00Z"
      *         }
@@ -1281,7 +1367,15 @@ export interface components {
      */
     WebhookEndpoint: {
       url: string;
-      events: ('order.created' | 'order.status_changed' | 'order.cancelled')[];
+      events: (
+        | 'order.created'
+        | 'order.status_changed'
+        | 'order.cancelled'
+        | 'store.status_changed'
+        | 'store.hours_changed'
+        | 'store.items_availability_changed'
+        | 'catalog.activated'
+      )[];
       /** @enum {string} */
       status: 'active' | 'disabled';
       disabledReason: string | null;
@@ -1309,7 +1403,15 @@ export interface components {
      */
     WebhookEndpointWithSecret: {
       url: string;
-      events: ('order.created' | 'order.status_changed' | 'order.cancelled')[];
+      events: (
+        | 'order.created'
+        | 'order.status_changed'
+        | 'order.cancelled'
+        | 'store.status_changed'
+        | 'store.hours_changed'
+        | 'store.items_availability_changed'
+        | 'catalog.activated'
+      )[];
       /** @enum {string} */
       status: 'active' | 'disabled';
       disabledReason: string | null;
@@ -1331,7 +1433,10 @@ export interface components {
      *         "state": "open",
      *         "status": "confirmed",
      *         "previousStatus": "pending",
-     *         "version": 2
+     *         "version": 2,
+     *         "estimatedReadyAt": "2026-11-22T18:45:00Z",
+     *         "cancelReason": null,
+     *         "cancelledBy": null
      *       }
      *     }
      */
@@ -1362,7 +1467,98 @@ export interface components {
             )
           | null;
         version: number;
+        estimatedReadyAt: string | null;
+        cancelReason: string | null;
+        cancelledBy: ('store' | 'platform') | null;
       };
+    };
+    /**
+     * @example {
+     *       "type": "store.status_changed",
+     *       "timestamp": "2026-11-22T18:05:00Z",
+     *       "data": {
+     *         "storeId": "5f1e9c3a-7b2d-4e8f-9a6c-1d0b3e5f7a92",
+     *         "version": 7,
+     *         "status": "busy",
+     *         "reason": null,
+     *         "pausedAt": "2026-11-22T18:05:00Z",
+     *         "resumeAt": "2026-11-22T20:00:00Z",
+     *         "extraPrepMinutes": 20,
+     *         "pausedBy": null
+     *       }
+     *     }
+     */
+    StoreWebhookPayload: {
+      /** @enum {string} */
+      type:
+        | 'store.status_changed'
+        | 'store.hours_changed'
+        | 'store.items_availability_changed'
+        | 'catalog.activated';
+      /** Format: date-time */
+      timestamp: string;
+      data:
+        | {
+            /** Format: uuid */
+            storeId: string;
+            /** @enum {string} */
+            status: 'online' | 'paused' | 'busy';
+            reason: string | null;
+            pausedAt: string | null;
+            resumeAt: string | null;
+            extraPrepMinutes: number | null;
+            pausedBy: ('partner' | 'platform') | null;
+            version: number;
+          }
+        | {
+            /** Format: uuid */
+            storeId: string;
+            timezone: string;
+            availability: {
+              /** @enum {string} */
+              dayOfWeek:
+                'Sunday' | 'Monday' | 'Tuesday' | 'Wednesday' | 'Thursday' | 'Friday' | 'Saturday';
+              start: string;
+              end: string;
+            }[];
+            specialDays: (
+              | {
+                  date: string;
+                  /** @constant */
+                  closed: true;
+                }
+              | {
+                  date: string;
+                  windows: {
+                    start: string;
+                    end: string;
+                  }[];
+                }
+            )[];
+            version: number;
+          }
+        | {
+            /** Format: uuid */
+            storeId: string;
+            itemAvailabilityVersion: number;
+            items: {
+              /** Format: uuid */
+              itemId: string;
+              available: boolean;
+              until: string | null;
+            }[];
+            version: number;
+          }
+        | {
+            /** Format: uuid */
+            storeId: string;
+            /** Format: uuid */
+            catalogSetId: string;
+            etag: string;
+            /** Format: date-time */
+            activatedAt: string;
+            version: number;
+          };
     };
     /**
      * @example {
@@ -1370,6 +1566,7 @@ export interface components {
      *       "eventId": "6d5c4b3a-2918-4f07-8e6d-5c4b3a291807",
      *       "type": "order.status_changed",
      *       "orderId": "0b9d7e4c-6a2f-4f1e-8c3d-2a1b0c9d8e7f",
+     *       "storeId": "5f1e9c3a-7b2d-4e8f-9a6c-1d0b3e5f7a92",
      *       "version": 2,
      *       "status": "failed",
      *       "attempts": 2,
@@ -1387,9 +1584,17 @@ export interface components {
       /** Format: uuid */
       eventId: string;
       /** @enum {string} */
-      type: 'order.created' | 'order.status_changed' | 'order.cancelled';
+      type:
+        | 'order.created'
+        | 'order.status_changed'
+        | 'order.cancelled'
+        | 'store.status_changed'
+        | 'store.hours_changed'
+        | 'store.items_availability_changed'
+        | 'catalog.activated';
+      orderId: string | null;
       /** Format: uuid */
-      orderId: string;
+      storeId: string;
       version: number;
       /** @enum {string} */
       status: 'pending' | 'failed' | 'delivered' | 'dead';
@@ -1410,6 +1615,7 @@ export interface components {
      *           "eventId": "6d5c4b3a-2918-4f07-8e6d-5c4b3a291807",
      *           "type": "order.status_changed",
      *           "orderId": "0b9d7e4c-6a2f-4f1e-8c3d-2a1b0c9d8e7f",
+     *           "storeId": "5f1e9c3a-7b2d-4e8f-9a6c-1d0b3e5f7a92",
      *           "version": 2,
      *           "status": "failed",
      *           "attempts": 2,
@@ -1520,7 +1726,9 @@ export interface operations {
             taxRate: number;
             minimumOrder: number;
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
+            extraPrepMinutes: number | null;
+            acceptanceWindowSeconds: number;
             isOpenNow: boolean;
             nextOpenAt: string | null;
             catalogSetId: string | null;
@@ -1747,7 +1955,8 @@ export interface operations {
          *       },
          *       "taxRate": 0.0875,
          *       "minimumOrder": 0,
-         *       "orderSubmissionUrl": "https://pos.lakeside-burgers.example/orders"
+         *       "orderSubmissionUrl": "https://pos.lakeside-burgers.example/orders",
+         *       "acceptanceWindowSeconds": 600
          *     }
          */
         'application/json': {
@@ -1793,6 +2002,7 @@ export interface operations {
           taxRate: number;
           minimumOrder?: number;
           orderSubmissionUrl?: string | null;
+          acceptanceWindowSeconds?: number;
         };
       };
     };
@@ -1844,7 +2054,9 @@ export interface operations {
             taxRate: number;
             minimumOrder: number;
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
+            extraPrepMinutes: number | null;
+            acceptanceWindowSeconds: number;
             isOpenNow: boolean;
             nextOpenAt: string | null;
             catalogSetId: string | null;
@@ -1906,7 +2118,9 @@ export interface operations {
             taxRate: number;
             minimumOrder: number;
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
+            extraPrepMinutes: number | null;
+            acceptanceWindowSeconds: number;
             isOpenNow: boolean;
             nextOpenAt: string | null;
             catalogSetId: string | null;
@@ -2194,7 +2408,9 @@ export interface operations {
             taxRate: number;
             minimumOrder: number;
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
+            extraPrepMinutes: number | null;
+            acceptanceWindowSeconds: number;
             isOpenNow: boolean;
             nextOpenAt: string | null;
             catalogSetId: string | null;
@@ -2456,7 +2672,9 @@ export interface operations {
               taxRate: number;
               minimumOrder: number;
               /** @enum {string} */
-              status: 'online' | 'paused';
+              status: 'online' | 'paused' | 'busy';
+              extraPrepMinutes: number | null;
+              acceptanceWindowSeconds: number;
               isOpenNow: boolean;
               nextOpenAt: string | null;
               catalogSetId: string | null;
@@ -2625,12 +2843,14 @@ export interface operations {
         content: {
           'application/json': {
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
             reason:
               | ('operational_issues' | 'staff_shortage' | 'too_busy' | 'maintenance' | 'other')
               | null;
             pausedAt: string | null;
             resumeAt: string | null;
+            extraPrepMinutes: number | null;
+            pausedBy: ('partner' | 'platform') | null;
           };
         };
       };
@@ -2804,6 +3024,12 @@ export interface operations {
               reason:
                 'operational_issues' | 'staff_shortage' | 'too_busy' | 'maintenance' | 'other';
               resumeAt?: string | null;
+            }
+          | {
+              /** @enum {string} */
+              status: 'busy';
+              extraPrepMinutes: number;
+              resumeAt?: string | null;
             };
       };
     };
@@ -2820,12 +3046,14 @@ export interface operations {
         content: {
           'application/json': {
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
             reason:
               | ('operational_issues' | 'staff_shortage' | 'too_busy' | 'maintenance' | 'other')
               | null;
             pausedAt: string | null;
             resumeAt: string | null;
+            extraPrepMinutes: number | null;
+            pausedBy: ('partner' | 'platform') | null;
           };
         };
       };
@@ -3068,7 +3296,9 @@ export interface operations {
             taxRate: number;
             minimumOrder: number;
             /** @enum {string} */
-            status: 'online' | 'paused';
+            status: 'online' | 'paused' | 'busy';
+            extraPrepMinutes: number | null;
+            acceptanceWindowSeconds: number;
             isOpenNow: boolean;
             nextOpenAt: string | null;
             catalogSetId: string | null;
@@ -5082,6 +5312,7 @@ export interface operations {
           /** Format: date-time */
           estimatedReadyAt?: string;
           cancelReason?: string;
+          unavailableItemIds?: string[];
         };
       };
     };
@@ -5492,7 +5723,15 @@ export interface operations {
            */
           url: string;
           /** @description The event kinds to deliver */
-          events: ('order.created' | 'order.status_changed' | 'order.cancelled')[];
+          events: (
+            | 'order.created'
+            | 'order.status_changed'
+            | 'order.cancelled'
+            | 'store.status_changed'
+            | 'store.hours_changed'
+            | 'store.items_availability_changed'
+            | 'catalog.activated'
+          )[];
         };
       };
     };
@@ -6932,7 +7171,9 @@ export interface operations {
               taxRate: number;
               minimumOrder: number;
               /** @enum {string} */
-              status: 'online' | 'paused';
+              status: 'online' | 'paused' | 'busy';
+              extraPrepMinutes: number | null;
+              acceptanceWindowSeconds: number;
               isOpenNow: boolean;
               nextOpenAt: string | null;
               catalogSetId: string | null;
@@ -9036,6 +9277,150 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['WebhookPayload'];
+      };
+    };
+    responses: {
+      /** @description Gone: disable the endpoint; nothing more is sent to it */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  storeStatusChangedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and resend of this event; dedupe on it. */
+        'webhook-id': string;
+        /** @description Seconds since the Unix epoch when this try was signed. */
+        'webhook-timestamp': string;
+        /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StoreWebhookPayload'];
+      };
+    };
+    responses: {
+      /** @description Gone: disable the endpoint; nothing more is sent to it */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  storeHoursChangedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and resend of this event; dedupe on it. */
+        'webhook-id': string;
+        /** @description Seconds since the Unix epoch when this try was signed. */
+        'webhook-timestamp': string;
+        /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StoreWebhookPayload'];
+      };
+    };
+    responses: {
+      /** @description Gone: disable the endpoint; nothing more is sent to it */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  storeItemsAvailabilityChangedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and resend of this event; dedupe on it. */
+        'webhook-id': string;
+        /** @description Seconds since the Unix epoch when this try was signed. */
+        'webhook-timestamp': string;
+        /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StoreWebhookPayload'];
+      };
+    };
+    responses: {
+      /** @description Gone: disable the endpoint; nothing more is sent to it */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  catalogActivatedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and resend of this event; dedupe on it. */
+        'webhook-id': string;
+        /** @description Seconds since the Unix epoch when this try was signed. */
+        'webhook-timestamp': string;
+        /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StoreWebhookPayload'];
       };
     };
     responses: {
