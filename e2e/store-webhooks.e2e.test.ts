@@ -188,7 +188,7 @@ describe('store events fanned out to subscribed partners', () => {
     // Each delivery is the store event as the contract has it, signed like order events.
     const verify = createWebhookVerifier(a.secret);
     for (const request of steady.received.filter(ofStore(storeId))) {
-      const event = verify.verify(request.body, request.headers as Record<string, string>);
+      const event = verify.verify(request.body, request.headers);
       expect(storeWebhookPayload.safeParse(event).success).toBe(true);
     }
     expect(steady.received.filter(ofStore(storeId)).map((r) => r.payload.type)).toEqual(kinds);
@@ -233,7 +233,11 @@ describe('store events fanned out to subscribed partners', () => {
     const narrow = await subscribed(statusOnly, ['store.status_changed']);
     await subscribed(everything, STORE_KINDS);
     const storeId = randomUUID();
-    const kinds: StoreKind[] = ['store.status_changed', 'store.hours_changed', 'store.status_changed'];
+    const kinds: StoreKind[] = [
+      'store.status_changed',
+      'store.hours_changed',
+      'store.status_changed',
+    ];
     const sentAt = Date.now();
     for (const [index, kind] of kinds.entries()) await publishStoreEvent(storeId, index + 1, kind);
     await statusOnly.waitFor(2, ofStore(storeId), 5_000);
@@ -297,10 +301,12 @@ describe('store events fanned out to subscribed partners', () => {
     const partners: string[] = [];
     // More partners than one statement takes (FAN_OUT_BATCH is 500) would be slow to register
     // through the gateway; rows are seeded straight into the endpoints table instead.
-    const secret = (await platform.orderingDb
-      .selectFrom('webhook_endpoints')
-      .select('secret')
-      .executeTakeFirstOrThrow()).secret;
+    const secret = (
+      await platform.orderingDb
+        .selectFrom('webhook_endpoints')
+        .select('secret')
+        .executeTakeFirstOrThrow()
+    ).secret;
     const values = Array.from({ length: 1_100 }, () => {
       const partnerId = randomUUID();
       partners.push(partnerId);

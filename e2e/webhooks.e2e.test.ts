@@ -573,7 +573,7 @@ describe('the delivery log', () => {
     for (const orderId of orders) await publishOrderEvents(partner, orderId, [1]);
     await target.waitFor(3);
 
-    const seen: string[] = [];
+    const seen: (string | null)[] = [];
     let cursor: string | null = null;
     do {
       const page: Awaited<ReturnType<typeof deliveries>> = await deliveries(partner, {

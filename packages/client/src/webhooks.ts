@@ -38,8 +38,7 @@ export interface StoreHoursWindow {
 
 /** A date (YYYY-MM-DD, the store's time zone) closed, or open in its own windows. */
 export type StoreSpecialDay =
-  | { date: string; closed: true }
-  | { date: string; windows: { start: string; end: string }[] };
+  { date: string; closed: true } | { date: string; windows: { start: string; end: string }[] };
 
 /**
  * A store event's webhook body (docs/guide/webhooks.md#store-events): sent to every

@@ -129,7 +129,8 @@ function partnerWebhooks() {
   const meaning = {
     'order.created': 'An order was placed.',
     'order.status_changed': 'An order moved to another status, or was completed.',
-    'order.cancelled': 'The store (or the platform, when the store did not accept it in time) cancelled an order.',
+    'order.cancelled':
+      'The store (or the platform, when the store did not accept it in time) cancelled an order.',
     'store.status_changed': 'A store went online, paused or busy (with its extra minutes).',
     'store.hours_changed': 'A store changed its time zone, weekly hours or special days.',
     'store.items_availability_changed':

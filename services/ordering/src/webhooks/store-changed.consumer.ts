@@ -23,11 +23,11 @@ export function storeEventRecorder(db: Kysely<OrderingDatabase>, due: () => void
     if (!parsed.success) return { deadLetter: 'not a store-changed event' };
     const envelope = parsed.data;
     const { event: kind, ...data } = envelope.data;
-    const payload = {
+    const payload: StoreWebhookPayload = {
       type: kind,
       timestamp: envelope.occurredAt,
       data: { ...data, version: envelope.version },
-    } as StoreWebhookPayload;
+    };
     const recorded = await recordStoreEvent(
       db,
       {

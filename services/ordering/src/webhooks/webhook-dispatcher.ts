@@ -84,7 +84,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     help: 'HTTP calls made to partners’ webhook endpoints',
     registers: [options.registry],
   });
-  const lagBuckets = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1_800, 7_200, 36_000, 86_400];
+  const lagBuckets = [
+    0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1_800, 7_200, 36_000, 86_400,
+  ];
   const lag = new Histogram({
     name: 'pcp_webhook_delivery_lag_seconds',
     help: 'From the order status change to its successful delivery',
