@@ -313,7 +313,22 @@ describe('store events fanned out to subscribed partners', () => {
       return { partner_id: partnerId, url: target.url, events: ['catalog.activated'], secret };
     });
     await platform.orderingDb.insertInto('webhook_endpoints').values(values).execute();
+    const orderTarget = await receiver();
+    const orderPartner = await subscribed(orderTarget, ['order.created']);
     const envelope = await publishStoreEvent(storeId, 1, 'catalog.activated');
+    // An order event behind 1,100 due store deliveries is claimed before them.
+    await target.waitFor(10, ofStore(storeId), 10_000);
+    const orderId = randomUUID();
+    const sentAt = Date.now();
+    await publishOrderEvent(env, {
+      partnerId: orderPartner.partnerId,
+      orderId,
+      storeId: randomUUID(),
+      version: 1,
+    });
+    const [order] = await orderTarget.waitFor(1, (r) => r.payload?.data?.orderId === orderId);
+    expect(order!.at - sentAt).toBeLessThan(900);
+    expect(target.received.filter(ofStore(storeId)).length).toBeLessThan(partners.length);
     await target.waitFor(partners.length, ofStore(storeId), 60_000);
     const rows = await platform.orderingDb
       .selectFrom('webhook_deliveries')
