@@ -82,14 +82,15 @@ export const FAN_OUT_BATCH = 500;
  * partner, `FAN_OUT_BATCH` partners per statement. A row is due now, or waiting while an
  * earlier version of the store is still open for that partner. No `skipped` rows: a later
  * version waits for this one's mark, not for a row of each partner. A redelivered event finds
- * its mark and adds nothing (undefined); else the number of rows made due.
+ * its mark and adds nothing (undefined); another event with its store and version is refused
+ * (`version-taken`); else the partners given a row and how many of those rows are due now.
  */
 export function recordStoreEvent(
   db: Db,
   event: StoreEventDelivery,
   /** Called between statements (the consumer's `working()`). */
   progress: () => void = () => undefined,
-): Promise<{ partners: number; due: number } | undefined> {
+): Promise<{ partners: number; due: number } | 'version-taken' | undefined> {
   return preparedTransaction(db as Kysely<unknown>, async (run) => {
     const marked = await run(
       sql`
@@ -101,7 +102,14 @@ export function recordStoreEvent(
       returning event_id
     `.compile(db),
     );
-    if (marked.length === 0) return undefined;
+    if (marked.length === 0) {
+      const [recorded] = await run<{ event_id: string }>(
+        sql`select event_id from webhook_store_events
+             where store_id = ${event.storeId} and version = ${event.version}`.compile(db),
+      );
+      if (recorded?.event_id === event.eventId) return undefined;
+      return 'version-taken';
+    }
     let after = '00000000-0000-0000-0000-000000000000';
     let partners = 0;
     let due = 0;

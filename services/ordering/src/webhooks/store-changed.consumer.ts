@@ -41,6 +41,9 @@ export function storeEventRecorder(db: Kysely<OrderingDatabase>, due: () => void
       },
       () => work.working(),
     );
+    // Two events claiming one version of a store: the first stays, in order; this one is
+    // kept for an operator instead of being sent out of order or lost.
+    if (recorded === 'version-taken') return { deadLetter: 'another event has this store version' };
     if (recorded && recorded.due > 0) due();
   };
 }
