@@ -129,7 +129,8 @@ const jetStreamUse: Record<ServiceName, JetStreamUse | undefined> = {
     consumers: [{ stream: eventsStream, durable: 'stores-catalog-activated' }],
     publishes: [],
     outbox: false,
-    republishes: [],
+    // Ordering's store-event recorder takes stores' events, which only stores may publish.
+    republishes: ['ordering-store-webhook-deliveries'],
   },
   catalog: {
     streams: [catalogIngest, eventsStream, deadLetters],
@@ -141,7 +142,10 @@ const jetStreamUse: Record<ServiceName, JetStreamUse | undefined> = {
   },
   ordering: {
     streams: [eventsStream, deadLetters],
-    consumers: [{ stream: eventsStream, durable: 'ordering-webhook-deliveries' }],
+    consumers: [
+      { stream: eventsStream, durable: 'ordering-webhook-deliveries' },
+      { stream: eventsStream, durable: 'ordering-store-webhook-deliveries' },
+    ],
     publishes: [],
     outbox: true,
     republishes: ['ordering-webhook-deliveries'],

@@ -39,6 +39,7 @@ import { pruneSettledDeliveries } from './webhooks/delivery.repository.js';
 import { webhookHandlers } from './webhooks/webhook.handlers.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { webhookRecorder } from './webhooks/order-status-changed.consumer.js';
+import { storeEventRecorder } from './webhooks/store-changed.consumer.js';
 import { WEBHOOK_GAP_GRACE_MS } from './webhooks/webhook-recording.js';
 import { createWebhookSender } from './webhooks/webhook-sender.js';
 
@@ -115,6 +116,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     registry: deps.metrics.registry,
     holder,
     concurrency: config.WEBHOOK_CONCURRENCY,
+    storeConcurrency: Math.min(config.WEBHOOK_STORE_EVENT_CONCURRENCY, config.WEBHOOK_CONCURRENCY),
     perPartner: config.WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER,
     // A try ends within its timeout: twice that and some is a lease only a dead replica loses.
     leaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 5_000,
@@ -200,6 +202,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   let acceptanceSweeping: NodeJS.Timeout | undefined;
   let pruner: NodeJS.Timeout | undefined;
   let recorder: ConsumerLoop | undefined;
+  let storeRecorder: ConsumerLoop | undefined;
   return {
     sweepPlaces: () => sweeper.sweep(),
     sweepAcceptance: () => acceptance.sweep(),
@@ -222,6 +225,20 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         logger: deps.logger,
         metrics: deps.metrics,
         handle: webhookRecorder(db, dispatcher.poke),
+      });
+      storeRecorder = await startConsumer({
+        ...topologyConsumer(
+          jetStreamTopology(deps.subjectPrefix),
+          durables.orderingStoreWebhookDeliveries,
+        ),
+        js,
+        jsm,
+        prefix: deps.subjectPrefix,
+        // A fan-out is one transaction of a few statements; a few at once are plenty.
+        concurrency: 4,
+        logger: deps.logger,
+        metrics: deps.metrics,
+        handle: storeEventRecorder(db, dispatcher.poke),
       });
       dispatcher.start();
       pruner = setInterval(() => {
@@ -262,6 +279,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         recorder?.stop(timeoutMs),
         sweeper.stop(),
         acceptance.stop(),
+        storeRecorder?.stop(timeoutMs),
       ]);
       await Promise.all([relay.stop(), dispatcher.stop(), compilePool.close()]);
     },

@@ -145,6 +145,11 @@ export const orderingEnvSchema = z
     WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(4),
     /** Deliveries one replica makes at once, across partners. */
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+    /**
+     * Of those, store-event deliveries at most (docs/guide/webhooks.md#store-events); the rest
+     * stay free for order events, so a store event fanned out to many partners never delays them.
+     */
+    WEBHOOK_STORE_EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
     /** How often a replica looks for due deliveries when no event wakes it. */
     WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
     /** How long a partner's open breaker pauses its deliveries before one try goes through. */

@@ -1,5 +1,11 @@
 import { platformOpsPorts } from '@pcp/contracts';
-import { adminCommand, keyringFromEnv, loadConfig, runService } from '@pcp/service-kit';
+import {
+  adminCommand,
+  deadLetterCommands,
+  keyringFromEnv,
+  loadConfig,
+  runService,
+} from '@pcp/service-kit';
 import {
   createStoresService,
   rewrapSubmissionSecrets,
@@ -28,5 +34,7 @@ await runService<StoresDatabase>({
       options: {},
       run: ({ db }) => rewrapSubmissionSecrets(db, keyring),
     }),
+    // Ordering's store-event recorder dead-letters stores' events; only stores may publish them.
+    ...deadLetterCommands(),
   },
 });

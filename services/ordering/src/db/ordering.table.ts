@@ -1,10 +1,11 @@
 import type {
   Order,
   OrderError,
-  OrderEventKind,
   OrderState,
   OrderStatus,
+  StoreEventKind,
   WebhookDeliveryStatus,
+  WebhookEventKind,
 } from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
 import type { StoreTiming } from '../lifecycle/acceptance-window.js';
@@ -159,14 +160,22 @@ export interface WebhookEndpointTable {
 /** `skipped`: nobody subscribed when it happened; kept so the order's versions have no gap. */
 export type WebhookDeliveryState = WebhookDeliveryStatus | 'skipped';
 
+/**
+ * One event for one partner: an order event (its order's, `payload` its body) or a store
+ * event (`order_id` and `payload` null: the body is its `webhook_store_events` row's).
+ */
 export interface WebhookDeliveryTable {
   delivery_id: string;
   event_id: string;
   partner_id: string;
-  order_id: string;
+  order_id: string | null;
+  store_id: string;
+  /** What the row is in order within: its order's id, or `store:<storeId>:<partnerId>`. */
+  sequence_key: string;
+  /** The order's version, or the store's event version. */
   version: number;
-  event_type: OrderEventKind;
-  payload: string;
+  event_type: WebhookEventKind;
+  payload: string | null;
   status: WebhookDeliveryState;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: Date | null;
@@ -183,6 +192,19 @@ export interface WebhookDeliveryTable {
   updated_at: ColumnType<Date, never, Date>;
 }
 
+/** A store event as recorded once for every partner it goes to, and the mark of its version. */
+export interface WebhookStoreEventTable {
+  event_id: string;
+  store_id: string;
+  version: number;
+  event_type: StoreEventKind;
+  /** The delivered body, the same bytes for every partner and try. */
+  payload: string;
+  occurred_at: Date;
+  origin: string | null;
+  created_at: ColumnType<Date, never, never>;
+}
+
 export interface OrderingDatabase {
   addresses: AddressTable;
   place_attempts: PlaceAttemptTable;
@@ -191,6 +213,7 @@ export interface OrderingDatabase {
   outbox: OutboxTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
+  webhook_store_events: WebhookStoreEventTable;
 }
 
 export type AddressRow = Selectable<AddressTable>;
