@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createCatalogCache } from './catalog/catalog-cache.js';
 import { createCatalogCompilePool } from './catalog/compile-pool.js';
+import { createItemAvailabilityCache } from './catalog/item-availability-cache.js';
 import type { OrderingConfig } from './config.js';
 import type { OrderingDatabase } from './db/ordering.table.js';
 import { addressHandlers } from './addresses/address.handlers.js';
@@ -91,13 +92,18 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       queuedPerPartner: deps.config.ORDERING_CATALOG_COMPILES_QUEUED_PER_PARTNER,
     },
   });
+  const availability = createItemAvailabilityCache({
+    bus,
+    logger: deps.logger,
+    maxBytes: deps.config.ORDERING_ITEM_AVAILABILITY_CACHE_BYTES,
+  });
   const { config, db } = deps;
   const clock = deps.clock ?? (() => new Date());
   const keyring = deps.keyring ?? keyringFromEnv();
   const js = deps.nc.jetstream();
   const relay = createOutboxRelay({ db, js, logger: deps.logger, metrics: deps.metrics });
   const nudge = () => void relay.nudge();
-  const evaluate = createOrderEvaluator({ db, bus, catalogs, clock });
+  const evaluate = createOrderEvaluator({ db, bus, catalogs, availability, clock });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const dispatcher = createWebhookDispatcher({
     db,
@@ -151,7 +157,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     backoffMs: config.ORDERING_PLACE_SETTLE_AFTER_MS,
   });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
-    ...cartHandlers(catalogs),
+    ...cartHandlers(catalogs, availability, clock),
     ...addressHandlers(db, bus, deps.config.ORDERING_MAX_ADDRESSES_PER_END_USER),
     ...validateHandlers(evaluate),
     placeHandler({
@@ -180,6 +186,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     }),
   ]);
   let activations: Subscription | undefined;
+  let storeChanges: Subscription | undefined;
   let sweeping: NodeJS.Timeout | undefined;
   let pruner: NodeJS.Timeout | undefined;
   let recorder: ConsumerLoop | undefined;
@@ -228,11 +235,24 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
           }
         },
       });
+      // Likewise for item availability overrides; validate and place also compare the version
+      // their order context names, so a missed event never lets an order through.
+      storeChanges = deps.nc.subscribe(`${deps.subjectPrefix}.${events.storeChanged.subject}`, {
+        callback: (error, msg) => {
+          if (error) return;
+          const event = events.storeChanged.schema.safeParse(msg.json());
+          if (event.success && event.data.data.event === 'store.items_availability_changed') {
+            const { storeId, itemAvailabilityVersion } = event.data.data;
+            availability.changed(storeId, itemAvailabilityVersion, event.data.id);
+          }
+        },
+      });
     },
     async stop(timeoutMs) {
       clearInterval(sweeping);
       clearInterval(pruner);
       activations?.unsubscribe();
+      storeChanges?.unsubscribe();
       await Promise.all([subjects.stop(timeoutMs), recorder?.stop(timeoutMs), sweeper.stop()]);
       await Promise.all([relay.stop(), dispatcher.stop(), compilePool.close()]);
     },
