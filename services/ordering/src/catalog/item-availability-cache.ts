@@ -16,8 +16,8 @@ export const NO_OVERRIDES: ItemOverrides = { version: 0, until: new Map() };
 
 /**
  * What an entry counts against the byte budget: the entry and its map, and per override the
- * map slot, its 36-character id string and the number (measured roughly with V8 heap
- * snapshots; an estimate that errs high).
+ * map slot, its 36-character id string and the number. A map of 100,000 overrides built from
+ * a lookup's ids measured under 80 bytes per override on Node 20, so this errs high.
  */
 const ENTRY_BYTES = 256;
 const OVERRIDE_BYTES = 128;
@@ -111,6 +111,9 @@ export function createItemAvailabilityCache(options: {
         { storeId, version, answered: fetched.version },
         'stores answered an older item availability version than it announced',
       );
+      // Stores is the authority (a restored database counts again from an older version):
+      // carts stop asking for a version it no longer has.
+      announced.set(storeId, fetched.version);
     }
     return fetched;
   }

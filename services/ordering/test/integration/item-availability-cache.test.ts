@@ -402,6 +402,9 @@ describe('the cache on its own', () => {
     // The first cart asks for the announced version (stores has only 1: it asks 3 times).
     expect((await cache.forCart(id, ctx())).version).toBe(1);
     expect(lookups).toHaveLength(3);
+    // Stores is the authority: the next carts do not ask for a version it does not have.
+    await cache.forCart(id, ctx());
+    expect(lookups).toHaveLength(3);
     lookups.length = 0;
     cache.changed(randomUUID(), 1, randomUUID());
     const known = randomUUID();
