@@ -17,9 +17,10 @@ import {
   type ServiceInstance,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { type Subscription } from 'nats';
+import type { Msg, Subscription } from 'nats';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { z } from 'zod';
 import { createCatalogCache } from './catalog/catalog-cache.js';
 import { createCatalogCompilePool } from './catalog/compile-pool.js';
 import { createItemAvailabilityCache } from './catalog/item-availability-cache.js';
@@ -56,6 +57,19 @@ export interface OrderingServiceDeps extends ServiceDeps {
   readonly clock?: () => Date;
   /** Seals stored secrets; defaults to SECRETS_KEYS (the local key outside production). */
   readonly keyring?: Keyring;
+}
+
+/**
+ * A plain subscription's event, or undefined for a message that is not one. Never throws: a
+ * throw in a subscription's callback closes the whole NATS connection.
+ */
+function decodeEvent<T>(schema: z.ZodType<T>, msg: Msg): T | undefined {
+  try {
+    const event = schema.safeParse(msg.json());
+    return event.success ? event.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** How often settled webhook deliveries past their retention are deleted. */
@@ -227,11 +241,10 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       // durable consumer): a missed event is covered by the cache's short TTL.
       activations = deps.nc.subscribe(`${deps.subjectPrefix}.${events.catalogActivated.subject}`, {
         callback: (error, msg) => {
-          if (error) return;
-          const event = events.catalogActivated.schema.safeParse(msg.json());
-          if (event.success) {
-            const { storeId, versionId, activatedAt } = event.data.data;
-            catalogs.activated(storeId, versionId, activatedAt, event.data.id);
+          const event = error ? undefined : decodeEvent(events.catalogActivated.schema, msg);
+          if (event) {
+            const { storeId, versionId, activatedAt } = event.data;
+            catalogs.activated(storeId, versionId, activatedAt, event.id);
           }
         },
       });
@@ -239,11 +252,10 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       // their order context names, so a missed event never lets an order through.
       storeChanges = deps.nc.subscribe(`${deps.subjectPrefix}.${events.storeChanged.subject}`, {
         callback: (error, msg) => {
-          if (error) return;
-          const event = events.storeChanged.schema.safeParse(msg.json());
-          if (event.success && event.data.data.event === 'store.items_availability_changed') {
-            const { storeId, itemAvailabilityVersion } = event.data.data;
-            availability.changed(storeId, itemAvailabilityVersion, event.data.id);
+          const event = error ? undefined : decodeEvent(events.storeChanged.schema, msg);
+          if (event?.data.event === 'store.items_availability_changed') {
+            const { storeId, itemAvailabilityVersion } = event.data;
+            availability.changed(storeId, itemAvailabilityVersion, event.id);
           }
         },
       });

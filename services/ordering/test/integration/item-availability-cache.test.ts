@@ -352,6 +352,59 @@ describe('overrides across two ordering replicas', () => {
   });
 });
 
+describe('hostile store events', () => {
+  it('ignores what is not an event (bad JSON included), other kinds and malformed items events', async () => {
+    const subject = `${env.prefix}.${events.storeChanged.subject}`;
+    const envelope = (data: unknown) =>
+      JSON.stringify({
+        id: randomUUID(),
+        type: 'stores.v1.store-changed',
+        occurredAt: new Date().toISOString(),
+        version: 99,
+        data,
+      });
+    const current = listOf(storeId).version;
+    const [answered] = await validateMany(orderFor(ids.soda), 8);
+    lookups.length = 0;
+    for (const payload of [
+      'not json {',
+      '',
+      JSON.stringify({ nothing: true }),
+      envelope({
+        event: 'store.status_changed',
+        storeId,
+        status: 'online',
+        reason: null,
+        pausedAt: null,
+        resumeAt: null,
+        extraPrepMinutes: null,
+        pausedBy: null,
+      }),
+      envelope({
+        event: 'store.items_availability_changed',
+        storeId,
+        itemAvailabilityVersion: -1,
+        items: [],
+      }),
+      envelope({
+        event: 'store.items_availability_changed',
+        storeId: 'not-a-guid',
+        itemAvailabilityVersion: current + 5,
+        items: [],
+      }),
+    ]) {
+      env.nc.publish(subject, payload);
+    }
+    // The catalog activations' subscription shares the defence (a throw closes the connection).
+    env.nc.publish(`${env.prefix}.${events.catalogActivated.subject}`, 'not json {');
+    await env.nc.flush();
+    // Both replicas still answer, asked stores nothing, and wait for no version it lacks.
+    expect(await validateMany(orderFor(ids.soda), 8)).toEqual(Array(8).fill(answered));
+    expect(lookups).toEqual([]);
+    for (const replica of replicas) expect(replica.serving()).toBe(true);
+  });
+});
+
 describe('the cache on its own', () => {
   const newCache = (maxBytes = 1024 * 1024, cartRecheckAfterMs?: number) =>
     createItemAvailabilityCache({
