@@ -17,11 +17,13 @@ import {
   type ServiceInstance,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { type Subscription } from 'nats';
+import type { Msg, Subscription } from 'nats';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { z } from 'zod';
 import { createCatalogCache } from './catalog/catalog-cache.js';
 import { createCatalogCompilePool } from './catalog/compile-pool.js';
+import { createItemAvailabilityCache } from './catalog/item-availability-cache.js';
 import type { OrderingConfig } from './config.js';
 import type { OrderingDatabase } from './db/ordering.table.js';
 import { addressHandlers } from './addresses/address.handlers.js';
@@ -57,6 +59,19 @@ export interface OrderingServiceDeps extends ServiceDeps {
   readonly clock?: () => Date;
   /** Seals stored secrets; defaults to SECRETS_KEYS (the local key outside production). */
   readonly keyring?: Keyring;
+}
+
+/**
+ * A plain subscription's event, or undefined for a message that is not one. Never throws: a
+ * throw in a subscription's callback closes the whole NATS connection.
+ */
+function decodeEvent<T>(schema: z.ZodType<T>, msg: Msg): T | undefined {
+  try {
+    const event = schema.safeParse(msg.json());
+    return event.success ? event.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** How often settled webhook deliveries past their retention are deleted. */
@@ -95,13 +110,18 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       queuedPerPartner: deps.config.ORDERING_CATALOG_COMPILES_QUEUED_PER_PARTNER,
     },
   });
+  const availability = createItemAvailabilityCache({
+    bus,
+    logger: deps.logger,
+    maxBytes: deps.config.ORDERING_ITEM_AVAILABILITY_CACHE_BYTES,
+  });
   const { config, db } = deps;
   const clock = deps.clock ?? (() => new Date());
   const keyring = deps.keyring ?? keyringFromEnv();
   const js = deps.nc.jetstream();
   const relay = createOutboxRelay({ db, js, logger: deps.logger, metrics: deps.metrics });
   const nudge = () => void relay.nudge();
-  const evaluate = createOrderEvaluator({ db, bus, catalogs, clock });
+  const evaluate = createOrderEvaluator({ db, bus, catalogs, availability, clock });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const dispatcher = createWebhookDispatcher({
     db,
@@ -169,7 +189,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     nudge,
   });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
-    ...cartHandlers(catalogs),
+    ...cartHandlers(catalogs, availability, clock),
     ...addressHandlers(db, bus, deps.config.ORDERING_MAX_ADDRESSES_PER_END_USER),
     ...validateHandlers(evaluate),
     placeHandler({
@@ -198,6 +218,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     }),
   ]);
   let activations: Subscription | undefined;
+  let storeChanges: Subscription | undefined;
   let sweeping: NodeJS.Timeout | undefined;
   let acceptanceSweeping: NodeJS.Timeout | undefined;
   let pruner: NodeJS.Timeout | undefined;
@@ -260,11 +281,21 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       // durable consumer): a missed event is covered by the cache's short TTL.
       activations = deps.nc.subscribe(`${deps.subjectPrefix}.${events.catalogActivated.subject}`, {
         callback: (error, msg) => {
-          if (error) return;
-          const event = events.catalogActivated.schema.safeParse(msg.json());
-          if (event.success) {
-            const { storeId, versionId, activatedAt } = event.data.data;
-            catalogs.activated(storeId, versionId, activatedAt, event.data.id);
+          const event = error ? undefined : decodeEvent(events.catalogActivated.schema, msg);
+          if (event) {
+            const { storeId, versionId, activatedAt } = event.data;
+            catalogs.activated(storeId, versionId, activatedAt, event.id);
+          }
+        },
+      });
+      // Likewise for item availability overrides; validate and place also compare the version
+      // their order context names, so a missed event never lets an order through.
+      storeChanges = deps.nc.subscribe(`${deps.subjectPrefix}.${events.storeChanged.subject}`, {
+        callback: (error, msg) => {
+          const event = error ? undefined : decodeEvent(events.storeChanged.schema, msg);
+          if (event?.data.event === 'store.items_availability_changed') {
+            const { storeId, itemAvailabilityVersion } = event.data;
+            availability.changed(storeId, itemAvailabilityVersion, event.id);
           }
         },
       });
@@ -274,6 +305,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       clearInterval(acceptanceSweeping);
       clearInterval(pruner);
       activations?.unsubscribe();
+      storeChanges?.unsubscribe();
       await Promise.all([
         subjects.stop(timeoutMs),
         recorder?.stop(timeoutMs),

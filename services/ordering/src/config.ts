@@ -17,6 +17,16 @@ export const orderingEnvSchema = z
       .max(64 * 1024 ** 3)
       .default(256 * 1024 * 1024),
     /**
+     * Memory for stores' item availability overrides (LRU, bytes): a store's entry counts about
+     * 128 bytes per overridden item, so a store with 1,000 overrides takes 128 KiB.
+     */
+    ORDERING_ITEM_AVAILABILITY_CACHE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(16 * 1024 ** 3)
+      .default(64 * 1024 * 1024),
+    /**
      * Catalog versions compiled at once on this replica, each on its own worker thread off the
      * event loop (the download and its compile hold the document: up to 50 MB each).
      */
