@@ -20,6 +20,7 @@ import {
   type NatsUser,
 } from '@pcp/contracts';
 import type { OrderingDatabase } from '@pcp/ordering';
+import type { StoresDatabase } from '@pcp/stores';
 import {
   AppError,
   baseEnvSchema,
@@ -523,10 +524,60 @@ describe.skipIf(!natsServer)('what the permissions refuse', () => {
     await ordering.nc.flush();
     expect(ordering.violations).toEqual([]);
 
-    const stores = await probe('stores');
+    // Payments has no JetStream at all: it deletes no dead letter.
+    const payments = await probe('payments');
     const remove = `$JS.API.STREAM.MSG.DELETE.${env.prefix}_dead_letters`;
-    stores.nc.publish(remove, '{}');
-    await expectRefused(stores, 'publish', remove);
+    payments.nc.publish(remove, '{}');
+    await expectRefused(payments, 'publish', remove);
+  });
+
+  it('lets stores’ admin command republish the store-event recorder’s dead letters', async () => {
+    const stores = await probe('stores');
+    const storeChanged = `${env.prefix}.${events.storeChanged.subject}`;
+    const headers = createHeaders();
+    headers.set(deadLetterHeaders.subject, storeChanged);
+    headers.set(deadLetterHeaders.stream, `${env.prefix}_events`);
+    headers.set(deadLetterHeaders.reason, 'test');
+    const event = {
+      id: randomUUID(),
+      type: 'stores.v1.store-changed',
+      occurredAt: new Date().toISOString(),
+      version: 1,
+      data: {
+        event: 'catalog.activated',
+        storeId: randomUUID(),
+        catalogSetId: randomUUID(),
+        etag: '"v1"',
+        activatedAt: new Date().toISOString(),
+      },
+    };
+    const durable = 'ordering-store-webhook-deliveries';
+    // Written as the recorder dead-letters it (ordering may publish its own dead letters).
+    const ordering = await probe('ordering');
+    await ordering.nc
+      .jetstream()
+      .publish(deadLetterSubject(env.prefix, durable), JSON.stringify(event), { headers });
+    const admin = async (...argv: string[]) => {
+      const { command, args } = parseAdminCall(deadLetterCommands<StoresDatabase>(), argv);
+      return command.run({
+        db: platform.storesDb,
+        nc: stores.nc,
+        js: stores.nc.jetstream(),
+        jsm: await stores.nc.jetstreamManager(),
+        logger: env.logger,
+        config: loadConfig(baseEnvSchema, {}),
+        prefix: env.prefix,
+        args,
+      });
+    };
+    expect(await admin('dead-letters-list', '--consumer', durable)).toMatchObject({ total: 1 });
+    expect(await admin('dead-letters-republish', '--consumer', durable, '--all')).toMatchObject({
+      remaining: 0,
+      republished: [{ subject: storeChanged }],
+    });
+    await stores.nc.flush();
+    expect(stores.violations).toEqual([]);
+    expect(ordering.violations).toEqual([]);
   });
 
   it('lets the operators’ user run JetStream but speak for no partner', async () => {

@@ -83,6 +83,8 @@ export interface SeedOrderOptions {
   createdAt?: Date;
   charge?: { chargeId: string; paymentId: string };
   orderId?: string;
+  /** The order's acceptance deadline (none unless given). */
+  acceptBy?: Date;
 }
 
 /**
@@ -124,6 +126,7 @@ export async function seedPlacedOrder(
         currency: 'USD',
         estimated_ready_at: null,
         cancel_reason: null,
+        accept_by: options.acceptBy ?? null,
         created_at: createdAt,
         updated_at: createdAt,
       },

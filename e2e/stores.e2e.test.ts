@@ -324,12 +324,15 @@ describe('store status', () => {
     await put(storeId, storeProfile());
     const statusPath = `/v1/commerce/stores/${storeId}/status`;
     const initial = await call(platform.baseUrl, 'GET', statusPath, { apiKey: commerce.apiKey });
-    expect(initial.body).toEqual({
+    const onlineStatus = {
       status: 'online',
       reason: null,
       pausedAt: null,
       resumeAt: null,
-    });
+      extraPrepMinutes: null,
+      pausedBy: null,
+    };
+    expect(initial.body).toEqual(onlineStatus);
 
     const resumeAt = new Date(Date.now() + 3_600_000).toISOString();
     const paused = await call(platform.baseUrl, 'POST', statusPath, {
@@ -337,7 +340,13 @@ describe('store status', () => {
       body: { status: 'paused', reason: 'too_busy', resumeAt },
     });
     expect(paused.status).toBe(200);
-    expect(paused.body).toMatchObject({ status: 'paused', reason: 'too_busy', resumeAt });
+    expect(paused.body).toMatchObject({
+      status: 'paused',
+      reason: 'too_busy',
+      resumeAt,
+      extraPrepMinutes: null,
+      pausedBy: 'partner',
+    });
     expect(Date.parse(paused.body.pausedAt)).toBeLessThanOrEqual(Date.now());
 
     const seenByMarketfront = await call(
@@ -354,7 +363,7 @@ describe('store status', () => {
       apiKey: commerce.apiKey,
       body: { status: 'online' },
     });
-    expect(online.body).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+    expect(online.body).toEqual(onlineStatus);
   });
 
   it('refuses a pause without a reason, an unknown reason, or a resumeAt in the past', async () => {

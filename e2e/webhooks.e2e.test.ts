@@ -331,14 +331,14 @@ describe('retries', () => {
     // the recording of the next version leaves behind.
     await sql`
       insert into ordering.webhook_deliveries
-        (delivery_id, event_id, partner_id, order_id, version, event_type, payload, status,
-         next_attempt_at, occurred_at, created_at)
-      values (${randomUUID()}, ${randomUUID()}, ${partner.partnerId}, ${orderId}, 1,
-              'order.created', '{"type":"order.created"}', 'delivered', null, now(),
-              now() - interval '10 seconds'),
-             (${randomUUID()}, ${eventId}, ${partner.partnerId}, ${orderId}, 2,
-              'order.status_changed', '{"type":"order.status_changed"}', 'pending', null, now(),
-              now() - interval '10 seconds')
+        (delivery_id, event_id, partner_id, order_id, store_id, sequence_key, version,
+         event_type, payload, status, next_attempt_at, occurred_at, created_at)
+      values (${randomUUID()}, ${randomUUID()}, ${partner.partnerId}, ${orderId}, ${storeId},
+              ${orderId}, 1, 'order.created', '{"type":"order.created"}', 'delivered', null,
+              now(), now() - interval '10 seconds'),
+             (${randomUUID()}, ${eventId}, ${partner.partnerId}, ${orderId}, ${storeId},
+              ${orderId}, 2, 'order.status_changed', '{"type":"order.status_changed"}',
+              'pending', null, now(), now() - interval '10 seconds')
     `.execute(platform.orderingDb);
     const [request] = await target.waitFor(1, () => true, 10_000);
     expect(request!.headers['webhook-id']).toBe(eventId);
@@ -573,7 +573,7 @@ describe('the delivery log', () => {
     for (const orderId of orders) await publishOrderEvents(partner, orderId, [1]);
     await target.waitFor(3);
 
-    const seen: string[] = [];
+    const seen: (string | null)[] = [];
     let cursor: string | null = null;
     do {
       const page: Awaited<ReturnType<typeof deliveries>> = await deliveries(partner, {

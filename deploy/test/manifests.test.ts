@@ -600,11 +600,13 @@ describe.runIf(KUBECTL)('overlays', () => {
 
       const ordering = find(rendered, 'Deployment', 'ordering').spec.template.spec
         .containers[0] as Doc;
-      // Baseline RSS 120 MiB, the compiled-catalog cache, and a compile per compile thread (a
-      // 100k-item catalog took 250 MiB above the baseline in the ingest bench).
+      // Baseline RSS 120 MiB, the compiled-catalog cache, the item availability overrides'
+      // cache, and a compile per compile thread (a 100k-item catalog took 250 MiB above the
+      // baseline in the ingest bench).
       const orderingNeeds =
         120 * MiB +
         setting(ordering, 'ORDERING_CATALOG_CACHE_BYTES', 256 * MiB) +
+        setting(ordering, 'ORDERING_ITEM_AVAILABILITY_CACHE_BYTES', 64 * MiB) +
         setting(ordering, 'ORDERING_CATALOG_COMPILE_THREADS', 2) * 250 * MiB;
       expect(memoryBytes(ordering.resources.limits.memory as string)).toBeGreaterThanOrEqual(
         orderingNeeds,

@@ -6,7 +6,8 @@ import { formatReport, PROFILES, runFaultSuite } from './suite.js';
 /**
  * The fault suite's short form (issue 16): its own NATS, PostgreSQL and Redis, two replicas
  * of every service as processes, a seeded workload, and SIGKILL of ordering and of payments,
- * the processor failing half its calls and the webhook receivers down for a while; every
+ * the processor failing half its calls, the webhook receivers down for a while and a store
+ * that never answers its orders (they time out, refunded once); every
  * invariant holds after each. `npm run test:faults` runs the full form. FAULT_SEED replays.
  */
 describe('fault suite (short)', () => {
@@ -27,7 +28,14 @@ describe('fault suite (short)', () => {
       for (const phase of result.phases) {
         // Not vacuous: every phase placed orders and checked them and the processes.
         expect(phase.places, `${phase.fault}\n${report}`).toBeGreaterThan(0);
-        for (const invariant of INVARIANTS.filter((name) => name !== 'ingest runs terminal')) {
+        // Orders time out only where the store never answers (with seconds-long windows).
+        const unaccepted = 'unaccepted: cancelled, refunded once';
+        const checked = INVARIANTS.filter(
+          (name) =>
+            name !== 'ingest runs terminal' &&
+            (name !== unaccepted || phase.fault === 'store never answers'),
+        );
+        for (const invariant of checked) {
           expect(
             phase.counts.get(invariant)?.checked,
             `${phase.fault}: ${invariant}`,

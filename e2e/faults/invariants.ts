@@ -10,6 +10,7 @@ export const INVARIANTS = [
   'the ledger balances',
   "the store's orders placed",
   'webhooks all, in order',
+  'unaccepted: cancelled, refunded once',
   'ingest runs terminal',
   'answered by deadline',
   'no process stayed down',
@@ -48,6 +49,8 @@ export class Tally {
 const CAPTURED = new Set(['captured', 'partially_refunded', 'refunded']);
 const WEBHOOK_WAIT_MS = 30_000;
 const INGEST_WAIT_MS = 60_000;
+/** Longer than the short window and a sweep, with ordering restarting meanwhile. */
+const UNACCEPTED_WAIT_MS = 45_000;
 /** Longer than a restart takes even on a loaded machine: a process down this long stayed down. */
 export const MAX_DOWNTIME_MS = 60_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -162,6 +165,7 @@ export async function checkPhase(
 
     await checkLedger(platform, phaseCharges, db, tally);
     await checkStoreOrders(workload, phase, db, tally);
+    await checkUnaccepted(phase, db, tally);
     await checkWebhooks(workload, phase, db, tally);
     await checkIngests(workload, phase, tally);
   } finally {
@@ -296,6 +300,63 @@ async function checkStoreOrders(
       "the store's orders placed",
       placed.has(orderId) || expired.has(orderId),
       () => `the store took order ${orderId}, which the platform never placed`,
+    );
+  }
+}
+
+/**
+ * Every order the store never answered whose window was short (placed while the fault held:
+ * a replica still on the 600 s default leaves its orders to time out later) is cancelled by
+ * the platform, its charge refunded exactly once (docs/guide/orders.md#acceptance-window).
+ */
+async function checkUnaccepted(phase: PhaseLog, db: pg.Client, tally: Tally): Promise<void> {
+  if (phase.leftPending.length === 0) return;
+  interface Row {
+    order_id: string;
+    status: string;
+    cancelled_by: string | null;
+    charge_id: string | null;
+  }
+  const read = async () =>
+    (
+      await db.query<Row>(
+        `SELECT order_id, status, cancelled_by, charge_id FROM ordering.orders
+          WHERE order_id = ANY($1) AND accept_by - created_at < interval '60 seconds'`,
+        [phase.leftPending],
+      )
+    ).rows;
+  const deadline = Date.now() + UNACCEPTED_WAIT_MS;
+  let rows = await read();
+  while (rows.some((row) => row.status !== 'cancelled') && Date.now() < deadline) {
+    await sleep(250);
+    rows = await read();
+  }
+  tally.notes.push(
+    `${rows.length} orders with a short window timed out (of ${phase.leftPending.length} the store never moved)`,
+  );
+  const charges = rows.flatMap((row) => (row.charge_id ? [row.charge_id] : []));
+  const refunds = new Map<string, { count: number; succeeded: number }>();
+  for (const refund of (
+    await db.query<{ charge_id: string; idempotency_key: string; status: string }>(
+      'SELECT charge_id, idempotency_key, status FROM payments.refunds WHERE charge_id = ANY($1)',
+      [charges],
+    )
+  ).rows) {
+    const seen = refunds.get(refund.charge_id) ?? { count: 0, succeeded: 0 };
+    seen.count += 1;
+    if (refund.status === 'succeeded') seen.succeeded += 1;
+    refunds.set(refund.charge_id, seen);
+  }
+  for (const row of rows) {
+    const refunded = row.charge_id ? refunds.get(row.charge_id) : undefined;
+    tally.check(
+      'unaccepted: cancelled, refunded once',
+      row.status === 'cancelled' &&
+        row.cancelled_by === 'platform' &&
+        (row.charge_id === null || refunded?.succeeded === 1),
+      () =>
+        `order ${row.order_id} is ${row.status} (by ${row.cancelled_by ?? 'nobody'}), ` +
+        `${refunded?.succeeded ?? 0} succeeded refunds of ${refunded?.count ?? 0}`,
     );
   }
 }

@@ -69,6 +69,8 @@ export class FaultReceiver {
         try {
           if (!this.#verifier) throw new Error('no secret yet');
           const event = this.#verifier.verify(Buffer.concat(chunks), request.headers);
+          // The fault suite's endpoints take order events only.
+          if (!('orderId' in event.data)) throw new Error(`not an order event: ${event.type}`);
           const webhookId = String(request.headers['webhook-id']);
           if (!this.#seen.has(webhookId)) {
             this.#seen.add(webhookId);

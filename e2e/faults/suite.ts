@@ -114,6 +114,35 @@ const paymentsDiesUnrecorded: Fault = {
     }),
 };
 
+/** How long an order waits for its store in the "store never answers" fault (600 s by default). */
+const SHORT_ACCEPTANCE_WINDOW_SECONDS = 3;
+
+/**
+ * The store never answers: ordering restarted with seconds-long acceptance windows (a test-only
+ * setting production refuses) while the commerce partner moves no order, so every order left
+ * pending is cancelled by the platform and refunded, once (docs/guide/orders.md#acceptance-window).
+ */
+const storeNeverAnswers: Fault = {
+  name: 'store never answers',
+  async inject(platform, workload) {
+    await platform.supervisor.restartWith('ordering', {
+      ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS: String(SHORT_ACCEPTANCE_WINDOW_SECONDS),
+      ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS: '500',
+    });
+    workload.storeSilent = true;
+    return `orders wait ${SHORT_ACCEPTANCE_WINDOW_SECONDS} s for a store that never answers`;
+  },
+  async recover(platform, workload) {
+    workload.storeSilent = false;
+    await platform.supervisor.restartWith('ordering', {
+      ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS: undefined,
+      ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS: undefined,
+    });
+    // 3 timeouts in a row paused the stores; their partner resumes them.
+    await workload.resumeStores();
+  },
+};
+
 const receiverDown: Fault = {
   name: 'webhook receiver down',
   async inject(_platform, workload) {
@@ -146,6 +175,7 @@ export const FAULTS: Record<string, Fault> = Object.fromEntries(
     shortRetention('keys expire while retried', false),
     shortRetention('keys reused after retention', true),
     receiverDown,
+    storeNeverAnswers,
   ].map((fault) => [fault.name, fault]),
 );
 
@@ -171,6 +201,7 @@ export const PROFILES: Record<'short' | 'full', Profile> = {
       'processor losing capture answers',
       'SIGKILL payments between authorize and record',
       'webhook receiver down',
+      'store never answers',
     ],
     maxLeadMs: 3_000,
     holdMs: 5_000,

@@ -59,6 +59,8 @@ export class PhaseLog {
   readonly failures = new Map<string, number>();
   /** When the phase's load started (ms since the epoch). */
   readonly startedAt = Date.now();
+  /** Orders the store never answered (the "store never answers" fault): the platform cancels them. */
+  readonly leftPending: string[] = [];
 
   failed(reason: string): void {
     this.failures.set(reason, (this.failures.get(reason) ?? 0) + 1);
@@ -103,6 +105,8 @@ export class Workload {
    * charge (or replay the first answer while it still keeps it).
    */
   reuseKeysAfterMs: number | undefined;
+  /** Set: the commerce partner moves no order (each is left pending to time out). */
+  storeSilent = false;
   #stopping = false;
   #running: Promise<void>[] = [];
   readonly #placed: PlaceOutcome[] = [];
@@ -116,6 +120,19 @@ export class Workload {
     readonly store: StoreReceiver,
     private readonly closeHost: () => Promise<void>,
   ) {}
+
+  /** The commerce partner sets its stores online (after the platform paused one). */
+  async resumeStores(): Promise<void> {
+    for (const { storeId } of this.stores) {
+      await expectOk(
+        this.commerce.client.POST('/v1/commerce/stores/{storeId}/status', {
+          params: { path: { storeId } },
+          body: { status: 'online' },
+        }),
+        'set a store online',
+      );
+    }
+  }
 
   get receivers(): FaultReceiver[] {
     return this.distribution.flatMap((partner) => (partner.receiver ? [partner.receiver] : []));
@@ -428,6 +445,10 @@ export class Workload {
   /** The store's moves: some orders stay pending, some are cancelled, most go on. */
   async #moveOrder(orderId: string, random: Random): Promise<void> {
     const roll = random();
+    if (this.storeSilent) {
+      this.phase.leftPending.push(orderId);
+      return;
+    }
     if (roll < 0.15) return;
     const steps: StatusChange[] =
       roll < 0.3

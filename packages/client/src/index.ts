@@ -20,6 +20,10 @@ export {
 export {
   createWebhookVerifier,
   WebhookVerificationError,
+  type OrderWebhookEvent,
+  type StoreHoursWindow,
+  type StoreSpecialDay,
+  type StoreWebhookEvent,
   type WebhookEvent,
   type WebhookVerifier,
 } from './webhooks.js';

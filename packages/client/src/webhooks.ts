@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Order } from './place.js';
 
 /** An order-status webhook's body (the platform's Standard Webhooks payload). */
-export interface WebhookEvent {
+export interface OrderWebhookEvent {
   type: 'order.created' | 'order.status_changed' | 'order.cancelled';
   /** When the change happened (ISO-8601 UTC). */
   timestamp: string;
@@ -21,6 +21,70 @@ export interface WebhookEvent {
     cancelledBy: 'store' | 'platform' | null;
   };
 }
+
+/** What every store event's `data` has: the store and its event version. */
+interface StoreEventBase {
+  storeId: string;
+  /** The store's event version, one more per event of the store: keep the highest seen. */
+  version: number;
+}
+
+/** A store's opening window on one day of the week, in its time zone (HH:mm:ss). */
+export interface StoreHoursWindow {
+  dayOfWeek: 'Sunday' | 'Monday' | 'Tuesday' | 'Wednesday' | 'Thursday' | 'Friday' | 'Saturday';
+  start: string;
+  end: string;
+}
+
+/** A date (YYYY-MM-DD, the store's time zone) closed, or open in its own windows. */
+export type StoreSpecialDay =
+  { date: string; closed: true } | { date: string; windows: { start: string; end: string }[] };
+
+/**
+ * A store event's webhook body (docs/guide/webhooks.md#store-events): sent to every
+ * distribution partner subscribed to its kind, in order per store.
+ */
+export type StoreWebhookEvent =
+  | {
+      type: 'store.status_changed';
+      timestamp: string;
+      data: StoreEventBase & {
+        status: 'online' | 'paused' | 'busy';
+        reason: string | null;
+        pausedAt: string | null;
+        resumeAt: string | null;
+        /** Minutes every ETA grows by while busy. */
+        extraPrepMinutes: number | null;
+        pausedBy: 'partner' | 'platform' | null;
+      };
+    }
+  | {
+      type: 'store.hours_changed';
+      timestamp: string;
+      data: StoreEventBase & {
+        timezone: string;
+        availability: StoreHoursWindow[];
+        specialDays: StoreSpecialDay[];
+      };
+    }
+  | {
+      type: 'store.items_availability_changed';
+      timestamp: string;
+      data: StoreEventBase & {
+        /** The overrides' version after this change. */
+        itemAvailabilityVersion: number;
+        /** `available: true` where an override was cleared. */
+        items: { itemId: string; available: boolean; until: string | null }[];
+      };
+    }
+  | {
+      type: 'catalog.activated';
+      timestamp: string;
+      data: StoreEventBase & { catalogSetId: string; etag: string; activatedAt: string };
+    };
+
+/** Any webhook's body: narrow on `type`. */
+export type WebhookEvent = OrderWebhookEvent | StoreWebhookEvent;
 
 /** A webhook whose signature, timestamp or headers do not check out: answer it 4xx. */
 export class WebhookVerificationError extends Error {

@@ -1,10 +1,12 @@
-import type { WebhookPayload } from '@pcp/contracts';
+import type { StoreWebhookPayload, WebhookPayload } from '@pcp/contracts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   createWebhookVerifier,
   WebhookVerificationError,
+  type OrderWebhookEvent,
+  type StoreWebhookEvent,
   type WebhookEvent,
 } from '../src/index.js';
 
@@ -70,6 +72,25 @@ describe('createWebhookVerifier', () => {
     );
   });
 
+  it('returns a store event, narrowed by its type', () => {
+    const secret = newSecret();
+    const storeEvent: StoreWebhookEvent = {
+      type: 'store.items_availability_changed',
+      timestamp: '2026-03-01T10:00:00.000Z',
+      data: {
+        storeId: randomUUID(),
+        version: 7,
+        itemAvailabilityVersion: 3,
+        items: [{ itemId: randomUUID(), available: false, until: '2026-03-02T06:00:00.000Z' }],
+      },
+    };
+    const payload = JSON.stringify(storeEvent);
+    const received = createWebhookVerifier(secret).verify(payload, signed([secret], payload));
+    expect(received).toEqual(storeEvent);
+    if (received.type !== 'store.items_availability_changed') throw new Error(received.type);
+    expect(received.data.items[0]!.available).toBe(false);
+  });
+
   it('accepts either secret during a rotation', () => {
     const [previous, current] = [newSecret(), newSecret()];
     const rotating = createWebhookVerifier([current, previous]);
@@ -129,7 +150,11 @@ describe('createWebhookVerifier', () => {
   it('types the event as the platform sends it', () => {
     // Checked by the compiler (npm test type-checks the tests): the client's own type, kept
     // free of zod, is the contracts' payload.
-    expectTypeOf<WebhookEvent>().toEqualTypeOf<WebhookPayload>();
+    expectTypeOf<OrderWebhookEvent>().toEqualTypeOf<WebhookPayload>();
+    // Store events: each kind with its own data, every one a payload the platform sends.
+    expectTypeOf<StoreWebhookEvent>().toExtend<StoreWebhookPayload>();
+    expectTypeOf<StoreWebhookEvent['type']>().toEqualTypeOf<StoreWebhookPayload['type']>();
+    expectTypeOf<WebhookEvent>().toEqualTypeOf<OrderWebhookEvent | StoreWebhookEvent>();
   });
 
   it('needs a secret', () => {

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { IANAZone } from 'luxon';
 import { z } from 'zod';
+import type { SpecialDay } from './store-operations.js';
 
 export const dayOfWeek = z.enum([
   'Sunday',
@@ -76,20 +77,133 @@ function offsetMinutes(timezone: string, millis: number): number {
 const naiveLocal = (millis: number, timezone: string) =>
   millis + offsetMinutes(timezone, millis) * MINUTE_MS;
 
-function isWithinMillis(
+/** One opening window of a local day, in seconds since its midnight (end exclusive). */
+interface DayWindow {
+  start: number;
+  end: number;
+}
+
+/**
+ * Opening hours: weekly windows, and special days whose hours replace them on their dates
+ * (docs/guide/stores.md#special-hours).
+ */
+export interface OpeningHours {
+  /** Weekly windows; null or empty: closed except on special days with windows. */
+  readonly windows: readonly AvailabilityWindow[] | null | undefined;
+  /** Dates (`YYYY-MM-DD` in the store's time zone) with their own hours. */
+  readonly specialDays?: readonly SpecialDay[] | null | undefined;
+}
+
+/** Hours compiled for lookups by local day (days since the epoch of the naive local time). */
+interface CompiledHours {
+  weekly: DayWindow[][];
+  special: Map<number, DayWindow[]>;
+  /** The last special day, or -Infinity without any. */
+  lastSpecialDay: number;
+  /** Whether some day of the week has a window. */
+  hasWeekly: boolean;
+  /** The special days with windows, ascending. */
+  openSpecialDays: number[];
+}
+
+const toDayWindow = (window: { start: string; end: string }): DayWindow => ({
+  start: secondsOfDay(window.start),
+  end: window.end === END_OF_DAY ? 86_400 : secondsOfDay(window.end),
+});
+
+/** Days since the epoch of a `YYYY-MM-DD` date. */
+const epochDay = (date: string) => Math.floor(Date.parse(`${date}T00:00:00Z`) / DAY_MS);
+
+function compileHours(hours: OpeningHours): CompiledHours {
+  const weekly: DayWindow[][] = dayOfWeek.options.map(() => []);
+  for (const window of hours.windows ?? []) {
+    weekly[dayOfWeek.options.indexOf(window.dayOfWeek)]!.push(toDayWindow(window));
+  }
+  const special = new Map<number, DayWindow[]>();
+  let lastSpecialDay = -Infinity;
+  for (const day of hours.specialDays ?? []) {
+    const epoch = epochDay(day.date);
+    special.set(epoch, 'closed' in day ? [] : day.windows.map(toDayWindow));
+    lastSpecialDay = Math.max(lastSpecialDay, epoch);
+  }
+  const openSpecialDays = [...special]
+    .filter(([, windows]) => windows.length > 0)
+    .map(([day]) => day)
+    .sort((a, b) => a - b);
+  const hasWeekly = weekly.some((windows) => windows.length > 0);
+  return { weekly, special, lastSpecialDay, hasWeekly, openSpecialDays };
+}
+
+/**
+ * The local days (days since the epoch) from `firstDay` on that may hold the next opening,
+ * in order: without weekly windows only the special days with windows, so a special day
+ * years ahead costs no walk to it; otherwise every day to the last special day and two weeks
+ * and a day after (a run of closed special days ends there, and every weekly window recurs
+ * within it).
+ */
+function* daysToSearch(hours: CompiledHours, firstDay: number): Generator<number> {
+  if (!hours.hasWeekly) {
+    for (const day of hours.openSpecialDays) if (day >= firstDay) yield day;
+    return;
+  }
+  const lastDay = Math.max(firstDay, hours.lastSpecialDay) + SEARCH_DAYS;
+  for (let day = firstDay; day < lastDay; day++) yield day;
+}
+
+/** The windows of a local day (days since the epoch): its special day's, else the weekly ones. */
+function windowsOfDay(hours: CompiledHours, day: number): DayWindow[] {
+  // 1970-01-01 was a Thursday (index 4).
+  return hours.special.get(day) ?? hours.weekly[(((day + 4) % 7) + 7) % 7]!;
+}
+
+function isOpenMillis(hours: CompiledHours, timezone: string, millis: number): boolean {
+  const { day, seconds } = localReading(timezone, millis);
+  return windowsOfDay(hours, day).some((window) => seconds >= window.start && seconds < window.end);
+}
+
+/** The local day (days since the epoch) and second of that day an instant reads. */
+function localReading(timezone: string, millis: number): { day: number; seconds: number } {
+  const local = naiveLocal(millis, timezone);
+  const day = Math.floor(local / DAY_MS);
+  return { day, seconds: Math.floor((local - day * DAY_MS) / 1_000) };
+}
+
+/** Whether a weekly window of the day's weekday holds the second (no allocation: hot path). */
+function inWeeklyWindows(
   windows: readonly AvailabilityWindow[],
-  timezone: string,
-  millis: number,
+  day: number,
+  seconds: number,
 ): boolean {
-  const local = new Date(naiveLocal(millis, timezone));
-  const day = dayOfWeek.options[local.getUTCDay()]!;
-  const seconds = local.getUTCHours() * 3_600 + local.getUTCMinutes() * 60 + local.getUTCSeconds();
+  const weekday = dayOfWeek.options[(((day + 4) % 7) + 7) % 7];
   return windows.some(
     (window) =>
-      window.dayOfWeek === day &&
+      window.dayOfWeek === weekday &&
       seconds >= secondsOfDay(window.start) &&
       (window.end === END_OF_DAY || seconds < secondsOfDay(window.end)),
   );
+}
+
+/**
+ * True when `instant` falls inside the hours, read in the store's time zone: the special
+ * day's windows on its date (none when closed), the weekly windows on other dates (start
+ * inclusive, end exclusive; an end of 00:00:00 is the end of the day). No windows never open
+ * (docs/guide/stores.md#special-hours).
+ */
+export function isWithinHours(hours: OpeningHours, timezone: string, instant: Date): boolean {
+  const { day, seconds } = localReading(timezone, instant.getTime());
+  if (hours.specialDays && hours.specialDays.length > 0) {
+    const date = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    const special = hours.specialDays.find((candidate) => candidate.date === date);
+    if (special) {
+      return (
+        !('closed' in special) &&
+        special.windows
+          .map(toDayWindow)
+          .some((window) => seconds >= window.start && seconds < window.end)
+      );
+    }
+  }
+  return inWeeklyWindows(hours.windows ?? [], day, seconds);
 }
 
 /**
@@ -103,7 +217,16 @@ export function isWithinWindows(
   instant: Date,
 ): boolean {
   if (!windows || windows.length === 0) return false;
-  return isWithinMillis(windows, timezone, instant.getTime());
+  const { day, seconds } = localReading(timezone, instant.getTime());
+  return inWeeklyWindows(windows, day, seconds);
+}
+
+/**
+ * The local calendar date (`YYYY-MM-DD`) of an instant in a time zone: the date special days
+ * are keyed by.
+ */
+export function localDateOf(timezone: string, instant: Date): string {
+  return new Date(naiveLocal(instant.getTime(), timezone)).toISOString().slice(0, 10);
 }
 
 /**
@@ -145,11 +268,41 @@ function dayStart(naiveMidnight: number, timezone: string): number {
 }
 
 /**
- * The earliest instant at or after `from` inside one of the windows, or null when they
- * never open. A window can only begin where the local clock reads one of its starts
- * (twice in a repeated fall-back hour), where the clock jumps (a daylight-saving change)
- * or where a local day begins, so those instants are the candidates, confirmed with
- * `isWithinWindows`.
+ * The earliest instant at or after `from` inside the hours (special days included), or null
+ * when they never open. A window can only begin where the local clock reads one of its
+ * starts (twice in a repeated fall-back hour), where the clock jumps (a daylight-saving
+ * change) or where a local day begins, so those instants are the candidates, confirmed by
+ * the same rule as `isWithinHours`. Days without windows (closed special days) cost one map
+ * look-up, so the search runs past any run of them (`daysToSearch`); its work is bounded by
+ * the special days, however far ahead they lie.
+ */
+export function nextHoursOpening(hours: OpeningHours, timezone: string, from: Date): Date | null {
+  const compiled = compileHours(hours);
+  const fromMillis = from.getTime();
+  if (isOpenMillis(compiled, timezone, fromMillis)) return from;
+  const firstDay = Math.floor(naiveLocal(fromMillis, timezone) / DAY_MS);
+  for (const day of daysToSearch(compiled, firstDay)) {
+    const windows = windowsOfDay(compiled, day);
+    if (windows.length === 0) continue;
+    const midnight = day * DAY_MS;
+    const start = dayStart(midnight, timezone);
+    const change = offsetChangeWithin(start, dayStart(midnight + DAY_MS, timezone), timezone);
+    const candidates = [start, ...(change === undefined ? [] : [change])];
+    for (const window of windows) {
+      candidates.push(...occurrencesOf(midnight + window.start * 1_000, timezone));
+    }
+    const opening = candidates
+      .filter((millis) => millis >= fromMillis)
+      .sort((a, b) => a - b)
+      .find((millis) => isOpenMillis(compiled, timezone, millis));
+    if (opening !== undefined) return new Date(opening);
+  }
+  return null;
+}
+
+/**
+ * The earliest instant at or after `from` inside the weekly windows, or null when they
+ * never open (`nextHoursOpening` without special days).
  */
 export function nextWindowOpening(
   windows: readonly AvailabilityWindow[] | null | undefined,
@@ -157,26 +310,5 @@ export function nextWindowOpening(
   from: Date,
 ): Date | null {
   if (!windows || windows.length === 0) return null;
-  const fromMillis = from.getTime();
-  if (isWithinMillis(windows, timezone, fromMillis)) return from;
-  const local = new Date(naiveLocal(fromMillis, timezone));
-  const firstMidnight = Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate());
-  for (let offset = 0; offset < SEARCH_DAYS; offset++) {
-    const midnight = firstMidnight + offset * DAY_MS;
-    const day = dayOfWeek.options[new Date(midnight).getUTCDay()]!;
-    const start = dayStart(midnight, timezone);
-    const change = offsetChangeWithin(start, dayStart(midnight + DAY_MS, timezone), timezone);
-    const candidates = [start, ...(change === undefined ? [] : [change])];
-    for (const window of windows) {
-      if (window.dayOfWeek === day) {
-        candidates.push(...occurrencesOf(midnight + secondsOfDay(window.start) * 1_000, timezone));
-      }
-    }
-    const opening = candidates
-      .filter((millis) => millis >= fromMillis)
-      .sort((a, b) => a - b)
-      .find((millis) => isWithinMillis(windows, timezone, millis));
-    if (opening !== undefined) return new Date(opening);
-  }
-  return null;
+  return nextHoursOpening({ windows }, timezone, from);
 }

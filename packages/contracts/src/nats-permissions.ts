@@ -130,7 +130,8 @@ const jetStreamUse: Record<ServiceName, JetStreamUse | undefined> = {
     publishes: [],
     // Store events (docs/guide/stores.md#item-availability) leave through an outbox.
     outbox: true,
-    republishes: [],
+    // Ordering's store-event recorder takes stores' events, which only stores may publish.
+    republishes: ['ordering-store-webhook-deliveries'],
   },
   catalog: {
     streams: [catalogIngest, eventsStream, deadLetters],
@@ -142,7 +143,10 @@ const jetStreamUse: Record<ServiceName, JetStreamUse | undefined> = {
   },
   ordering: {
     streams: [eventsStream, deadLetters],
-    consumers: [{ stream: eventsStream, durable: 'ordering-webhook-deliveries' }],
+    consumers: [
+      { stream: eventsStream, durable: 'ordering-webhook-deliveries' },
+      { stream: eventsStream, durable: 'ordering-store-webhook-deliveries' },
+    ],
     publishes: [],
     outbox: true,
     republishes: ['ordering-webhook-deliveries'],

@@ -40,6 +40,7 @@ export const durables = {
   storesCatalogActivated: 'stores-catalog-activated',
   catalogIngest: 'catalog-ingest',
   orderingWebhookDeliveries: 'ordering-webhook-deliveries',
+  orderingStoreWebhookDeliveries: 'ordering-store-webhook-deliveries',
 } as const;
 
 /**
@@ -147,6 +148,18 @@ export function jetStreamTopology(
         durable: durables.orderingWebhookDeliveries,
         config: {
           filter_subject: `${prefix}.${events.orderStatusChanged.subject}`,
+          deliver_policy: DeliverPolicy.All,
+        },
+        ...WEBHOOK_RECORDER_SCHEDULE,
+      },
+      // Store events fanned out to the subscribed partners' webhooks: a consumer of its own,
+      // so a fan-out never holds up order events. The same schedule: the dispatchers' gap
+      // grace is derived from it.
+      {
+        stream: name(natsStreams.events),
+        durable: durables.orderingStoreWebhookDeliveries,
+        config: {
+          filter_subject: `${prefix}.${events.storeChanged.subject}`,
           deliver_policy: DeliverPolicy.All,
         },
         ...WEBHOOK_RECORDER_SCHEDULE,

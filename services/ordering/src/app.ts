@@ -17,15 +17,18 @@ import {
   type ServiceInstance,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { type Subscription } from 'nats';
+import type { Msg, Subscription } from 'nats';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { z } from 'zod';
 import { createCatalogCache } from './catalog/catalog-cache.js';
 import { createCatalogCompilePool } from './catalog/compile-pool.js';
+import { createItemAvailabilityCache } from './catalog/item-availability-cache.js';
 import type { OrderingConfig } from './config.js';
 import type { OrderingDatabase } from './db/ordering.table.js';
 import { addressHandlers } from './addresses/address.handlers.js';
 import { cartHandlers } from './carts/cart.handlers.js';
+import { createAcceptanceSweeper } from './lifecycle/acceptance-sweeper.js';
 import { orderLifecycleHandlers } from './lifecycle/lifecycle.handlers.js';
 import { createOrderEvaluator } from './validate/order-evaluator.js';
 import { validateHandlers } from './validate/validate.handlers.js';
@@ -38,6 +41,7 @@ import { pruneSettledDeliveries } from './webhooks/delivery.repository.js';
 import { webhookHandlers } from './webhooks/webhook.handlers.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { webhookRecorder } from './webhooks/order-status-changed.consumer.js';
+import { storeEventRecorder } from './webhooks/store-changed.consumer.js';
 import { WEBHOOK_GAP_GRACE_MS } from './webhooks/webhook-recording.js';
 import { createWebhookSender } from './webhooks/webhook-sender.js';
 
@@ -57,6 +61,19 @@ export interface OrderingServiceDeps extends ServiceDeps {
   readonly keyring?: Keyring;
 }
 
+/**
+ * A plain subscription's event, or undefined for a message that is not one. Never throws: a
+ * throw in a subscription's callback closes the whole NATS connection.
+ */
+function decodeEvent<T>(schema: z.ZodType<T>, msg: Msg): T | undefined {
+  try {
+    const event = schema.safeParse(msg.json());
+    return event.success ? event.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** How often settled webhook deliveries past their retention are deleted. */
 const WEBHOOK_PRUNE_INTERVAL_MS = 3_600_000;
 
@@ -68,6 +85,8 @@ const WEBHOOK_PRUNE_INTERVAL_MS = 3_600_000;
 export function createOrderingService(deps: OrderingServiceDeps): ServiceInstance & {
   /** Settle abandoned place keys and forget expired answers now (tests; a timer does it too). */
   sweepPlaces(): Promise<{ settled: number; forgotten: number }>;
+  /** Cancel orders past their acceptance window and ask for due pauses now (tests; a timer too). */
+  sweepAcceptance(): Promise<{ cancelled: number; paused: number }>;
 } {
   const bus = createBusClient(deps.nc, {
     prefix: deps.subjectPrefix,
@@ -91,13 +110,18 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       queuedPerPartner: deps.config.ORDERING_CATALOG_COMPILES_QUEUED_PER_PARTNER,
     },
   });
+  const availability = createItemAvailabilityCache({
+    bus,
+    logger: deps.logger,
+    maxBytes: deps.config.ORDERING_ITEM_AVAILABILITY_CACHE_BYTES,
+  });
   const { config, db } = deps;
   const clock = deps.clock ?? (() => new Date());
   const keyring = deps.keyring ?? keyringFromEnv();
   const js = deps.nc.jetstream();
   const relay = createOutboxRelay({ db, js, logger: deps.logger, metrics: deps.metrics });
   const nudge = () => void relay.nudge();
-  const evaluate = createOrderEvaluator({ db, bus, catalogs, clock });
+  const evaluate = createOrderEvaluator({ db, bus, catalogs, availability, clock });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const dispatcher = createWebhookDispatcher({
     db,
@@ -112,6 +136,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     registry: deps.metrics.registry,
     holder,
     concurrency: config.WEBHOOK_CONCURRENCY,
+    storeConcurrency: Math.min(config.WEBHOOK_STORE_EVENT_CONCURRENCY, config.WEBHOOK_CONCURRENCY),
     perPartner: config.WEBHOOK_MAX_IN_FLIGHT_PER_PARTNER,
     // A try ends within its timeout: twice that and some is a lease only a dead replica loses.
     leaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 5_000,
@@ -140,6 +165,9 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     settleAfterMs: config.ORDERING_PLACE_SETTLE_AFTER_MS,
     paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
     ...(config.ORDERING_FAILPOINT ? { failpoint: config.ORDERING_FAILPOINT } : {}),
+    ...(config.ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS === undefined
+      ? {}
+      : { testAcceptanceWindowSeconds: config.ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS }),
   });
   const sweeper = createPlaceSweeper({
     db,
@@ -150,8 +178,18 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     leaseMs: config.ORDERING_PLACE_LEASE_MS,
     backoffMs: config.ORDERING_PLACE_SETTLE_AFTER_MS,
   });
+  const acceptance = createAcceptanceSweeper({
+    db,
+    bus,
+    clock,
+    prefix: deps.subjectPrefix,
+    paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
+    logger: deps.logger,
+    registry: deps.metrics.registry,
+    nudge,
+  });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
-    ...cartHandlers(catalogs),
+    ...cartHandlers(catalogs, availability, clock),
     ...addressHandlers(db, bus, deps.config.ORDERING_MAX_ADDRESSES_PER_END_USER),
     ...validateHandlers(evaluate),
     placeHandler({
@@ -180,11 +218,15 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     }),
   ]);
   let activations: Subscription | undefined;
+  let storeChanges: Subscription | undefined;
   let sweeping: NodeJS.Timeout | undefined;
+  let acceptanceSweeping: NodeJS.Timeout | undefined;
   let pruner: NodeJS.Timeout | undefined;
   let recorder: ConsumerLoop | undefined;
+  let storeRecorder: ConsumerLoop | undefined;
   return {
     sweepPlaces: () => sweeper.sweep(),
+    sweepAcceptance: () => acceptance.sweep(),
     async start() {
       const jsm = await deps.nc.jetstreamManager();
       // The outbox publishes events; the recorder checks its own consumer.
@@ -205,6 +247,20 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         metrics: deps.metrics,
         handle: webhookRecorder(db, dispatcher.poke),
       });
+      storeRecorder = await startConsumer({
+        ...topologyConsumer(
+          jetStreamTopology(deps.subjectPrefix),
+          durables.orderingStoreWebhookDeliveries,
+        ),
+        js,
+        jsm,
+        prefix: deps.subjectPrefix,
+        // A fan-out is one transaction of a few statements; a few at once are plenty.
+        concurrency: 4,
+        logger: deps.logger,
+        metrics: deps.metrics,
+        handle: storeEventRecorder(db, dispatcher.poke),
+      });
       dispatcher.start();
       pruner = setInterval(() => {
         pruneSettledDeliveries(db, config.WEBHOOK_RETENTION_MS).catch((error: unknown) => {
@@ -216,24 +272,47 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
           deps.logger.warn({ err: error }, 'sweeping place keys failed');
         });
       }, config.ORDERING_PLACE_SWEEP_INTERVAL_MS);
+      acceptanceSweeping = setInterval(() => {
+        acceptance.sweep().catch((error: unknown) => {
+          deps.logger.warn({ err: error }, 'sweeping orders past their acceptance window failed');
+        });
+      }, config.ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS);
       // Every replica keeps its own cache, so a plain subscription (no queue group, no
       // durable consumer): a missed event is covered by the cache's short TTL.
       activations = deps.nc.subscribe(`${deps.subjectPrefix}.${events.catalogActivated.subject}`, {
         callback: (error, msg) => {
-          if (error) return;
-          const event = events.catalogActivated.schema.safeParse(msg.json());
-          if (event.success) {
-            const { storeId, versionId, activatedAt } = event.data.data;
-            catalogs.activated(storeId, versionId, activatedAt, event.data.id);
+          const event = error ? undefined : decodeEvent(events.catalogActivated.schema, msg);
+          if (event) {
+            const { storeId, versionId, activatedAt } = event.data;
+            catalogs.activated(storeId, versionId, activatedAt, event.id);
+          }
+        },
+      });
+      // Likewise for item availability overrides; validate and place also compare the version
+      // their order context names, so a missed event never lets an order through.
+      storeChanges = deps.nc.subscribe(`${deps.subjectPrefix}.${events.storeChanged.subject}`, {
+        callback: (error, msg) => {
+          const event = error ? undefined : decodeEvent(events.storeChanged.schema, msg);
+          if (event?.data.event === 'store.items_availability_changed') {
+            const { storeId, itemAvailabilityVersion } = event.data;
+            availability.changed(storeId, itemAvailabilityVersion, event.id);
           }
         },
       });
     },
     async stop(timeoutMs) {
       clearInterval(sweeping);
+      clearInterval(acceptanceSweeping);
       clearInterval(pruner);
       activations?.unsubscribe();
-      await Promise.all([subjects.stop(timeoutMs), recorder?.stop(timeoutMs), sweeper.stop()]);
+      storeChanges?.unsubscribe();
+      await Promise.all([
+        subjects.stop(timeoutMs),
+        recorder?.stop(timeoutMs),
+        sweeper.stop(),
+        acceptance.stop(),
+        storeRecorder?.stop(timeoutMs),
+      ]);
       await Promise.all([relay.stop(), dispatcher.stop(), compilePool.close()]);
     },
     serving: () => subjects.serving(),

@@ -18,6 +18,7 @@ import type { StoresDatabase } from './db/store.table.js';
 import { catalogActivatedHandler } from './handlers/catalog-activated.consumer.js';
 import { discoveryHandlers } from './handlers/discovery.handlers.js';
 import { itemAvailabilityHandlers } from './handlers/item-availability.handlers.js';
+import { specialHoursHandlers } from './handlers/special-hours.handlers.js';
 import { statusHandlers } from './handlers/status.handlers.js';
 import { createGazetteerGeocoder, type Geocoder } from './geocoding/geocoder.js';
 import { storeHandlers } from './handlers/store.handlers.js';
@@ -77,6 +78,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
     ),
     ...statusHandlers({ db, clock, prefix, relay }),
     ...itemAvailabilityHandlers({ db, bus, clock, prefix, relay }),
+    ...specialHoursHandlers(db, clock, { prefix, relay }),
     ...discoveryHandlers(db, geocoder, clock, {
       scanCap: config.STORES_DISCOVERY_SCAN_CAP,
     }),

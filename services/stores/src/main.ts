@@ -1,6 +1,7 @@
 import { platformOpsPorts } from '@pcp/contracts';
 import {
   adminCommand,
+  deadLetterCommands,
   keyringFromEnv,
   loadConfig,
   outboxCommands,
@@ -36,5 +37,7 @@ await runService<StoresDatabase>({
       options: {},
       run: ({ db }) => rewrapSubmissionSecrets(db, keyring),
     }),
+    // Ordering's store-event recorder dead-letters stores' events; only stores may publish them.
+    ...deadLetterCommands(),
   },
 });

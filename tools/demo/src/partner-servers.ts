@@ -1,6 +1,6 @@
 // The partners' own servers on this machine: the commerce partner's catalog host and the
 // distribution partner's webhook receiver.
-import type { WebhookEvent, WebhookVerifier } from '@pcp/client';
+import type { OrderWebhookEvent, WebhookEvent, WebhookVerifier } from '@pcp/client';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { check } from './output.js';
@@ -40,7 +40,7 @@ export interface WebhookReceiver {
   url: string;
   /** Set once the endpoint's secret is known; until then every delivery is refused. */
   verifier: WebhookVerifier | undefined;
-  events: { id: string; event: WebhookEvent }[];
+  events: { id: string; event: OrderWebhookEvent }[];
   rejected: string[];
 }
 
@@ -49,6 +49,14 @@ export interface WebhookReceiver {
  * recorded when it verifies (once per webhook-id: delivery is at least once), 400 and
  * recorded as a failure when it does not.
  */
+function isOrderEvent(event: WebhookEvent): event is OrderWebhookEvent {
+  return (
+    event.type === 'order.created' ||
+    event.type === 'order.status_changed' ||
+    event.type === 'order.cancelled'
+  );
+}
+
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const seen = new Set<string>();
   const server = createServer((request, response) => {
@@ -65,6 +73,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       try {
         if (request.url !== '/webhooks' || !receiver.verifier) throw new Error('not expected');
         const event = receiver.verifier.verify(raw, request.headers);
+        // The demo's endpoint subscribes to order events only.
+        if (!isOrderEvent(event)) throw new Error(`not an order event: ${event.type}`);
         const id = String(request.headers['webhook-id']);
         if (!seen.has(id)) {
           seen.add(id);

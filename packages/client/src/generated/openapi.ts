@@ -91,6 +91,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/commerce/stores/{storeId}/special-hours': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read a store’s special hours
+     * @description The dates (in the store’s time zone) whose hours replace the weekly availability, by date: closed, or open in their own windows.
+     */
+    get: operations['getSpecialHours'];
+    /**
+     * Replace a store’s special hours
+     * @description At most 366 days, each date once, in the store’s time zone: `closed: true`, or 1..6 windows that do not overlap (end 00:00:00 is the end of the day). On those dates they replace the weekly availability in every rule that reads hours: isOpenNow, nextOpenAt, STORE_CLOSED, scheduled times and discovery. An empty list removes them.
+     */
+    put: operations['setSpecialHours'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/marketfront/stores/{storeId}': {
     parameters: {
       query?: never;
@@ -640,9 +664,89 @@ export interface webhooks {
     put?: never;
     /**
      * Webhook order.cancelled
-     * @description The store cancelled an order. POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per order (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
+     * @description The store (or the platform, when the store did not accept it in time) cancelled an order. POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per order (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
      */
     post: operations['orderCancelledWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'store.status_changed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Webhook store.status_changed
+     * @description A store went online, paused or busy (with its extra minutes). POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per store, sent to every partner subscribed to it (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
+     */
+    post: operations['storeStatusChangedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'store.hours_changed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Webhook store.hours_changed
+     * @description A store changed its time zone, weekly hours or special days. POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per store, sent to every partner subscribed to it (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
+     */
+    post: operations['storeHoursChangedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'store.items_availability_changed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Webhook store.items_availability_changed
+     * @description Items of a store became unavailable (until a time) or available again. POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per store, sent to every partner subscribed to it (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
+     */
+    post: operations['storeItemsAvailabilityChangedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'catalog.activated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Webhook catalog.activated
+     * @description A store activated a new CatalogSet. POSTed to your registered endpoint, signed with Standard Webhooks, at least once and in order per store, sent to every partner subscribed to it (keep the highest version). Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is honoured; other answers are retried with backoff for about a day.
+     */
+    post: operations['catalogActivatedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1435,6 +1539,94 @@ export interface components {
         cancelReason: string | null;
         cancelledBy: ('store' | 'platform') | null;
       };
+    };
+    /**
+     * @example {
+     *       "type": "store.status_changed",
+     *       "timestamp": "2026-11-22T18:05:00Z",
+     *       "data": {
+     *         "storeId": "5f1e9c3a-7b2d-4e8f-9a6c-1d0b3e5f7a92",
+     *         "version": 7,
+     *         "status": "busy",
+     *         "reason": null,
+     *         "pausedAt": "2026-11-22T18:05:00Z",
+     *         "resumeAt": "2026-11-22T20:00:00Z",
+     *         "extraPrepMinutes": 20,
+     *         "pausedBy": null
+     *       }
+     *     }
+     */
+    StoreWebhookPayload: {
+      /** @enum {string} */
+      type:
+        | 'store.status_changed'
+        | 'store.hours_changed'
+        | 'store.items_availability_changed'
+        | 'catalog.activated';
+      /** Format: date-time */
+      timestamp: string;
+      data:
+        | {
+            /** Format: uuid */
+            storeId: string;
+            /** @enum {string} */
+            status: 'online' | 'paused' | 'busy';
+            reason: string | null;
+            pausedAt: string | null;
+            resumeAt: string | null;
+            extraPrepMinutes: number | null;
+            pausedBy: ('partner' | 'platform') | null;
+            version: number;
+          }
+        | {
+            /** Format: uuid */
+            storeId: string;
+            timezone: string;
+            availability: {
+              /** @enum {string} */
+              dayOfWeek:
+                'Sunday' | 'Monday' | 'Tuesday' | 'Wednesday' | 'Thursday' | 'Friday' | 'Saturday';
+              start: string;
+              end: string;
+            }[];
+            specialDays: (
+              | {
+                  date: string;
+                  /** @constant */
+                  closed: true;
+                }
+              | {
+                  date: string;
+                  windows: {
+                    start: string;
+                    end: string;
+                  }[];
+                }
+            )[];
+            version: number;
+          }
+        | {
+            /** Format: uuid */
+            storeId: string;
+            itemAvailabilityVersion: number;
+            items: {
+              /** Format: uuid */
+              itemId: string;
+              available: boolean;
+              until: string | null;
+            }[];
+            version: number;
+          }
+        | {
+            /** Format: uuid */
+            storeId: string;
+            /** Format: uuid */
+            catalogSetId: string;
+            etag: string;
+            /** Format: date-time */
+            activatedAt: string;
+            version: number;
+          };
     };
     /**
      * @example {
@@ -2930,6 +3122,450 @@ export interface operations {
             resumeAt: string | null;
             extraPrepMinutes: number | null;
             pausedBy: ('partner' | 'platform') | null;
+          };
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Not Found: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`STORE_NOT_FOUND`](http://localhost:8080/docs/errors/STORE_NOT_FOUND): Store not found
+       */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Payload Too Large: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`PAYLOAD_TOO_LARGE`](http://localhost:8080/docs/errors/PAYLOAD_TOO_LARGE): Payload too large
+       */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unsupported Media Type: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNSUPPORTED_MEDIA_TYPE`](http://localhost:8080/docs/errors/UNSUPPORTED_MEDIA_TYPE): Unsupported media type
+       */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  getSpecialHours: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path: {
+        storeId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The store’s special days */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            days: (
+              | {
+                  date: string;
+                  /** @enum {boolean} */
+                  closed: true;
+                }
+              | {
+                  date: string;
+                  windows: {
+                    start: string;
+                    end: string;
+                  }[];
+                }
+            )[];
+          };
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Not Found: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`STORE_NOT_FOUND`](http://localhost:8080/docs/errors/STORE_NOT_FOUND): Store not found
+       */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  setSpecialHours: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path: {
+        storeId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "days": [
+         *         {
+         *           "date": "2026-12-24",
+         *           "windows": [
+         *             {
+         *               "start": "08:00:00",
+         *               "end": "14:00:00"
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "date": "2026-12-25",
+         *           "closed": true
+         *         }
+         *       ]
+         *     }
+         */
+        'application/json': {
+          days: (
+            | {
+                date: string;
+                /** @enum {boolean} */
+                closed: true;
+              }
+            | {
+                date: string;
+                windows: {
+                  start: string;
+                  end: string;
+                }[];
+              }
+          )[];
+        };
+      };
+    };
+    responses: {
+      /** @description The store’s special days as stored, by date */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            days: (
+              | {
+                  date: string;
+                  /** @enum {boolean} */
+                  closed: true;
+                }
+              | {
+                  date: string;
+                  windows: {
+                    start: string;
+                    end: string;
+                  }[];
+                }
+            )[];
           };
         };
       };
@@ -9754,6 +10390,150 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['WebhookPayload'];
+      };
+    };
+    responses: {
+      /** @description Gone: disable the endpoint; nothing more is sent to it */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  storeStatusChangedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and resend of this event; dedupe on it. */
+        'webhook-id': string;
+        /** @description Seconds since the Unix epoch when this try was signed. */
+        'webhook-timestamp': string;
+        /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StoreWebhookPayload'];
+      };
+    };
+    responses: {
+      /** @description Gone: disable the endpoint; nothing more is sent to it */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  storeHoursChangedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and resend of this event; dedupe on it. */
+        'webhook-id': string;
+        /** @description Seconds since the Unix epoch when this try was signed. */
+        'webhook-timestamp': string;
+        /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StoreWebhookPayload'];
+      };
+    };
+    responses: {
+      /** @description Gone: disable the endpoint; nothing more is sent to it */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  storeItemsAvailabilityChangedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and resend of this event; dedupe on it. */
+        'webhook-id': string;
+        /** @description Seconds since the Unix epoch when this try was signed. */
+        'webhook-timestamp': string;
+        /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StoreWebhookPayload'];
+      };
+    };
+    responses: {
+      /** @description Gone: disable the endpoint; nothing more is sent to it */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  catalogActivatedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and resend of this event; dedupe on it. */
+        'webhook-id': string;
+        /** @description Seconds since the Unix epoch when this try was signed. */
+        'webhook-timestamp': string;
+        /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StoreWebhookPayload'];
       };
     };
     responses: {

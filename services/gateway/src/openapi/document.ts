@@ -1,5 +1,5 @@
 import type { SwaggerOptions, SwaggerTransformObject } from '@fastify/swagger';
-import { errorCodes, isErrorCode, orderEventKind } from '@pcp/contracts';
+import { errorCodes, isErrorCode, orderEventKind, storeEventKind } from '@pcp/contracts';
 import { jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { problemExample } from '../docs/error-docs.js';
 import { guideUrl, type GuideName, type GuideSection } from '../docs/guides.js';
@@ -109,9 +109,10 @@ const camelCase = (name: string) =>
   name.replace(/[._]([a-z])/g, (_match, letter: string) => letter.toUpperCase());
 
 /**
- * Order-status events as delivered to a distribution partner's endpoint (docs/guide/webhooks.md).
+ * Order and store events as delivered to a distribution partner's endpoint
+ * (docs/guide/webhooks.md, docs/guide/webhooks.md#store-events).
  */
-function orderWebhooks() {
+function partnerWebhooks() {
   const signatureHeaders = Object.entries({
     'webhook-id': 'The event id: the same on every retry and resend of this event; dedupe on it.',
     'webhook-timestamp': 'Seconds since the Unix epoch when this try was signed.',
@@ -128,10 +129,27 @@ function orderWebhooks() {
   const meaning = {
     'order.created': 'An order was placed.',
     'order.status_changed': 'An order moved to another status, or was completed.',
-    'order.cancelled': 'The store cancelled an order.',
-  } as const satisfies Record<(typeof orderEventKind.options)[number], string>;
+    'order.cancelled':
+      'The store (or the platform, when the store did not accept it in time) cancelled an order.',
+    'store.status_changed': 'A store went online, paused or busy (with its extra minutes).',
+    'store.hours_changed': 'A store changed its time zone, weekly hours or special days.',
+    'store.items_availability_changed':
+      'Items of a store became unavailable (until a time) or available again.',
+    'catalog.activated': 'A store activated a new CatalogSet.',
+  } as const satisfies Record<
+    (typeof orderEventKind.options)[number] | (typeof storeEventKind.options)[number],
+    string
+  >;
+  const kinds = [
+    ...orderEventKind.options.map((kind) => ({ kind, schema: 'WebhookPayload', per: 'order' })),
+    ...storeEventKind.options.map((kind) => ({
+      kind,
+      schema: 'StoreWebhookPayload',
+      per: 'store, sent to every partner subscribed to it',
+    })),
+  ];
   return Object.fromEntries(
-    orderEventKind.options.map((kind) => [
+    kinds.map(({ kind, schema, per }) => [
       kind,
       {
         post: {
@@ -139,7 +157,7 @@ function orderWebhooks() {
           summary: `Webhook ${kind}`,
           description:
             `${meaning[kind]} POSTed to your registered endpoint, signed with Standard ` +
-            'Webhooks, at least once and in order per order (keep the highest version). ' +
+            `Webhooks, at least once and in order per ${per} (keep the highest version). ` +
             'Answer 2xx when received; 410 Gone disables the endpoint; Retry-After is ' +
             'honoured; other answers are retried with backoff for about a day.',
           tags: ['Marketfront: webhooks'],
@@ -148,7 +166,7 @@ function orderWebhooks() {
           requestBody: {
             required: true,
             content: {
-              'application/json': { schema: { $ref: '#/components/schemas/WebhookPayload' } },
+              'application/json': { schema: { $ref: `#/components/schemas/${schema}` } },
             },
           },
           responses: {
@@ -290,7 +308,7 @@ export function openApiOptions(options: {
       tags: tags(catalogSetSchema, options.docsUrl),
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearerAuth: [] }],
-      webhooks: orderWebhooks(),
+      webhooks: partnerWebhooks(),
     },
     transform: createRouteTransform({ docsUrl: options.docsUrl }),
     // Schemas registered with an id (the recursive priced line and cart) become components

@@ -6,6 +6,7 @@ import {
   marketfrontStore,
   pageQuery,
   setStoreStatusInput,
+  specialHours,
   storeProfileInput,
   storeStatus,
   subjects,
@@ -184,6 +185,60 @@ export const storeRoutes: FastifyPluginAsync = async (gateway) => {
       bus.request(
         subjects.stores.setStatus,
         { storeId: request.params.storeId, change: request.body },
+        request.ctx,
+      ),
+  );
+
+  app.get(
+    '/v1/commerce/stores/:storeId/special-hours',
+    {
+      config: { ...commerce, rateClass: 'reads' },
+      schema: {
+        tags: tags.commerce,
+        operationId: 'getSpecialHours',
+        summary: 'Read a store’s special hours',
+        description:
+          'The dates (in the store’s time zone) whose hours replace the weekly availability, ' +
+          'by date: closed, or open in their own windows.',
+        params: storeParams,
+        response: {
+          200: jsonResponse(specialHours, 'The store’s special days'),
+          ...problemResponses('STORE_NOT_FOUND'),
+        },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(subjects.stores.getSpecialHours, request.params, request.ctx),
+      ),
+  );
+
+  app.put(
+    '/v1/commerce/stores/:storeId/special-hours',
+    {
+      config: { ...commerce, rateClass: 'writes' },
+      schema: {
+        tags: tags.commerce,
+        operationId: 'setSpecialHours',
+        summary: 'Replace a store’s special hours',
+        description:
+          'At most 366 days, each date once, in the store’s time zone: `closed: true`, or 1..6 ' +
+          'windows that do not overlap (end 00:00:00 is the end of the day). On those dates they ' +
+          'replace the weekly availability in every rule that reads hours: isOpenNow, ' +
+          'nextOpenAt, STORE_CLOSED, scheduled times and discovery. An empty list removes them.',
+        params: storeParams,
+        body: specialHours,
+        response: {
+          200: jsonResponse(specialHours, 'The store’s special days as stored, by date'),
+          ...problemResponses('STORE_NOT_FOUND'),
+        },
+      },
+    },
+    (request) =>
+      bus.request(
+        subjects.stores.setSpecialHours,
+        { storeId: request.params.storeId, days: request.body.days },
         request.ctx,
       ),
   );

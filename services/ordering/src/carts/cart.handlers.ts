@@ -7,6 +7,7 @@ import {
   type RequestContext,
 } from '@pcp/service-kit';
 import type { CatalogCache, StorePricingData } from '../catalog/catalog-cache.js';
+import type { ItemAvailabilityCache } from '../catalog/item-availability-cache.js';
 import { addItem, removeItem, updateItem, type CartOperationResult } from './cart-operations.js';
 import { priceCart } from '../catalog/pricing.js';
 
@@ -24,9 +25,14 @@ function cartInvalid(errors: OrderError[]): AppError {
  * current CatalogSet. Nothing about the cart is stored. A call fails only for problems in
  * what its operation touches; lines already in the cart that can no longer be priced are
  * listed in the returned cart's `errors`, so a partner can always remove them. Carts have
- * no order time: availability windows are for validate and place.
+ * no order time: availability windows are for validate and place. Item availability overrides
+ * the store set apply now (docs/guide/carts.md#what-a-call-checks).
  */
-export function cartHandlers(catalogs: CatalogCache): HandlerBinding[] {
+export function cartHandlers(
+  catalogs: CatalogCache,
+  availability: ItemAvailabilityCache,
+  clock: () => Date,
+): HandlerBinding[] {
   async function apply(operation: CartOperationResult, ctx: RequestContext): Promise<PricedCart> {
     requirePartner(ctx, 'distribution');
     if (!operation.ok) {
@@ -43,19 +49,27 @@ export function cartHandlers(catalogs: CatalogCache): HandlerBinding[] {
           pointer: operation.catalogSetPointer,
         },
       ]);
-    let store: StorePricingData;
-    try {
-      store = await catalogs.get(operation.cart.storeId, ctx);
-    } catch (error) {
+    const { storeId } = operation.cart;
+    const [pricingData, overrides] = await Promise.allSettled([
+      catalogs.get(storeId, ctx),
+      availability.forCart(storeId, ctx),
+    ]);
+    if (pricingData.status === 'rejected') {
+      const error: unknown = pricingData.reason;
       // A store without a catalog has no current CatalogSet; an unknown store stays a 404.
       if (error instanceof AppError && error.code === 'CATALOGSET_NOT_FOUND') {
         throw catalogSetNotFound();
       }
       throw error;
     }
+    const store: StorePricingData = pricingData.value;
     if (operation.cart.catalogSetId !== store.catalog.catalogSetId) throw catalogSetNotFound();
+    if (overrides.status === 'rejected') throw overrides.reason;
 
-    const pricing = priceCart(operation.cart, { catalog: store.catalog });
+    const pricing = priceCart(operation.cart, {
+      catalog: store.catalog,
+      overrides: { until: overrides.value.until, at: clock() },
+    });
     const { touched } = operation;
     const touchedErrors = touched ? (pricing.lineErrors[touched.index] ?? []) : [];
     if (touched && touchedErrors.length > 0) {

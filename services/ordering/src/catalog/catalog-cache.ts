@@ -10,6 +10,7 @@ import { LRUCache } from 'lru-cache';
 import type { CompiledCatalog } from './compiled-catalog.js';
 import type { CatalogCompilePool } from './compile-pool.js';
 import { createFairQueue } from './fair-queue.js';
+import { singleFlight } from './single-flight.js';
 
 export interface StorePricingData {
   catalog: CompiledCatalog;
@@ -18,22 +19,6 @@ export interface StorePricingData {
 
 /** How long a store's active version is trusted without an event confirming it. */
 const ACTIVE_VERSION_TTL_MS = 5_000;
-
-/**
- * One lookup per key at a time: callers arriving while it runs share its result, so an
- * entry expiring under load costs its service one request, not one per waiting caller.
- */
-function singleFlight<T>(): (key: string, lookup: () => Promise<T>) => Promise<T> {
-  const inFlight = new Map<string, Promise<T>>();
-  return (key, lookup) => {
-    let pending = inFlight.get(key);
-    if (!pending) {
-      pending = lookup().finally(() => inFlight.delete(key));
-      inFlight.set(key, pending);
-    }
-    return pending;
-  };
-}
 
 /** Stores whose time zone and active version are remembered (a few hundred bytes each). */
 const MAX_STORES_REMEMBERED = 100_000;

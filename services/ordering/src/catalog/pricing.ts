@@ -19,6 +19,11 @@ export interface PricingContext {
    * are checked only then (validate and place). A cart has no order time (docs/guide/carts.md).
    */
   readonly orderTime?: { readonly at: Date; readonly timezone: string };
+  /**
+   * The store's item availability overrides and the instant they are read at (the order time;
+   * now for a cart): an overridden item, or option, is unavailable until its `until`.
+   */
+  readonly overrides?: { readonly until: ReadonlyMap<string, number>; readonly at: Date };
 }
 
 /** A priced cart: every line, the problems of each, and totals over the priceable ones. */
@@ -62,7 +67,8 @@ export function priceCart(
   context: PricingContext,
   options: { linePointer?: (index: number) => string; cartPointer?: string } = {},
 ): CartPricing {
-  const { catalog, orderTime } = context;
+  const { catalog, orderTime, overrides } = context;
+  const overriddenAt = overrides?.at.getTime() ?? 0;
   const linePointer = options.linePointer ?? ((index: number) => `/lineItems/${index}`);
   const money = (minor: number) => fromMinorUnits(minor, catalog.currency);
   const seenLineIds = new Set<string>();
@@ -78,9 +84,28 @@ export function priceCart(
     return open;
   };
 
-  function checkItem(item: CompiledItem, pointer: string, topLevel: boolean, errors: OrderError[]) {
+  function checkItem(
+    itemId: string,
+    item: CompiledItem,
+    pointer: string,
+    topLevel: boolean,
+    errors: OrderError[],
+  ) {
     if (!item.available) {
       errors.push(error('ITEM_UNAVAILABLE', `${item.name} is not available`, pointer));
+      return;
+    }
+    const until = overrides?.until.get(itemId);
+    if (until !== undefined && until > overriddenAt) {
+      errors.push(
+        error(
+          'ITEM_UNAVAILABLE',
+          until === Infinity
+            ? `${item.name} is not available for now`
+            : `${item.name} is not available until ${new Date(until).toISOString()}`,
+          pointer,
+        ),
+      );
       return;
     }
     // Options need only be available; an ordered item needs a catalog that lists it (open
@@ -133,7 +158,7 @@ export function priceCart(
         ),
       );
     } else {
-      checkItem(item, pointer, topLevel, errors);
+      checkItem(line.itemId, item, pointer, topLevel, errors);
     }
 
     const groups: PricedLineItem['modifierGroups'] = [];

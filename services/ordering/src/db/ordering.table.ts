@@ -1,12 +1,14 @@
 import type {
   Order,
   OrderError,
-  OrderEventKind,
   OrderState,
   OrderStatus,
+  StoreEventKind,
   WebhookDeliveryStatus,
+  WebhookEventKind,
 } from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
+import type { StoreTiming } from '../lifecycle/acceptance-window.js';
 import type { ColumnType, Insertable, JSONColumnType, Selectable } from 'kysely';
 
 export interface AddressTable {
@@ -66,6 +68,8 @@ export interface PlaceSnapshot {
   readonly submits?: boolean;
   /** Set once the store's URL took the order, so it starts confirmed. */
   readonly storeAccepted?: boolean;
+  /** The store's acceptance window and ETA when validated (absent in older snapshots). */
+  readonly timing?: StoreTiming;
 }
 
 /** One Idempotency-Key of place: its owner, its body, how far it got and its final answer. */
@@ -119,8 +123,25 @@ export interface OrderTable {
   currency: string;
   estimated_ready_at: Date | null;
   cancel_reason: string | null;
+  /** Until then a pending order may be accepted; null once it left pending (or never had one). */
+  accept_by: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  cancelled_by: ColumnType<
+    'store' | 'platform' | null,
+    'store' | 'platform' | null | undefined,
+    'store' | 'platform' | null
+  >;
   created_at: ColumnType<Date, Date, never>;
   updated_at: Date;
+}
+
+/** Per store: its run of orders not accepted in time, and the platform pause it owes. */
+export interface StoreAcceptanceTimeoutTable {
+  store_id: string;
+  store_partner_id: string;
+  consecutive: ColumnType<number, number | undefined, number>;
+  pause_due_at: Date | null;
+  pause_tries: ColumnType<number, number | undefined, number>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
 export interface WebhookEndpointTable {
@@ -139,14 +160,22 @@ export interface WebhookEndpointTable {
 /** `skipped`: nobody subscribed when it happened; kept so the order's versions have no gap. */
 export type WebhookDeliveryState = WebhookDeliveryStatus | 'skipped';
 
+/**
+ * One event for one partner: an order event (its order's, `payload` its body) or a store
+ * event (`order_id` and `payload` null: the body is its `webhook_store_events` row's).
+ */
 export interface WebhookDeliveryTable {
   delivery_id: string;
   event_id: string;
   partner_id: string;
-  order_id: string;
+  order_id: string | null;
+  store_id: string;
+  /** What the row is in order within: its order's id, or `store:<storeId>:<partnerId>`. */
+  sequence_key: string;
+  /** The order's version, or the store's event version. */
   version: number;
-  event_type: OrderEventKind;
-  payload: string;
+  event_type: WebhookEventKind;
+  payload: string | null;
   status: WebhookDeliveryState;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: Date | null;
@@ -163,13 +192,28 @@ export interface WebhookDeliveryTable {
   updated_at: ColumnType<Date, never, Date>;
 }
 
+/** A store event as recorded once for every partner it goes to, and the mark of its version. */
+export interface WebhookStoreEventTable {
+  event_id: string;
+  store_id: string;
+  version: number;
+  event_type: StoreEventKind;
+  /** The delivered body, the same bytes for every partner and try. */
+  payload: string;
+  occurred_at: Date;
+  origin: string | null;
+  created_at: ColumnType<Date, never, never>;
+}
+
 export interface OrderingDatabase {
   addresses: AddressTable;
   place_attempts: PlaceAttemptTable;
   orders: OrderTable;
+  store_acceptance_timeouts: StoreAcceptanceTimeoutTable;
   outbox: OutboxTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
+  webhook_store_events: WebhookStoreEventTable;
 }
 
 export type AddressRow = Selectable<AddressTable>;

@@ -17,6 +17,10 @@ import {
   updateOrderStatus,
 } from './order.repository.js';
 import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
+import { acceptanceEnded } from './acceptance-window.js';
+import { resetTimeouts } from './acceptance.repository.js';
+import { cancelNotAccepted } from './acceptance-sweeper.js';
+import { refundOrder } from './order-refund.js';
 import { applyOrderStatusChange, type OrderMove } from './order-status.js';
 import { decodeCursor, encodeCursor } from '../db/list-cursor.js';
 
@@ -42,32 +46,6 @@ const orderNotFound = () => new AppError('ORDER_NOT_FOUND', 'No order with this 
 export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding[] {
   const { db, bus } = deps;
 
-  /**
-   * Refund a cancelled card order's captured total, under the order's lock: the key is the
-   * order's, so a retried cancel (after a failed commit) never refunds twice.
-   */
-  async function refund(row: OrderRow, ctx: RequestContext): Promise<void> {
-    const { details } = row;
-    const amount = Number(row.total_minor);
-    if (details.paymentType !== 'CARD' || row.charge_id === null || amount <= 0) return;
-    // Ordering is trusted inside the platform: it asks payments on behalf of the partner
-    // that placed the order (payments finds charges by that partner), not of the store.
-    const placer: RequestContext = {
-      requestId: ctx.requestId,
-      partnerId: row.partner_id,
-      partnerKind: 'distribution',
-      endUserId: row.end_user_id,
-      ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
-      ...(ctx.tracestate ? { tracestate: ctx.tracestate } : {}),
-    };
-    await bus.request(
-      subjects.payments.refund,
-      { chargeId: row.charge_id, amount, idempotencyKey: `order-cancel-${row.order_id}` },
-      placer,
-      deps.paymentsTimeoutMs === undefined ? undefined : { timeoutMs: deps.paymentsTimeoutMs },
-    );
-  }
-
   /** Apply a legal move to the locked row: its next version and that version's event. */
   async function write(trx: Kysely<OrderingDatabase>, row: OrderRow, move: OrderMove) {
     const updated = await updateOrderStatus(trx, row, {
@@ -77,8 +55,18 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
       ...(move.estimatedReadyAt === undefined
         ? {}
         : { estimated_ready_at: new Date(move.estimatedReadyAt) }),
-      ...(move.cancelReason === undefined ? {} : { cancel_reason: move.cancelReason }),
+      ...(move.cancelReason === undefined
+        ? {}
+        : { cancel_reason: move.cancelReason, cancelled_by: 'store' as const }),
+      // The deadline ends with pending: a confirmed or cancelled order has none.
+      ...(move.previousStatus === 'pending' && move.status !== 'pending'
+        ? { accept_by: null }
+        : {}),
     });
+    // A confirm ends the store's run of orders not accepted in time.
+    if (move.previousStatus === 'pending' && move.status === 'confirmed') {
+      await resetTimeouts(trx, row.store_id, deps.clock());
+    }
     await recordOrderEvent(trx, updated, move.event, move.previousStatus, deps.prefix);
     return updated;
   }
@@ -89,11 +77,17 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
     ctx: RequestContext,
   ): Promise<Order> {
     const partnerId = requirePartner(ctx, 'commerce');
-    const { row, moved } = await db.transaction().execute(async (trx) => {
+    const result = await db.transaction().execute(async (trx) => {
       // Another partner's order is not found, like one that does not exist
       // (docs/guide/authentication.md).
       const current = await lockStoreOrder(trx, orderId, partnerId);
       if (!current) throw orderNotFound();
+      // The deadline wins (docs/guide/orders.md#acceptance-window): a move that comes after it
+      // cancels the order as the sweeper would, and is refused once that commits.
+      if (acceptanceEnded({ status: current.status, acceptBy: current.accept_by }, deps.clock())) {
+        await cancelNotAccepted(trx, current, deps, ctx);
+        return { kind: 'expired' as const };
+      }
       const outcome = applyOrderStatusChange(
         {
           state: current.state,
@@ -106,14 +100,54 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
       if (outcome.kind === 'illegal') {
         throw new AppError('ORDER_STATUS_TRANSITION_INVALID', outcome.detail);
       }
-      if (outcome.kind === 'unchanged') return { row: current, moved: false };
+      // Items that ran out deny a pending order only (docs/guide/orders.md#denying-an-order).
+      if (change.unavailableItemIds !== undefined && current.status !== 'pending') {
+        throw new AppError(
+          'ORDER_STATUS_TRANSITION_INVALID',
+          `The order is ${current.status}; only a pending order is denied with unavailableItemIds`,
+        );
+      }
+      if (outcome.kind === 'unchanged') return { kind: 'unchanged' as const, row: current };
+      // Before the refund: items stores refuses (not in the active catalog) refuse the cancel.
+      if (change.unavailableItemIds !== undefined) {
+        await denyItems(current.store_id, change.unavailableItemIds, ctx);
+      }
       // Before commit and under the lock: a failed refund rolls the cancel back and its
       // error goes to the store, which may retry; no other change can slip in meanwhile.
-      if (outcome.event === 'order.cancelled') await refund(current, ctx);
-      return { row: await write(trx, current, outcome), moved: true };
+      if (outcome.event === 'order.cancelled') {
+        await refundOrder(bus, current, ctx, deps.paymentsTimeoutMs);
+      }
+      return { kind: 'moved' as const, row: await write(trx, current, outcome) };
     });
-    if (moved) deps.nudge();
-    return toOrder(row);
+    if (result.kind === 'unchanged') return toOrder(result.row);
+    deps.nudge();
+    if (result.kind === 'expired') {
+      throw new AppError(
+        'ORDER_STATUS_TRANSITION_INVALID',
+        'The order was not accepted in time; the platform cancelled it',
+      );
+    }
+    return toOrder(result.row);
+  }
+
+  /** Mark the items unavailable for the rest of the store's day; their errors point at the body. */
+  async function denyItems(
+    storeId: string,
+    itemIds: readonly string[],
+    ctx: RequestContext,
+  ): Promise<void> {
+    try {
+      await bus.request(subjects.stores.denyItems, { storeId, itemIds: [...itemIds] }, ctx);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'REQUEST_INVALID') throw error;
+      throw new AppError('REQUEST_INVALID', error.message, {
+        errors: (error.errors ?? []).map((item) => ({
+          ...item,
+          pointer: item.pointer?.replace(/^\/itemIds\//, '/unavailableItemIds/') ?? null,
+        })),
+        errorsOmitted: error.errorsOmitted,
+      });
+    }
   }
 
   return [

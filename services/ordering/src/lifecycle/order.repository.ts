@@ -26,9 +26,9 @@ export function toOrder(row: OrderRow): Order {
     status: row.status,
     version: row.version,
     estimatedReadyAt: row.estimated_ready_at?.toISOString() ?? null,
-    acceptBy: null,
+    acceptBy: row.accept_by?.toISOString() ?? null,
     cancelReason: row.cancel_reason,
-    cancelledBy: row.cancel_reason === null ? null : 'store',
+    cancelledBy: row.cancelled_by,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -58,6 +58,9 @@ export function recordOrderEvent(
       state: row.state,
       status: row.status,
       previousStatus,
+      estimatedReadyAt: row.estimated_ready_at?.toISOString() ?? null,
+      cancelReason: row.cancel_reason,
+      cancelledBy: row.cancelled_by,
     },
   });
 }
@@ -98,6 +101,9 @@ export interface OrderStatusUpdate {
   readonly updated_at: Date;
   readonly estimated_ready_at?: Date;
   readonly cancel_reason?: string;
+  readonly cancelled_by?: 'store' | 'platform';
+  /** Null once the order leaves pending: the deadline no longer applies. */
+  readonly accept_by?: null;
 }
 
 /** The order's next version, its row locked by the caller's transaction. */

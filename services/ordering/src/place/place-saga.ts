@@ -19,6 +19,7 @@ import type {
   PlaceSnapshot,
   PlaceStep,
 } from '../db/ordering.table.js';
+import { acceptByOf, estimatedReadyAtOf, storeTiming } from '../lifecycle/acceptance-window.js';
 import { insertOrder, toOrder } from '../lifecycle/order.repository.js';
 import { answerOf, isFinal } from './idempotency.js';
 import {
@@ -51,6 +52,8 @@ export interface PlaceSagaDeps {
   readonly paymentsTimeoutMs: number;
   /** Test-only: SIGKILL this process right after this recovery point commits. */
   readonly failpoint?: PlaceStep;
+  /** Test-only: every new order's acceptance window, in seconds, whatever its store's. */
+  readonly testAcceptanceWindowSeconds?: number;
 }
 
 /** What one run of the saga carries from step to step (never stored). */
@@ -146,6 +149,12 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
       currency: evaluation.currency,
       paymentId: run.input.paymentType === 'CARD' ? (run.input.paymentId ?? null) : null,
       submits: evaluation.context.submission !== null,
+      timing: {
+        ...storeTiming(evaluation.context.store, evaluation.order.fulfillment.mode),
+        ...(deps.testAcceptanceWindowSeconds === undefined
+          ? {}
+          : { acceptanceWindowSeconds: deps.testAcceptanceWindowSeconds }),
+      },
     };
     return advance(attempt, 'validated', { snapshot: JSON.stringify(snapshot) });
   }
@@ -453,7 +462,10 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
     );
   }
 
-  /** The order, open, and the key's answer, in one transaction. */
+  /**
+   * The order, open, and the key's answer, in one transaction: pending with its acceptance
+   * deadline (confirmed when the store's URL took it), with its first estimate.
+   */
   async function recordOrder(
     attempt: PlaceAttemptRow,
     snapshot: PlaceSnapshot,
@@ -461,6 +473,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
   ): Promise<PlaceAttemptRow> {
     const now = deps.clock();
     const details = { ...snapshot.details, payment };
+    const storeAccepted = snapshot.storeAccepted === true;
     const recorded = await db.transaction().execute(async (trx) => {
       const row = await insertOrder(
         trx,
@@ -472,13 +485,14 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
           store_partner_id: snapshot.storePartnerId,
           fulfillment_mode: details.fulfillment.mode,
           state: 'open',
-          status: snapshot.storeAccepted ? 'confirmed' : 'pending',
+          status: storeAccepted ? 'confirmed' : 'pending',
           version: 1,
           details: JSON.stringify(details),
           charge_id: attempt.charge_id,
           total_minor: snapshot.totalMinor,
           currency: snapshot.currency,
-          estimated_ready_at: null,
+          estimated_ready_at: estimatedReadyAtOf(now, details.fulfillment, snapshot.timing),
+          accept_by: acceptByOf(now, snapshot.timing, storeAccepted),
           cancel_reason: null,
           created_at: now,
           updated_at: now,

@@ -22,6 +22,7 @@ import {
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { CatalogCache, StorePricingData } from '../catalog/catalog-cache.js';
+import type { ItemAvailabilityCache, ItemOverrides } from '../catalog/item-availability-cache.js';
 import { findAddress } from '../addresses/address.repository.js';
 import type { OrderingDatabase } from '../db/ordering.table.js';
 import { computeAmounts } from './order-amounts.js';
@@ -33,6 +34,8 @@ export interface OrderEvaluatorDeps {
   readonly db: Kysely<OrderingDatabase>;
   readonly bus: BusClient;
   readonly catalogs: CatalogCache;
+  /** The stores' item availability overrides, at the version each order context names. */
+  readonly availability: ItemAvailabilityCache;
   readonly clock: () => Date;
 }
 
@@ -208,7 +211,13 @@ export function createOrderEvaluator(deps: OrderEvaluatorDeps): OrderEvaluator {
     else if (input.cart.catalogSetId !== pricingData.catalog.catalogSetId) {
       errors.push(catalogSetNotFound());
     } else {
-      const priced = priceOrder(input, pricingData, store, orderTime ?? now, errors);
+      // No request when this replica holds the version the context names (an event brought it).
+      const overrides = await deps.availability.forOrder(
+        storeId,
+        context.itemAvailabilityVersion,
+        ctx,
+      );
+      const priced = priceOrder(input, pricingData, overrides, store, orderTime ?? now, errors);
       cart = priced.cart;
       ({ totalMinor, currency } = priced);
       if (errors.length === 0) amounts = priced.amounts;
@@ -298,13 +307,15 @@ function catalogSetNotFound(): OrderError {
 function priceOrder(
   input: OrderRequest,
   { catalog, timezone }: StorePricingData,
+  overrides: ItemOverrides,
   store: MarketfrontStore,
   at: Date,
   errors: OrderError[],
 ) {
+  // Overrides are read at the order time: an item out until tonight can be scheduled tomorrow.
   const pricing = priceCart(
     input.cart,
-    { catalog, orderTime: { at, timezone } },
+    { catalog, orderTime: { at, timezone }, overrides: { until: overrides.until, at } },
     { linePointer: (index) => `/cart/lineItems/${index}` },
   );
   errors.push(...pricing.cartErrors, ...pricing.lineErrors.flat());

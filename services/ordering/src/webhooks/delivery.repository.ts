@@ -1,4 +1,4 @@
-import type { OrderEventKind, WebhookDeliveriesQuery } from '@pcp/contracts';
+import type { OrderEventKind, StoreEventKind, WebhookDeliveriesQuery } from '@pcp/contracts';
 import { preparedTransaction, runPrepared } from '@pcp/service-kit';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
@@ -12,6 +12,7 @@ export interface OrderEventDelivery {
   eventId: string;
   partnerId: string;
   orderId: string;
+  storeId: string;
   version: number;
   eventType: OrderEventKind;
   payload: string;
@@ -38,19 +39,19 @@ export async function recordDelivery(
         from webhook_endpoints where partner_id = ${event.partnerId}
     )
     insert into webhook_deliveries
-      (delivery_id, event_id, partner_id, order_id, version, event_type, payload, status,
-       next_attempt_at, occurred_at, origin)
+      (delivery_id, event_id, partner_id, order_id, store_id, sequence_key, version, event_type,
+       payload, status, next_attempt_at, occurred_at, origin)
     select ${event.deliveryId}, ${event.eventId}, ${event.partnerId}, ${event.orderId},
-           ${event.version}, ${event.eventType}, ${event.payload},
+           ${event.storeId}, ${event.orderId}, ${event.version}, ${event.eventType}, ${event.payload},
            case when endpoint.subscribed then 'pending' else 'skipped' end,
            case when endpoint.subscribed and not exists (
                   select 1 from webhook_deliveries earlier
-                   where earlier.order_id = ${event.orderId} and earlier.version < ${event.version}
+                   where earlier.sequence_key = ${event.orderId} and earlier.version < ${event.version}
                      and earlier.status in ('pending', 'failed'))
                 then now() end,
            ${event.occurredAt}, ${event.origin}
       from endpoint
-    on conflict (order_id, version) do nothing
+    on conflict (sequence_key, version) do nothing
     returning status, next_attempt_at
   `.compile(db),
   );
@@ -60,8 +61,104 @@ export async function recordDelivery(
   return row.next_attempt_at === null ? 'waiting' : 'due';
 }
 
+/** A store event as the store-event recorder got it. */
+export interface StoreEventDelivery {
+  eventId: string;
+  storeId: string;
+  /** The store's event version. */
+  version: number;
+  eventType: StoreEventKind;
+  payload: string;
+  occurredAt: Date;
+  origin: string | null;
+}
+
+/** Partners given their rows by one statement of a fan-out. */
+export const FAN_OUT_BATCH = 500;
+
+/**
+ * Record a store event once for every partner whose enabled endpoint subscribes to its kind,
+ * in one transaction: its body and version mark (`webhook_store_events`), then one row per
+ * partner, `FAN_OUT_BATCH` partners per statement. A row is due now, or waiting while an
+ * earlier version of the store is still open for that partner. No `skipped` rows: a later
+ * version waits for this one's mark, not for a row of each partner. A redelivered event finds
+ * its mark and adds nothing (undefined); another event with its store and version is refused
+ * (`version-taken`); else the partners given a row and how many of those rows are due now.
+ */
+export function recordStoreEvent(
+  db: Db,
+  event: StoreEventDelivery,
+  /** Called between statements (the consumer's `working()`). */
+  progress: () => void = () => undefined,
+): Promise<{ partners: number; due: number } | 'version-taken' | undefined> {
+  return preparedTransaction(db as Kysely<unknown>, async (run) => {
+    const marked = await run(
+      sql`
+      insert into webhook_store_events
+        (event_id, store_id, version, event_type, payload, occurred_at, origin)
+      values (${event.eventId}, ${event.storeId}, ${event.version}, ${event.eventType},
+              ${event.payload}, ${event.occurredAt}, ${event.origin})
+      on conflict do nothing
+      returning event_id
+    `.compile(db),
+    );
+    if (marked.length === 0) {
+      const [recorded] = await run<{ event_id: string }>(
+        sql`select event_id from webhook_store_events
+             where store_id = ${event.storeId} and version = ${event.version}`.compile(db),
+      );
+      if (recorded?.event_id === event.eventId) return undefined;
+      return 'version-taken';
+    }
+    let after = '00000000-0000-0000-0000-000000000000';
+    let partners = 0;
+    let due = 0;
+    for (;;) {
+      const [batch] = await run<{ last: string | null; partners: number; due: number }>(
+        sql`
+        with batch as (
+          select partner_id, 'store:' || ${event.storeId}::text || ':' || partner_id as sequence_key
+            from webhook_endpoints
+           where partner_id > ${after} and disabled_at is null and ${event.eventType} = any(events)
+           order by partner_id
+           limit ${FAN_OUT_BATCH}
+        ), inserted as (
+          insert into webhook_deliveries
+            (delivery_id, event_id, partner_id, order_id, store_id, sequence_key, version,
+             event_type, payload, status, next_attempt_at, occurred_at, origin)
+          select gen_random_uuid(), ${event.eventId}, batch.partner_id, null, ${event.storeId},
+                 batch.sequence_key, ${event.version}, ${event.eventType}, null, 'pending',
+                 case when not exists (
+                        select 1 from webhook_deliveries earlier
+                         where earlier.sequence_key = batch.sequence_key
+                           and earlier.version < ${event.version}
+                           and earlier.status in ('pending', 'failed'))
+                      then now() end,
+                 ${event.occurredAt}, ${event.origin}
+            from batch
+          on conflict (sequence_key, version) do nothing
+          returning next_attempt_at
+        )
+        select (select partner_id from batch order by partner_id desc limit 1) as last,
+               (select count(*) from batch)::int as partners,
+               (select count(*) from inserted where next_attempt_at is not null)::int as due
+      `.compile(db),
+      );
+      if (!batch?.last) break;
+      partners += batch.partners;
+      due += batch.due;
+      after = batch.last;
+      if (batch.partners < FAN_OUT_BATCH) break;
+      progress();
+    }
+    return { partners, due };
+  });
+}
+
 /** A claimed delivery with where and how to send it. */
 export type ClaimedDelivery = WebhookDeliveryRow & {
+  /** The bytes to send: the row's own payload, or its store event's. */
+  body: string;
   url: string;
   secret: string;
   previous_secret: string | null;
@@ -69,13 +166,16 @@ export type ClaimedDelivery = WebhookDeliveryRow & {
 };
 
 /**
- * Lease up to `limit` due deliveries for this holder, among the `scanLimit` oldest due. A
- * delivery is due when its time has come, no earlier version of its order is still open
- * (in order per order; a version recorded behind an open one waits without a time), its
- * predecessor version has been recorded (or `gapGraceMs` has passed: a version that never
- * comes must not block the order forever), its endpoint is enabled, and its partner has
- * fewer than `perPartner` deliveries leased. Claims are serialized across replicas by an
- * advisory lock so the per-partner cap holds exactly; each is one short statement.
+ * Lease up to `limit` due deliveries for this holder, order deliveries first: at most
+ * `storeLimit` of them store deliveries, which never take an order delivery's place. Each kind
+ * is looked for among its own `scanLimit` oldest due rows. A delivery is due when its time has
+ * come, no earlier version of its sequence (its order; its partner's view of its store) is
+ * still open (a version recorded behind an open one waits without a time), its predecessor
+ * version has been recorded (an order's row, a store's event mark; or `gapGraceMs` has passed:
+ * a version that never comes must not block the sequence forever), its endpoint is enabled,
+ * and its partner has fewer than `perPartner` deliveries leased. Claims are serialized across
+ * replicas by an advisory lock so the per-partner cap holds exactly; each is one short
+ * statement.
  */
 export function claimDueDeliveries(
   db: Db,
@@ -83,12 +183,26 @@ export function claimDueDeliveries(
     holder: string;
     leaseMs: number;
     limit: number;
-    /** Due rows examined at most, oldest first (the per-partner cap picks among them). */
+    /** Store deliveries among them at most. */
+    storeLimit: number;
+    /** Due rows of each kind examined at most, oldest first (the caps pick among them). */
     scanLimit: number;
     perPartner: number;
     gapGraceMs: number;
   },
 ): Promise<ClaimedDelivery[]> {
+  const dueWhere = sql`
+         d.status in ('pending', 'failed')
+           and d.next_attempt_at <= now()
+           and (d.lease_expires_at is null or d.lease_expires_at <= now())
+           and exists (
+             select 1 from webhook_endpoints e
+              where e.partner_id = d.partner_id and e.disabled_at is null)
+           and not exists (
+             select 1 from webhook_deliveries earlier
+              where earlier.sequence_key = d.sequence_key and earlier.version < d.version
+                and earlier.status in ('pending', 'failed'))`;
+  const graceOver = sql`d.created_at < now() - ${claim.gapGraceMs} * interval '1 millisecond'`;
   return preparedTransaction(db as Kysely<unknown>, async (run) => {
     // Its own statement: the claim's snapshot must be taken after the lock is held. A lease
     // lost in a database crash only means another try (at least once), so its commit does
@@ -99,26 +213,28 @@ export function claimDueDeliveries(
     );
     return run<ClaimedDelivery>(
       sql`
-      with due as (
-        select d.delivery_id, d.partner_id, d.next_attempt_at
+      with due_orders as (
+        select d.delivery_id, d.partner_id, d.next_attempt_at, 0 as lane
           from webhook_deliveries d
-         where d.status in ('pending', 'failed')
-           and d.next_attempt_at <= now()
-           and (d.lease_expires_at is null or d.lease_expires_at <= now())
-           and exists (
-             select 1 from webhook_endpoints e
-              where e.partner_id = d.partner_id and e.disabled_at is null)
-           and not exists (
-             select 1 from webhook_deliveries earlier
-              where earlier.order_id = d.order_id and earlier.version < d.version
-                and earlier.status in ('pending', 'failed'))
-           and (d.version = 1
-                or d.created_at < now() - ${claim.gapGraceMs} * interval '1 millisecond'
+         where d.order_id is not null and ${dueWhere}
+           and (d.version = 1 or ${graceOver}
                 or exists (
                   select 1 from webhook_deliveries before
-                   where before.order_id = d.order_id and before.version = d.version - 1))
+                   where before.sequence_key = d.sequence_key and before.version = d.version - 1))
          order by d.next_attempt_at
          limit ${claim.scanLimit}
+      ), due_stores as (
+        select d.delivery_id, d.partner_id, d.next_attempt_at, 1 as lane
+          from webhook_deliveries d
+         where d.order_id is null and ${dueWhere}
+           and (d.version = 1 or ${graceOver}
+                or exists (
+                  select 1 from webhook_store_events before
+                   where before.store_id = d.store_id and before.version = d.version - 1))
+         order by d.next_attempt_at
+         limit case when ${claim.storeLimit} > 0 then ${claim.scanLimit} else 0 end
+      ), due as (
+        select * from due_orders union all select * from due_stores
       ), in_flight as (
         select partner_id, count(*)::int as leased
           from webhook_deliveries
@@ -127,13 +243,19 @@ export function claimDueDeliveries(
          group by partner_id
       ), ranked as (
         select due.*, row_number() over (
-                 partition by due.partner_id order by due.next_attempt_at, due.delivery_id) as rank
+                 partition by due.partner_id
+                 order by due.lane, due.next_attempt_at, due.delivery_id) as rank
           from due
-      ), picked as (
-        select ranked.delivery_id
+      ), eligible as (
+        select ranked.*, row_number() over (
+                 partition by ranked.lane order by ranked.next_attempt_at) as lane_rank
           from ranked left join in_flight using (partner_id)
          where ranked.rank <= ${claim.perPartner} - coalesce(in_flight.leased, 0)
-         order by ranked.next_attempt_at
+      ), picked as (
+        select eligible.delivery_id
+          from eligible
+         where eligible.lane = 0 or eligible.lane_rank <= ${claim.storeLimit}
+         order by eligible.lane, eligible.next_attempt_at
          limit ${claim.limit}
       )
       update webhook_deliveries w
@@ -142,7 +264,9 @@ export function claimDueDeliveries(
              updated_at = now()
         from picked, webhook_endpoints e
        where w.delivery_id = picked.delivery_id and e.partner_id = w.partner_id
-      returning w.*, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
+      returning w.*, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at,
+                coalesce(w.payload, (select se.payload from webhook_store_events se
+                                      where se.event_id = w.event_id)) as body
     `.compile(db),
     );
   });
@@ -197,7 +321,7 @@ function changesOf(outcome: TryOutcome): UpdateObject<OrderingDatabase, 'webhook
 
 /**
  * Record how a try went, as the holder of its lease (a lapsed lease writes nothing). A
- * delivery that is over (delivered, dead) makes the next open version of its order due.
+ * delivery that is over (delivered, dead) makes the next open version of its sequence due.
  */
 export async function settleDelivery(
   db: Db,
@@ -226,18 +350,18 @@ export async function settleDelivery(
         .where('delivery_id', '=', deliveryId)
         .where(sql<boolean>`(select setting from relaxed) is not null`)
         .where('lease_owner', '=', holder)
-        .returning(['order_id', 'version', 'status']),
+        .returning(['sequence_key', 'version', 'status']),
     )
     .updateTable('webhook_deliveries as next')
     .set({ next_attempt_at: sql<Date>`now()` })
-    // One uncorrelated lookup of the order's next open version (the open-versions index),
+    // One uncorrelated lookup of the sequence's next open version (the open-versions index),
     // then its row by key: never a scan of every waiting row.
     .where(
       'next.delivery_id',
       '=',
       sql<string>`(select open.delivery_id from webhook_deliveries open, settled
                     where settled.status in ('delivered', 'dead')
-                      and open.order_id = settled.order_id and open.version > settled.version
+                      and open.sequence_key = settled.sequence_key and open.version > settled.version
                       and open.status in ('pending', 'failed')
                     order by open.version limit 1)`,
     )
@@ -248,7 +372,7 @@ export async function settleDelivery(
 }
 
 /**
- * Make due the waiting versions whose order has no open earlier version any more: the wake
+ * Make due the waiting versions whose sequence has no open earlier version any more: the wake
  * a settle gives is lost if the version was recorded meanwhile (both in flight at once).
  */
 export async function wakeWaitingDeliveries(db: Db, olderThanMs: number): Promise<number> {
@@ -264,7 +388,7 @@ export async function wakeWaitingDeliveries(db: Db, olderThanMs: number): Promis
           eb
             .selectFrom('webhook_deliveries as earlier')
             .select(sql.lit(1).as('one'))
-            .whereRef('earlier.order_id', '=', 'waiting.order_id')
+            .whereRef('earlier.sequence_key', '=', 'waiting.sequence_key')
             .whereRef('earlier.version', '<', 'waiting.version')
             .where('earlier.status', 'in', ['pending', 'failed']),
         ),
@@ -324,11 +448,29 @@ export function resendDelivery(
     .executeTakeFirst();
 }
 
-/** Delivered and skipped rows recorded before the retention are no longer needed. */
+/**
+ * Delivered and skipped rows recorded before the retention are no longer needed, nor the
+ * store events no row reads any more.
+ */
 export async function pruneSettledDeliveries(db: Db, retentionMs: number): Promise<void> {
+  const before = sql<Date>`now() - ${retentionMs} * interval '1 millisecond'`;
   await db
     .deleteFrom('webhook_deliveries')
-    .where('created_at', '<', sql<Date>`now() - ${retentionMs} * interval '1 millisecond'`)
+    .where('created_at', '<', before)
     .where('status', 'in', ['delivered', 'skipped'])
+    .execute();
+  await db
+    .deleteFrom('webhook_store_events as event')
+    .where('event.created_at', '<', before)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhook_deliveries as delivery')
+            .select(sql.lit(1).as('one'))
+            .whereRef('delivery.event_id', '=', 'event.event_id'),
+        ),
+      ),
+    )
     .execute();
 }

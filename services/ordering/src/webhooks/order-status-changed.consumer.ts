@@ -44,6 +44,7 @@ export function webhookRecorder(db: Kysely<OrderingDatabase>, due: () => void) {
       eventId: event.id,
       partnerId: data.partnerId,
       orderId: data.orderId,
+      storeId: data.storeId,
       version: event.version,
       eventType: data.event,
       payload: JSON.stringify(payload),

@@ -25,6 +25,11 @@ export interface WebhookDispatcherOptions {
   readonly holder: string;
   /** Deliveries this replica makes at once, across partners. */
   readonly concurrency: number;
+  /**
+   * Store-event deliveries among them at most (docs/guide/webhooks.md#store-events): the rest
+   * of the slots are only ever for order events, so a fan-out never delays those.
+   */
+  readonly storeConcurrency: number;
   /** Deliveries one partner has in flight at most, across replicas. */
   readonly perPartner: number;
   /** Longer than a try can take (the sender's hard timeout), so a live try keeps its lease. */
@@ -59,8 +64,9 @@ const CLAIM_COALESCE_MS = 5;
 const WAKE_SWEEP_MS = 5_000;
 
 /**
- * The dispatch workers of one replica: they lease due deliveries (in order per order, at
- * most `perPartner` in flight per partner), make each HTTP call outside any transaction
+ * The dispatch workers of one replica: they lease due deliveries (in order per order and per
+ * partner and store, order deliveries first, store deliveries within their own share of the
+ * slots, at most `perPartner` in flight per partner), make each HTTP call outside any transaction
  * with a hard timeout behind the partner's own breaker, and record the outcome: delivered,
  * retried on the schedule (Retry-After honoured), dead when it runs out, and the endpoint
  * disabled on 410. A failing partner holds only its own slots, so others go on.
@@ -78,10 +84,19 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     help: 'HTTP calls made to partners’ webhook endpoints',
     registers: [options.registry],
   });
+  const lagBuckets = [
+    0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1_800, 7_200, 36_000, 86_400,
+  ];
   const lag = new Histogram({
     name: 'pcp_webhook_delivery_lag_seconds',
     help: 'From the order status change to its successful delivery',
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1_800, 7_200, 36_000, 86_400],
+    buckets: lagBuckets,
+    registers: [options.registry],
+  });
+  const storeLag = new Histogram({
+    name: 'pcp_webhook_store_event_lag_seconds',
+    help: 'From the store event to its successful delivery to one partner',
+    buckets: lagBuckets,
     registers: [options.registry],
   });
   const breakers = new LRUCache<string, CircuitBreaker<[WebhookMessage], SendOutcome>>({
@@ -91,6 +106,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
 
   let running = false;
   let inFlight = 0;
+  let storeInFlight = 0;
   const settling = new Set<Promise<void>>();
   let loop: Promise<void> | undefined;
   let woken = false;
@@ -134,7 +150,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     try {
       return await breaker.fire({
         eventId: delivery.event_id,
-        payload: delivery.payload,
+        payload: delivery.body,
         url: delivery.url,
         secrets,
       });
@@ -165,7 +181,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     }
     if (outcome.kind === 'delivered') {
       deliveries.inc({ outcome: 'delivered' });
-      lag.observe(Math.max(0, Date.now() - delivery.occurred_at.getTime()) / 1000);
+      const seconds = Math.max(0, Date.now() - delivery.occurred_at.getTime()) / 1000;
+      (delivery.order_id === null ? storeLag : lag).observe(seconds);
       await settleDelivery(db, id, lease, { kind: 'delivered', attempts, status: outcome.status });
       return;
     }
@@ -196,7 +213,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   }
 
   function start(delivery: ClaimedDelivery): void {
+    const storeEvent = delivery.order_id === null;
     inFlight += 1;
+    if (storeEvent) storeInFlight += 1;
     const settled = deliver(delivery)
       .catch((error: unknown) => {
         // Its lease lapses and another try follows: at least once.
@@ -204,6 +223,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       })
       .finally(() => {
         inFlight -= 1;
+        if (storeEvent) storeInFlight -= 1;
         settling.delete(settled);
         poke();
       });
@@ -246,6 +266,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
             holder,
             leaseMs: options.leaseMs,
             limit: free,
+            storeLimit: Math.max(0, Math.min(free, options.storeConcurrency - storeInFlight)),
             scanLimit: free * SCAN_PER_SLOT,
             perPartner: options.perPartner,
             gapGraceMs: options.gapGraceMs,

@@ -1,7 +1,6 @@
 import {
   subjects,
   type WebhookDelivery,
-  type WebhookPayload,
   type WebhookEndpoint,
   type WebhookEndpointWithSecret,
 } from '@pcp/contracts';
@@ -70,7 +69,7 @@ function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
     eventId: row.event_id,
     type: row.event_type,
     orderId: row.order_id,
-    storeId: (JSON.parse(row.payload) as WebhookPayload).data.storeId,
+    storeId: row.store_id,
     version: row.version,
     status: row.status,
     attempts: row.attempts,

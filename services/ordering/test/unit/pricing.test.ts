@@ -780,6 +780,102 @@ function expectPricedLine(
   return totalCents;
 }
 
+describe('priceCart: item availability overrides', () => {
+  const at = MONDAY_NOON_UTC;
+  const overridden = (entries: [string, number][], when = at) => ({
+    until: new Map(entries),
+    at: when,
+  });
+
+  it('refuses an overridden item until its until, at the line, and prices the others', () => {
+    const { ids, catalog, context } = testCatalog();
+    const cart = cartOf(catalog, [line(ids.soda), line(ids.pancakes, 2)]);
+    const inAnHour = at.getTime() + 3_600_000;
+    const result = priceCart(cart, {
+      ...context,
+      orderTime: undefined,
+      overrides: overridden([[ids.pancakes, inAnHour]]),
+    });
+    expect(errorsOf(result)).toEqual([{ code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/1' }]);
+    expect(result.lineErrors[1]?.[0]?.message).toBe(
+      `Pancakes is not available until ${new Date(inAnHour).toISOString()}`,
+    );
+    expect(result.cart.lineItems[1]?.totalPrice).toBeNull();
+    expect(result.cart.subTotal).toBe(1.99);
+  });
+
+  it('takes an item back once until has passed (until itself is past)', () => {
+    const { ids, catalog, context } = testCatalog();
+    const cart = cartOf(catalog, [line(ids.soda)]);
+    const until = at.getTime();
+    okResult(priceCart(cart, { ...context, overrides: overridden([[ids.soda, until]]) }));
+    expect(
+      errorsOf(
+        priceCart(cart, {
+          ...context,
+          overrides: overridden([[ids.soda, until]], new Date(until - 1)),
+        }),
+      ),
+    ).toEqual([{ code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/0' }]);
+  });
+
+  it('refuses an item overridden until cleared', () => {
+    const { ids, catalog, context } = testCatalog();
+    const result = priceCart(cartOf(catalog, [line(ids.soda)]), {
+      ...context,
+      overrides: overridden([[ids.soda, Infinity]]),
+    });
+    expect(errorsOf(result)).toEqual([{ code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/0' }]);
+    expect(result.lineErrors[0]?.[0]?.message).toBe('Soda is not available for now');
+  });
+
+  it('refuses an overridden modifier option at its pointer, nested ones too', () => {
+    const { ids, catalog, context } = testCatalog();
+    const burger = line(ids.burger, 1, [
+      { modifierGroupId: ids.side, lineItems: [line(ids.fries)] },
+      {
+        modifierGroupId: ids.extras,
+        lineItems: [
+          line(ids.bacon, 1, [{ modifierGroupId: ids.baconStyle, lineItems: [line(ids.chewy)] }]),
+        ],
+      },
+    ]);
+    const overrides = overridden([
+      [ids.fries, Infinity],
+      [ids.chewy, Infinity],
+    ]);
+    expect(errorsOf(priceCart(cartOf(catalog, [burger]), { ...context, overrides }))).toEqual([
+      { code: 'ITEM_UNAVAILABLE', pointer: '/lineItems/0/modifierGroups/0/lineItems/0' },
+      {
+        code: 'ITEM_UNAVAILABLE',
+        pointer: '/lineItems/0/modifierGroups/1/lineItems/0/modifierGroups/0/lineItems/0',
+      },
+    ]);
+    // The same burger with the other side and style is priced.
+    const other = line(ids.burger, 1, [
+      { modifierGroupId: ids.side, lineItems: [line(ids.salad)] },
+      {
+        modifierGroupId: ids.extras,
+        lineItems: [
+          line(ids.bacon, 1, [{ modifierGroupId: ids.baconStyle, lineItems: [line(ids.crispy)] }]),
+        ],
+      },
+    ]);
+    okResult(priceCart(cartOf(catalog, [other]), { ...context, overrides }));
+  });
+
+  it('changes nothing for items without an override', () => {
+    const { ids, catalog, context } = testCatalog();
+    const cart = cartOf(catalog, [line(ids.soda, 3)]);
+    const plain = priceCart(cart, context);
+    const withOthers = priceCart(cart, {
+      ...context,
+      overrides: overridden([[randomUUID(), Infinity]]),
+    });
+    expect(withOthers.cart).toEqual(plain.cart);
+  });
+});
+
 describe('priceCart: properties over generated catalogs', () => {
   it('a. prices a valid cart exactly: subTotal = Σ unit × quantity, unit = base + Σ options', () => {
     fc.assert(

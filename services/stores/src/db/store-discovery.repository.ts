@@ -1,4 +1,4 @@
-import type { Coordinates, FulfillmentType } from '@pcp/contracts';
+import type { Coordinates, FulfillmentType, SpecialDay } from '@pcp/contracts';
 import { sql, type Kysely } from 'kysely';
 import { boundingBox, DEGREE_GRID, EARTH_RADIUS_METERS, snapDegrees } from '../domain/geo.js';
 import type { ScanPosition } from '../domain/open-store-scan.js';
@@ -49,6 +49,7 @@ function nearbyStores(db: Db, q: DiscoveryQuery) {
           'status',
           'resume_at',
           'availability',
+          'special_days',
           'timezone',
           distance.as('distance_meters'),
         ])
@@ -116,8 +117,20 @@ export async function discoverStores(
 /** A candidate of a scheduled discovery: what deciding whether it is open at an instant needs. */
 export type DiscoveryCandidate = Pick<
   StoreRow,
-  'store_id' | 'status' | 'resume_at' | 'availability' | 'timezone'
+  'store_id' | 'status' | 'resume_at' | 'availability' | 'special_days' | 'timezone'
 > & { distance_meters: number };
+
+/**
+ * The store's special days on the dates `at` can have in some time zone (its UTC date and a
+ * day either side: offsets run −12 to +14 hours): all an open-at-`at` check reads, so a scan
+ * does not carry each store's whole year of special days.
+ */
+function specialDaysAround(at: Date) {
+  const date = at.toISOString().slice(0, 10);
+  return sql<SpecialDay[]>`coalesce((select jsonb_agg(special_day)
+    from jsonb_array_elements(special_days) special_day
+    where (special_day->>'date')::date - ${date}::date between -1 and 1), '[]'::jsonb)`;
+}
 
 /**
  * The next `limit` matching stores nearest first after `after` (keyset: distance, then id),
@@ -128,13 +141,14 @@ export type DiscoveryCandidate = Pick<
 export function nearestCandidatesQuery(
   db: Db,
   q: DiscoveryQuery,
-  batch: { after: ScanPosition | undefined; limit: number },
+  batch: { after: ScanPosition | undefined; limit: number; at: Date },
 ) {
   let candidates = nearbyStores(db, q).select([
     'store_id',
     'status',
     'resume_at',
     'availability',
+    specialDaysAround(batch.at).as('special_days'),
     'timezone',
     'distance_meters',
   ]);

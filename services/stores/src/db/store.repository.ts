@@ -1,5 +1,6 @@
 import { rewrap, type Keyring } from '@pcp/service-kit';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { SpecialDay } from '@pcp/contracts';
 import type { NewStoreRow, StoreRow, StoresDatabase, StoreUpdate } from './store.table.js';
 
 type Db = Kysely<StoresDatabase>;
@@ -203,11 +204,35 @@ export function updateStoreStatus(
   db: Db,
   partnerId: string,
   storeId: string,
-  change: Pick<StoreUpdate, 'status' | 'pause_reason' | 'paused_at' | 'resume_at'>,
+  change: Pick<
+    StoreUpdate,
+    'status' | 'pause_reason' | 'paused_at' | 'resume_at' | 'extra_prep_minutes' | 'paused_by'
+  >,
 ) {
   return db
     .updateTable('stores')
     .set({ ...change, updated_at: sql<Date>`now()` })
+    .where('store_id', '=', storeId)
+    .where('partner_id', '=', partnerId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Replace the store's special days with `days` (stored by date), in the caller's transaction
+ * so the change and what announces it commit together. Undefined when the partner has no such
+ * store.
+ */
+export function replaceSpecialDays(
+  trx: Transaction<StoresDatabase>,
+  partnerId: string,
+  storeId: string,
+  days: readonly SpecialDay[],
+) {
+  const byDate = [...days].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
+  return trx
+    .updateTable('stores')
+    .set({ special_days: JSON.stringify(byDate), updated_at: sql<Date>`now()` })
     .where('store_id', '=', storeId)
     .where('partner_id', '=', partnerId)
     .returningAll()

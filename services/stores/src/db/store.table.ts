@@ -1,4 +1,4 @@
-import type { AvailabilityWindow, FulfillmentType } from '@pcp/contracts';
+import type { AvailabilityWindow, FulfillmentType, SpecialDay } from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
 import type {
   ColumnType,
@@ -45,10 +45,25 @@ export interface StoreTable {
   /** The secret before the last rotation (sealed): it signs too until its expiry. */
   order_submission_previous_secret: ColumnType<string | null, never, string | null>;
   order_submission_previous_secret_expires_at: ColumnType<Date | null, never, Date | null>;
-  status: 'online' | 'paused';
+  /** Busy: takes orders, each ETA `extra_prep_minutes` longer (docs/guide/stores.md#busy). */
+  status: 'online' | 'paused' | 'busy';
   pause_reason: string | null;
+  /** When the pause or busy spell began. */
   paused_at: Date | null;
+  /** When the pause or busy spell ends on its own (derived: no job flips the row). */
   resume_at: Date | null;
+  /** Busy only (a check ties it to the status). */
+  extra_prep_minutes: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Paused only: who paused it (a check ties it to the status). */
+  paused_by: ColumnType<
+    'partner' | 'platform' | null,
+    'partner' | 'platform' | null | undefined,
+    'partner' | 'platform' | null
+  >;
+  /** Dates whose hours replace the weekly ones, by date (docs/guide/stores.md#special-hours). */
+  special_days: JSONColumnType<SpecialDay[], string | undefined, string>;
+  /** How long a placed order may stay pending (docs/guide/stores.md#store-profile). */
+  acceptance_window_seconds: number;
   catalog_set_id: ColumnType<string | null, never, string | null>;
   catalog_activated_at: ColumnType<Date | null, never, Date | null>;
   /** Aggregate version of the catalog activation applied last. */

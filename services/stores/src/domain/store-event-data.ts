@@ -1,4 +1,4 @@
-import type { SpecialDay, StoreEventData } from '@pcp/contracts';
+import { localDateOf, type StoreEventData } from '@pcp/contracts';
 import type { StoreRow } from '../db/store.table.js';
 import { effectiveStatus } from './store-profile.js';
 
@@ -7,14 +7,18 @@ export function statusChangedData(row: StoreRow, now: Date): StoreEventData {
   return { event: 'store.status_changed', storeId: row.store_id, ...effectiveStatus(row, now) };
 }
 
-/** `store.hours_changed`: the weekly hours, in the store's time zone, and its special days. */
-export function hoursChangedData(row: StoreRow, specialDays: SpecialDay[]): StoreEventData {
+/**
+ * `store.hours_changed`: the weekly hours, in the store's time zone, and its special days from
+ * its local today on (past dates no longer change an opening).
+ */
+export function hoursChangedData(row: StoreRow, now: Date): StoreEventData {
+  const today = localDateOf(row.timezone, now);
   return {
     event: 'store.hours_changed',
     storeId: row.store_id,
     timezone: row.timezone,
     availability: row.availability,
-    specialDays,
+    specialDays: row.special_days.filter((day) => day.date >= today),
   };
 }
 

@@ -72,39 +72,53 @@ export function profileToRow(
     minimum_order_minor: minor(profile.minimumOrder ?? 0, currency),
     order_submission_url: profile.orderSubmissionUrl ?? null,
     order_submission_secret: profile.orderSubmissionUrl ? sealedSecret : null,
+    acceptance_window_seconds: profile.acceptanceWindowSeconds ?? DEFAULT_ACCEPTANCE_WINDOW_SECONDS,
     status: 'online',
   };
 }
 
+const ONLINE: StoreStatus = {
+  status: 'online',
+  reason: null,
+  pausedAt: null,
+  resumeAt: null,
+  extraPrepMinutes: null,
+  pausedBy: null,
+};
+
 /**
- * The status a store has at `now`: a pause whose `resumeAt` has passed reads as online,
- * so resuming needs no job.
+ * The status a store has at `now`: a pause or busy spell whose `resumeAt` has passed reads
+ * as online, so resuming needs no job (docs/guide/stores.md#busy).
  */
 export function effectiveStatus(row: StoreRow, now: Date): StoreStatus {
-  const pauseOver = row.resume_at !== null && row.resume_at.getTime() <= now.getTime();
-  if (row.status === 'online' || pauseOver) {
+  const spellOver = row.resume_at !== null && row.resume_at.getTime() <= now.getTime();
+  if (row.status === 'online' || spellOver) return ONLINE;
+  const spell = {
+    pausedAt: row.paused_at?.toISOString() ?? null,
+    resumeAt: row.resume_at?.toISOString() ?? null,
+  };
+  if (row.status === 'busy') {
     return {
-      status: 'online',
+      ...spell,
+      status: 'busy',
       reason: null,
-      pausedAt: null,
-      resumeAt: null,
-      extraPrepMinutes: null,
+      extraPrepMinutes: row.extra_prep_minutes,
       pausedBy: null,
     };
   }
   return {
+    ...spell,
     status: 'paused',
     reason: row.pause_reason as StoreStatus['reason'],
-    pausedAt: row.paused_at?.toISOString() ?? null,
-    resumeAt: row.resume_at?.toISOString() ?? null,
     extraPrepMinutes: null,
-    pausedBy: 'partner',
+    pausedBy: row.paused_by ?? 'partner',
   };
 }
 
 /** A store as distribution partners see it: no partner-private fields. */
 export function toMarketfrontStore(row: StoreRow, now: Date): MarketfrontStore {
   const availability = availabilityAt(row, now);
+  const status = effectiveStatus(row, now);
   const money = (value: number) => fromMinorUnits(value, row.currency);
   const hasDelivery =
     row.delivery_radius_meters !== null &&
@@ -140,9 +154,9 @@ export function toMarketfrontStore(row: StoreRow, now: Date): MarketfrontStore {
     pickup: row.pickup_eta_minutes === null ? null : { etaMinutes: row.pickup_eta_minutes },
     taxRate: row.tax_rate_ppm / 10 ** TAX_RATE_DIGITS,
     minimumOrder: money(row.minimum_order_minor),
-    status: effectiveStatus(row, now).status,
-    extraPrepMinutes: null,
-    acceptanceWindowSeconds: DEFAULT_ACCEPTANCE_WINDOW_SECONDS,
+    status: status.status,
+    extraPrepMinutes: status.extraPrepMinutes,
+    acceptanceWindowSeconds: row.acceptance_window_seconds,
     isOpenNow: availability.open,
     nextOpenAt: availability.nextOpenAt,
     catalogSetId: row.catalog_set_id,

@@ -67,7 +67,7 @@ export function discoveryHandlers(
         scanCap: options.scanCap,
         isOpen: (candidate: DiscoveryCandidate) => isOpenAt(candidate, at),
         nextBatch: (after, size) =>
-          nearestCandidatesQuery(db, query, { after, limit: size }).execute(),
+          nearestCandidatesQuery(db, query, { after, limit: size, at }).execute(),
       });
       const page = await loadStores(db, found.page);
       return { stores: page.map(view), totalCount: found.openCount, hasMore: found.hasMore };

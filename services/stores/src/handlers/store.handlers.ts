@@ -95,7 +95,12 @@ export function storeHandlers(
         const upserted = await upsertStore(trx, row);
         // A new store's hours are no change; a replaced profile's may be.
         if (upserted && previous && hoursDiffer(previous, upserted.store)) {
-          await recordStoreEvent(trx, outbox.prefix, storeId, hoursChangedData(upserted.store, []));
+          await recordStoreEvent(
+            trx,
+            outbox.prefix,
+            storeId,
+            hoursChangedData(upserted.store, clock()),
+          );
           return { ...upserted, announced: true };
         }
         return upserted && { ...upserted, announced: false };

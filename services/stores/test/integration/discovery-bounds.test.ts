@@ -84,7 +84,8 @@ async function seed(
   await sql`
     insert into stores (store_id, partner_id, name, phone, timezone, currency, address1, city,
       state, postal_code, country, latitude, longitude, fulfillment_types, availability,
-      pickup_eta_minutes, tax_rate_ppm, minimum_order_minor, status, pause_reason, paused_at)
+      pickup_eta_minutes, tax_rate_ppm, minimum_order_minor, status, pause_reason, paused_at,
+      paused_by)
     select gen_random_uuid(), gen_random_uuid(), 'Seeded ' || n, '+13125550100',
       'America/Chicago', 'USD', '1 Main St', 'Chicago', 'IL', '60601', 'US',
       ${center.latitude} + ceil(n::double precision / ${rules.perPosition ?? 1}) * 0.0000004,
@@ -94,7 +95,8 @@ async function seed(
       15, 0, 0,
       case when ${paused} then 'paused' else 'online' end,
       case when ${paused} then 'too_busy' end,
-      case when ${paused} then now() end
+      case when ${paused} then now() end,
+      case when ${paused} then 'partner' end
     from generate_series(1, ${count}) as n
   `.execute(db);
 }

@@ -403,7 +403,19 @@ describe('store events', () => {
       status: 'paused',
       reason: 'operational_issues',
       resumeAt: null,
+      pausedBy: 'platform',
     });
+    await client.request(
+      subjects.stores.setSpecialHours,
+      {
+        storeId,
+        days: [
+          { date: '2026-12-25', closed: true },
+          { date: '2026-11-01', closed: true },
+        ],
+      },
+      ctx,
+    );
     // A retry of the pause changes nothing and announces nothing.
     await client.request(subjects.stores.platformPause, { storeId }, ordering());
 
@@ -413,12 +425,16 @@ describe('store events', () => {
       'store.hours_changed',
       'store.items_availability_changed',
       'store.status_changed',
+      'store.hours_changed',
     ]);
-    expect(recorded.map((event) => event.version)).toEqual([1, 2, 3, 4]);
+    expect(recorded[4]!.data).toMatchObject({
+      specialDays: [{ date: '2026-12-25', closed: true }],
+    });
+    expect(recorded.map((event) => event.version)).toEqual([1, 2, 3, 4, 5]);
     expect(recorded[0]!.data).toMatchObject({ status: 'paused', reason: 'staff_shortage' });
     expect(recorded[1]!.data).toMatchObject({ timezone: 'America/New_York', storeId });
     expect(recorded[3]!.data).toMatchObject({ status: 'paused', reason: 'operational_issues' });
-    expect(new Set(recorded.map((event) => event.id)).size).toBe(4);
+    expect(new Set(recorded.map((event) => event.id)).size).toBe(5);
     expect(recorded[0]!.id).toBe(eventIdOf({ type: 'store', id: storeId, version: 1 }));
 
     // The relay publishes them to the events stream, in order.

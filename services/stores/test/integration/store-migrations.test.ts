@@ -193,3 +193,59 @@ describe('the order submission secret migration', () => {
     ).toEqual({ secrets: [plaintext.get(first)] });
   });
 });
+
+describe('the store hours and busy migration', () => {
+  const BEFORE_HOURS = '2026-12-02T0100-seal-submission-secrets';
+  const saved = () =>
+    insertOldStore({ currency: 'USD', radiusMeters: 5_000, feeMinor: 299, minimumOrderMinor: 0 });
+
+  it('marks saved pauses as the partner’s and gives saved stores the defaults', async () => {
+    await migrateTo(BEFORE_HOURS);
+    const online = await saved();
+    const paused = await saved();
+    await sql`update stores set status = 'paused', pause_reason = 'too_busy', paused_at = now()
+      where store_id = ${paused}`.execute(db);
+
+    await migrateToLatest(db, STORES_SCHEMA, storesMigrations);
+    const rows = await db
+      .selectFrom('stores')
+      .select([
+        'store_id',
+        'status',
+        'paused_by',
+        'extra_prep_minutes',
+        'special_days',
+        'acceptance_window_seconds',
+      ])
+      .where('store_id', 'in', [online, paused])
+      .orderBy('status')
+      .execute();
+    const defaults = { extra_prep_minutes: null, special_days: [], acceptance_window_seconds: 600 };
+    expect(rows).toEqual([
+      { store_id: online, status: 'online', paused_by: null, ...defaults },
+      { store_id: paused, status: 'paused', paused_by: 'partner', ...defaults },
+    ]);
+    expect(await lookUp(online)).toMatchObject({
+      acceptanceWindowSeconds: 600,
+      extraPrepMinutes: null,
+    });
+    // The checks hold for rows written any other way.
+    await expect(
+      sql`update stores set paused_by = null where store_id = ${paused}`.execute(db),
+    ).rejects.toThrow(/stores_paused_by_paused/);
+    await expect(
+      sql`update stores set acceptance_window_seconds = 59 where store_id = ${online}`.execute(db),
+    ).rejects.toThrow(/stores_acceptance_window_range/);
+  });
+
+  it('reverts a busy store to online when migrated down', async () => {
+    const busy = await saved();
+    await sql`update stores set status = 'busy', extra_prep_minutes = 15, paused_at = now()
+      where store_id = ${busy}`.execute(db);
+    await migrateTo(BEFORE_HOURS);
+    const { rows } = await sql<{ status: string }>`select status from stores
+      where store_id = ${busy}`.execute(db);
+    expect(rows).toEqual([{ status: 'online' }]);
+    await migrateToLatest(db, STORES_SCHEMA, storesMigrations);
+  });
+});

@@ -604,6 +604,8 @@ describe('store status', () => {
       reason: 'too_busy',
       pausedAt: clockNow.toISOString(),
       resumeAt,
+      extraPrepMinutes: null,
+      pausedBy: 'partner',
     });
 
     clockNow = new Date('2026-11-22T12:59:59.000Z');
@@ -613,7 +615,14 @@ describe('store status', () => {
 
     clockNow = new Date('2026-11-22T13:00:01.000Z');
     const later = await client.request(subjects.stores.getStatus, { storeId }, commerce(partnerId));
-    expect(later).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+    expect(later).toEqual({
+      status: 'online',
+      reason: null,
+      pausedAt: null,
+      resumeAt: null,
+      extraPrepMinutes: null,
+      pausedBy: null,
+    });
     const store = await client.request(subjects.stores.get, { storeId }, commerce(partnerId));
     expect(store.status).toBe('online');
 
@@ -663,7 +672,14 @@ describe('store status', () => {
       { storeId, change: { status: 'online' } },
       commerce(partnerId),
     );
-    expect(online).toEqual({ status: 'online', reason: null, pausedAt: null, resumeAt: null });
+    expect(online).toEqual({
+      status: 'online',
+      reason: null,
+      pausedAt: null,
+      resumeAt: null,
+      extraPrepMinutes: null,
+      pausedBy: null,
+    });
   });
 
   it('answers STORE_NOT_FOUND for another partner’s store', async () => {

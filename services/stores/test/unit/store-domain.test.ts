@@ -33,11 +33,14 @@ const SEALED = 'sb1.dev.wrapped.ciphertext';
 
 /** The row Postgres would hand back for an inserted NewStoreRow. */
 function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
-  const { availability, ...rest } = row;
+  const { availability, special_days, ...rest } = row;
   return {
     ...rest,
     address2: row.address2 ?? null,
     availability: JSON.parse(availability),
+    special_days: JSON.parse(special_days ?? '[]'),
+    extra_prep_minutes: row.extra_prep_minutes ?? null,
+    paused_by: row.paused_by ?? null,
     delivery_radius_meters: row.delivery_radius_meters ?? null,
     delivery_fee_minor: row.delivery_fee_minor ?? null,
     delivery_minimum_order_minor: row.delivery_minimum_order_minor ?? null,
@@ -71,6 +74,8 @@ describe('effectiveStatus', () => {
       reason: null,
       pausedAt: null,
       resumeAt: null,
+      extraPrepMinutes: null,
+      pausedBy: null,
     });
   });
 
@@ -80,12 +85,15 @@ describe('effectiveStatus', () => {
       pause_reason: 'too_busy',
       paused_at: new Date(now.getTime() - 3_600_000),
       resume_at: new Date(now.getTime() - 1),
+      paused_by: 'partner',
     });
     expect(effectiveStatus(row, now)).toEqual({
       status: 'online',
       reason: null,
       pausedAt: null,
       resumeAt: null,
+      extraPrepMinutes: null,
+      pausedBy: null,
     });
     // resumeAt exactly now is over too.
     expect(effectiveStatus({ ...row, resume_at: now }, now).status).toBe('online');
@@ -99,12 +107,15 @@ describe('effectiveStatus', () => {
       pause_reason: 'maintenance',
       paused_at: pausedAt,
       resume_at: resumeAt,
+      paused_by: 'partner',
     });
     expect(effectiveStatus(row, now)).toEqual({
       status: 'paused',
       reason: 'maintenance',
       pausedAt: pausedAt.toISOString(),
       resumeAt: resumeAt.toISOString(),
+      extraPrepMinutes: null,
+      pausedBy: 'partner',
     });
   });
 
@@ -114,6 +125,7 @@ describe('effectiveStatus', () => {
       pause_reason: 'other',
       paused_at: now,
       resume_at: null,
+      paused_by: 'platform',
     });
     const muchLater = new Date(now.getTime() + 365 * 86_400_000);
     expect(effectiveStatus(row, muchLater)).toEqual({
@@ -121,6 +133,32 @@ describe('effectiveStatus', () => {
       reason: 'other',
       pausedAt: now.toISOString(),
       resumeAt: null,
+      extraPrepMinutes: null,
+      pausedBy: 'platform',
+    });
+  });
+
+  it('reads busy with its extra minutes until its resumeAt, then online', () => {
+    const resumeAt = new Date(now.getTime() + 1_800_000);
+    const row = storedRow({
+      status: 'busy',
+      paused_at: now,
+      resume_at: resumeAt,
+      extra_prep_minutes: 25,
+    });
+    expect(effectiveStatus(row, now)).toEqual({
+      status: 'busy',
+      reason: null,
+      pausedAt: now.toISOString(),
+      resumeAt: resumeAt.toISOString(),
+      extraPrepMinutes: 25,
+      pausedBy: null,
+    });
+    expect(toMarketfrontStore(row, now)).toMatchObject({ status: 'busy', extraPrepMinutes: 25 });
+    expect(effectiveStatus(row, resumeAt).status).toBe('online');
+    expect(toMarketfrontStore(row, resumeAt)).toMatchObject({
+      status: 'online',
+      extraPrepMinutes: null,
     });
   });
 });
@@ -129,7 +167,14 @@ describe('statusChangeColumns', () => {
   it('clears every pause column when going online', () => {
     expect(statusChangeColumns({ status: 'online' }, now)).toEqual({
       ok: true,
-      columns: { status: 'online', pause_reason: null, paused_at: null, resume_at: null },
+      columns: {
+        status: 'online',
+        pause_reason: null,
+        paused_at: null,
+        resume_at: null,
+        extra_prep_minutes: null,
+        paused_by: null,
+      },
     });
   });
 
@@ -144,11 +189,20 @@ describe('statusChangeColumns', () => {
         pause_reason: 'staff_shortage',
         paused_at: now,
         resume_at: new Date(resumeAt),
+        extra_prep_minutes: null,
+        paused_by: 'partner',
       },
     });
     expect(statusChangeColumns({ status: 'paused', reason: 'other' }, now)).toEqual({
       ok: true,
-      columns: { status: 'paused', pause_reason: 'other', paused_at: now, resume_at: null },
+      columns: {
+        status: 'paused',
+        pause_reason: 'other',
+        paused_at: now,
+        resume_at: null,
+        extra_prep_minutes: null,
+        paused_by: 'partner',
+      },
     });
     expect(
       statusChangeColumns({ status: 'paused', reason: 'other', resumeAt: null }, now),
@@ -158,18 +212,41 @@ describe('statusChangeColumns', () => {
     });
   });
 
+  it('sets busy with its extra minutes, pausedAt now and an optional future resumeAt', () => {
+    const resumeAt = new Date(now.getTime() + 3_600_000).toISOString();
+    expect(statusChangeColumns({ status: 'busy', extraPrepMinutes: 15, resumeAt }, now)).toEqual({
+      ok: true,
+      columns: {
+        status: 'busy',
+        pause_reason: null,
+        paused_at: now,
+        resume_at: new Date(resumeAt),
+        extra_prep_minutes: 15,
+        paused_by: null,
+      },
+    });
+    expect(statusChangeColumns({ status: 'busy', extraPrepMinutes: 120 }, now)).toMatchObject({
+      ok: true,
+      columns: { status: 'busy', resume_at: null, extra_prep_minutes: 120 },
+    });
+  });
+
   it('refuses a resumeAt that is not in the future, at /resumeAt', () => {
     for (const resumeAt of [
       new Date(now.getTime() - 1).toISOString(),
       now.toISOString(),
       '2020-01-01T00:00:00Z',
     ]) {
-      const decision = statusChangeColumns({ status: 'paused', reason: 'other', resumeAt }, now);
-      expect(decision).toEqual({
-        ok: false,
-        pointer: '/resumeAt',
-        message: 'resumeAt must be in the future',
-      });
+      for (const change of [
+        { status: 'paused', reason: 'other', resumeAt },
+        { status: 'busy', extraPrepMinutes: 30, resumeAt },
+      ] as const) {
+        expect(statusChangeColumns(change, now)).toEqual({
+          ok: false,
+          pointer: '/resumeAt',
+          message: 'resumeAt must be in the future',
+        });
+      }
     }
   });
 });

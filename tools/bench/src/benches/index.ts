@@ -44,6 +44,10 @@ export const BENCHES = {
     summary: 'order-status webhook delivery, with a failing partner, against the webhook floor',
     run: lazy(() => import('./webhooks/index.js')),
   },
+  'store-webhooks': {
+    summary: 'a store event fanned out to 1,000 partners, order webhooks measured meanwhile',
+    run: lazy(() => import('./store-webhooks.js')),
+  },
 } satisfies Record<string, Bench>;
 
 export type BenchName = keyof typeof BENCHES;

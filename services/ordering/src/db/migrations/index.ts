@@ -6,6 +6,8 @@ import * as deliveryOrigin from './2026-11-29T0100-delivery-origin.js';
 import * as placeSaga from './2026-12-01T0100-place-saga.js';
 import * as flatOrderAddress from './2026-12-01T0200-flat-order-address.js';
 import * as sealWebhookSecrets from './2026-12-02T0100-seal-webhook-secrets.js';
+import * as acceptance from './2026-12-03T0100-acceptance.js';
+import * as storeEventDeliveries from './2026-12-03T0200-store-event-deliveries.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -16,6 +18,8 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-01T0100-place-saga': placeSaga,
   '2026-12-01T0200-flat-order-address': flatOrderAddress,
   '2026-12-02T0100-seal-webhook-secrets': sealWebhookSecrets,
+  '2026-12-03T0100-acceptance': acceptance,
+  '2026-12-03T0200-store-event-deliveries': storeEventDeliveries,
 };
 
 export const ORDERING_SCHEMA = 'ordering';

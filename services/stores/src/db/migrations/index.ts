@@ -9,6 +9,7 @@ import * as storeCatalogVersion from './2026-11-25T0100-store-catalog-version.js
 import * as orderSubmissionSecret from './2026-11-27T0200-order-submission-secret.js';
 import * as storeLocationCoveringIndex from './2026-11-30T0100-store-location-covering-index.js';
 import * as sealSubmissionSecrets from './2026-12-02T0100-seal-submission-secrets.js';
+import * as storeHoursBusy from './2026-12-03T0100-store-hours-busy.js';
 import * as itemAvailabilityEvents from './2026-12-03T0200-item-availability-events.js';
 
 /** Migrations of the `stores` schema, by name in the order they apply. */
@@ -23,6 +24,7 @@ export const storesMigrations: Record<string, Migration> = {
   '2026-11-27T0200-order-submission-secret': orderSubmissionSecret,
   '2026-11-30T0100-store-location-covering-index': storeLocationCoveringIndex,
   '2026-12-02T0100-seal-submission-secrets': sealSubmissionSecrets,
+  '2026-12-03T0100-store-hours-busy': storeHoursBusy,
   '2026-12-03T0200-item-availability-events': itemAvailabilityEvents,
 };
 

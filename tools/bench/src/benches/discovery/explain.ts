@@ -35,7 +35,7 @@ function discoveryQuery(
 ) {
   const q = { center, fulfillmentType, query: undefined, searchRadiusMeters };
   return walk
-    ? nearestCandidatesQuery(compiler, q, { after: undefined, limit }).compile()
+    ? nearestCandidatesQuery(compiler, q, { after: undefined, limit, at: new Date() }).compile()
     : discoveryPageQuery(compiler, q, { limit, offset: 0 }).compile();
 }
 

@@ -1,0 +1,582 @@
+import { createPlatformClient, placeOrder, type PlatformClient } from '@pcp/client';
+import {
+  events,
+  order as orderSchema,
+  subjects,
+  type Order,
+  type OrderStatusChange,
+  type StoreStatus,
+} from '@pcp/contracts';
+import {
+  AppError,
+  createDatabase,
+  handle,
+  loadConfig,
+  serveSubjects,
+  type ServedService,
+} from '@pcp/service-kit';
+import {
+  createOrderingService,
+  ORDERING_SCHEMA,
+  orderingEnvSchema,
+  type OrderingDatabase,
+} from '@pcp/ordering';
+import type { Kysely } from 'kysely';
+import type { Subscription } from 'nats';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { startCatalogHost } from './catalog-host.js';
+import { call } from './http.js';
+import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
+import { seedPlacedOrder } from './seed-order.js';
+import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
+
+type Envelope = ReturnType<typeof events.orderStatusChanged.schema.parse>;
+type Partner = { partnerId: string; apiKey: string; client: PlatformClient };
+
+/** The window a store gets when its profile sets none (docs/guide/orders.md#acceptance-window). */
+const WINDOW_MS = 600_000;
+
+// Stores, ordering (every replica) and the tests read this clock; tests move it past deadlines.
+let offsetMs = 0;
+const clock = () => new Date(Date.now() + offsetMs);
+
+let env: TestEnvironment;
+let platform: TestPlatform;
+let host: Awaited<ReturnType<typeof startCatalogHost>>;
+let commerce: Partner;
+let distribution: Partner;
+let store: Awaited<ReturnType<typeof storeWithSodas>>;
+/** A store whose order-submission URL takes every order (they start confirmed). */
+let submittingStore: Awaited<ReturnType<typeof storeWithSodas>>;
+let submissions: SubmissionHost;
+let statusEvents: Subscription;
+const published = new Map<string, Envelope[]>();
+
+// The stores side of platformPause and denyItems is another branch's (item availability): a
+// stand-in on this test's prefix answers them and records what ordering asked.
+let standIn: ServedService;
+const pauseRequests: string[] = [];
+/** Stores whose pause the stand-in refuses (as if stores were down). */
+const failingPauses = new Set<string>();
+const denyRequests: { storeId: string; itemIds: string[] }[] = [];
+/** Item ids the stand-in treats as not in the store's active catalog. */
+const unknownItems = new Set<string>();
+
+/** Extra ordering replicas a test started (stopped after it). */
+const replicas: { stop(): Promise<void> }[] = [];
+let replicaDb: Kysely<OrderingDatabase>;
+
+/** Another ordering replica on the same database, subjects and clock. */
+async function startReplica(sweepIntervalMs = 60_000) {
+  const replica = createOrderingService({
+    ...platform.serviceDeps('ordering'),
+    db: replicaDb,
+    config: loadConfig(orderingEnvSchema, {
+      ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS: String(sweepIntervalMs),
+    }),
+    clock,
+  });
+  await replica.start();
+  replicas.push({ stop: () => replica.stop(5_000) });
+  return replica;
+}
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  platform = await startPlatform(env, {
+    clock,
+    gatewayEnv: { RATE_LIMIT_READS_PER_MIN: '100000', RATE_LIMIT_WRITES_PER_MIN: '100000' },
+    // The tests sweep when they mean to; the timer is tested with a replica of its own.
+    orderingEnv: {
+      ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS: '60000',
+      ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
+      ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.1/32',
+    },
+  });
+  replicaDb = createDatabase<OrderingDatabase>({
+    url: env.databaseUrl,
+    schema: ORDERING_SCHEMA,
+    applicationName: 'test-ordering-replica',
+  });
+  host = await startCatalogHost();
+  const withClient = async (created: Promise<{ partnerId: string; apiKey: string }>) => {
+    const partner = await created;
+    return {
+      ...partner,
+      client: createPlatformClient({ baseUrl: platform.baseUrl, apiKey: partner.apiKey }),
+    };
+  };
+  commerce = await withClient(platform.newPartner('commerce'));
+  distribution = await withClient(
+    platform.newPartner('distribution', { paymentTypes: ['CARD', 'PAY_AT_STORE'] }),
+  );
+  store = await storeWithSodas(commerce.client, host, { orderSubmissionUrl: undefined });
+  submissions = await startSubmissionHost();
+  submittingStore = await storeWithSodas(commerce.client, host, {
+    orderSubmissionUrl: submissions.url,
+  });
+  statusEvents = env.nc.subscribe(`${env.prefix}.${events.orderStatusChanged.subject}`, {
+    callback: (_error, msg) => {
+      const envelope = events.orderStatusChanged.schema.parse(msg.json());
+      const seen = published.get(envelope.data.orderId) ?? [];
+      if (!seen.some((event) => event.id === envelope.id)) seen.push(envelope);
+      published.set(envelope.data.orderId, seen);
+    },
+  });
+  standIn = await serveSubjects(
+    env.nc,
+    {
+      service: 'stores',
+      version: '0.0.1',
+      prefix: env.prefix,
+      timeoutMs: 5_000,
+      logger: env.logger,
+    },
+    [
+      handle(subjects.stores.platformPause, ({ storeId }): Promise<StoreStatus> => {
+        pauseRequests.push(storeId);
+        if (failingPauses.has(storeId)) {
+          return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'stores is down'));
+        }
+        return Promise.resolve({
+          status: 'paused',
+          reason: 'operational_issues',
+          pausedAt: clock().toISOString(),
+          resumeAt: null,
+          extraPrepMinutes: null,
+          pausedBy: 'platform',
+        });
+      }),
+      handle(subjects.stores.denyItems, ({ storeId, itemIds }) => {
+        denyRequests.push({ storeId, itemIds });
+        const unknown = itemIds.flatMap((id, index) => (unknownItems.has(id) ? [index] : []));
+        if (unknown.length > 0) {
+          return Promise.reject(
+            new AppError('REQUEST_INVALID', 'Items not in the store’s active catalog', {
+              errors: unknown.map((index) => ({
+                code: 'ITEM_NOT_FOUND',
+                message: 'Not an item of the store’s active catalog',
+                pointer: `/itemIds/${index}`,
+              })),
+            }),
+          );
+        }
+        const until = new Date(clock().getTime() + 3_600_000).toISOString();
+        return Promise.resolve({
+          items: itemIds.map((itemId) => ({ itemId, available: false as const, until })),
+          version: denyRequests.length,
+        });
+      }),
+    ],
+  );
+});
+
+afterAll(async () => {
+  statusEvents?.unsubscribe();
+  for (const replica of replicas) await replica.stop();
+  await standIn?.stop(5_000);
+  await submissions?.close();
+  await host?.close();
+  await platform?.stop();
+  await replicaDb?.destroy();
+  await env?.cleanup();
+});
+
+/** An order placed through the gateway at the sodas store (or `at`), paid by card: pending. */
+async function placePendingOrder(at = store): Promise<Order> {
+  const order = await placeCardOrder(at);
+  expect(order.status).toBe('pending');
+  return order;
+}
+
+async function placeCardOrder(at: typeof store): Promise<Order> {
+  const buyer = await newBuyer(distribution.client, '4242424242424242');
+  const placed = await placeOrder(distribution.client, {
+    body: sodaOrder(at.ids, at.storeId, buyer.paymentId),
+    endUserId: buyer.endUser,
+  });
+  return orderSchema.parse(placed.order);
+}
+
+/** A pending order of `storeId` written as place leaves it, paid at the store, due at `acceptBy`. */
+const seedPending = (storeId: string, acceptBy: Date) =>
+  seedPlacedOrder(platform.orderingDb, env.prefix, {
+    store: storeId,
+    storePartner: commerce,
+    placer: distribution,
+    acceptBy,
+  });
+
+/** A status change as the store sends it (raw HTTP: the body may be hostile). */
+const setStatus = (orderId: string, body: OrderStatusChange | Record<string, unknown>) =>
+  call(platform.baseUrl, 'POST', `/v1/commerce/orders/${orderId}/status`, {
+    apiKey: commerce.apiKey,
+    body,
+  });
+
+const orderRow = (orderId: string) =>
+  platform.orderingDb
+    .selectFrom('orders')
+    .selectAll()
+    .where('order_id', '=', orderId)
+    .executeTakeFirstOrThrow();
+
+const timeoutRow = (storeId: string) =>
+  platform.orderingDb
+    .selectFrom('store_acceptance_timeouts')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .executeTakeFirst();
+
+/** The refunds payments made of the order's charge. */
+async function refundsOf(order: Order) {
+  const charge = await platform.paymentsDb
+    .selectFrom('charges')
+    .selectAll()
+    .where('order_id', '=', order.orderId)
+    .executeTakeFirstOrThrow();
+  const refunds = await platform.paymentsDb
+    .selectFrom('refunds')
+    .selectAll()
+    .where('charge_id', '=', charge.charge_id)
+    .execute();
+  return { charge, refunds };
+}
+
+async function waitFor<T>(read: () => T | Promise<T>, done: (value: T) => boolean, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The order's events once `count` arrived (and a moment for any extra), in version order. */
+async function eventsOf(orderId: string, count: number): Promise<Envelope[]> {
+  await waitFor(
+    () => published.get(orderId) ?? [],
+    (list) => list.length >= count,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return [...(published.get(orderId) ?? [])].sort((a, b) => a.version - b.version);
+}
+
+/** Move every clock past the deadline of an order placed now. */
+const passDeadline = () => {
+  offsetMs += WINDOW_MS + 1_000;
+};
+
+describe('an order placed pending', () => {
+  it('has acceptBy (placement + the store’s window) and an ETA (placement + pickup etaMinutes)', async () => {
+    const order = await placePendingOrder();
+    const placedAt = Date.parse(order.createdAt);
+    expect(Date.parse(order.acceptBy!)).toBe(placedAt + WINDOW_MS);
+    // The store fixture's pickup etaMinutes is 15.
+    expect(Date.parse(order.estimatedReadyAt!)).toBe(placedAt + 15 * 60_000);
+    expect(order).toMatchObject({ cancelReason: null, cancelledBy: null });
+    const [created] = await eventsOf(order.orderId, 1);
+    expect(created!.data).toMatchObject({
+      event: 'order.created',
+      estimatedReadyAt: order.estimatedReadyAt,
+      cancelReason: null,
+      cancelledBy: null,
+    });
+
+    // A confirm in time keeps the order and ends its deadline.
+    const confirmed = await setStatus(order.orderId, { status: 'confirmed' });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body).toMatchObject({ status: 'confirmed', acceptBy: null, version: 2 });
+    passDeadline();
+    await platform.ordering.sweepAcceptance();
+    expect(await orderRow(order.orderId)).toMatchObject({ status: 'confirmed', version: 2 });
+  });
+
+  it('starts confirmed, with no deadline, when the store’s URL took it', async () => {
+    const order = await placeCardOrder(submittingStore);
+    expect(order).toMatchObject({ status: 'confirmed', acceptBy: null });
+    expect(Date.parse(order.estimatedReadyAt!)).toBe(Date.parse(order.createdAt) + 15 * 60_000);
+    passDeadline();
+    await platform.ordering.sweepAcceptance();
+    expect(await orderRow(order.orderId)).toMatchObject({ status: 'confirmed', version: 1 });
+  });
+
+  it('scheduled, has the scheduled time as its estimate', async () => {
+    const buyer = await newBuyer(distribution.client, '4242424242424242');
+    const scheduledTime = new Date(clock().getTime() + 3 * 3_600_000);
+    scheduledTime.setUTCSeconds(0, 0);
+    const placed = await placeOrder(distribution.client, {
+      body: sodaOrder(store.ids, store.storeId, buyer.paymentId, {
+        fulfillment: {
+          mode: 'PICKUP',
+          scheduleType: 'SCHEDULED',
+          scheduledTime: scheduledTime.toISOString(),
+        },
+      }),
+      endUserId: buyer.endUser,
+    });
+    expect(Date.parse(placed.order.estimatedReadyAt!)).toBe(scheduledTime.getTime());
+    expect((await setStatus(placed.order.orderId, { status: 'confirmed' })).status).toBe(200);
+  });
+});
+
+describe('the acceptance sweeper', () => {
+  it('with two ordering replicas cancels once: one refund at the processor, one order.cancelled', async () => {
+    const replica = await startReplica();
+    const order = await placePendingOrder();
+    const refundedBefore = platform.processor.charges().filter((c) => c.refundedAmount > 0).length;
+    passDeadline();
+    // Both replicas sweep at once, several times over.
+    await Promise.all(
+      Array.from({ length: 3 }, () => [
+        platform.ordering.sweepAcceptance(),
+        replica.sweepAcceptance(),
+      ]).flat(),
+    );
+
+    const read = await distribution.client.GET('/v1/marketfront/orders/{orderId}', {
+      params: { path: { orderId: order.orderId } },
+    });
+    expect(read.data).toMatchObject({
+      state: 'cancelled',
+      status: 'cancelled',
+      version: 2,
+      cancelReason: 'not accepted in time',
+      cancelledBy: 'platform',
+      // The deadline that passed stays on the order.
+      acceptBy: order.acceptBy,
+    });
+    const { charge, refunds } = await refundsOf(order);
+    expect(charge).toMatchObject({ status: 'refunded', refunded_amount: 2_364 });
+    expect(refunds).toHaveLength(1);
+    expect(refunds[0]).toMatchObject({ idempotency_key: `order-cancel-${order.orderId}` });
+    const refunded = platform.processor.charges().filter((c) => c.refundedAmount > 0);
+    expect(refunded).toHaveLength(refundedBefore + 1);
+
+    const sent = await eventsOf(order.orderId, 2);
+    expect(sent.map((event) => event.data.event)).toEqual(['order.created', 'order.cancelled']);
+    expect(sent[1]!.data).toMatchObject({
+      previousStatus: 'pending',
+      cancelReason: 'not accepted in time',
+      cancelledBy: 'platform',
+      estimatedReadyAt: order.estimatedReadyAt,
+    });
+  });
+
+  it('a replica started after the deadline passed cancels the order on its own timer', async () => {
+    const order = await placePendingOrder();
+    // Nothing running held a timer for it: the deadline is in the database.
+    passDeadline();
+    await startReplica(100);
+    const row = await waitFor(
+      () => orderRow(order.orderId),
+      (current) => current.status === 'cancelled',
+    );
+    expect(row).toMatchObject({ status: 'cancelled', cancelled_by: 'platform', version: 2 });
+    expect((await refundsOf(order)).refunds).toHaveLength(1);
+    await replicas.pop()!.stop();
+  });
+
+  it('leaves an order whose refund failed pending, and cancels it once payments is back', async () => {
+    const order = await placePendingOrder();
+    passDeadline();
+    platform.processor.setFaults({ errorRate: 1 });
+    try {
+      await platform.ordering.sweepAcceptance();
+    } finally {
+      platform.processor.setFaults({ errorRate: 0 });
+    }
+    expect(await orderRow(order.orderId)).toMatchObject({ status: 'pending', version: 1 });
+    await platform.ordering.sweepAcceptance();
+    expect(await orderRow(order.orderId)).toMatchObject({ status: 'cancelled', version: 2 });
+    expect((await refundsOf(order)).refunds.filter((r) => r.status === 'succeeded')).toHaveLength(
+      1,
+    );
+  });
+});
+
+describe('a move of a pending order after its deadline', () => {
+  it('is 409 and cancels the order as the platform (refunded once; the sweep finds nothing)', async () => {
+    const order = await placePendingOrder();
+    passDeadline();
+    const late = await setStatus(order.orderId, { status: 'confirmed' });
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ errorCode: 'ORDER_STATUS_TRANSITION_INVALID' });
+    expect(await orderRow(order.orderId)).toMatchObject({
+      status: 'cancelled',
+      cancelled_by: 'platform',
+      version: 2,
+    });
+    // A store's own cancel after the deadline is refused too.
+    const cancel = await setStatus(order.orderId, { state: 'cancelled', cancelReason: 'Closed' });
+    expect(cancel.status).toBe(409);
+    await platform.ordering.sweepAcceptance();
+    expect(await orderRow(order.orderId)).toMatchObject({ version: 2 });
+    expect((await refundsOf(order)).refunds).toHaveLength(1);
+  });
+
+  it('races the sweepers 100 times: the confirm or the deadline wins, never both', async () => {
+    const replica = await startReplica();
+    const raceStore = randomUUID();
+    const jitter = () => new Promise((resolve) => setTimeout(resolve, Math.random() * 400));
+    const results: { orderId: string; status: number }[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const runs = Array.from({ length: 10 }, async () => {
+        // A deadline around when the confirm arrives (it takes some ms through the gateway).
+        const orderId = await seedPending(
+          raceStore,
+          new Date(clock().getTime() + Math.random() * 400),
+        );
+        const [confirm] = await Promise.all([
+          setStatus(orderId, { status: 'confirmed' }),
+          jitter().then(() => platform.ordering.sweepAcceptance()),
+          jitter().then(() => replica.sweepAcceptance()),
+        ]);
+        return { orderId, status: confirm.status };
+      });
+      results.push(...(await Promise.all(runs)));
+    }
+    // Every confirm was answered: 200 (the order is confirmed) or 409 (the deadline won).
+    const outcomes = { confirmed: 0, cancelled: 0 };
+    for (const { orderId, status } of results) {
+      const row = await orderRow(orderId);
+      expect(row.version).toBe(2);
+      if (status === 200) {
+        expect(row).toMatchObject({ status: 'confirmed', cancelled_by: null, accept_by: null });
+        outcomes.confirmed += 1;
+      } else {
+        expect(status).toBe(409);
+        expect(row).toMatchObject({ status: 'cancelled', cancelled_by: 'platform' });
+        outcomes.cancelled += 1;
+      }
+    }
+    expect(outcomes.confirmed + outcomes.cancelled).toBe(100);
+    console.log('RACE', outcomes);
+    // One event per version: created, then the winner's.
+    await waitFor(
+      () => results.every(({ orderId }) => (published.get(orderId) ?? []).length >= 2),
+      Boolean,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (const { orderId } of results) expect(published.get(orderId)).toHaveLength(2);
+  }, 120_000);
+});
+
+describe('3 orders in a row not accepted in time', () => {
+  it('pause the store once (pausedBy platform)', async () => {
+    const storeId = randomUUID();
+    const past = new Date(clock().getTime() - 1_000);
+    for (let i = 0; i < 3; i++) await seedPending(storeId, past);
+    const result = await platform.ordering.sweepAcceptance();
+    expect(result.cancelled).toBeGreaterThanOrEqual(3);
+    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(1);
+    expect(await timeoutRow(storeId)).toMatchObject({ consecutive: 0, pause_due_at: null });
+    await platform.ordering.sweepAcceptance();
+    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(1);
+  });
+
+  it('do not pause a store that confirmed an order between them', async () => {
+    const storeId = randomUUID();
+    const past = new Date(clock().getTime() - 1_000);
+    for (let i = 0; i < 2; i++) await seedPending(storeId, past);
+    await platform.ordering.sweepAcceptance();
+    const kept = await seedPending(storeId, new Date(clock().getTime() + 60_000));
+    expect((await setStatus(kept, { status: 'confirmed' })).status).toBe(200);
+    for (let i = 0; i < 2; i++) await seedPending(storeId, past);
+    await platform.ordering.sweepAcceptance();
+    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(0);
+    expect(await timeoutRow(storeId)).toMatchObject({ consecutive: 2, pause_due_at: null });
+  });
+
+  it('ask for the pause again, after a back-off, until stores takes it', async () => {
+    const storeId = randomUUID();
+    failingPauses.add(storeId);
+    const past = new Date(clock().getTime() - 1_000);
+    for (let i = 0; i < 3; i++) await seedPending(storeId, past);
+    await platform.ordering.sweepAcceptance();
+    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(1);
+    const owed = await timeoutRow(storeId);
+    expect(owed).toMatchObject({ pause_tries: 1 });
+    expect(owed!.pause_due_at!.getTime()).toBeGreaterThan(clock().getTime());
+    // Not yet due: no second call.
+    await platform.ordering.sweepAcceptance();
+    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(1);
+
+    failingPauses.delete(storeId);
+    offsetMs += 2_000;
+    await platform.ordering.sweepAcceptance();
+    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(2);
+    expect(await timeoutRow(storeId)).toMatchObject({ pause_due_at: null, pause_tries: 0 });
+  });
+});
+
+describe('denying a pending order with unavailableItemIds', () => {
+  it('marks the items, then cancels and refunds; an unknown id refuses the whole cancel', async () => {
+    const order = await placePendingOrder();
+    const known = store.ids.soda;
+    const unknown = randomUUID();
+    unknownItems.add(unknown);
+    const refused = await setStatus(order.orderId, {
+      state: 'cancelled',
+      cancelReason: 'Out of soda',
+      unavailableItemIds: [known, unknown],
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      errorCode: 'REQUEST_INVALID',
+      errors: [expect.objectContaining({ pointer: '/unavailableItemIds/1' })],
+    });
+    expect(await orderRow(order.orderId)).toMatchObject({ status: 'pending', version: 1 });
+    expect((await refundsOf(order)).refunds).toHaveLength(0);
+
+    const denied = await setStatus(order.orderId, {
+      state: 'cancelled',
+      cancelReason: 'Out of soda',
+      unavailableItemIds: [known],
+    });
+    expect(denied.status).toBe(200);
+    expect(denied.body).toMatchObject({
+      status: 'cancelled',
+      cancelReason: 'Out of soda',
+      cancelledBy: 'store',
+      acceptBy: null,
+    });
+    expect(denyRequests.at(-1)).toEqual({ storeId: store.storeId, itemIds: [known] });
+    expect((await refundsOf(order)).refunds).toHaveLength(1);
+    const sent = await eventsOf(order.orderId, 2);
+    expect(sent[1]!.data).toMatchObject({ event: 'order.cancelled', cancelledBy: 'store' });
+  });
+
+  it('is 409 on an order that is no longer pending, and asks stores nothing', async () => {
+    const orderId = await seedPending(store.storeId, new Date(clock().getTime() + 60_000));
+    expect((await setStatus(orderId, { status: 'confirmed' })).status).toBe(200);
+    const asked = denyRequests.length;
+    const late = await setStatus(orderId, {
+      state: 'cancelled',
+      cancelReason: 'Out of soda',
+      unavailableItemIds: [store.ids.soda],
+    });
+    expect(late.status).toBe(409);
+    expect(denyRequests).toHaveLength(asked);
+    expect(await orderRow(orderId)).toMatchObject({ status: 'confirmed', version: 2 });
+  });
+
+  it('refuses hostile bodies at the edge: 101 ids, ids without a cancel, ids that are not uuids', async () => {
+    const orderId = await seedPending(store.storeId, new Date(clock().getTime() + 60_000));
+    const cancel = { state: 'cancelled', cancelReason: 'Out' };
+    for (const body of [
+      { ...cancel, unavailableItemIds: Array.from({ length: 101 }, () => randomUUID()) },
+      { ...cancel, unavailableItemIds: [] },
+      { ...cancel, unavailableItemIds: ['fries'] },
+      { status: 'confirmed', unavailableItemIds: [randomUUID()] },
+    ]) {
+      const answer = await setStatus(orderId, body);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      expect(answer.body).toMatchObject({ errorCode: 'REQUEST_INVALID' });
+    }
+    expect(await orderRow(orderId)).toMatchObject({ status: 'pending', version: 1 });
+  });
+});

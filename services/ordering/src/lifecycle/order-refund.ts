@@ -1,0 +1,35 @@
+import { subjects } from '@pcp/contracts';
+import type { BusClient, RequestContext } from '@pcp/service-kit';
+import type { OrderRow } from '../db/ordering.table.js';
+
+/**
+ * Refund a cancelled card order's captured total, under the order's lock: the key is the
+ * order's, so a retried cancel (after a failed commit), the store's or the platform's, never
+ * refunds twice.
+ */
+export async function refundOrder(
+  bus: BusClient,
+  row: OrderRow,
+  ctx: Pick<RequestContext, 'requestId' | 'traceparent' | 'tracestate'>,
+  timeoutMs: number | undefined,
+): Promise<void> {
+  const { details } = row;
+  const amount = Number(row.total_minor);
+  if (details.paymentType !== 'CARD' || row.charge_id === null || amount <= 0) return;
+  // Ordering is trusted inside the platform: it asks payments on behalf of the partner
+  // that placed the order (payments finds charges by that partner), not of the store.
+  const placer: RequestContext = {
+    requestId: ctx.requestId,
+    partnerId: row.partner_id,
+    partnerKind: 'distribution',
+    endUserId: row.end_user_id,
+    ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+    ...(ctx.tracestate ? { tracestate: ctx.tracestate } : {}),
+  };
+  await bus.request(
+    subjects.payments.refund,
+    { chargeId: row.charge_id, amount, idempotencyKey: `order-cancel-${row.order_id}` },
+    placer,
+    timeoutMs === undefined ? undefined : { timeoutMs },
+  );
+}

@@ -1,0 +1,49 @@
+import { events, type StoreWebhookPayload } from '@pcp/contracts';
+import { storedOrigin, type ConsumerWork, type HandlerOutcome } from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import type { JsMsg } from 'nats';
+import type { OrderingDatabase } from '../db/ordering.table.js';
+import { recordStoreEvent } from './delivery.repository.js';
+
+/**
+ * The store-event recorder's handler (docs/guide/webhooks.md#store-events): each store event
+ * becomes one delivery row per partner subscribed to its kind, in one transaction, acked once
+ * written; the dispatchers do the rest. Its own durable consumer, so a fan-out never holds
+ * up the recording of order events.
+ */
+export function storeEventRecorder(db: Kysely<OrderingDatabase>, due: () => void) {
+  return async function record(msg: JsMsg, work: ConsumerWork): Promise<HandlerOutcome> {
+    let body: unknown;
+    try {
+      body = msg.json();
+    } catch {
+      return { deadLetter: 'not JSON' };
+    }
+    const parsed = events.storeChanged.schema.safeParse(body);
+    if (!parsed.success) return { deadLetter: 'not a store-changed event' };
+    const envelope = parsed.data;
+    const { event: kind, ...data } = envelope.data;
+    const payload: StoreWebhookPayload = {
+      type: kind,
+      timestamp: envelope.occurredAt,
+      data: { ...data, version: envelope.version },
+    };
+    const recorded = await recordStoreEvent(
+      db,
+      {
+        eventId: envelope.id,
+        storeId: data.storeId,
+        version: envelope.version,
+        eventType: kind,
+        payload: JSON.stringify(payload),
+        occurredAt: new Date(envelope.occurredAt),
+        origin: storedOrigin(),
+      },
+      () => work.working(),
+    );
+    // Two events claiming one version of a store: the first stays, in order; this one is
+    // kept for an operator instead of being sent out of order or lost.
+    if (recorded === 'version-taken') return { deadLetter: 'another event has this store version' };
+    if (recorded && recorded.due > 0) due();
+  };
+}
