@@ -1,20 +1,6 @@
 import { createPlatformClient, placeOrder, type PlatformClient } from '@pcp/client';
-import {
-  events,
-  order as orderSchema,
-  subjects,
-  type Order,
-  type OrderStatusChange,
-  type StoreStatus,
-} from '@pcp/contracts';
-import {
-  AppError,
-  createDatabase,
-  handle,
-  loadConfig,
-  serveSubjects,
-  type ServedService,
-} from '@pcp/service-kit';
+import { events, order as orderSchema, type Order, type OrderStatusChange } from '@pcp/contracts';
+import { createDatabase, loadConfig } from '@pcp/service-kit';
 import {
   createOrderingService,
   ORDERING_SCHEMA,
@@ -29,8 +15,10 @@ import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/enviro
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
+import { createStore } from './ingest.js';
 import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
 import { seedPlacedOrder } from './seed-order.js';
+import { storeProfile } from '@pcp/testing/fixtures';
 import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
 
 type Envelope = ReturnType<typeof events.orderStatusChanged.schema.parse>;
@@ -54,16 +42,6 @@ let submittingStore: Awaited<ReturnType<typeof storeWithSodas>>;
 let submissions: SubmissionHost;
 let statusEvents: Subscription;
 const published = new Map<string, Envelope[]>();
-
-// The stores side of platformPause and denyItems is another branch's (item availability): a
-// stand-in on this test's prefix answers them and records what ordering asked.
-let standIn: ServedService;
-const pauseRequests: string[] = [];
-/** Stores whose pause the stand-in refuses (as if stores were down). */
-const failingPauses = new Set<string>();
-const denyRequests: { storeId: string; itemIds: string[] }[] = [];
-/** Item ids the stand-in treats as not in the store's active catalog. */
-const unknownItems = new Set<string>();
 
 /** Extra ordering replicas a test started (stopped after it). */
 const replicas: { stop(): Promise<void> }[] = [];
@@ -126,58 +104,11 @@ beforeAll(async () => {
       published.set(envelope.data.orderId, seen);
     },
   });
-  standIn = await serveSubjects(
-    env.nc,
-    {
-      service: 'stores',
-      version: '0.0.1',
-      prefix: env.prefix,
-      timeoutMs: 5_000,
-      logger: env.logger,
-    },
-    [
-      handle(subjects.stores.platformPause, ({ storeId }): Promise<StoreStatus> => {
-        pauseRequests.push(storeId);
-        if (failingPauses.has(storeId)) {
-          return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'stores is down'));
-        }
-        return Promise.resolve({
-          status: 'paused',
-          reason: 'operational_issues',
-          pausedAt: clock().toISOString(),
-          resumeAt: null,
-          extraPrepMinutes: null,
-          pausedBy: 'platform',
-        });
-      }),
-      handle(subjects.stores.denyItems, ({ storeId, itemIds }) => {
-        denyRequests.push({ storeId, itemIds });
-        const unknown = itemIds.flatMap((id, index) => (unknownItems.has(id) ? [index] : []));
-        if (unknown.length > 0) {
-          return Promise.reject(
-            new AppError('REQUEST_INVALID', 'Items not in the store’s active catalog', {
-              errors: unknown.map((index) => ({
-                code: 'ITEM_NOT_FOUND',
-                message: 'Not an item of the store’s active catalog',
-                pointer: `/itemIds/${index}`,
-              })),
-            }),
-          );
-        }
-        const until = new Date(clock().getTime() + 3_600_000).toISOString();
-        return Promise.resolve({
-          items: itemIds.map((itemId) => ({ itemId, available: false as const, until })),
-          version: denyRequests.length,
-        });
-      }),
-    ],
-  );
 });
 
 afterAll(async () => {
   statusEvents?.unsubscribe();
   for (const replica of replicas) await replica.stop();
-  await standIn?.stop(5_000);
   await submissions?.close();
   await host?.close();
   await platform?.stop();
@@ -192,7 +123,46 @@ async function placePendingOrder(at = store): Promise<Order> {
   return order;
 }
 
+/** The store's status as its partner reads it. */
+const storeStatusOf = async (storeId: string) =>
+  (
+    await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}/status`, {
+      apiKey: commerce.apiKey,
+    })
+  ).body;
+
+/** The store's item availability overrides, as its partner reads them. */
+const itemAvailabilityOf = async (storeId: string) =>
+  (
+    await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}/item-availability`, {
+      apiKey: commerce.apiKey,
+    })
+  ).body as { items: { itemId: string; until: string }[]; version: number };
+
+/** The store's `store.status_changed` events published so far, in order. */
+async function statusEventsOf(storeId: string) {
+  const jsm = await env.nc.jetstreamManager();
+  const subject = `${env.prefix}.${events.storeChanged.subject}`;
+  const stream = await jsm.streams.find(subject);
+  const { state } = await jsm.streams.info(stream);
+  const found: unknown[] = [];
+  for (let seq = state.first_seq; state.messages > 0 && seq <= state.last_seq; seq++) {
+    const message = await jsm.streams.getMessage(stream, { seq }).catch(() => undefined);
+    if (!message || message.subject !== subject) continue;
+    const { data } = events.storeChanged.schema.parse(message.json());
+    if (data.storeId === storeId && data.event === 'store.status_changed') found.push(data);
+  }
+  return found;
+}
+
 async function placeCardOrder(at: typeof store): Promise<Order> {
+  // Sweeps before may have timed out 3 of its orders in a row, and the platform paused it:
+  // its partner resumes it, as a partner would.
+  const resumed = await call(platform.baseUrl, 'POST', `/v1/commerce/stores/${at.storeId}/status`, {
+    apiKey: commerce.apiKey,
+    body: { status: 'online' },
+  });
+  expect(resumed.status).toBe(200);
   const buyer = await newBuyer(distribution.client, '4242424242424242');
   const placed = await placeOrder(distribution.client, {
     body: sodaOrder(at.ids, at.storeId, buyer.paymentId),
@@ -467,19 +437,31 @@ describe('a move of a pending order after its deadline', () => {
 
 describe('3 orders in a row not accepted in time', () => {
   it('pause the store once (pausedBy platform)', async () => {
-    const storeId = randomUUID();
+    const storeId = await createStore(platform.baseUrl, commerce.apiKey);
     const past = new Date(clock().getTime() - 1_000);
     for (let i = 0; i < 3; i++) await seedPending(storeId, past);
     const result = await platform.ordering.sweepAcceptance();
     expect(result.cancelled).toBeGreaterThanOrEqual(3);
-    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(1);
+    expect(await storeStatusOf(storeId)).toMatchObject({
+      status: 'paused',
+      reason: 'operational_issues',
+      resumeAt: null,
+      pausedBy: 'platform',
+    });
     expect(await timeoutRow(storeId)).toMatchObject({ consecutive: 0, pause_due_at: null });
     await platform.ordering.sweepAcceptance();
-    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(1);
+    await waitFor(
+      () => statusEventsOf(storeId),
+      (found) => found.length === 1,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await statusEventsOf(storeId)).toEqual([
+      expect.objectContaining({ status: 'paused', pausedBy: 'platform' }),
+    ]);
   });
 
   it('do not pause a store that confirmed an order between them', async () => {
-    const storeId = randomUUID();
+    const storeId = await createStore(platform.baseUrl, commerce.apiKey);
     const past = new Date(clock().getTime() - 1_000);
     for (let i = 0; i < 2; i++) await seedPending(storeId, past);
     await platform.ordering.sweepAcceptance();
@@ -487,29 +469,32 @@ describe('3 orders in a row not accepted in time', () => {
     expect((await setStatus(kept, { status: 'confirmed' })).status).toBe(200);
     for (let i = 0; i < 2; i++) await seedPending(storeId, past);
     await platform.ordering.sweepAcceptance();
-    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(0);
+    expect(await storeStatusOf(storeId)).toMatchObject({ status: 'online' });
     expect(await timeoutRow(storeId)).toMatchObject({ consecutive: 2, pause_due_at: null });
   });
 
   it('ask for the pause again, after a back-off, until stores takes it', async () => {
+    // Stores cannot pause a store it does not have yet (STORE_NOT_FOUND): the pause stays owed.
     const storeId = randomUUID();
-    failingPauses.add(storeId);
     const past = new Date(clock().getTime() - 1_000);
     for (let i = 0; i < 3; i++) await seedPending(storeId, past);
     await platform.ordering.sweepAcceptance();
-    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(1);
     const owed = await timeoutRow(storeId);
     expect(owed).toMatchObject({ pause_tries: 1 });
     expect(owed!.pause_due_at!.getTime()).toBeGreaterThan(clock().getTime());
-    // Not yet due: no second call.
+    // Not yet due: no second try.
     await platform.ordering.sweepAcceptance();
-    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(1);
+    expect(await timeoutRow(storeId)).toMatchObject({ pause_tries: 1 });
 
-    failingPauses.delete(storeId);
+    const created = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
+      apiKey: commerce.apiKey,
+      body: storeProfile(),
+    });
+    expect(created.status).toBe(201);
     offsetMs += 2_000;
     await platform.ordering.sweepAcceptance();
-    expect(pauseRequests.filter((id) => id === storeId)).toHaveLength(2);
     expect(await timeoutRow(storeId)).toMatchObject({ pause_due_at: null, pause_tries: 0 });
+    expect(await storeStatusOf(storeId)).toMatchObject({ status: 'paused', pausedBy: 'platform' });
   });
 });
 
@@ -517,8 +502,8 @@ describe('denying a pending order with unavailableItemIds', () => {
   it('marks the items, then cancels and refunds; an unknown id refuses the whole cancel', async () => {
     const order = await placePendingOrder();
     const known = store.ids.soda;
+    // Not an item of the store's active catalog.
     const unknown = randomUUID();
-    unknownItems.add(unknown);
     const refused = await setStatus(order.orderId, {
       state: 'cancelled',
       cancelReason: 'Out of soda',
@@ -544,7 +529,20 @@ describe('denying a pending order with unavailableItemIds', () => {
       cancelledBy: 'store',
       acceptBy: null,
     });
-    expect(denyRequests.at(-1)).toEqual({ storeId: store.storeId, itemIds: [known] });
+    // Soda is unavailable until the end of the store's local day, then the store clears it
+    // (the orders of the tests after this one are soda orders).
+    const overrides = await itemAvailabilityOf(store.storeId);
+    expect(overrides.items).toEqual([
+      { itemId: known, available: false, until: expect.any(String) as string },
+    ]);
+    expect(new Date(overrides.items[0]!.until).getTime()).toBeGreaterThan(clock().getTime());
+    const cleared = await call(
+      platform.baseUrl,
+      'PUT',
+      `/v1/commerce/stores/${store.storeId}/item-availability`,
+      { apiKey: commerce.apiKey, body: { items: [{ itemId: known, available: true }] } },
+    );
+    expect(cleared.status).toBe(200);
     expect((await refundsOf(order)).refunds).toHaveLength(1);
     const sent = await eventsOf(order.orderId, 2);
     expect(sent[1]!.data).toMatchObject({ event: 'order.cancelled', cancelledBy: 'store' });
@@ -553,14 +551,14 @@ describe('denying a pending order with unavailableItemIds', () => {
   it('is 409 on an order that is no longer pending, and asks stores nothing', async () => {
     const orderId = await seedPending(store.storeId, new Date(clock().getTime() + 60_000));
     expect((await setStatus(orderId, { status: 'confirmed' })).status).toBe(200);
-    const asked = denyRequests.length;
+    const asked = (await itemAvailabilityOf(store.storeId)).version;
     const late = await setStatus(orderId, {
       state: 'cancelled',
       cancelReason: 'Out of soda',
       unavailableItemIds: [store.ids.soda],
     });
     expect(late.status).toBe(409);
-    expect(denyRequests).toHaveLength(asked);
+    expect((await itemAvailabilityOf(store.storeId)).version).toBe(asked);
     expect(await orderRow(orderId)).toMatchObject({ status: 'confirmed', version: 2 });
   });
 
