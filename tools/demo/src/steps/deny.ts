@@ -21,6 +21,8 @@ interface Parties {
 }
 
 const CANCEL_REASON = 'The sodas ran out';
+/** How long the store event that carries the new override may take to reach ordering. */
+const EVENT_WAIT_MS = 3_000;
 
 /** The webhook after the `index` first ones: `type` of `orderId`, with its data checked. */
 async function receive(
@@ -103,24 +105,29 @@ export async function denyForAnItem(parties: Parties, webhooksSoFar: number): Pr
   });
 
   step(`… and the cart helpers refuse ${item.name} for the rest of the store’s day`);
-  const refused = await exchange(
-    () =>
-      market.POST('/v1/marketfront/carts/add', {
-        body: {
-          item: { itemId: item.itemId, lineItemId: randomUUID(), quantity: 1 },
-          cart: null,
-          catalogSetId: store.catalogSetId,
-          storeId: store.storeId,
-        },
-      }),
-    { note: `1× ${item.name}, a new cart` },
-  );
+  // The override reaches every ordering replica as a store event, a moment after the deny
+  // committed: a cart priced in that moment may still take the item.
+  const addItem = () =>
+    market.POST('/v1/marketfront/carts/add', {
+      body: {
+        item: { itemId: item.itemId, lineItemId: randomUUID(), quantity: 1 },
+        cart: null,
+        catalogSetId: store.catalogSetId,
+        storeId: store.storeId,
+      },
+    });
+  const deadline = Date.now() + EVENT_WAIT_MS;
+  let refused = await exchange(addItem, { note: `1× ${item.name}, a new cart` });
+  while (refused.response.ok && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    refused = await exchange(addItem, { note: 'again, once the store event has arrived' });
+  }
   const errors = refused.error && 'errors' in refused.error ? (refused.error.errors ?? []) : [];
   check(
     refused.response.status === 400 &&
       refused.error?.errorCode === 'CART_INVALID' &&
       errors.some((error) => error.code === 'ITEM_UNAVAILABLE'),
-    `400 CART_INVALID with ITEM_UNAVAILABLE for ${item.name}`,
+    `400 CART_INVALID with ITEM_UNAVAILABLE for ${item.name} within ${EVENT_WAIT_MS / 1000} s`,
     () => `HTTP ${refused.response.status} ${json(refused.error ?? refused.data)}`,
   );
 }
