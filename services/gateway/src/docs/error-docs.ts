@@ -101,8 +101,10 @@ export const errorDocs = {
       "The request does not match the API's contract: invalid JSON, a missing field, a " +
       'wrong type, an unknown enum value, a value out of its range (busy extraPrepMinutes ' +
       'outside 5..120, more than 1,000 item availability entries or 366 special days), a ' +
-      'malformed id, parameter or header, a cursor that was not issued, or an item id that ' +
-      "the store's active catalog does not have (item availability, unavailableItemIds). " +
+      'malformed id, parameter or header, a cursor that was not issued, or an item ' +
+      'override the store cannot take: an item id its active catalog lacks (item ' +
+      'availability, unavailableItemIds), an until in the past or over 366 days ahead, or ' +
+      'more overrides than the catalog has items. ' +
       'errors[] lists each problem with an RFC 6901 pointer into the body (null for a ' +
       'parameter or header, which its message names).',
     action:
