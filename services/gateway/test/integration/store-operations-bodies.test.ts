@@ -15,6 +15,7 @@ let env: TestEnvironment;
 let db: Kysely<GatewayDatabase>;
 let gateway: GatewayService;
 let commerce: { apiKey: string };
+let distribution: { apiKey: string };
 
 beforeAll(async () => {
   env = await createTestEnvironment();
@@ -29,6 +30,7 @@ beforeAll(async () => {
   });
   await gateway.start();
   commerce = await createPartner(db, { kind: 'commerce', name: 'Store operations' });
+  distribution = await createPartner(db, { kind: 'distribution', name: 'Carts' });
 });
 
 afterAll(async () => {
@@ -43,10 +45,15 @@ interface Problem {
   errorsOmitted?: number;
 }
 
-async function post(path: string, body: string, contentType = 'application/json') {
+async function post(
+  path: string,
+  body: string,
+  contentType = 'application/json',
+  apiKey = commerce.apiKey,
+) {
   const response = await fetch(`${gateway.url()}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${commerce.apiKey}`, 'content-type': contentType },
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': contentType },
     body,
   });
   const text = await response.text();
@@ -221,6 +228,17 @@ describe('bodies refused before their schema', () => {
 
   it.each(routes)('%s: a text/plain body is 415', async (_name, path) => {
     const answer = await post(path(), 'status=busy&extraPrepMinutes=20', 'text/plain');
+    expect(answer.status).toBe(415);
+    expect(answer.problem.errorCode).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('a route whose body goes to its service unparsed (carts) answers text/plain 415 too', async () => {
+    const answer = await post(
+      '/v1/marketfront/carts/add',
+      'cart=null',
+      'text/plain',
+      distribution.apiKey,
+    );
     expect(answer.status).toBe(415);
     expect(answer.problem.errorCode).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
