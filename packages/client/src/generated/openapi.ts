@@ -264,7 +264,7 @@ export interface paths {
     };
     /**
      * List a store’s orders, newest first
-     * @description Orders of one of your stores, newest first, all or of one status. limit is 1..100 (default 20). nextCursor is null on the last page; otherwise send it back as cursor for the next page (it is opaque; one that was not issued is 400 REQUEST_INVALID at /cursor). A store that is not yours answers 404 STORE_NOT_FOUND.
+     * @description Orders of one of your stores, newest first, all or of one status. limit is 1..100 (default 20). nextCursor is null on the last page; otherwise send it back as cursor for the next page (it is opaque; one that was not issued is 400 REQUEST_INVALID at /cursor). A store that is not yours answers 404 STORE_NOT_FOUND. A pending order carries acceptBy: confirm or deny it before then, or the platform cancels it.
      */
     get: operations['listStoreOrders'];
     put?: never;
