@@ -132,6 +132,9 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     // one before it notices, and that partner's request must not fail.
     return503OnClosing: false,
   });
+  // Every body is JSON (docs/guide/errors.md#invalid-requests): text/plain is 415 like any
+  // other type, not a string for the route's schema to refuse with a 400.
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(plainSerializerCompiler);
   installErrorHandling(app, docsUrl, logger);

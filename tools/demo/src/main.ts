@@ -4,9 +4,11 @@
 // CatalogSet hosted on this machine; the distribution partner registers a webhook receiver on
 // this machine, discovers the store, reads its catalog, builds a cart, vaults a test card,
 // validates and places an order; the store moves the order to completed and every status
-// arrives at the receiver as a verified, signed webhook. Each HTTP exchange is printed as the
-// partner sees it, and each answer is checked: it doubles as CI's smoke test (exit 1 with what
-// was expected and what came when any step does not do what it should).
+// arrives at the receiver as a verified, signed webhook. Then the store denies a second order
+// because the sodas ran out, and the cart helpers refuse sodas for the rest of the store's
+// day. Each HTTP exchange is printed as the partner sees it, and each answer is checked: it
+// doubles as CI's smoke test (exit 1 with what was expected and what came when any step does
+// not do what it should).
 // DEMO_BASE_URL (default http://localhost:8080) points it at another gateway; partners are
 // created with the admin command, so against the same database (DATABASE_URL, NATS_URL).
 import { randomUUID } from 'node:crypto';
@@ -17,6 +19,7 @@ import { fulfil } from './steps/fulfilment.js';
 import { placeTheOrder } from './steps/order.js';
 import { createPartners, platformAnswers } from './steps/partners.js';
 import { buildCart } from './steps/cart.js';
+import { denyForAnItem } from './steps/deny.js';
 import { discoverStore, readCatalog, registerWebhooks } from './steps/shopping.js';
 import { openStore } from './steps/store.js';
 
@@ -34,7 +37,7 @@ async function runDemo(servers: Server[]): Promise<void> {
   await discoverStore(market, storeName, store);
   const catalog = await readCatalog(market, store);
   const cart = await buildCart(market, store, catalog);
-  const placed = await placeTheOrder(market, cart, `demo-customer-${tag}`);
+  const { placed, request } = await placeTheOrder(market, cart, `demo-customer-${tag}`);
   await fulfil({
     commerce,
     market,
@@ -42,6 +45,13 @@ async function runDemo(servers: Server[]): Promise<void> {
     storeId: store.storeId,
     orderId: placed.order.orderId,
   });
+  const soda = Object.values(catalog.items).find((item) => item.name === 'Soda');
+  if (!soda) throw new DemoFailure('an item named Soda in the catalog', 'none');
+  // The first order's webhooks (created and four moves) came before.
+  await denyForAnItem(
+    { commerce, market, receiver, store, order: request, item: soda },
+    receiver.events.length,
+  );
 }
 
 /** What came instead of a step's success, as the failure report prints it. */

@@ -17,7 +17,7 @@ export interface paths {
     get: operations['getStore'];
     /**
      * Create or replace a store profile
-     * @description The store id is the partner’s own. Computed fields (status, timestamps) are ignored. The first call with an orderSubmissionUrl creates the store’s whsec_ signing secret and answers it in orderSubmissionSecret, shown this once (null in every other answer; rotate-secret issues a new one). An id owned by another partner answers 404 STORE_NOT_FOUND. A partner holds at most 1,000 stores by default: a new one beyond is 409 STORE_LIMIT_REACHED.
+     * @description The store id is the partner’s own. Computed fields (status, timestamps) are ignored. The first call with an orderSubmissionUrl creates the store’s whsec_ signing secret and answers it in orderSubmissionSecret, shown this once (null in every other answer; rotate-secret issues a new one). An id owned by another partner answers 404 STORE_NOT_FOUND. A partner holds at most 1,000 stores by default: a new one beyond is 409 STORE_LIMIT_REACHED. acceptanceWindowSeconds (60..3,600, default 600) is how long a placed order may stay pending before the platform cancels it. A change of timezone or availability is a store.hours_changed event for subscribed distribution partners.
      */
     put: operations['upsertStore'];
     post?: never;
@@ -76,13 +76,13 @@ export interface paths {
     };
     /**
      * Get store status
-     * @description online, or paused with its reason, pausedAt and resumeAt; a pause past its resumeAt reads as online.
+     * @description online; paused with its reason, pausedAt, resumeAt and pausedBy (platform after 3 orders in a row were not accepted in time); or busy with its extraPrepMinutes, pausedAt (when the busy spell began) and resumeAt. A pause or busy spell past its resumeAt reads as online.
      */
     get: operations['getStoreStatus'];
     put?: never;
     /**
      * Set store status
-     * @description Pause with a reason and an optional future resumeAt (the store is online again from that instant), or set online.
+     * @description Pause with a reason and an optional future resumeAt (the store is online again from that instant); set busy with extraPrepMinutes (5..120) and an optional future resumeAt (the store keeps taking orders, and every ETA and estimatedReadyAt it gives grows by that many minutes until then); or set online. A resumeAt that is not in the future, or extraPrepMinutes outside 5..120, is 400 REQUEST_INVALID at its pointer. A pause the platform set (pausedBy platform) lasts until you set the store online. Each change is a store.status_changed event for subscribed distribution partners.
      */
     post: operations['setStoreStatus'];
     delete?: never;
@@ -124,7 +124,7 @@ export interface paths {
     };
     /**
      * Look up a store by id
-     * @description An unknown store is 404 STORE_NOT_FOUND; an id that is not a GUID is a 404 with no body.
+     * @description The public view: status (online, paused or busy, with extraPrepMinutes when busy), isOpenNow and nextOpenAt by the weekly and special hours. An unknown store is 404 STORE_NOT_FOUND; an id that is not a GUID is a 404 with no body.
      */
     get: operations['lookUpStore'];
     put?: never;
@@ -312,7 +312,7 @@ export interface paths {
     };
     /**
      * Read an order you placed
-     * @description The order as it stands now: state, status, version (one more for each change, as in its webhooks), estimatedReadyAt and cancelReason. An order placed by another partner answers 404 ORDER_NOT_FOUND, like an unknown id.
+     * @description The order as it stands now: state, status, version (one more for each change, as in its webhooks), estimatedReadyAt (set at placement, moved by the store), acceptBy (until when a pending order may be confirmed; null once accepted), cancelReason and cancelledBy (store, or platform when it was not accepted in time). An order placed by another partner answers 404 ORDER_NOT_FOUND, like an unknown id.
      */
     get: operations['getOrder'];
     put?: never;
@@ -332,7 +332,7 @@ export interface paths {
     };
     /**
      * List a store’s orders, newest first
-     * @description Orders of one of your stores, newest first, all or of one status. limit is 1..100 (default 20). nextCursor is null on the last page; otherwise send it back as cursor for the next page (it is opaque; one that was not issued is 400 REQUEST_INVALID at /cursor). A store that is not yours answers 404 STORE_NOT_FOUND.
+     * @description Orders of one of your stores, newest first, all or of one status. limit is 1..100 (default 20). nextCursor is null on the last page; otherwise send it back as cursor for the next page (it is opaque; one that was not issued is 400 REQUEST_INVALID at /cursor). A store that is not yours answers 404 STORE_NOT_FOUND. A pending order carries acceptBy: confirm or deny it before then, or the platform cancels it.
      */
     get: operations['listStoreOrders'];
     put?: never;
@@ -354,7 +354,7 @@ export interface paths {
     put?: never;
     /**
      * Move an order of your store along its status
-     * @description A step sends {status} (pending → confirmed → preparing → ready, then inTransit for delivery), optionally with estimatedReadyAt; finishing sends {state: "completed"} (from ready for pickup, from inTransit for delivery); cancelling sends {state: "cancelled", cancelReason} (1..500 characters) while the order is open and not in transit, and refunds a card payment. Sending the current status again changes nothing unless it brings another estimatedReadyAt. Any other move is 409 ORDER_STATUS_TRANSITION_INVALID. Each change is a new version and an order.status_changed (or order.cancelled) webhook. An order of another partner’s store answers 404 ORDER_NOT_FOUND.
+     * @description A step sends {status} (pending → confirmed → preparing → ready, then inTransit for delivery), optionally with estimatedReadyAt; finishing sends {state: "completed"} (from ready for pickup, from inTransit for delivery); cancelling sends {state: "cancelled", cancelReason} (1..500 characters) while the order is open and not in transit, and refunds a card payment. A pending order is confirmed before its acceptBy or the platform cancels it (cancelledBy platform): a move that comes after the deadline is 409 ORDER_STATUS_TRANSITION_INVALID. Denying a pending order may carry unavailableItemIds (1..100 items of its catalog): those items are unavailable until the end of the store’s local day; an id the store’s catalog lacks is 400 REQUEST_INVALID at /unavailableItemIds/<i>, and unavailableItemIds on an order that is no longer pending is 409. Sending the current status again changes nothing unless it brings another estimatedReadyAt. Any other move is 409 ORDER_STATUS_TRANSITION_INVALID. Each change is a new version and an order.status_changed (or order.cancelled) webhook carrying estimatedReadyAt, cancelReason and cancelledBy. An order of another partner’s store answers 404 ORDER_NOT_FOUND.
      */
     post: operations['changeOrderStatus'];
     delete?: never;
@@ -502,7 +502,7 @@ export interface paths {
     put?: never;
     /**
      * Discover stores for a location
-     * @description Stores offering the fulfillment type, nearest first, with distanceMeters. Delivery keeps stores whose delivery radius covers the location; pickup looks within 50 km. An address is geocoded (422 ADDRESS_INVALID when it cannot be); coordinates are used as given. With scheduledTime only stores open then are returned, searched among the nearest 20,000 matching stores (STORES_DISCOVERY_SCAN_CAP): hasMore is exact; totalCount counts the open stores examined, exact when hasMore is false and a lower bound when it is true. offset runs 0..10,000.
+     * @description Stores offering the fulfillment type, nearest first, with distanceMeters. Delivery keeps stores whose delivery radius covers the location; pickup looks within 50 km. An address is geocoded (422 ADDRESS_INVALID when it cannot be); coordinates are used as given. With scheduledTime only stores open then are returned, searched among the nearest 20,000 matching stores (STORES_DISCOVERY_SCAN_CAP): hasMore is exact; totalCount counts the open stores examined, exact when hasMore is false and a lower bound when it is true. offset runs 0..10,000. Opening (isOpenNow, nextOpenAt, scheduledTime) follows each store’s weekly hours and its special hours on their dates; a busy store is listed with its extraPrepMinutes, already added to its ETAs.
      */
     post: operations['discoverStores'];
     delete?: never;

@@ -99,9 +99,14 @@ export const errorDocs = {
     rules: { guide: 'errors', heading: 'Invalid requests' },
     description:
       "The request does not match the API's contract: invalid JSON, a missing field, a " +
-      'wrong type, an unknown enum value, a malformed id, parameter or header, or a cursor ' +
-      'that was not issued. errors[] lists each problem with an RFC 6901 pointer into the ' +
-      'body (null for a parameter or header, which its message names).',
+      'wrong type, an unknown enum value, a value out of its range (busy extraPrepMinutes ' +
+      'outside 5..120, more than 1,000 item availability entries or 366 special days), a ' +
+      'malformed id, parameter or header, a cursor that was not issued, or an item ' +
+      'override the store cannot take: an item id its active catalog lacks (item ' +
+      'availability, unavailableItemIds), an until in the past or over 366 days ahead, or ' +
+      'more overrides than the catalog has items. ' +
+      'errors[] lists each problem with an RFC 6901 pointer into the body (null for a ' +
+      'parameter or header, which its message names).',
     action:
       'Fix the request as errors[] says and send it again: the same request always fails the ' +
       'same way, so it is not retryable.',
@@ -199,10 +204,14 @@ export const errorDocs = {
     rules: { guide: 'carts', heading: 'Errors' },
     description:
       'The cart operation cannot be applied to what it touches (the added item, the updated ' +
-      'line, the removed lineItemId). errors[] says why, with pointers into the request.',
+      'line, the removed lineItemId). errors[] says why, with pointers into the request. An ' +
+      'item the store marked unavailable (an item availability override, or an item it ' +
+      'denied an order for) is ITEM_UNAVAILABLE until the override ends, although the ' +
+      'CatalogSet still lists it.',
     action:
       'Fix the request as errors[] says: pick available items and valid modifier choices, or, ' +
-      "after a catalog change, start again from the store's current CatalogSet.",
+      "after a catalog change, start again from the store's current CatalogSet. The store's " +
+      'current overrides are at GET /v1/marketfront/stores/{storeId}/item-availability.',
     example: {
       detail: 'The item cannot be added; see errors',
       instance: '/v1/marketfront/carts/add',
@@ -270,7 +279,8 @@ export const errorDocs = {
     rules: { guide: 'orders', heading: 'Validating an order' },
     description:
       'Place validated the order again and found business problems, the ones validate reports ' +
-      'with isValid false (STORE_CLOSED, ITEM_UNAVAILABLE, ORDER_TOTAL_DIFFERENT and so on), ' +
+      'with isValid false (STORE_CLOSED, by the weekly or special hours; ITEM_UNAVAILABLE, ' +
+      'an item the store marked unavailable included; ORDER_TOTAL_DIFFERENT and so on), ' +
       'listed in errors[] with pointers. Nothing was charged.',
     action:
       'Fix the order as errors[] says (validate it first: prices and availability may have ' +
@@ -384,7 +394,8 @@ export const errorDocs = {
     description:
       'The store has no active CatalogSet: no catalog ingest of it has succeeded yet. Inside ' +
       "a cart's errors[] the code means the cart's catalogSetId is no longer the store's " +
-      'current one.',
+      'current one. Item availability overrides name items of the active catalog, so setting ' +
+      'them before the first activation answers it too.',
     action:
       "Distribution partners: come back once the store's catalogSetId is set. Commerce " +
       'partners: notify the CatalogSet and poll its ingest until it succeeded.',
@@ -498,10 +509,15 @@ export const errorDocs = {
   },
   ORDER_STATUS_TRANSITION_INVALID: {
     rules: { guide: 'orders', heading: 'Order status' },
-    description: "The move is not allowed from the order's current state and status.",
+    description:
+      "The move is not allowed from the order's current state and status. A pending order " +
+      'whose acceptBy has passed can no longer be confirmed or moved: the platform cancels it ' +
+      '(cancelledBy platform, "not accepted in time"), and when the two race, the deadline ' +
+      'wins. unavailableItemIds go only with the cancel of a pending order.',
     action:
       'Read the order and send a move allowed from where it is. Sending its current status ' +
-      'again is not an error: it changes nothing.',
+      'again is not an error: it changes nothing. Confirm orders before their acceptBy; an ' +
+      'order cancelled by the platform is final.',
     example: {
       detail: 'An order that is pending cannot become ready',
       instance: `/v1/commerce/orders/${ORDER_ID}/status`,

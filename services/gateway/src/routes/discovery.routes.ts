@@ -22,7 +22,9 @@ export const discoveryRoutes: FastifyPluginAsync = async (gateway) => {
             'With scheduledTime only stores open then are returned, searched among the nearest ' +
             '20,000 matching stores (STORES_DISCOVERY_SCAN_CAP): hasMore is exact; totalCount ' +
             'counts the open stores examined, exact when hasMore is false and a lower bound when ' +
-            'it is true. offset runs 0..10,000.',
+            'it is true. offset runs 0..10,000. Opening (isOpenNow, nextOpenAt, scheduledTime) ' +
+            'follows each store’s weekly hours and its special hours on their dates; a busy store ' +
+            'is listed with its extraPrepMinutes, already added to its ETAs.',
           body: discoverStoresInput,
           response: {
             200: jsonResponse(

@@ -24,8 +24,6 @@ export function registerForwardingRoutes(
 ): void {
   void app.register((scope, _options, done) => {
     scope.removeContentTypeParser('application/json');
-    // The service reads JSON only: another type is refused here (415), not forwarded empty.
-    scope.removeContentTypeParser('text/plain');
     scope.addContentTypeParser(
       'application/json',
       { parseAs: 'buffer' },

@@ -41,8 +41,10 @@ export const orderLifecycleRoutes: FastifyPluginAsync<OrderLifecycleRoutesOption
         summary: 'Read an order you placed',
         description:
           'The order as it stands now: state, status, version (one more for each change, as ' +
-          'in its webhooks), estimatedReadyAt and cancelReason. An order placed by another ' +
-          'partner answers 404 ORDER_NOT_FOUND, like an unknown id.',
+          'in its webhooks), estimatedReadyAt (set at placement, moved by the store), acceptBy ' +
+          '(until when a pending order may be confirmed; null once accepted), cancelReason and ' +
+          'cancelledBy (store, or platform when it was not accepted in time). An order placed ' +
+          'by another partner answers 404 ORDER_NOT_FOUND, like an unknown id.',
         params: z.object({ orderId: guid }),
         response: {
           200: jsonResponse(order, 'The order as it stands now'),
@@ -69,7 +71,8 @@ export const orderLifecycleRoutes: FastifyPluginAsync<OrderLifecycleRoutesOption
           'Orders of one of your stores, newest first, all or of one status. limit is 1..100 ' +
           '(default 20). nextCursor is null on the last page; otherwise send it back as cursor ' +
           'for the next page (it is opaque; one that was not issued is 400 REQUEST_INVALID at ' +
-          '/cursor). A store that is not yours answers 404 STORE_NOT_FOUND.',
+          '/cursor). A store that is not yours answers 404 STORE_NOT_FOUND. A pending order ' +
+          'carries acceptBy: confirm or deny it before then, or the platform cancels it.',
         params: z.object({ storeId: guid }),
         querystring: storeOrdersQuery,
         response: {
@@ -102,11 +105,18 @@ export const orderLifecycleRoutes: FastifyPluginAsync<OrderLifecycleRoutesOption
           'delivery), optionally with estimatedReadyAt; finishing sends {state: "completed"} ' +
           '(from ready for pickup, from inTransit for delivery); cancelling sends ' +
           '{state: "cancelled", cancelReason} (1..500 characters) while the order is open and ' +
-          'not in transit, and refunds a card payment. Sending the current status again changes ' +
-          'nothing unless it brings another estimatedReadyAt. Any other move is 409 ' +
+          'not in transit, and refunds a card payment. A pending order is confirmed before its ' +
+          'acceptBy or the platform cancels it (cancelledBy platform): a move that comes after ' +
+          'the deadline is 409 ORDER_STATUS_TRANSITION_INVALID. Denying a pending order may ' +
+          'carry unavailableItemIds (1..100 items of its catalog): those items are unavailable ' +
+          'until the end of the store’s local day; an id the store’s catalog lacks is 400 ' +
+          'REQUEST_INVALID at /unavailableItemIds/<i>, and unavailableItemIds on an order that ' +
+          'is no longer pending is 409. Sending the current status again changes nothing ' +
+          'unless it brings another estimatedReadyAt. Any other move is 409 ' +
           'ORDER_STATUS_TRANSITION_INVALID. Each change is a new version and an ' +
-          'order.status_changed (or order.cancelled) webhook. An order of another partner’s ' +
-          'store answers 404 ORDER_NOT_FOUND.',
+          'order.status_changed (or order.cancelled) webhook carrying estimatedReadyAt, ' +
+          'cancelReason and cancelledBy. An order of another partner’s store answers 404 ' +
+          'ORDER_NOT_FOUND.',
         params: z.object({ orderId: guid }),
         body: orderStatusChange,
         response: {

@@ -39,7 +39,9 @@ export const storeRoutes: FastifyPluginAsync = async (gateway) => {
           'and answers it in orderSubmissionSecret, shown this once (null in every other ' +
           'answer; rotate-secret issues a new one). An id owned by another partner answers 404 ' +
           'STORE_NOT_FOUND. A partner holds at most 1,000 stores by default: a new one beyond is ' +
-          '409 STORE_LIMIT_REACHED.',
+          '409 STORE_LIMIT_REACHED. acceptanceWindowSeconds (60..3,600, default 600) is how long ' +
+          'a placed order may stay pending before the platform cancels it. A change of timezone ' +
+          'or availability is a store.hours_changed event for subscribed distribution partners.',
         params: storeParams,
         body: storeProfileInput,
         response: {
@@ -146,8 +148,10 @@ export const storeRoutes: FastifyPluginAsync = async (gateway) => {
         operationId: 'getStoreStatus',
         summary: 'Get store status',
         description:
-          'online, or paused with its reason, pausedAt and resumeAt; a pause past its resumeAt ' +
-          'reads as online.',
+          'online; paused with its reason, pausedAt, resumeAt and pausedBy (platform after 3 ' +
+          'orders in a row were not accepted in time); or busy with its extraPrepMinutes, ' +
+          'pausedAt (when the busy spell began) and resumeAt. A pause or busy spell past its ' +
+          'resumeAt reads as online.',
         params: storeParams,
         response: {
           200: jsonResponse(storeStatus, 'The store’s status now'),
@@ -172,7 +176,12 @@ export const storeRoutes: FastifyPluginAsync = async (gateway) => {
         summary: 'Set store status',
         description:
           'Pause with a reason and an optional future resumeAt (the store is online again from ' +
-          'that instant), or set online.',
+          'that instant); set busy with extraPrepMinutes (5..120) and an optional future ' +
+          'resumeAt (the store keeps taking orders, and every ETA and estimatedReadyAt it gives ' +
+          'grows by that many minutes until then); or set online. A resumeAt that is not in the ' +
+          'future, or extraPrepMinutes outside 5..120, is 400 REQUEST_INVALID at its pointer. A ' +
+          'pause the platform set (pausedBy platform) lasts until you set the store online. ' +
+          'Each change is a store.status_changed event for subscribed distribution partners.',
         params: storeParams,
         body: setStoreStatusInput,
         response: {
@@ -253,7 +262,9 @@ export const storeRoutes: FastifyPluginAsync = async (gateway) => {
         operationId: 'lookUpStore',
         summary: 'Look up a store by id',
         description:
-          'An unknown store is 404 STORE_NOT_FOUND; an id that is not a GUID is a 404 with no body.',
+          'The public view: status (online, paused or busy, with extraPrepMinutes when busy), ' +
+          'isOpenNow and nextOpenAt by the weekly and special hours. An unknown store is 404 ' +
+          'STORE_NOT_FOUND; an id that is not a GUID is a 404 with no body.',
         // Checked in the handler: the spec wants a bodiless 404, not a 400, for a malformed id.
         params: z.object({ storeId: z.string() }),
         response: {

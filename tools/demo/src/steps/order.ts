@@ -1,5 +1,11 @@
 // The distribution partner vaults the customer's card, validates the order and places it.
-import { placeOrder, type Order, type PlacedOrder, type PlatformClient } from '@pcp/client';
+import {
+  placeOrder,
+  type Order,
+  type PlaceOrderInput,
+  type PlacedOrder,
+  type PlatformClient,
+} from '@pcp/client';
 import { call, exchange, type Printing } from '../exchanges.js';
 import { check, dim, json, money, note, short, step } from '../output.js';
 import type { buildCart } from './cart.js';
@@ -23,7 +29,7 @@ export async function placeTheOrder(
   market: PlatformClient,
   cart: Awaited<ReturnType<typeof buildCart>>,
   endUserId: string,
-): Promise<PlacedOrder> {
+): Promise<{ placed: PlacedOrder; request: Pick<PlaceOrderInput, 'body' | 'endUserId'> }> {
   step('… vaults the end customer’s test card');
   const card = await call(
     () =>
@@ -98,5 +104,5 @@ export async function placeTheOrder(
     `the same order ${placed.order.orderId}`,
     replay.order.orderId,
   );
-  return placed;
+  return { placed, request: { body, endUserId } };
 }
