@@ -292,7 +292,7 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('links the CatalogSet JSON Schema and documents the order webhooks', () => {
+  it('links the CatalogSet JSON Schema and documents the order and store webhooks', () => {
     const catalogTags = (document.tags as Json[]).filter((tag) => tag.name.endsWith(': catalog'));
     expect(catalogTags).toHaveLength(2);
     for (const tag of catalogTags) {
@@ -302,10 +302,17 @@ describe('the OpenAPI document', () => {
       'order.created',
       'order.status_changed',
       'order.cancelled',
+      'store.status_changed',
+      'store.hours_changed',
+      'store.items_availability_changed',
+      'catalog.activated',
     ]);
-    expect(
-      document.webhooks['order.created'].post.requestBody.content['application/json'].schema,
-    ).toEqual({ $ref: '#/components/schemas/WebhookPayload' });
+    const payloadOf = (kind: string) =>
+      document.webhooks[kind].post.requestBody.content['application/json'].schema;
+    expect(payloadOf('order.created')).toEqual({ $ref: '#/components/schemas/WebhookPayload' });
+    expect(payloadOf('catalog.activated')).toEqual({
+      $ref: '#/components/schemas/StoreWebhookPayload',
+    });
   });
 
   it('keeps only the component schemas it refers to', () => {

@@ -155,7 +155,9 @@ export function itemAvailabilityHandlers(deps: ItemAvailabilityDeps): HandlerBin
         const rows = await listCurrentOverrides(trx, storeId, now);
         return { items: rows.map(toOverride), version: next.version };
       });
-      void relay.nudge();
+      // Published before the answer: ordering's carts learn of a change from this event, so
+      // a cart sent after the answer sees it (validate and place check the version anyway).
+      await relay.nudge();
       return result;
     }),
 
@@ -189,7 +191,9 @@ export function itemAvailabilityHandlers(deps: ItemAvailabilityDeps): HandlerBin
         const current = await listCurrentOverrides(trx, storeId, now);
         return { items: current.map(toOverride), version: next.version };
       });
-      void relay.nudge();
+      // Published before the answer: ordering's carts learn of a change from this event, so
+      // a cart sent after the answer sees it (validate and place check the version anyway).
+      await relay.nudge();
       return result;
     }),
   ];
