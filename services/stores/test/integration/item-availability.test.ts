@@ -1,7 +1,5 @@
 import { events, subjects, type StoreEventData } from '@pcp/contracts';
 import {
-  createBusClient,
-  createDatabase,
   eventIdOf,
   handle,
   serveSubjects,
@@ -9,20 +7,19 @@ import {
   type BusClient,
   type RequestContext,
   type ServedService,
-  type ServiceInstance,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
+import { startStoresUnderTest, type StoresUnderTest } from '../support/stores-under-test.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import type { TestEnvironment } from '@pcp/testing/environment';
 import { expectAppError } from '@pcp/testing/expect-app-error';
 import { storeProfile } from '@pcp/testing/fixtures';
-import { createStoresService, type StoresDatabase } from '../../src/app.js';
-import { STORES_SCHEMA } from '../../src/db/migrations/index.js';
+import type { StoresDatabase } from '../../src/app.js';
 
+let stores: StoresUnderTest;
 let env: TestEnvironment;
 let db: Kysely<StoresDatabase>;
-let service: ServiceInstance;
 let catalog: ServedService;
 let client: BusClient;
 /** The service's clock; tests move it. */
@@ -45,12 +42,8 @@ const distribution = (): RequestContext => ({
 const ordering = (): RequestContext => ({ requestId: randomUUID() });
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  db = createDatabase<StoresDatabase>({
-    url: env.databaseUrl,
-    schema: STORES_SCHEMA,
-    applicationName: 'test',
-  });
+  stores = await startStoresUnderTest({ clock: () => clockNow });
+  ({ env, db, client } = stores);
   catalog = await serveSubjects(
     env.nc,
     {
@@ -76,24 +69,11 @@ beforeAll(async () => {
       }),
     ],
   );
-  service = createStoresService({
-    nc: env.nc,
-    logger: env.logger,
-    metrics: env.newMetrics('stores'),
-    subjectPrefix: env.prefix,
-    requestTimeoutMs: 5_000,
-    db,
-    clock: () => clockNow,
-  });
-  await service.start();
-  client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
 });
 
 afterAll(async () => {
-  await service?.stop();
   await catalog?.stop();
-  await db?.destroy();
-  await env?.cleanup();
+  await stores?.stop();
 });
 
 /** A store of a new partner whose active catalog has `items` items. */

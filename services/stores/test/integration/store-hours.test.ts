@@ -1,22 +1,15 @@
 import { subjects, type SpecialDay } from '@pcp/contracts';
-import {
-  createBusClient,
-  createDatabase,
-  type BusClient,
-  type RequestContext,
-  type ServiceInstance,
-} from '@pcp/service-kit';
+import { type BusClient, type RequestContext } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
+import { startStoresUnderTest, type StoresUnderTest } from '../support/stores-under-test.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { expectAppError } from '@pcp/testing/expect-app-error';
 import { storeProfile } from '@pcp/testing/fixtures';
-import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '../../src/app.js';
+import type { StoresDatabase } from '../../src/app.js';
 
-let env: TestEnvironment;
+let stores: StoresUnderTest;
 let db: Kysely<StoresDatabase>;
-let service: ServiceInstance;
 let client: BusClient;
 /** The service's clock; tests move it. */
 let clockNow = new Date('2026-12-20T18:00:00.000Z');
@@ -79,29 +72,12 @@ const discover = (name: string, scheduledTime?: string) =>
   );
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  db = createDatabase<StoresDatabase>({
-    url: env.databaseUrl,
-    schema: STORES_SCHEMA,
-    applicationName: 'test',
-  });
-  service = createStoresService({
-    nc: env.nc,
-    logger: env.logger,
-    metrics: env.newMetrics('stores'),
-    subjectPrefix: env.prefix,
-    requestTimeoutMs: 5_000,
-    db,
-    clock: () => clockNow,
-  });
-  await service.start();
-  client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
+  stores = await startStoresUnderTest({ clock: () => clockNow });
+  ({ db, client } = stores);
 });
 
 afterAll(async () => {
-  await service?.stop();
-  await db?.destroy();
-  await env?.cleanup();
+  await stores?.stop();
 });
 
 describe('special hours', () => {

@@ -1,27 +1,13 @@
 import { subjects } from '@pcp/contracts';
-import {
-  createBusClient,
-  createDatabase,
-  keyringFromEnv,
-  migrateToLatest,
-  open,
-  type BusClient,
-  type ServiceInstance,
-} from '@pcp/service-kit';
+import { keyringFromEnv, migrateToLatest, open, type BusClient } from '@pcp/service-kit';
 import { Migrator, sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
+import { startStoresUnderTest, type StoresUnderTest } from '../support/stores-under-test.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import {
-  createStoresService,
-  STORES_SCHEMA,
-  storesMigrations,
-  type StoresDatabase,
-} from '../../src/app.js';
+import { STORES_SCHEMA, storesMigrations, type StoresDatabase } from '../../src/app.js';
 
-let env: TestEnvironment;
+let stores: StoresUnderTest;
 let db: Kysely<StoresDatabase>;
-let service: ServiceInstance;
 let client: BusClient;
 
 /** The last migration before the delivery radius cap and ISO 4217 digits. */
@@ -72,28 +58,12 @@ const lookUp = (storeId: string) =>
   );
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  db = createDatabase<StoresDatabase>({
-    url: env.databaseUrl,
-    schema: STORES_SCHEMA,
-    applicationName: 'test',
-  });
-  service = createStoresService({
-    nc: env.nc,
-    logger: env.logger,
-    metrics: env.newMetrics('stores'),
-    subjectPrefix: env.prefix,
-    requestTimeoutMs: 5_000,
-    db,
-  });
-  await service.start();
-  client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
+  stores = await startStoresUnderTest();
+  ({ db, client } = stores);
 });
 
 afterAll(async () => {
-  await service?.stop();
-  await db?.destroy();
-  await env?.cleanup();
+  await stores?.stop();
 });
 
 describe('stores migrations of issue 9', () => {

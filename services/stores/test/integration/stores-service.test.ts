@@ -2,7 +2,6 @@ import { events, subjects } from '@pcp/contracts';
 import {
   applyJetStreamTopology,
   createBusClient,
-  createDatabase,
   deadLetterHeaders,
   deadLetterStream,
   deadLetterSubject,
@@ -14,25 +13,24 @@ import {
   type AppError,
   type BusClient,
   type RequestContext,
-  type ServiceInstance,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { startStoresUnderTest, type StoresUnderTest } from '../support/stores-under-test.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import type { TestEnvironment } from '@pcp/testing/environment';
 import {
   createStoresService,
   rewrapSubmissionSecrets,
   storesEnvSchema,
-  STORES_SCHEMA,
   type StoresDatabase,
 } from '../../src/app.js';
 import { expectAppError } from '@pcp/testing/expect-app-error';
 import { storeProfile } from '@pcp/testing/fixtures';
 
+let stores: StoresUnderTest;
 let env: TestEnvironment;
 let db: Kysely<StoresDatabase>;
-let service: ServiceInstance;
 let client: BusClient;
 /** The service's clock; tests move it. */
 let clockNow = new Date('2026-11-22T12:00:00.000Z');
@@ -51,29 +49,12 @@ const distribution = (): RequestContext => ({
 const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  db = createDatabase<StoresDatabase>({
-    url: env.databaseUrl,
-    schema: STORES_SCHEMA,
-    applicationName: 'test',
-  });
-  service = createStoresService({
-    nc: env.nc,
-    logger: env.logger,
-    metrics: env.newMetrics('stores'),
-    subjectPrefix: env.prefix,
-    requestTimeoutMs: 5_000,
-    db,
-    clock: () => clockNow,
-  });
-  await service.start();
-  client = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
+  stores = await startStoresUnderTest({ clock: () => clockNow });
+  ({ env, db, client } = stores);
 });
 
 afterAll(async () => {
-  await service?.stop();
-  await db?.destroy();
-  await env?.cleanup();
+  await stores?.stop();
 });
 
 describe('stores.v1.upsert', () => {
