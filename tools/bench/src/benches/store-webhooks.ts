@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { cpuMeter, type CpuFigures } from '../load/cpu.js';
 import { latencySummary } from '../load/paced-load.js';
 import { BenchPlatform } from '../platform/bench-platform.js';
 import { Report } from '../report.js';
@@ -233,7 +234,14 @@ export async function run(): Promise<void> {
   const platform = await BenchPlatform.create({
     port: settings.port,
     serviceEnv: {
-      ordering: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWLIST: '127.0.0.1/32' },
+      ordering: {
+        WEBHOOK_ALLOW_HTTP: 'true',
+        WEBHOOK_ALLOWLIST: '127.0.0.1/32',
+        // Unset: the service's default (docs/operations.md).
+        ...(process.env.BENCH_STORE_EVENT_CONCURRENCY
+          ? { WEBHOOK_STORE_EVENT_CONCURRENCY: process.env.BENCH_STORE_EVENT_CONCURRENCY }
+          : {}),
+      },
     },
   });
   const report = new Report();
@@ -284,25 +292,38 @@ async function benchmark(
   await publishOrders(js, orderSubject, partnerIds[0]!, orderRate, Math.min(phaseMs, 3_000), warm);
   await waitFor('warm-up order events', () => orderLags(warm).length >= warm.size);
 
+  // Where the time goes: the CPU of the processes a delivery passes through, per phase (the
+  // receivers run in this process, so its own CPU is the partners' side).
+  const withCpu = cpuMeter(platform);
+  const platformCpu = ['ordering', 'nats', 'postgres'];
+
   log('phase 1: order events alone');
   const alone = new Map<string, number>();
-  await publishOrders(js, orderSubject, partnerIds[0]!, orderRate, phaseMs, alone);
-  await waitFor('phase 1 order events', () => orderLags(alone).length >= alone.size);
+  const aloneCpu = await withCpu(platformCpu, async () => {
+    await publishOrders(js, orderSubject, partnerIds[0]!, orderRate, phaseMs, alone);
+    await waitFor('phase 1 order events', () => orderLags(alone).length >= alone.size);
+    return {};
+  });
   const aloneLag = latencySummary(orderLags(alone));
 
   log(`phase 2: ${storeEvents} store events to ${partners} partners, with the order events`);
   const storeId = randomUUID();
   const during = new Map<string, number>();
-  const [storePublished] = await Promise.all([
-    publishStoreEvents(js, storeSubject, storeId, storeEvents, storeEventIntervalMs),
-    publishOrders(js, orderSubject, partnerIds[0]!, orderRate, phaseMs, during),
-  ]);
-  const storeArrivals = () => arrivals.filter((a) => storePublished.has(a.id));
-  await waitFor('phase 2 store deliveries', () => {
-    const ids = new Set(storeArrivals().map((a) => `${a.partner}:${a.id}`));
-    return ids.size >= partners * storeEvents;
+  const { storePublished, ...duringCpu } = await withCpu(platformCpu, async () => {
+    const [published] = await Promise.all([
+      publishStoreEvents(js, storeSubject, storeId, storeEvents, storeEventIntervalMs),
+      publishOrders(js, orderSubject, partnerIds[0]!, orderRate, phaseMs, during),
+    ]);
+    await waitFor('phase 2 store deliveries', () => {
+      const ids = new Set(
+        arrivals.filter((a) => published.has(a.id)).map((a) => `${a.partner}:${a.id}`),
+      );
+      return ids.size >= partners * storeEvents;
+    });
+    await waitFor('phase 2 order events', () => orderLags(during).length >= during.size);
+    return { storePublished: published };
   });
-  await waitFor('phase 2 order events', () => orderLags(during).length >= during.size);
+  const storeArrivals = () => arrivals.filter((a) => storePublished.has(a.id));
   const duringLag = latencySummary(orderLags(during));
 
   // Checks: each partner got each event once at least, none before its predecessor.
@@ -358,6 +379,16 @@ async function benchmark(
   report.table('Order webhooks: lag from publish to delivery (ms)', [
     { run: 'alone', ...aloneLag, delivered: orderLags(alone).length },
     { run: 'during the fan-outs', ...duringLag, delivered: orderLags(during).length },
+  ]);
+  const cpuRow = (phase: string, cpu: CpuFigures) => ({
+    phase,
+    'CPU % (1 core = 100)': cpu.serverCpu,
+    'bench + receivers CPU %': cpu.loadCpu,
+    'machine busy %': cpu.machineBusy,
+  });
+  report.table('Where the time goes', [
+    cpuRow('order events alone', aloneCpu),
+    cpuRow('with the fan-outs', duringCpu),
   ]);
   report.table('Checks', [
     {
