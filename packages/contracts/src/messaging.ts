@@ -32,6 +32,8 @@ export const contextHeaders = {
   requestId: 'X-Request-Id',
   partnerId: 'Pcp-Partner-Id',
   partnerKind: 'Pcp-Partner-Kind',
+  /** `live` or `test` (docs/guide/sandbox.md): the mode of the key the request came with. */
+  mode: 'Pcp-Mode',
   endUserId: 'Pcp-End-User-Id',
   /** The partner's allowed payment types, comma-separated (set by the admin command). */
   paymentTypes: 'Pcp-Payment-Types',

@@ -58,6 +58,14 @@ import {
   webhookEndpointInput,
   webhookEndpointWithSecret,
 } from './webhooks.js';
+import { serviceResetReply, testAdvanceInput, testStoreOrderInput } from './sandbox.js';
+
+/**
+ * Test mode only (docs/guide/sandbox.md#reset): delete every row of the calling test tenant
+ * in the answering service, and say how many of each table.
+ */
+const testReset = (service: 'stores' | 'catalog' | 'ordering' | 'payments') =>
+  defineSubject(service, 'v1.test.reset', z.object({}), serviceResetReply);
 
 const byStoreId = z.object({ storeId: guid });
 
@@ -193,6 +201,7 @@ export const subjects = {
       z.object({ storeId: guid, location: customerLocation }),
       deliveryCheck,
     ),
+    testReset: testReset('stores'),
   },
   catalog: {
     /** Commerce: accept a notification; the run is durable before the reply. */
@@ -266,6 +275,7 @@ export const subjects = {
       z.object({ versionId: guid, index: z.number().int().min(0).max(10_000) }),
       bytesReply,
     ),
+    testReset: testReset('catalog'),
   },
   ordering: {
     /** Marketfront cart helpers: (cart, operation) → the new cart, priced; nothing is stored. */
@@ -348,6 +358,24 @@ export const subjects = {
     ),
     /** Payments' reconciler: the orders and place attempts that hold these charges. */
     chargeOwners: defineSubject('ordering', 'v1.charges.owners', chargeOwnersInput, chargeOwners),
+    /**
+     * Test mode: move an order as its store would (docs/guide/sandbox.md#test-helpers): an
+     * order the caller placed at a fixture store, or one at the caller's own store.
+     */
+    testAdvanceOrder: defineSubject(
+      'ordering',
+      'v1.test.orders.advance',
+      testAdvanceInput.extend({ orderId: guid }),
+      order,
+    ),
+    /** Test mode: place an order at the calling commerce partner's own store, as a customer. */
+    testPlaceStoreOrder: defineSubject(
+      'ordering',
+      'v1.test.stores.orders.place',
+      testStoreOrderInput.extend({ storeId: guid }),
+      order,
+    ),
+    testReset: testReset('ordering'),
   },
   payments: {
     /**
@@ -391,5 +419,6 @@ export const subjects = {
       z.object({ charge: charge.nullable() }),
     ),
     refund: defineSubject('payments', 'v1.charges.refund', refundInput, charge),
+    testReset: testReset('payments'),
   },
 } as const;

@@ -1,8 +1,10 @@
 import {
   contextHeaders,
   partnerKind,
+  partnerMode,
   paymentType,
   type PartnerKind,
+  type PartnerMode,
   type PaymentType,
 } from '@pcp/contracts';
 import type { MsgHdrs } from 'nats';
@@ -13,6 +15,11 @@ export interface RequestContext {
   readonly requestId: string;
   readonly partnerId?: string;
   readonly partnerKind?: PartnerKind;
+  /**
+   * The mode of the partner's key (docs/guide/sandbox.md): `partnerId` is that mode's tenant.
+   * Present whenever `partnerId` is; absent on the platform's own calls.
+   */
+  readonly mode?: PartnerMode;
   readonly endUserId?: string;
   /** The partner's allowed payment types; absent when it may take none (or is no partner). */
   readonly paymentTypes?: readonly PaymentType[];
@@ -27,6 +34,7 @@ export function writeContextHeaders(headers: MsgHdrs, ctx: RequestContext): void
   headers.set(contextHeaders.requestId, ctx.requestId);
   if (ctx.partnerId) headers.set(contextHeaders.partnerId, ctx.partnerId);
   if (ctx.partnerKind) headers.set(contextHeaders.partnerKind, ctx.partnerKind);
+  if (ctx.mode) headers.set(contextHeaders.mode, ctx.mode);
   if (ctx.endUserId) headers.set(contextHeaders.endUserId, ctx.endUserId);
   if (ctx.paymentTypes) headers.set(contextHeaders.paymentTypes, ctx.paymentTypes.join(','));
   if (ctx.idempotencyKey) headers.set(contextHeaders.idempotencyKey, ctx.idempotencyKey);
@@ -35,10 +43,12 @@ export function writeContextHeaders(headers: MsgHdrs, ctx: RequestContext): void
 export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext {
   const get = (name: string) => headers?.get(name) || undefined;
   const kind = partnerKind.safeParse(get(contextHeaders.partnerKind));
+  const mode = partnerMode.safeParse(get(contextHeaders.mode));
   return {
     requestId: get(contextHeaders.requestId) ?? 'unknown',
     partnerId: get(contextHeaders.partnerId),
     partnerKind: kind.success ? kind.data : undefined,
+    mode: mode.success ? mode.data : undefined,
     endUserId: get(contextHeaders.endUserId),
     paymentTypes: readPaymentTypes(get(contextHeaders.paymentTypes)),
     idempotencyKey: get(contextHeaders.idempotencyKey),
@@ -52,6 +62,25 @@ export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext
 export function requirePartner(ctx: RequestContext, kind: PartnerKind): string {
   if (!ctx.partnerId || ctx.partnerKind !== kind) {
     throw new AppError('FORBIDDEN', `This operation needs a ${kind} partner`);
+  }
+  return ctx.partnerId;
+}
+
+/**
+ * The mode whose data a request may see (docs/guide/sandbox.md): its key's. A partner's request
+ * without a mode is refused rather than guessed; the platform's own calls (no partner) are
+ * live unless they say otherwise.
+ */
+export function requestMode(ctx: RequestContext): PartnerMode {
+  if (ctx.mode) return ctx.mode;
+  if (ctx.partnerId) throw new AppError('INTERNAL', 'A partner request without its mode');
+  return 'live';
+}
+
+/** The test tenant of a test-mode request, or FORBIDDEN (the test helpers; docs/guide/sandbox.md). */
+export function requireTestPartner(ctx: RequestContext): string {
+  if (!ctx.partnerId || ctx.mode !== 'test') {
+    throw new AppError('FORBIDDEN', 'This operation needs a test key (pcp_test_…)');
   }
   return ctx.partnerId;
 }

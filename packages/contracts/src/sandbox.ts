@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { fulfillmentType, guid, paymentType } from './common.js';
+
+/**
+ * Live and test mode (docs/guide/sandbox.md). Every partner has two tenants: its live one
+ * (the partner id) and its test one (the partner's `testPartnerId`). A key carries its mode
+ * in its text (`pcp_live_…`, `pcp_test_…`) and authenticates as that mode's tenant, so every
+ * row a service keys by partner is of one mode by construction. Data other partners read
+ * (stores, their catalogs and item availability, store events) carries the mode of its
+ * owner and is visible only to requests of the same mode.
+ */
+export const partnerMode = z.enum(['live', 'test']);
+export type PartnerMode = z.infer<typeof partnerMode>;
+
+/** Where `POST /v1/test/orders/{orderId}/advance` moves an order, as its store would. */
+export const testAdvanceTarget = z.enum([
+  'confirmed',
+  'preparing',
+  'ready',
+  'inTransit',
+  'completed',
+  'cancelled',
+  /** The store's acceptance window passes: the platform cancels and refunds the order. */
+  'timeout',
+]);
+export type TestAdvanceTarget = z.infer<typeof testAdvanceTarget>;
+
+export const testAdvanceInput = z
+  .strictObject({ to: testAdvanceTarget.describe('The status the order moves to') })
+  .meta({ examples: [{ to: 'confirmed' }] });
+export type TestAdvanceInput = z.infer<typeof testAdvanceInput>;
+
+/**
+ * Body of `POST /v1/test/stores/{storeId}/orders`: a test order placed at the commerce
+ * partner's own test store as a customer would; everything is optional (the first items of
+ * the active catalog that can be ordered now, PICKUP, paid at the store or by a test card).
+ */
+export const testStoreOrderInput = z
+  .strictObject({
+    fulfillmentType: fulfillmentType.optional(),
+    paymentType: paymentType.optional(),
+    /** How many distinct items of the catalog to order (default 1). */
+    itemCount: z.number().int().min(1).max(10).optional(),
+  })
+  .meta({ examples: [{ fulfillmentType: 'PICKUP' }] });
+export type TestStoreOrderInput = z.infer<typeof testStoreOrderInput>;
+
+/** What `POST /v1/test/reset` deleted, by service and table: `{ "ordering.orders": 3 }`. */
+export const testResetResult = z
+  .object({ deleted: z.record(z.string(), z.number().int().nonnegative()) })
+  .meta({ id: 'TestReset' });
+export type TestResetResult = z.infer<typeof testResetResult>;
+
+/** Each service's part of a reset: its tables' deleted row counts, keyed `<service>.<table>`. */
+export const serviceResetReply = testResetResult;
