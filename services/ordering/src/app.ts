@@ -220,7 +220,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       nudge,
       paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
     }),
-    testPlaceHandler({ bus }),
+    testPlaceHandler({ bus, placeTimeoutMs: config.ORDERING_PLACE_LEASE_MS }),
     testResetHandler(db),
     ...webhookHandlers({
       db,

@@ -35,8 +35,13 @@ const CANDIDATES = 25;
  * the real validate and place (idempotency, store context, acceptance window, the store's
  * order submission URL), by the platform's sandbox customer.
  */
-export function testPlaceHandler(deps: { readonly bus: BusClient }): HandlerBinding {
+export function testPlaceHandler(deps: {
+  readonly bus: BusClient;
+  /** How long its own validate and place may take (a place run's lease bounds it). */
+  readonly placeTimeoutMs: number;
+}): HandlerBinding {
   const { bus } = deps;
+  const long = { timeoutMs: deps.placeTimeoutMs };
 
   return handle(subjects.ordering.testPlaceStoreOrder, async (input, ctx) => {
     const partnerId = requireTestPartner(ctx);
@@ -59,10 +64,15 @@ export function testPlaceHandler(deps: { readonly bus: BusClient }): HandlerBind
     };
     const paymentId = paymentType === 'CARD' ? await testCard(customer) : undefined;
     const request = await orderOf(store, document, input, customer, paymentId);
-    const outcome = await bus.request(subjects.ordering.place, request, {
-      ...customer,
-      idempotencyKey: randomUUID(),
-    });
+    const outcome = await bus.request(
+      subjects.ordering.place,
+      request,
+      {
+        ...customer,
+        idempotencyKey: randomUUID(),
+      },
+      long,
+    );
     if (outcome.problem) {
       throw new AppError(outcome.problem.errorCode as AppError['code'], outcome.problem.detail, {
         ...(outcome.problem.errors ? { errors: outcome.problem.errors } : {}),
@@ -147,7 +157,8 @@ export function testPlaceHandler(deps: { readonly bus: BusClient }): HandlerBind
           };
     const base = {
       fulfillment,
-      client: { ip: '192.0.2.1', userAgent: 'pcp-sandbox/1.0' },
+      // Place wants a public address; documentation ranges count as private.
+      client: { ip: '8.8.4.4', userAgent: 'pcp-sandbox/1.0' },
       paymentType: input.paymentType ?? 'PAY_AT_STORE',
       ...(paymentId === undefined ? {} : { paymentId }),
     } as const;
@@ -161,6 +172,7 @@ export function testPlaceHandler(deps: { readonly bus: BusClient }): HandlerBind
       subjects.ordering.validate,
       { ...base, cart: cartOf(candidates) },
       customer,
+      long,
     );
     const refused = new Set(
       probe.errors.flatMap((error) => {
@@ -182,6 +194,7 @@ export function testPlaceHandler(deps: { readonly bus: BusClient }): HandlerBind
       subjects.ordering.validate,
       { ...base, cart: cartOf(chosen) },
       customer,
+      long,
     );
     if (!priced.isValid || !priced.amounts) {
       throw new AppError('ORDER_INVALID', 'The store does not take this order now', {
