@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fulfillmentType, guid, paymentType } from './common.js';
+import { fulfillmentType, paymentType } from './common.js';
 
 /**
  * Live and test mode (docs/guide/sandbox.md). Every partner has two tenants: its live one
