@@ -78,7 +78,10 @@ describe('test-only operations in the OpenAPI document', () => {
       / \/v1\/test\//.test(name) || name === 'GET /v1/marketfront/webhooks/stream';
     const marked = operations.filter(({ operation }) => operation[TEST_ONLY_EXTENSION] === true);
     expect(marked.map(({ name }) => name).sort()).toEqual(
-      operations.map(({ name }) => name).filter(testOnlyPath).sort(),
+      operations
+        .map(({ name }) => name)
+        .filter(testOnlyPath)
+        .sort(),
     );
     for (const { operation } of marked) expect(operation.tags).toContain(SANDBOX_TAG);
   });
