@@ -1,12 +1,5 @@
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * Only test keys may call the route (docs/guide/sandbox.md#test-helpers): a live key is 403
-     * FORBIDDEN. The document marks the operation with `x-pcp-test-only` and the Sandbox tag.
-     */
-    testOnly?: true;
-  }
-}
+// How the document shows a route only test keys may call (`testOnly: true` in its config,
+// plugins/auth.ts; docs/guide/sandbox.md#test-helpers).
 
 /** The tag every test-only operation carries, beside its own. */
 export const SANDBOX_TAG = 'Sandbox';
