@@ -68,6 +68,7 @@ const distribution = (): RequestContext => ({
   requestId: randomUUID(),
   partnerId: randomUUID(),
   partnerKind: 'distribution',
+  mode: 'live',
 });
 const discover = (input: DiscoverStoresInput) =>
   client.request(subjects.stores.discover, input, distribution());
@@ -187,6 +188,7 @@ describe('discovery without a scheduledTime', () => {
         fulfillmentType: 'PICKUP',
         query: undefined,
         searchRadiusMeters: PICKUP_SEARCH_RADIUS_METERS,
+        mode: 'live',
       },
       { limit: 20, offset: 0 },
     ).compile();
@@ -295,7 +297,7 @@ describe('request bounds', () => {
           storeId: randomUUID(),
           profile: { ...profile, delivery: { ...profile.delivery!, radiusMeters: 50_001 } },
         },
-        { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'commerce' },
+        { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'commerce', mode: 'live' },
       ),
       'REQUEST_INVALID',
     );

@@ -33,11 +33,13 @@ const commerce = (partnerId: string): RequestContext => ({
   requestId: randomUUID(),
   partnerId,
   partnerKind: 'commerce',
+  mode: 'live',
 });
 const distribution = (): RequestContext => ({
   requestId: randomUUID(),
   partnerId: randomUUID(),
   partnerKind: 'distribution',
+  mode: 'live',
 });
 const ordering = (): RequestContext => ({ requestId: randomUUID() });
 
