@@ -292,7 +292,11 @@ export async function readDocumentChunk(
 ): Promise<Buffer | undefined> {
   const query = db
     .selectFrom('catalog_document_chunks')
-    .innerJoin('catalog_versions', 'catalog_versions.version_id', 'catalog_document_chunks.version_id')
+    .innerJoin(
+      'catalog_versions',
+      'catalog_versions.version_id',
+      'catalog_document_chunks.version_id',
+    )
     .select('catalog_document_chunks.bytes')
     .where('catalog_document_chunks.version_id', '=', versionId)
     .where('catalog_document_chunks.chunk_index', '=', index);

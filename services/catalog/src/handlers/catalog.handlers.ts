@@ -1,12 +1,6 @@
 import { subjects } from '@pcp/contracts';
 import type { PartnerMode } from '@pcp/contracts';
-import {
-  AppError,
-  handle,
-  handleBytes,
-  visibleMode,
-  type HandlerBinding,
-} from '@pcp/service-kit';
+import { AppError, handle, handleBytes, visibleMode, type HandlerBinding } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { findActiveVersion, readDocumentChunk } from '../db/catalog.repository.js';

@@ -88,9 +88,10 @@ describe.each(modes)('a store made by a %s key', (mode) => {
       ctx,
     );
     expect(check.deliverable).toBe(true);
-    expect(
-      await client.request(subjects.stores.lookupItemAvailability, { storeId }, ctx),
-    ).toEqual({ items: [], version: 0 });
+    expect(await client.request(subjects.stores.lookupItemAvailability, { storeId }, ctx)).toEqual({
+      items: [],
+      version: 0,
+    });
   });
 
   it(`is STORE_NOT_FOUND to every read of a ${other(mode)} request, as an unknown id is`, async () => {

@@ -10,7 +10,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     await db.schema
       .alterTable(table)
       .addColumn('mode', 'text', (col) =>
-        col.notNull().defaultTo('live').check(sql`mode in ('live', 'test')`),
+        col
+          .notNull()
+          .defaultTo('live')
+          .check(sql`mode in ('live', 'test')`),
       )
       .execute();
   }

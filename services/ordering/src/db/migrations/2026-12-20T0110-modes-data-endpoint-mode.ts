@@ -8,7 +8,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .alterTable('webhook_endpoints')
     .addColumn('mode', 'text', (col) =>
-      col.notNull().defaultTo('live').check(sql`mode in ('live', 'test')`),
+      col
+        .notNull()
+        .defaultTo('live')
+        .check(sql`mode in ('live', 'test')`),
     )
     .execute();
 }
