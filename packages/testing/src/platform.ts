@@ -179,7 +179,10 @@ export async function startPlatform(
       ...serviceDeps('payments'),
       db: paymentsDb,
       config: loadConfig(paymentsEnvSchema, {
+        // The simulator is both processors: live mode's (local runs have no real one) and
+        // the sandbox of test mode.
         PAYMENT_PROCESSOR_URL: processorUrl,
+        SANDBOX_PROCESSOR_URL: processorUrl,
         ...paymentsEnv,
       }),
     }),
