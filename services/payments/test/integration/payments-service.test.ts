@@ -48,6 +48,7 @@ const customer = (endUserId = `user-${randomUUID()}`): RequestContext => ({
   partnerKind: 'distribution',
   endUserId,
   paymentTypes: ['CARD', 'PAY_AT_STORE'],
+  mode: 'live',
 });
 
 const card = (cardNumber: string): VaultCardInput => ({
