@@ -261,10 +261,12 @@ export function createChargeActions(deps: ChargeActionDeps) {
       throw chargeStateInvalid(row, 'voided');
     }
     try {
-      await processors.forMode(row.mode).void(
-        { authorizationId: row.processor_authorization_id },
-        { idempotencyKey: `pcp-void-${row.charge_id}` },
-      );
+      await processors
+        .forMode(row.mode)
+        .void(
+          { authorizationId: row.processor_authorization_id },
+          { idempotencyKey: `pcp-void-${row.charge_id}` },
+        );
     } catch (error) {
       throw refused(error, row, 'voided');
     }
@@ -311,10 +313,12 @@ export function createChargeActions(deps: ChargeActionDeps) {
       }));
     let refunded;
     try {
-      refunded = await processors.forMode(row.mode).refund(
-        { authorizationId: row.processor_authorization_id, amount },
-        { idempotencyKey: `pcp-refund-${refund.refund_id}` },
-      );
+      refunded = await processors
+        .forMode(row.mode)
+        .refund(
+          { authorizationId: row.processor_authorization_id, amount },
+          { idempotencyKey: `pcp-refund-${refund.refund_id}` },
+        );
     } catch (error) {
       throw refused(error, row, 'refunded');
     }

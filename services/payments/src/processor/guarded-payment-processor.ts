@@ -126,7 +126,15 @@ export function guardPaymentProcessor(
     const now = state();
     metrics.state.set(stateValues[now]);
     const { fires, failures, timeouts, rejects } = breaker.stats;
-    const log = { breaker: 'payment-processor', processor: name, state: now, fires, failures, timeouts, rejects };
+    const log = {
+      breaker: 'payment-processor',
+      processor: name,
+      state: now,
+      fires,
+      failures,
+      timeouts,
+      rejects,
+    };
     if (now === 'open') options.logger.warn(log, 'payment processor breaker opened');
     else options.logger.info(log, `payment processor breaker ${now}`);
   };
