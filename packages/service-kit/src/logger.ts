@@ -20,6 +20,7 @@ const secretFields = [
   'password',
   'processorApiKey',
   'PAYMENT_PROCESSOR_API_KEY',
+  'SANDBOX_PROCESSOR_API_KEY',
   'PAYMENTS_CARD_HASH_KEY',
   'DATABASE_URL',
   'REDIS_URL',
