@@ -1,13 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { access } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
+import { get, type IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { hostAndPort, startTcpProxy } from '@pcp/testing/tcp-proxy';
-import { publishOrderEvent, startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
+import {
+  publishOrderEvent,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from './webhook-receiver.js';
 
 /**
  * The test-mode webhook stream (docs/guide/sandbox.md#webhook-stream) through the gateway over
@@ -65,45 +70,49 @@ interface OpenStream {
   drop(): void;
 }
 
+/**
+ * Open a stream with its own connection (no pool), so dropping it closes the socket as a
+ * network failure would.
+ */
 async function openStream(
   apiKey: string,
   resume: { lastEventId?: string; query?: string } = {},
 ): Promise<OpenStream> {
-  const abort = new AbortController();
   const url = new URL('/v1/marketfront/webhooks/stream', platform.baseUrl);
   if (resume.query) url.searchParams.set('lastEventId', resume.query);
-  const response = await fetch(url, {
+  const request = get(url, {
+    agent: false,
     headers: {
       authorization: `Bearer ${apiKey}`,
       ...(resume.lastEventId ? { 'last-event-id': resume.lastEventId } : {}),
     },
-    signal: abort.signal,
+  });
+  const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    request.once('response', resolve).once('error', reject);
   });
   const events: SseEvent[] = [];
   let body = '';
   let buffer = '';
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of response.body!) {
-      const text = decoder.decode(chunk, { stream: true });
-      body += text;
-      buffer += text;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const event: SseEvent = { event: 'message', data: '' };
-        for (const line of block.split('\n')) {
-          if (line.startsWith('id: ')) event.id = line.slice(4);
-          else if (line.startsWith('event: ')) event.event = line.slice(7);
-          else if (line.startsWith('data: ')) event.data = line.slice(6);
-        }
-        if (event.data !== '') events.push(event);
+  response.setEncoding('utf8');
+  response.on('error', () => undefined);
+  response.on('data', (text: string) => {
+    body += text;
+    buffer += text;
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event: SseEvent = { event: 'message', data: '' };
+      for (const line of block.split('\n')) {
+        if (line.startsWith('id: ')) event.id = line.slice(4);
+        else if (line.startsWith('event: ')) event.event = line.slice(7);
+        else if (line.startsWith('data: ')) event.data = line.slice(6);
       }
+      if (event.data !== '') events.push(event);
     }
-  })().catch(() => undefined);
+  });
   return {
-    status: response.status,
+    status: response.statusCode ?? 0,
     events,
     text: () => body,
     async waitFor(count, timeoutMs = 10_000) {
@@ -111,13 +120,13 @@ async function openStream(
       return events.slice(0, count);
     },
     drop() {
-      abort.abort();
-      void reading;
+      request.destroy();
     },
   };
 }
 
-const webhookIdOf = (event: SseEvent) => (JSON.parse(event.data) as { webhookId: string }).webhookId;
+const webhookIdOf = (event: SseEvent) =>
+  (JSON.parse(event.data) as { webhookId: string }).webhookId;
 
 /** Publish versions of one order's events for the tenant, in turn; their ids (webhook-ids). */
 async function publishVersions(tenant: string, orderId: string, versions: number[]) {
@@ -163,7 +172,11 @@ describe('GET /v1/marketfront/webhooks/stream', () => {
     // The query does what the header does, for clients that cannot set it.
     const byQuery = await openStream(apiKey, { query: got[0]!.id! });
     const rest = (await byQuery.waitFor(6)).slice(1);
-    expect(rest.map(webhookIdOf)).toEqual([...got.slice(1).map(webhookIdOf), ...again.map(webhookIdOf), ...after]);
+    expect(rest.map(webhookIdOf)).toEqual([
+      ...got.slice(1).map(webhookIdOf),
+      ...again.map(webhookIdOf),
+      ...after,
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(byQuery.events).toHaveLength(6);
     byQuery.drop();
@@ -176,6 +189,7 @@ describe('GET /v1/marketfront/webhooks/stream', () => {
     const refused = await openStream(apiKey);
     expect(refused.status).toBe(429);
     await expect.poll(() => refused.text()).toContain('RATE_LIMITED');
+    refused.drop();
     open[0]!.drop();
     await expect
       .poll(async () => {
@@ -192,12 +206,14 @@ describe('GET /v1/marketfront/webhooks/stream', () => {
     const stream = await openStream(live.apiKey);
     expect(stream.status).toBe(403);
     await expect.poll(() => stream.text()).toContain('FORBIDDEN');
+    stream.drop();
   });
 
   it('refuses a Last-Event-ID that is not one', async () => {
     const { apiKey } = await testPartner();
     const stream = await openStream(apiKey, { lastEventId: 'yesterday' });
     expect(stream.status).toBe(400);
+    stream.drop();
   });
 });
 

@@ -247,7 +247,9 @@ export function natsPermissions(prefix: string, user: NatsUser): NatsPermissions
       // Its own subjects: the admin command announces key changes to every gateway.
       publish: { allow: [...calls, `${prefix}.gateway.>`] },
       // Its open webhook streams wake when ordering appends to their tenant's log.
-      subscribe: { allow: [`${prefix}.gateway.>`, inbox, `${prefix}.${webhookStreamWake.wildcard}`] },
+      subscribe: {
+        allow: [`${prefix}.gateway.>`, inbox, `${prefix}.${webhookStreamWake.wildcard}`],
+      },
     };
   }
   const use = jetStreamUse[user];

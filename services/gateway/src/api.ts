@@ -17,10 +17,7 @@ import { publicRoutes } from './routes/public.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { storeRoutes } from './routes/stores.routes.js';
 import { itemAvailabilityRoutes } from './routes/item-availability.routes.js';
-import {
-  webhookStreamRoutes,
-  type WebhookStreamOptions,
-} from './routes/webhook-stream.routes.js';
+import { webhookStreamRoutes, type WebhookStreamOptions } from './routes/webhook-stream.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 
 declare module 'fastify' {

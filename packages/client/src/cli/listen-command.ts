@@ -79,7 +79,11 @@ export interface ListenOptions {
 class Refused extends Error {}
 
 /** POST one delivery to the local URL, signed; the line to print. */
-async function forward(options: ListenOptions, secret: string, delivery: Delivery): Promise<string> {
+async function forward(
+  options: ListenOptions,
+  secret: string,
+  delivery: Delivery,
+): Promise<string> {
   const sentAt = new Date();
   const label = `${sentAt.toISOString()}  ${delivery.type}  ${delivery.webhookId}`;
   try {
@@ -198,7 +202,9 @@ export async function listenCommand(
   const apiKey = values['api-key'] ?? env.PCP_API_KEY;
   const baseUrl = values['base-url'] ?? env.PCP_BASE_URL ?? 'http://localhost:8080';
   if (!forwardTo || !URL.canParse(forwardTo) || !apiKey || !URL.canParse(baseUrl)) {
-    io.stderr(`--forward-to URL and an API key (--api-key or PCP_API_KEY) are needed\n\n${LISTEN_USAGE}`);
+    io.stderr(
+      `--forward-to URL and an API key (--api-key or PCP_API_KEY) are needed\n\n${LISTEN_USAGE}`,
+    );
     return 2;
   }
   try {

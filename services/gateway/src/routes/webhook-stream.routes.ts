@@ -1,8 +1,4 @@
-import {
-  MAX_WEBHOOK_STREAM_READ,
-  subjects,
-  type WebhookStreamEvent,
-} from '@pcp/contracts';
+import { MAX_WEBHOOK_STREAM_READ, subjects, type WebhookStreamEvent } from '@pcp/contracts';
 import { AppError } from '@pcp/service-kit';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -26,6 +22,9 @@ export interface WebhookStreamOptions {
 
 /** The first event of a stream: the secret the listener signs its forwarded deliveries with. */
 export const STREAM_OPENED_EVENT = 'pcp.stream_opened';
+
+/** How long an ended stream's socket may take to flush before it is destroyed. */
+const END_GRACE_MS = 1_000;
 
 const seqText = z.string().regex(/^\d{1,15}$/, 'a sequence number (digits)');
 
@@ -138,7 +137,9 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
         'cache-control': 'no-cache',
         'x-accel-buffering': 'no',
         'x-request-id': request.id,
-        ...(reply.getHeader('connection') === 'close' ? { connection: 'close' } : {}),
+        // A stream's connection is not reused: once it ends (a drop, the gateway closing) the
+        // socket goes too, and a closing gateway is not kept waiting by it.
+        connection: 'close',
       });
       let closed = false;
       let wake: (() => void) | undefined;
@@ -151,6 +152,9 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
         closers.delete(close);
         release();
         res.end();
+        // A client that stopped reading never takes the end: its socket goes after a grace,
+        // so neither it nor a closing gateway waits on it.
+        setTimeout(() => res.destroy(), END_GRACE_MS).unref();
       };
       closers.add(close);
       res.on('close', close);
@@ -184,7 +188,9 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
         wake = () => {
           pending = true;
         };
-        await write(`retry: 1000\nevent: ${STREAM_OPENED_EVENT}\ndata: ${JSON.stringify({ secret })}\n\n`);
+        await write(
+          `retry: 1000\nevent: ${STREAM_OPENED_EVENT}\ndata: ${JSON.stringify({ secret })}\n\n`,
+        );
         while (!closed) {
           pending = false;
           wake = () => {

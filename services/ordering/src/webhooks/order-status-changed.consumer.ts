@@ -45,18 +45,22 @@ export function webhookRecorder(
         cancelledBy: data.cancelledBy ?? null,
       },
     };
-    const recorded = await recordDelivery(db, {
-      deliveryId: randomUUID(),
-      eventId: event.id,
-      partnerId: data.partnerId,
-      orderId: data.orderId,
-      storeId: data.storeId,
-      version: event.version,
-      eventType: data.event,
-      payload: JSON.stringify(payload),
-      occurredAt: new Date(event.occurredAt),
-      origin: storedOrigin(),
-    }, stream.keep);
+    const recorded = await recordDelivery(
+      db,
+      {
+        deliveryId: randomUUID(),
+        eventId: event.id,
+        partnerId: data.partnerId,
+        orderId: data.orderId,
+        storeId: data.storeId,
+        version: event.version,
+        eventType: data.event,
+        payload: JSON.stringify(payload),
+        occurredAt: new Date(event.occurredAt),
+        origin: storedOrigin(),
+      },
+      stream.keep,
+    );
     if (recorded.state === 'due') due();
     if (recorded.streamed) stream.appended(data.partnerId);
   };

@@ -160,11 +160,13 @@ describe('the webhook stream log', () => {
     expect(stored.secret).not.toContain(opened.secret.slice('whsec_'.length));
 
     const wakes: string[] = [];
-    const subscription = env.nc.subscribe(
-      `${env.prefix}.${webhookStreamWake.subject(partnerId)}`,
-      { callback: (_error, msg) => wakes.push(msg.subject) },
-    );
-    const ids = [await recordEvent(partnerId, orderId, 2), await recordEvent(partnerId, orderId, 3)];
+    const subscription = env.nc.subscribe(`${env.prefix}.${webhookStreamWake.subject(partnerId)}`, {
+      callback: (_error, msg) => wakes.push(msg.subject),
+    });
+    const ids = [
+      await recordEvent(partnerId, orderId, 2),
+      await recordEvent(partnerId, orderId, 3),
+    ];
     // Another tenant's events are not in this log.
     await recordEvent(randomUUID(), randomUUID(), 1);
     await expect.poll(() => wakes.length, { timeout: 5_000 }).toBe(2);
@@ -172,7 +174,10 @@ describe('the webhook stream log', () => {
 
     const log = await readAll(partnerId);
     expect(log.map((event) => event.webhookId)).toEqual(ids);
-    expect(log.map((event) => event.type)).toEqual(['order.status_changed', 'order.status_changed']);
+    expect(log.map((event) => event.type)).toEqual([
+      'order.status_changed',
+      'order.status_changed',
+    ]);
     const delivery = await db
       .selectFrom('webhook_deliveries')
       .select('payload')
