@@ -142,7 +142,7 @@ describe('the webhook stream log', () => {
     );
   });
 
-  it('keeps the events recorded after the stream was opened, in order, as deliveries carry them', async () => {
+  it('keeps the events recorded after the stream was opened, in the order recorded, as deliveries carry them', async () => {
     const partnerId = randomUUID();
     const orderId = randomUUID();
     await recordEvent(partnerId, orderId, 1);
