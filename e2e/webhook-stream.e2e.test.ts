@@ -5,6 +5,7 @@ import { get, type IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPartner } from '@pcp/gateway/admin';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { hostAndPort, startTcpProxy } from '@pcp/testing/tcp-proxy';
@@ -49,7 +50,11 @@ afterAll(async () => {
 
 /** A distribution partner's test key and its test tenant (whose orders the events are of). */
 async function testPartner() {
-  const partner = await platform.newPartner('distribution', { mode: 'test' });
+  const partner = await createPartner(platform.gatewayDb, {
+    kind: 'distribution',
+    name: 'stream test partner',
+    mode: 'test',
+  });
   return { apiKey: partner.apiKey, tenant: partner.testPartnerId };
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fulfillmentType, guid, paymentType } from './common.js';
+import { fulfillmentType, paymentType } from './common.js';
 
 /**
  * Live and test mode (docs/guide/sandbox.md). Every partner has two tenants: its live one
@@ -53,3 +53,22 @@ export type TestResetResult = z.infer<typeof testResetResult>;
 
 /** Each service's part of a reset: its tables' deleted row counts, keyed `<service>.<table>`. */
 export const serviceResetReply = testResetResult;
+
+/**
+ * The platform's own test tenant: it owns the fixture stores (docs/sandbox-fixtures.md), which
+ * the platform seeds, and whose orders its fixture kitchen moves to completion. No partner row
+ * or key belongs to it.
+ */
+export const fixtureCommercePartnerId = '00000000-0000-4000-8000-00000000f1c5';
+
+/**
+ * The platform's "sandbox customer", a test-mode distribution tenant with no partner row or key:
+ * `POST /v1/test/stores/{storeId}/orders` places its orders (docs/sandbox-helpers.md), as end
+ * user `sandboxCustomerEndUserId(commercePartnerId)`, so a reset of that commerce partner finds
+ * the customer's cards, charges and addresses made for it.
+ */
+export const sandboxCustomerPartnerId = '00000000-0000-4000-8000-0000000c0575';
+
+/** The sandbox customer's end user placing orders at `commercePartnerId`'s stores. */
+export const sandboxCustomerEndUserId = (commercePartnerId: string) =>
+  `sandbox-customer-${commercePartnerId}`;

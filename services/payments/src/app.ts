@@ -10,6 +10,7 @@ import { paymentsEnvSchema, type PaymentsConfig } from './config.js';
 import type { PaymentsDatabase } from './db/payments.table.js';
 import { cardHandlers } from './handlers/card.handlers.js';
 import { chargeHandlers } from './handlers/charge.handlers.js';
+import { testResetHandler } from './handlers/test-reset.handlers.js';
 import { guardPaymentProcessor } from './processor/guarded-payment-processor.js';
 import { createHttpPaymentProcessor } from './processor/http-payment-processor.js';
 import { createVelocity } from './velocity/velocity.js';
@@ -88,6 +89,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps): ServiceInstanc
   const subjects = createSubjectService(deps, { name: 'payments', version: '0.1.0' }, [
     ...cardHandlers(handlerDeps),
     ...chargeHandlers(handlerDeps, actions),
+    testResetHandler(deps.db),
   ]);
   const reconciler = createReconciler({
     db: deps.db,

@@ -21,6 +21,7 @@ import { itemAvailabilityHandlers } from './handlers/item-availability.handlers.
 import { specialHoursHandlers } from './handlers/special-hours.handlers.js';
 import { statusHandlers } from './handlers/status.handlers.js';
 import { createGazetteerGeocoder, type Geocoder } from './geocoding/geocoder.js';
+import { testResetHandler } from './handlers/test-reset.handlers.js';
 import { storeHandlers } from './handlers/store.handlers.js';
 
 export { storesEnvSchema, type StoresConfig } from './config.js';
@@ -82,6 +83,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
     ...discoveryHandlers(db, geocoder, clock, {
       scanCap: config.STORES_DISCOVERY_SCAN_CAP,
     }),
+    testResetHandler(db),
   ]);
   let consumer: ConsumerLoop | undefined;
   return {

@@ -7,7 +7,7 @@ import type { CatalogDatabase, IngestRunRow } from './catalog.table.js';
 type Db = Kysely<CatalogDatabase>;
 
 /** Aggregate of the activation events: a store's catalog, versioned by activation. */
-const CATALOG_AGGREGATE = 'store-catalog';
+export const CATALOG_AGGREGATE = 'store-catalog';
 
 /** Versions kept per store besides the active one (documents are large). */
 const KEEP_PREVIOUS_VERSIONS = 2;

@@ -74,7 +74,7 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
   app.get(
     '/v1/marketfront/webhooks/stream',
     {
-      config: { area: 'distribution', rateClass: 'reads' },
+      config: { area: 'distribution', rateClass: 'reads', testOnly: true },
       schema: {
         tags: ['Marketfront: webhooks'],
         operationId: 'streamWebhooks',

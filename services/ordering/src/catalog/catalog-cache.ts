@@ -4,6 +4,7 @@ import {
   readChunks,
   type BusClient,
   type Logger,
+  requestMode,
   type RequestContext,
 } from '@pcp/service-kit';
 import { LRUCache } from 'lru-cache';
@@ -145,12 +146,19 @@ export function createCatalogCache(options: {
     });
   }
 
+  /**
+   * The store's time zone, remembered per mode: a store is visible only to requests of its
+   * own mode (docs/guide/sandbox.md#modes), and this lookup is what tells the cart so, so an
+   * answer to a live request must never serve a test one (or the other way round). The
+   * platform's own calls (no partner) see every store, so they are remembered apart too.
+   */
   function timezoneOf(storeId: string, ctx: RequestContext): Promise<string> {
-    const hit = timezones.get(storeId);
+    const key = `${ctx.partnerId ? requestMode(ctx) : 'platform'}:${storeId}`;
+    const hit = timezones.get(key);
     if (hit) return Promise.resolve(hit);
-    return timezoneLookups(storeId, async () => {
+    return timezoneLookups(key, async () => {
       const store = await options.bus.request(subjects.stores.lookup, { storeId }, ctx);
-      timezones.set(storeId, store.timezone);
+      timezones.set(key, store.timezone);
       return store.timezone;
     });
   }
