@@ -1,6 +1,6 @@
 import { events } from './events.js';
 import { serviceNames, type ServiceName } from './messaging.js';
-import { subjects } from './subjects.js';
+import { subjects, webhookStreamWake } from './subjects.js';
 
 /**
  * Who may do what on NATS: one user per service and one for the gateway. Services trust
@@ -249,15 +249,22 @@ export function natsPermissions(prefix: string, user: NatsUser): NatsPermissions
     return {
       // Its own subjects: the admin command announces key changes to every gateway.
       publish: { allow: [...calls, `${prefix}.gateway.>`] },
-      subscribe: { allow: [`${prefix}.gateway.>`, inbox] },
+      // Its open webhook streams wake when ordering appends to their tenant's log.
+      subscribe: {
+        allow: [`${prefix}.gateway.>`, inbox, `${prefix}.${webhookStreamWake.wildcard}`],
+      },
     };
   }
   const use = jetStreamUse[user];
   const owned = Object.values(events)
     .filter((event) => event.subject.startsWith(`events.${user}.`))
     .map((event) => `${prefix}.${event.subject}`);
+  // Ordering wakes the gateway's open webhook streams (a plain publish, no reply).
+  const wakes = user === 'ordering' ? [`${prefix}.${webhookStreamWake.wildcard}`] : [];
   return {
-    publish: { allow: [...calls, ...owned, ...(use ? jetStreamSubjects(prefix, use) : [])] },
+    publish: {
+      allow: [...calls, ...owned, ...wakes, ...(use ? jetStreamSubjects(prefix, use) : [])],
+    },
     subscribe: {
       allow: [
         // Its request subjects (in its queue group) and nothing of another service's.

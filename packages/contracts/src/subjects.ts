@@ -57,6 +57,9 @@ import {
   webhookEndpoint,
   webhookEndpointInput,
   webhookEndpointWithSecret,
+  webhookStreamOpened,
+  webhookStreamPage,
+  webhookStreamReadInput,
 } from './webhooks.js';
 import { serviceResetReply, testAdvanceInput, testStoreOrderInput } from './sandbox.js';
 
@@ -376,6 +379,23 @@ export const subjects = {
       order,
     ),
     testReset: testReset('ordering'),
+    /**
+     * Test mode: start keeping the calling tenant's stream log, if not yet
+     * (docs/guide/sandbox.md#webhook-stream); its signing secret either way.
+     */
+    openWebhookStream: defineSubject(
+      'ordering',
+      'v1.webhooks.stream.open',
+      z.object({}),
+      webhookStreamOpened,
+    ),
+    /** Test mode: the calling tenant's stream log after a sequence number, oldest first. */
+    readWebhookStream: defineSubject(
+      'ordering',
+      'v1.webhooks.stream.read',
+      webhookStreamReadInput,
+      webhookStreamPage,
+    ),
   },
   payments: {
     /**
@@ -421,4 +441,15 @@ export const subjects = {
     refund: defineSubject('payments', 'v1.charges.refund', refundInput, charge),
     testReset: testReset('payments'),
   },
+} as const;
+
+/**
+ * A core NATS message (no payload, no reply) ordering publishes after it appended to a
+ * tenant's stream log, so the gateway's open streams read at once instead of polling.
+ */
+export const webhookStreamWake = {
+  /** Below the prefix: the subject of one tenant's wake-ups. */
+  subject: (tenantId: string) => `ordering.v1.webhooks.stream-wake.${tenantId}`,
+  /** Below the prefix: every tenant's (permissions). */
+  wildcard: 'ordering.v1.webhooks.stream-wake.*',
 } as const;

@@ -210,3 +210,41 @@ export const webhookDeliveryList = z
     examples: [{ deliveries: [webhookDeliveryExample], nextCursor: null }],
   });
 export type WebhookDeliveryList = z.infer<typeof webhookDeliveryList>;
+
+/**
+ * The test-mode webhook stream (docs/guide/sandbox.md#webhook-stream): every webhook event of a
+ * test tenant that has opened a stream is kept in its stream log, read in order of `seq`.
+ */
+export const webhookStreamOpened = z.object({
+  /** The whsec_ secret the stream's listeners sign their forwarded deliveries with. */
+  secret: z.string(),
+});
+export type WebhookStreamOpened = z.infer<typeof webhookStreamOpened>;
+
+/** The most events one read of a stream log returns. */
+export const MAX_WEBHOOK_STREAM_READ = 100;
+
+export const webhookStreamReadInput = z.object({
+  /** Events strictly after this sequence number; absent: from the oldest kept. */
+  after: z.number().int().nonnegative().optional(),
+  limit: z.number().int().min(1).max(MAX_WEBHOOK_STREAM_READ),
+});
+export type WebhookStreamReadInput = z.infer<typeof webhookStreamReadInput>;
+
+/** One event of a stream log, as a delivery would carry it. */
+export const webhookStreamEvent = z.object({
+  /** Increases along the tenant's log (not contiguous: the numbers are shared by all logs). */
+  seq: z.number().int().positive(),
+  /** The `webhook-id` a delivery of it carries. */
+  webhookId: z.string(),
+  type: webhookEventKind,
+  /** The exact body a delivery carries (JSON text): what its signature is made over. */
+  body: z.string(),
+  createdAt: dateTime,
+});
+export type WebhookStreamEvent = z.infer<typeof webhookStreamEvent>;
+
+export const webhookStreamPage = z.object({
+  events: z.array(webhookStreamEvent).max(MAX_WEBHOOK_STREAM_READ),
+});
+export type WebhookStreamPage = z.infer<typeof webhookStreamPage>;

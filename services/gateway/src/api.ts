@@ -17,6 +17,7 @@ import { publicRoutes } from './routes/public.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { storeRoutes } from './routes/stores.routes.js';
 import { itemAvailabilityRoutes } from './routes/item-availability.routes.js';
+import { webhookStreamRoutes, type WebhookStreamOptions } from './routes/webhook-stream.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 
 declare module 'fastify' {
@@ -36,6 +37,8 @@ export interface ApiOptions {
   readonly paymentsTimeoutMs: number;
   /** How long a catalog dry run may take: the catalog service's download plus validation. */
   readonly catalogDryRunTimeoutMs: number;
+  /** The test-mode webhook stream (docs/guide/sandbox.md#webhook-stream). */
+  readonly webhookStreams: WebhookStreamOptions;
 }
 
 /**
@@ -61,6 +64,7 @@ export function registerApi(app: FastifyInstance, options: ApiOptions): void {
   void app.register(addressRoutes);
   void app.register(orderLifecycleRoutes, { statusChangeTimeoutMs: options.paymentsTimeoutMs });
   void app.register(webhookRoutes);
+  void app.register(webhookStreamRoutes, options.webhookStreams);
   void app.register(paymentRoutes, { timeoutMs: options.paymentsTimeoutMs });
   void app.register(discoveryRoutes);
   void app.register(cartRoutes);
@@ -91,6 +95,7 @@ export async function buildOpenApiDocument(
     placeTimeoutMs: 0,
     paymentsTimeoutMs: 0,
     catalogDryRunTimeoutMs: 0,
+    webhookStreams: { wakeups: { watch: () => () => undefined }, perPartner: 1, heartbeatMs: 0 },
   });
   try {
     await app.ready();

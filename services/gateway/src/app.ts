@@ -1,3 +1,4 @@
+import { webhookStreamWake } from '@pcp/contracts';
 import {
   bindLogContextToSpan,
   createBusClient,
@@ -64,6 +65,8 @@ export interface GatewayDeps {
     | 'PAYMENTS_REQUEST_TIMEOUT_MS'
     | 'ORDERING_PLACE_TIMEOUT_MS'
     | 'CATALOG_VALIDATION_TIMEOUT_MS'
+    | 'WEBHOOK_STREAMS_PER_PARTNER'
+    | 'WEBHOOK_STREAM_HEARTBEAT_MS'
   >;
 }
 
@@ -181,6 +184,17 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     placeTimeoutMs: config.ORDERING_PLACE_TIMEOUT_MS,
     paymentsTimeoutMs: config.PAYMENTS_REQUEST_TIMEOUT_MS,
     catalogDryRunTimeoutMs: config.CATALOG_VALIDATION_TIMEOUT_MS,
+    webhookStreams: {
+      wakeups: {
+        watch(tenantId, wake) {
+          const subject = `${config.NATS_SUBJECT_PREFIX}.${webhookStreamWake.subject(tenantId)}`;
+          const subscription = deps.nc.subscribe(subject, { callback: () => wake() });
+          return () => subscription.unsubscribe();
+        },
+      },
+      perPartner: config.WEBHOOK_STREAMS_PER_PARTNER,
+      heartbeatMs: config.WEBHOOK_STREAM_HEARTBEAT_MS,
+    },
   });
 
   let ops: Awaited<ReturnType<typeof startOpsServer>> | undefined;

@@ -50,6 +50,10 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
    * for a preparation thread), so its answer arrives rather than a 504.
    */
   CATALOG_VALIDATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(90_000),
+  /** Test-mode webhook streams one partner may hold open on one gateway replica at once. */
+  WEBHOOK_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(5),
+  /** How often a quiet webhook stream gets a comment line (and its log is read again). */
+  WEBHOOK_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(platformOpsPorts.gateway),
   /**
    * On SIGTERM, how long the gateway keeps serving while unready (answering `Connection:

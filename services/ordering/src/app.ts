@@ -1,4 +1,4 @@
-import { events, natsStreams } from '@pcp/contracts';
+import { events, natsStreams, webhookStreamWake } from '@pcp/contracts';
 import {
   createBusClient,
   createOutboxRelay,
@@ -41,11 +41,13 @@ import { testAdvanceHandler } from './sandbox/test-advance.handlers.js';
 import { testPlaceHandler } from './sandbox/test-place.handlers.js';
 import { testResetHandler } from './sandbox/test-reset.handlers.js';
 import { pruneSettledDeliveries } from './webhooks/delivery.repository.js';
+import { streamHandlers } from './webhooks/stream.handlers.js';
+import { pruneStreamEvents } from './webhooks/stream.repository.js';
 import { webhookHandlers } from './webhooks/webhook.handlers.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { webhookRecorder } from './webhooks/order-status-changed.consumer.js';
 import { storeEventRecorder } from './webhooks/store-changed.consumer.js';
-import { WEBHOOK_GAP_GRACE_MS } from './webhooks/webhook-recording.js';
+import { WEBHOOK_GAP_GRACE_MS, type WebhookStreamLog } from './webhooks/webhook-recording.js';
 import { createWebhookSender } from './webhooks/webhook-sender.js';
 
 export { orderingEnvSchema, type OrderingConfig } from './config.js';
@@ -229,7 +231,15 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       keyring,
       resent: dispatcher.poke,
     }),
+    ...streamHandlers(db, keyring),
   ]);
+  const streamLog: WebhookStreamLog = {
+    keep: config.WEBHOOK_STREAM_MAX_EVENTS,
+    // A wake-up lost (the gateway's subscription is not there) costs a heartbeat's delay: the
+    // gateway also reads on every heartbeat.
+    appended: (partnerId) =>
+      deps.nc.publish(`${deps.subjectPrefix}.${webhookStreamWake.subject(partnerId)}`),
+  };
   let activations: Subscription | undefined;
   let storeChanges: Subscription | undefined;
   let sweeping: NodeJS.Timeout | undefined;
@@ -258,7 +268,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         concurrency: 16,
         logger: deps.logger,
         metrics: deps.metrics,
-        handle: webhookRecorder(db, dispatcher.poke),
+        handle: webhookRecorder(db, dispatcher.poke, streamLog),
       });
       storeRecorder = await startConsumer({
         ...topologyConsumer(
@@ -272,12 +282,15 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         concurrency: 4,
         logger: deps.logger,
         metrics: deps.metrics,
-        handle: storeEventRecorder(db, dispatcher.poke),
+        handle: storeEventRecorder(db, dispatcher.poke, streamLog),
       });
       dispatcher.start();
       pruner = setInterval(() => {
         pruneSettledDeliveries(db, config.WEBHOOK_RETENTION_MS).catch((error: unknown) => {
           deps.logger.warn({ err: error }, 'pruning webhook deliveries failed');
+        });
+        pruneStreamEvents(db, config.WEBHOOK_STREAM_RETENTION_MS).catch((error: unknown) => {
+          deps.logger.warn({ err: error }, 'pruning webhook stream logs failed');
         });
       }, WEBHOOK_PRUNE_INTERVAL_MS);
       sweeping = setInterval(() => {

@@ -176,6 +176,14 @@ export const orderingEnvSchema = z
       .int()
       .min(60_000)
       .default(7 * 24 * 3_600_000),
+    /** Events kept in each test tenant's webhook stream log (docs/guide/sandbox.md#webhook-stream). */
+    WEBHOOK_STREAM_MAX_EVENTS: z.coerce.number().int().min(10).max(100_000).default(1_000),
+    /** How long an event stays in a webhook stream log at most (3 days). */
+    WEBHOOK_STREAM_RETENTION_MS: z.coerce
+      .number()
+      .int()
+      .min(60_000)
+      .default(3 * 24 * 3_600_000),
   })
   .superRefine((env, context) => {
     if (isProduction(env) && env.ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS !== undefined) {

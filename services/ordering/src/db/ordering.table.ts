@@ -212,6 +212,25 @@ export interface WebhookStoreEventTable {
   created_at: ColumnType<Date, never, never>;
 }
 
+/** A test tenant's webhook stream (docs/guide/sandbox.md#webhook-stream): its secret, sealed. */
+export interface WebhookStreamTable {
+  partner_id: string;
+  secret: string;
+  created_at: ColumnType<Date, never, never>;
+}
+
+/** One webhook event of a tenant's stream log. */
+export interface WebhookStreamEventTable {
+  /** A bigint: pg reads it as a string. */
+  seq: ColumnType<string, never, never>;
+  partner_id: string;
+  webhook_id: string;
+  event_type: WebhookEventKind;
+  /** The body a delivery of it carries. */
+  body: string;
+  created_at: ColumnType<Date, never, never>;
+}
+
 export interface OrderingDatabase {
   addresses: AddressTable;
   place_attempts: PlaceAttemptTable;
@@ -221,6 +240,8 @@ export interface OrderingDatabase {
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_store_events: WebhookStoreEventTable;
+  webhook_streams: WebhookStreamTable;
+  webhook_stream_events: WebhookStreamEventTable;
 }
 
 export type AddressRow = Selectable<AddressTable>;

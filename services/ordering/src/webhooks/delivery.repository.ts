@@ -5,7 +5,7 @@ import type {
   WebhookDeliveriesQuery,
 } from '@pcp/contracts';
 import { preparedTransaction, runPrepared } from '@pcp/service-kit';
-import { sql, type Kysely, type UpdateObject } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type UpdateObject } from 'kysely';
 import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
 import type { OrderingDatabase, WebhookDeliveryRow } from '../db/ordering.table.js';
 
@@ -26,44 +26,91 @@ export interface OrderEventDelivery {
   origin: string | null;
 }
 
+/** What a recording did: the new row's state (undefined: recorded before), and whether it streamed. */
+export interface Recorded {
+  state: 'due' | 'waiting' | 'skipped' | undefined;
+  /** Appended to the partner's webhook stream log (it has opened a stream). */
+  streamed: boolean;
+}
+
 /**
  * Record an order event once, in one statement: `pending` when the partner's enabled
  * endpoint subscribes to its kind (due now, or waiting while an earlier version of its order
  * is open), `skipped` otherwise. A redelivered event finds its row and adds nothing; the
- * state of a new row is returned.
+ * state of a new row is returned. A new row of a partner with a webhook stream is also
+ * appended to its stream log (`streamKeep` events kept), in the same statement.
  */
 export async function recordDelivery(
   db: Db,
   event: OrderEventDelivery,
-): Promise<'due' | 'waiting' | 'skipped' | undefined> {
-  const rows = await runPrepared<{ status: string; next_attempt_at: Date | null }>(
+  streamKeep: number,
+): Promise<Recorded> {
+  const rows = await runPrepared<{
+    status: string;
+    next_attempt_at: Date | null;
+    streamed: boolean;
+  }>(
     db as Kysely<unknown>,
     sql`
     with endpoint as (
       select coalesce(bool_or(disabled_at is null and ${event.eventType} = any(events)), false) as subscribed
         from webhook_endpoints where partner_id = ${event.partnerId}
-    )
-    insert into webhook_deliveries
-      (delivery_id, event_id, partner_id, order_id, store_id, sequence_key, version, event_type,
-       payload, status, next_attempt_at, occurred_at, origin)
-    select ${event.deliveryId}, ${event.eventId}, ${event.partnerId}, ${event.orderId},
-           ${event.storeId}, ${event.orderId}, ${event.version}, ${event.eventType}, ${event.payload},
-           case when endpoint.subscribed then 'pending' else 'skipped' end,
-           case when endpoint.subscribed and not exists (
-                  select 1 from webhook_deliveries earlier
-                   where earlier.sequence_key = ${event.orderId} and earlier.version < ${event.version}
-                     and earlier.status in ('pending', 'failed'))
-                then now() end,
-           ${event.occurredAt}, ${event.origin}
-      from endpoint
-    on conflict (sequence_key, version) do nothing
-    returning status, next_attempt_at
+    ), recorded as (
+      insert into webhook_deliveries
+        (delivery_id, event_id, partner_id, order_id, store_id, sequence_key, version, event_type,
+         payload, status, next_attempt_at, occurred_at, origin)
+      select ${event.deliveryId}, ${event.eventId}, ${event.partnerId}, ${event.orderId},
+             ${event.storeId}, ${event.orderId}, ${event.version}, ${event.eventType}, ${event.payload},
+             case when endpoint.subscribed then 'pending' else 'skipped' end,
+             case when endpoint.subscribed and not exists (
+                    select 1 from webhook_deliveries earlier
+                     where earlier.sequence_key = ${event.orderId} and earlier.version < ${event.version}
+                       and earlier.status in ('pending', 'failed'))
+                  then now() end,
+             ${event.occurredAt}, ${event.origin}
+        from endpoint
+      on conflict (sequence_key, version) do nothing
+      returning status, next_attempt_at
+    ), ${streamAppend(
+      sql`select ${event.partnerId}::uuid as partner_id, ${event.eventId}::text as webhook_id,
+                 ${event.eventType}::text as event_type, ${event.payload}::text as body
+            from recorded`,
+      streamKeep,
+    )}
+    select status, next_attempt_at, exists (select 1 from streamed) as streamed from recorded
   `.compile(db),
   );
   const row = rows[0];
-  if (!row) return undefined;
-  if (row.status === 'skipped') return 'skipped';
-  return row.next_attempt_at === null ? 'waiting' : 'due';
+  if (!row) return { state: undefined, streamed: false };
+  const streamed = row.streamed;
+  if (row.status === 'skipped') return { state: 'skipped', streamed };
+  return { state: row.next_attempt_at === null ? 'waiting' : 'due', streamed };
+}
+
+/**
+ * The CTEs `streamed` and `trimmed` of a recording statement: the events `source` selects
+ * (partner_id, webhook_id, event_type, body) appended to the logs of those partners that have
+ * a webhook stream, and each of those logs cut to its newest `keep` (the appended one among
+ * them: the cut is counted on the rows before it).
+ */
+function streamAppend(source: RawBuilder<unknown>, keep: number): RawBuilder<unknown> {
+  return sql`streamed as (
+      insert into webhook_stream_events (partner_id, webhook_id, event_type, body)
+      select source.partner_id, source.webhook_id, source.event_type, source.body
+        from (${source}) source
+       where exists (select 1 from webhook_streams s where s.partner_id = source.partner_id)
+      returning partner_id
+    ), cut as (
+      select streamed.partner_id,
+             (select kept.seq from webhook_stream_events kept
+               where kept.partner_id = streamed.partner_id
+               order by kept.seq desc offset ${keep - 1} limit 1) as seq
+        from (select distinct partner_id from streamed) streamed
+    ), trimmed as (
+      delete from webhook_stream_events old
+       using cut
+       where old.partner_id = cut.partner_id and old.seq <= cut.seq
+    )`;
 }
 
 /** A store event as the store-event recorder got it. */
@@ -90,14 +137,17 @@ export const FAN_OUT_BATCH = 500;
  * earlier version of the store is still open for that partner. No `skipped` rows: a later
  * version waits for this one's mark, not for a row of each partner. A redelivered event finds
  * its mark and adds nothing (undefined); another event with its store and version is refused
- * (`version-taken`); else the partners given a row and how many of those rows are due now.
+ * (`version-taken`); else the partners given a row and how many of those rows are due now,
+ * and those of them whose webhook stream log it was appended to.
  */
 export function recordStoreEvent(
   db: Db,
   event: StoreEventDelivery,
+  /** Events kept in each webhook stream log. */
+  streamKeep: number,
   /** Called between statements (the consumer's `working()`). */
   progress: () => void = () => undefined,
-): Promise<{ partners: number; due: number } | 'version-taken' | undefined> {
+): Promise<{ partners: number; due: number; streamed: string[] } | 'version-taken' | undefined> {
   return preparedTransaction(db as Kysely<unknown>, async (run) => {
     const marked = await run(
       sql`
@@ -159,7 +209,20 @@ export function recordStoreEvent(
       if (batch.partners < FAN_OUT_BATCH) break;
       progress();
     }
-    return { partners, due };
+    // The partners given a row that have a webhook stream get the event in their log too.
+    const streamed = await run<{ partner_id: string }>(
+      sql`
+      with ${streamAppend(
+        sql`select d.partner_id, ${event.eventId}::text as webhook_id,
+                   ${event.eventType}::text as event_type, ${event.payload}::text as body
+              from webhook_deliveries d
+             where d.event_id = ${event.eventId}`,
+        streamKeep,
+      )}
+      select distinct partner_id from streamed
+    `.compile(db),
+    );
+    return { partners, due, streamed: streamed.map((row) => row.partner_id) };
   });
 }
 

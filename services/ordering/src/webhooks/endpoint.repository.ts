@@ -6,8 +6,8 @@ import type { OrderingDatabase, WebhookEndpointRow } from '../db/ordering.table.
 type Db = Kysely<OrderingDatabase>;
 
 /**
- * Re-wrap every stored signing secret's data key with the keyring's current key, so older
- * keys can leave the keyring. Throws (changing nothing) when a secret's key is not in it.
+ * Re-wrap every stored signing secret's data key (endpoints' and webhook streams') with the
+ * keyring's current key, so older keys can leave the keyring. Throws (changing nothing) when a secret's key is not in it.
  */
 export async function rewrapWebhookSecrets(
   db: Db,
@@ -31,7 +31,23 @@ export async function rewrapWebhookSecrets(
         .execute();
       rewrapped += 1;
     }
-    return { examined: rows.length, rewrapped };
+    // The test-mode webhook streams' secrets are sealed the same way.
+    const streams = await trx
+      .selectFrom('webhook_streams')
+      .select(['partner_id', 'secret'])
+      .forUpdate()
+      .execute();
+    for (const row of streams) {
+      const secret = rewrap(keyring, row.secret);
+      if (secret === row.secret) continue;
+      await trx
+        .updateTable('webhook_streams')
+        .set({ secret })
+        .where('partner_id', '=', row.partner_id)
+        .execute();
+      rewrapped += 1;
+    }
+    return { examined: rows.length + streams.length, rewrapped };
   });
 }
 

@@ -5,14 +5,20 @@ import type { JsMsg } from 'nats';
 import { randomUUID } from 'node:crypto';
 import type { OrderingDatabase } from '../db/ordering.table.js';
 import { recordDelivery } from './delivery.repository.js';
+import type { WebhookStreamLog } from './webhook-recording.js';
 
 /**
  * The durable consumer's handler: each order event becomes one delivery row (unique per
  * order and version, one statement), acked once written; the dispatchers do the rest. An
  * event its partner does not subscribe to (or whose endpoint is disabled) is recorded as
- * `skipped`, so the versions of every order stay contiguous for the in-order rule.
+ * `skipped`, so the versions of every order stay contiguous for the in-order rule. A partner
+ * with a webhook stream gets the event in its stream log too, in the same statement.
  */
-export function webhookRecorder(db: Kysely<OrderingDatabase>, due: () => void) {
+export function webhookRecorder(
+  db: Kysely<OrderingDatabase>,
+  due: () => void,
+  stream: WebhookStreamLog,
+) {
   return async function record(msg: JsMsg, _work: ConsumerWork): Promise<HandlerOutcome> {
     let body: unknown;
     try {
@@ -39,18 +45,23 @@ export function webhookRecorder(db: Kysely<OrderingDatabase>, due: () => void) {
         cancelledBy: data.cancelledBy ?? null,
       },
     };
-    const recorded = await recordDelivery(db, {
-      deliveryId: randomUUID(),
-      eventId: event.id,
-      partnerId: data.partnerId,
-      orderId: data.orderId,
-      storeId: data.storeId,
-      version: event.version,
-      eventType: data.event,
-      payload: JSON.stringify(payload),
-      occurredAt: new Date(event.occurredAt),
-      origin: storedOrigin(),
-    });
-    if (recorded === 'due') due();
+    const recorded = await recordDelivery(
+      db,
+      {
+        deliveryId: randomUUID(),
+        eventId: event.id,
+        partnerId: data.partnerId,
+        orderId: data.orderId,
+        storeId: data.storeId,
+        version: event.version,
+        eventType: data.event,
+        payload: JSON.stringify(payload),
+        occurredAt: new Date(event.occurredAt),
+        origin: storedOrigin(),
+      },
+      stream.keep,
+    );
+    if (recorded.state === 'due') due();
+    if (recorded.streamed) stream.appended(data.partnerId);
   };
 }

@@ -11,3 +11,11 @@ import { retryWindowMs, WEBHOOK_RECORDER_SCHEDULE } from '@pcp/service-kit';
  * later still is delivered when it is; the later ones already sent are not sent again.
  */
 export const WEBHOOK_GAP_GRACE_MS = retryWindowMs(WEBHOOK_RECORDER_SCHEDULE);
+
+/** What the recorders need of the test-mode webhook streams (docs/guide/sandbox.md#webhook-stream). */
+export interface WebhookStreamLog {
+  /** Events kept in each tenant's stream log (the oldest go). */
+  readonly keep: number;
+  /** Called after an event was appended to the tenant's log (committed): wake its readers. */
+  appended(partnerId: string): void;
+}

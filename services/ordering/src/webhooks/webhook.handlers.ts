@@ -37,7 +37,7 @@ export interface WebhookHandlerDeps {
 }
 
 /** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
-function newSecret(): string {
+export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
@@ -98,7 +98,7 @@ export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
           errors: [{ code: 'INVALID_VALUE', message, pointer: '/url' }],
         });
       }
-      const secret = newSecret();
+      const secret = newWebhookSecret();
       const sealed = seal(deps.keyring, secret);
       const { row, created } = await upsertEndpoint(
         db,
@@ -117,7 +117,7 @@ export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
 
     handle(subjects.ordering.rotateWebhookSecret, async (_input, ctx) => {
       const partnerId = requirePartner(ctx, 'distribution');
-      const secret = newSecret();
+      const secret = newWebhookSecret();
       const sealed = seal(deps.keyring, secret);
       const row = await rotateSecret(db, partnerId, sealed, deps.secretOverlapMs);
       if (!row) throw webhookNotFound();

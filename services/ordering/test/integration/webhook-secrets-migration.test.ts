@@ -93,13 +93,25 @@ describe('webhook signing secrets at rest', () => {
         secret: seal(dev, secret),
       })
       .execute();
+    // A test tenant's webhook stream secret is sealed the same way.
+    const streamSecret = newSecret();
+    await db
+      .insertInto('webhook_streams')
+      .values({ partner_id: partnerId, secret: seal(dev, streamSecret) })
+      .execute();
     const next = `next:${randomBytes(32).toString('base64')}`;
     const result = await rewrapWebhookSecrets(db, parseKeyring(`${next},${devEntry}`));
-    expect(result.rewrapped).toBeGreaterThanOrEqual(1);
+    expect(result.rewrapped).toBeGreaterThanOrEqual(2);
     const moved = await endpoint(partnerId);
     expect(moved.secret).toMatch(/^sb1\.next\./);
     // The new key alone opens it: the dev key can be dropped.
     expect(open(parseKeyring(next), moved.secret)).toBe(secret);
+    const stream = await db
+      .selectFrom('webhook_streams')
+      .select('secret')
+      .where('partner_id', '=', partnerId)
+      .executeTakeFirstOrThrow();
+    expect(open(parseKeyring(next), stream.secret)).toBe(streamSecret);
     // A keyring without the key the rows name refuses, and changes nothing.
     await expect(rewrapWebhookSecrets(db, dev)).rejects.toThrow(
       /sealed with key "next", which SECRETS_KEYS lacks/,

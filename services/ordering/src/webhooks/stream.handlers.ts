@@ -1,0 +1,46 @@
+import { subjects } from '@pcp/contracts';
+import {
+  handle,
+  open,
+  requirePartner,
+  requireTestPartner,
+  seal,
+  type HandlerBinding,
+  type Keyring,
+} from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import type { OrderingDatabase } from '../db/ordering.table.js';
+import { newWebhookSecret } from './webhook.handlers.js';
+import { openStream, readStream } from './stream.repository.js';
+
+/**
+ * The test-mode webhook stream (docs/guide/sandbox.md#webhook-stream): the gateway opens a
+ * test tenant's stream log and reads it; the recorders append to it.
+ */
+export function streamHandlers(db: Kysely<OrderingDatabase>, keyring: Keyring): HandlerBinding[] {
+  /** The calling test tenant (a distribution partner's); FORBIDDEN for a live key. */
+  const tenant = (ctx: Parameters<typeof requirePartner>[0]) => {
+    const partnerId = requirePartner(ctx, 'distribution');
+    requireTestPartner(ctx);
+    return partnerId;
+  };
+  return [
+    handle(subjects.ordering.openWebhookStream, async (_input, ctx) => {
+      const sealed = await openStream(db, tenant(ctx), seal(keyring, newWebhookSecret()));
+      return { secret: open(keyring, sealed) };
+    }),
+
+    handle(subjects.ordering.readWebhookStream, async ({ after, limit }, ctx) => {
+      const rows = await readStream(db, tenant(ctx), after, limit);
+      return {
+        events: rows.map((row) => ({
+          seq: Number(row.seq),
+          webhookId: row.webhook_id,
+          type: row.event_type,
+          body: row.body,
+          createdAt: row.created_at.toISOString(),
+        })),
+      };
+    }),
+  ];
+}
