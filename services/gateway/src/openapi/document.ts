@@ -102,6 +102,14 @@ const tags = (catalogSetSchema: { url: string; description: string }, docsUrl: s
         'Your order-status webhook endpoint, its signing secret and its deliveries (see the ' +
         "document's webhooks for what each delivery carries).",
     },
+    {
+      name: 'Sandbox',
+      guide: 'authentication',
+      description:
+        'Test helpers, for test keys (pcp_test_…) only; a live key gets 403 FORBIDDEN: move a ' +
+        'test order as its store would, place a test order at your own test store, delete ' +
+        'all of your test data.',
+    },
   ]);
 
 /** `order.status_changed` → `orderStatusChanged`. */
