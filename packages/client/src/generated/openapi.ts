@@ -1480,6 +1480,20 @@ export interface components {
     };
     /**
      * @example {
+     *       "deleted": {
+     *         "stores.stores": 1,
+     *         "catalog.ingest_runs": 1,
+     *         "ordering.orders": 2
+     *       }
+     *     }
+     */
+    TestReset: {
+      deleted: {
+        [key: string]: number;
+      };
+    };
+    /**
+     * @example {
      *       "url": "https://hooks.marketfront.example/pcp/orders",
      *       "events": [
      *         "order.created",
@@ -1761,20 +1775,6 @@ export interface components {
     WebhookDeliveryList: {
       deliveries: components['schemas']['WebhookDelivery'][];
       nextCursor: string | null;
-    };
-    /**
-     * @example {
-     *       "deleted": {
-     *         "stores.stores": 1,
-     *         "catalog.ingest_runs": 1,
-     *         "ordering.orders": 2
-     *       }
-     *     }
-     */
-    TestReset: {
-      deleted: {
-        [key: string]: number;
-      };
     };
   };
   responses: never;

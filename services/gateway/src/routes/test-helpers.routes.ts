@@ -12,9 +12,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { jsonResponse, problemResponses } from '../openapi/responses.js';
+import { SANDBOX_TAG } from '../openapi/test-only.js';
 import { forwardJson } from './forwarding.js';
 
-const tags = ['Sandbox'];
+const tags = [SANDBOX_TAG];
 
 export interface TestHelperRoutesOptions {
   /** Placing at the own store runs a whole place (validate, authorize, submit): as long. */
@@ -32,7 +33,7 @@ const resetSubjects = [
 ] as const;
 
 /**
- * The sandbox's test helpers (docs/sandbox-helpers.md), test keys only: a live key gets 403
+ * The sandbox's test helpers (docs/guide/sandbox.md#test-helpers), test keys only: a live key gets 403
  * FORBIDDEN before the service is asked (`testOnly`, plugins/auth.ts). They have no `area`:
  * both kinds of partner call them, and the services answer who may do what.
  */

@@ -2,9 +2,9 @@ import { subjects } from '@pcp/contracts';
 import {
   AppError,
   readChunks,
+  visibleMode,
   type BusClient,
   type Logger,
-  requestMode,
   type RequestContext,
 } from '@pcp/service-kit';
 import { LRUCache } from 'lru-cache';
@@ -146,14 +146,12 @@ export function createCatalogCache(options: {
     });
   }
 
-  /**
-   * The store's time zone, remembered per mode: a store is visible only to requests of its
-   * own mode (docs/guide/sandbox.md#modes), and this lookup is what tells the cart so, so an
-   * answer to a live request must never serve a test one (or the other way round). The
-   * platform's own calls (no partner) see every store, so they are remembered apart too.
-   */
+  // The store lookup is also what says the request may see the store: stores answers
+  // STORE_NOT_FOUND to a request of another mode (docs/guide/sandbox.md#modes). So its answer
+  // is remembered per mode, and a catalog cached for one mode's requests never prices the
+  // other's carts.
   function timezoneOf(storeId: string, ctx: RequestContext): Promise<string> {
-    const key = `${ctx.partnerId ? requestMode(ctx) : 'platform'}:${storeId}`;
+    const key = `${visibleMode(ctx) ?? 'platform'}:${storeId}`;
     const hit = timezones.get(key);
     if (hit) return Promise.resolve(hit);
     return timezoneLookups(key, async () => {

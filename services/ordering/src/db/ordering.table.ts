@@ -3,6 +3,7 @@ import type {
   OrderError,
   OrderState,
   OrderStatus,
+  PartnerMode,
   StoreEventKind,
   WebhookDeliveryStatus,
   WebhookEventKind,
@@ -146,6 +147,8 @@ export interface StoreAcceptanceTimeoutTable {
 
 export interface WebhookEndpointTable {
   partner_id: string;
+  /** The partner's mode: store events reach only endpoints of their store's mode. */
+  mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   url: string;
   events: string[];
   secret: string;

@@ -1,4 +1,4 @@
-import type { AvailabilityWindow, FulfillmentType, SpecialDay } from '@pcp/contracts';
+import type { AvailabilityWindow, FulfillmentType, PartnerMode, SpecialDay } from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
 import type {
   ColumnType,
@@ -13,6 +13,11 @@ import type {
 export interface StoreTable {
   store_id: string;
   partner_id: string;
+  /**
+   * Its owner's mode, set at creation and never changed: only requests of this mode see the
+   * store as another partner (docs/guide/sandbox.md#modes).
+   */
+  mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   name: string;
   phone: string;
   timezone: string;

@@ -36,6 +36,7 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
   const { availability, special_days, ...rest } = row;
   return {
     ...rest,
+    mode: row.mode ?? 'live',
     address2: row.address2 ?? null,
     availability: JSON.parse(availability),
     special_days: JSON.parse(special_days ?? '[]'),
