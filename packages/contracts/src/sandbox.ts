@@ -48,7 +48,10 @@ export type TestStoreOrderInput = z.infer<typeof testStoreOrderInput>;
 /** What `POST /v1/test/reset` deleted, by service and table: `{ "ordering.orders": 3 }`. */
 export const testResetResult = z
   .object({ deleted: z.record(z.string(), z.number().int().nonnegative()) })
-  .meta({ id: 'TestReset' });
+  .meta({
+    id: 'TestReset',
+    examples: [{ deleted: { 'stores.stores': 1, 'catalog.ingest_runs': 1, 'ordering.orders': 2 } }],
+  });
 export type TestResetResult = z.infer<typeof testResetResult>;
 
 /** Each service's part of a reset: its tables' deleted row counts, keyed `<service>.<table>`. */

@@ -16,6 +16,7 @@ import { docsRoutes } from './routes/docs.routes.js';
 import { publicRoutes } from './routes/public.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { storeRoutes } from './routes/stores.routes.js';
+import { testHelperRoutes } from './routes/test-helpers.routes.js';
 import { itemAvailabilityRoutes } from './routes/item-availability.routes.js';
 import { webhookStreamRoutes, type WebhookStreamOptions } from './routes/webhook-stream.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
@@ -66,6 +67,10 @@ export function registerApi(app: FastifyInstance, options: ApiOptions): void {
   void app.register(webhookRoutes);
   void app.register(webhookStreamRoutes, options.webhookStreams);
   void app.register(paymentRoutes, { timeoutMs: options.paymentsTimeoutMs });
+  void app.register(testHelperRoutes, {
+    placeTimeoutMs: options.placeTimeoutMs,
+    paymentsTimeoutMs: options.paymentsTimeoutMs,
+  });
   void app.register(discoveryRoutes);
   void app.register(cartRoutes);
   void app.register(orderRoutes, { placeTimeoutMs: options.placeTimeoutMs });

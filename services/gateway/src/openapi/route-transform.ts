@@ -25,7 +25,7 @@ type JsonObject = Record<string, unknown>;
 /** The codes every authenticated route can answer, whatever it does. */
 const authenticatedRouteCodes: readonly ErrorCode[] = [
   'UNAUTHORIZED', // no, a malformed or an unknown key
-  'FORBIDDEN', // a key of the other kind of partner
+  'FORBIDDEN', // a key of the other kind of partner, or a live key on a test-only route
   'REQUEST_INVALID', // a malformed X-End-User-Id, parameter or body
   'RATE_LIMITED', // the partner's budget, or an address failing authentication
   'INTERNAL',
@@ -68,7 +68,7 @@ function problemCodesOf(
   const codes: ErrorCode[] = Object.values(declared).flatMap((response) =>
     isProblemResponse(response) ? response.errorCodes : [],
   );
-  if (config.area) codes.push(...authenticatedRouteCodes);
+  if (config.area || config.testOnly) codes.push(...authenticatedRouteCodes);
   if (config.endUser) codes.push('SESSION_USER_REQUIRED');
   if (takesBody) codes.push(...bodyCodes);
   if (config.idempotencyKey) codes.push(...idempotencyCodes);
@@ -150,7 +150,7 @@ function requestHeadersOf(rendered: unknown, config: FastifyContextConfig): Json
   };
   if (config.idempotencyKey) add('Idempotency-Key', true);
   if (config.endUser) add('X-End-User-Id', config.endUser === 'required');
-  if (config.area) add('X-Request-Id', false);
+  if (config.area || config.testOnly) add('X-Request-Id', false);
   return { type: 'object', properties, required: [...required] };
 }
 
