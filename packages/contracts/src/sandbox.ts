@@ -53,3 +53,21 @@ export type TestResetResult = z.infer<typeof testResetResult>;
 
 /** Each service's part of a reset: its tables' deleted row counts, keyed `<service>.<table>`. */
 export const serviceResetReply = testResetResult;
+
+/**
+ * The platform's own test tenant: it owns the fixture stores (docs/sandbox-fixtures.md), which
+ * the platform seeds, and whose orders its fixture kitchen moves to completion. No partner row
+ * or key belongs to it.
+ */
+export const fixtureCommercePartnerId = '00000000-0000-4000-8000-00000000f1c5';
+
+/**
+ * The three fixture stores test-mode distribution partners order at (docs/sandbox-fixtures.md):
+ * New York, London and Tokyo, in that order, each with a catalog of modifiers, nested sections
+ * and availability windows.
+ */
+export const fixtureStoreIds = [
+  '00000000-0000-4000-8000-0000000f1001',
+  '00000000-0000-4000-8000-0000000f1002',
+  '00000000-0000-4000-8000-0000000f1003',
+] as const;

@@ -19,6 +19,7 @@ export async function upsertStore(
   const {
     store_id: _id,
     partner_id: _partner,
+    mode: _mode,
     status: _status,
     order_submission_secret: _secret,
     ...profile

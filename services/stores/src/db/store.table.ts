@@ -1,4 +1,9 @@
-import type { AvailabilityWindow, FulfillmentType, SpecialDay } from '@pcp/contracts';
+import type {
+  AvailabilityWindow,
+  FulfillmentType,
+  PartnerMode,
+  SpecialDay,
+} from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
 import type {
   ColumnType,
@@ -13,6 +18,11 @@ import type {
 export interface StoreTable {
   store_id: string;
   partner_id: string;
+  /**
+   * Its owner's mode, set at creation and never changed: only requests of this mode see the
+   * store as another partner (docs/guide/sandbox.md#modes).
+   */
+  mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   name: string;
   phone: string;
   timezone: string;
@@ -88,8 +98,17 @@ export interface ItemAvailabilityOverrideTable {
   until: Date | null;
 }
 
+/** The fixture stores' next occasional store event (docs/sandbox-fixtures.md); one row. */
+export interface FixtureStoreEventsTable {
+  id: ColumnType<number, never, never>;
+  next_at: Date;
+  /** Picks the store and the kind of the next event, round robin. */
+  turn: ColumnType<number, never, number>;
+}
+
 export interface StoresDatabase {
   stores: StoreTable;
+  fixture_store_events: FixtureStoreEventsTable;
   item_availability_overrides: ItemAvailabilityOverrideTable;
   outbox: OutboxTable;
 }
