@@ -81,7 +81,9 @@ function build(spec: FixtureSpec): CatalogSetDocument {
         {
           sectionId,
           name: section.name,
-          ...(section.sections ? { sectionIds: section.sections.map((s) => id('section', s)) } : {}),
+          ...(section.sections
+            ? { sectionIds: section.sections.map((s) => id('section', s)) }
+            : {}),
           ...(section.items ? { itemIds: section.items.map((i) => id('item', i)) } : {}),
         },
       ];
@@ -97,7 +99,9 @@ function build(spec: FixtureSpec): CatalogSetDocument {
           name: item.name,
           basePrice: item.price,
           ...(item.description ? { description: item.description } : {}),
-          ...(item.modifiers ? { modifierGroupIds: item.modifiers.map((g) => id('group', g)) } : {}),
+          ...(item.modifiers
+            ? { modifierGroupIds: item.modifiers.map((g) => id('group', g)) }
+            : {}),
         },
       ];
     }),

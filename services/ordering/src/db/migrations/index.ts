@@ -8,6 +8,7 @@ import * as flatOrderAddress from './2026-12-01T0200-flat-order-address.js';
 import * as sealWebhookSecrets from './2026-12-02T0100-seal-webhook-secrets.js';
 import * as acceptance from './2026-12-03T0100-acceptance.js';
 import * as storeEventDeliveries from './2026-12-03T0200-store-event-deliveries.js';
+import * as fixturesKitchen from './2026-12-20T0300-fixtures-kitchen.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-02T0100-seal-webhook-secrets': sealWebhookSecrets,
   '2026-12-03T0100-acceptance': acceptance,
   '2026-12-03T0200-store-event-deliveries': storeEventDeliveries,
+  '2026-12-20T0300-fixtures-kitchen': fixturesKitchen,
 };
 
 export const ORDERING_SCHEMA = 'ordering';

@@ -12,7 +12,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     turn integer not null default 0 check (turn >= 0)
   )`.execute(db);
   // The first one a default interval after the platform first starts.
-  await sql`insert into fixture_store_events (next_at) values (now() + interval '10 minutes')`.execute(db);
+  await sql`insert into fixture_store_events (next_at) values (now() + interval '10 minutes')`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
