@@ -41,6 +41,7 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
     special_days: JSON.parse(special_days ?? '[]'),
     extra_prep_minutes: row.extra_prep_minutes ?? null,
     paused_by: row.paused_by ?? null,
+    mode: row.mode ?? 'live',
     delivery_radius_meters: row.delivery_radius_meters ?? null,
     delivery_fee_minor: row.delivery_fee_minor ?? null,
     delivery_minimum_order_minor: row.delivery_minimum_order_minor ?? null,
