@@ -5,7 +5,13 @@
  * one is killed midway: each status exactly once, in order.
  */
 import { createPlatformClient, type PlatformClient } from '@pcp/client';
-import { fixtureCatalogSets, fixtureStoreIds, type CatalogSetDocument } from '@pcp/contracts';
+import {
+  fixtureCatalogSets,
+  fixtureSoldOutItemIds,
+  fixtureStoreIds,
+  type CatalogSetDocument,
+} from '@pcp/contracts';
+import { sql } from 'kysely';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
@@ -118,6 +124,31 @@ describe('the fixture stores', () => {
     });
     expect(data).toMatchObject({ timezone: 'Asia/Tokyo', currency: 'JPY' });
   });
+});
+
+describe('the fixture stores’ occasional events', () => {
+  it('mark an item out for a few minutes through the partner API, seen by partners', async () => {
+    await fixtureCatalogActive(newYork);
+    // Turn 6 is New York's first item out; due now (the stores replica looks every 10 s).
+    await sql`update fixture_store_events set next_at = now(), turn = 6`.execute(platform.storesDb);
+    const itemId = fixtureSoldOutItemIds[newYork]![0]!;
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const { data } = await distribution.client.GET(
+        '/v1/marketfront/stores/{storeId}/item-availability',
+        { params: { path: { storeId: newYork } } },
+      );
+      const out = data?.items.find((item) => item.itemId === itemId);
+      if (out) {
+        const minutes = (Date.parse(out.until!) - Date.now()) / 60_000;
+        expect(minutes).toBeGreaterThan(4);
+        expect(minutes).toBeLessThanOrEqual(5);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error('the item was never marked out');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }, 30_000);
 });
 
 describe('the fixture kitchen', () => {
