@@ -63,7 +63,7 @@ beforeAll(async () => {
     stores: {},
     catalog: { CATALOG_FETCH_ALLOW_HTTP: 'true', CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32' },
     ordering: {},
-    payments: { PAYMENT_PROCESSOR_URL: processorUrl },
+    payments: { PAYMENT_PROCESSOR_URL: processorUrl, SANDBOX_PROCESSOR_URL: processorUrl },
   };
   const launched = SERVICES.flatMap((service) =>
     [0, 1].map(() => {

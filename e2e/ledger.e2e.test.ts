@@ -96,7 +96,7 @@ async function orphanCharge(capture: boolean) {
   const { endUser, paymentId } = await newBuyer(market, '4242424242424242');
   const charge = await bus.request(
     subjects.payments.authorize,
-    { orderId: randomUUID(), paymentId, amount: 1_234, currency: 'USD' },
+    { orderId: randomUUID(), paymentId, amount: 1_234, currency: 'USD', mode: 'live' },
     asOrdering(endUser),
   );
   if (capture) {
@@ -197,7 +197,7 @@ describe('the ledger reconciler', () => {
     const { endUser, paymentId } = await newBuyer(market, '4242424242424242');
     const charge = await bus.request(
       subjects.payments.authorize,
-      { orderId: randomUUID(), paymentId, amount: 500, currency: 'USD' },
+      { orderId: randomUUID(), paymentId, amount: 500, currency: 'USD', mode: 'live' },
       asOrdering(endUser),
     );
     platform.processor.setFaults({
@@ -330,6 +330,7 @@ describe('the ledger reconciler', () => {
     const orphan = await orphanCharge(false);
     const run = await runAdminProcess('payments', env, ['reconcile'], {
       PAYMENT_PROCESSOR_URL: platform.processorUrl,
+      SANDBOX_PROCESSOR_URL: platform.processorUrl,
       PAYMENTS_RECONCILE_QUIET_MS: '0',
     });
     expect(run.code, run.stderr).toBe(0);

@@ -476,7 +476,7 @@ describe('cancelling', () => {
     };
     const authorized = await bus.request(
       subjects.payments.authorize,
-      { orderId: randomUUID(), paymentId, amount: TOTAL_MINOR, currency: 'USD' },
+      { orderId: randomUUID(), paymentId, amount: TOTAL_MINOR, currency: 'USD', mode: 'live' },
       ctx,
     );
     const captured = await bus.request(

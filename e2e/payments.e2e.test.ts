@@ -201,7 +201,13 @@ describe('vaulted cards', () => {
     await expectAppError(
       bus.request(
         subjects.payments.authorize,
-        { orderId: randomUUID(), paymentId: mine.body.paymentId, amount: 100, currency: 'USD' },
+        {
+          orderId: randomUUID(),
+          paymentId: mine.body.paymentId,
+          amount: 100,
+          currency: 'USD',
+          mode: 'live',
+        },
         asOrdering('stranger'),
       ),
       'PAYMENT_TOKEN_INVALID',
@@ -334,7 +340,13 @@ describe('every test card, vaulted through the gateway and charged as place char
     const chargesBefore = platform.processor.charges().length;
     const charge = bus.request(
       subjects.payments.authorize,
-      { orderId: randomUUID(), paymentId: vaulted.body.paymentId, amount: 1_999, currency: 'USD' },
+      {
+        orderId: randomUUID(),
+        paymentId: vaulted.body.paymentId,
+        amount: 1_999,
+        currency: 'USD',
+        mode: 'live',
+      },
       asOrdering(endUser),
     );
     if (!errorCode) {
@@ -379,6 +391,7 @@ describe('velocity limits against card testing, through the gateway', () => {
             paymentId: vaulted.body.paymentId,
             amount: 500,
             currency: 'USD',
+            mode: 'live',
           },
           asOrdering('card-tester'),
         ),

@@ -116,6 +116,8 @@ export async function seedPlacedOrder(
         end_user_id: options.endUserId ?? 'diner-1',
         store_id: store,
         store_partner_id: options.storePartner.partnerId,
+        // The placers of these seeds are live partners.
+        mode: 'live',
         fulfillment_mode: mode,
         state: 'open',
         status: options.status ?? 'pending',

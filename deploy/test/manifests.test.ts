@@ -906,6 +906,8 @@ describe('docker-compose.yml', () => {
     expect(services.payments!.environment).toMatchObject({
       PAYMENT_PROCESSOR_URL: `http://processor-simulator:${SIMULATOR_PORT}`,
       PAYMENT_PROCESSOR_API_KEY: simulator.environment.PROCESSOR_API_KEY,
+      SANDBOX_PROCESSOR_URL: `http://processor-simulator:${SIMULATOR_PORT}`,
+      SANDBOX_PROCESSOR_API_KEY: simulator.environment.PROCESSOR_API_KEY,
     });
     expect(services.payments!.depends_on['processor-simulator']).toEqual({
       condition: 'service_healthy',

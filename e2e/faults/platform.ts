@@ -102,6 +102,7 @@ export class FaultPlatform {
         WEBHOOK_BREAKER_RESET_MS: '1000',
         WEBHOOK_POLL_MS: '250',
         PAYMENT_PROCESSOR_API_KEY: PROCESSOR_KEY,
+        SANDBOX_PROCESSOR_API_KEY: PROCESSOR_KEY,
       };
       log('migrating, then starting the processes');
       const launched = await launchPlatform({
@@ -124,6 +125,7 @@ export class FaultPlatform {
       return new FaultPlatform(servers, launched, databaseUrl, {
         ...env,
         PAYMENT_PROCESSOR_URL: launched.processorUrl,
+        SANDBOX_PROCESSOR_URL: launched.processorUrl,
       });
     } catch (error) {
       await servers.stop();

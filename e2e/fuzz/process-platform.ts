@@ -62,7 +62,7 @@ export async function startProcessPlatform(
     stores: {},
     catalog: { CATALOG_FETCH_ALLOW_HTTP: 'true', CATALOG_FETCH_ALLOWLIST: '127.0.0.1/32' },
     ordering: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWLIST: '127.0.0.1/32' },
-    payments: { PAYMENT_PROCESSOR_URL: processorUrl },
+    payments: { PAYMENT_PROCESSOR_URL: processorUrl, SANDBOX_PROCESSOR_URL: processorUrl },
   };
   let launched: LaunchedPlatform;
   try {

@@ -88,6 +88,9 @@ export const errorCodes = {
   INTERNAL: entry(500, 'internal', true, 'Internal server error'),
   PAYMENT_PROCESSOR_UNAVAILABLE: entry(503, 'dependency', true, 'Payment processor unavailable'),
   SERVICE_UNAVAILABLE: entry(503, 'dependency', true, 'Service unavailable'),
+  // Not named by the contract: a live-mode card operation in a deployment with no live
+  // processor configured; test mode (the sandbox processor) still works. Never the simulator.
+  LIVE_PAYMENTS_NOT_CONFIGURED: entry(503, 'dependency', false, 'Live payments not configured'),
   UPSTREAM_TIMEOUT: entry(504, 'dependency', true, 'Upstream timeout'),
   // Transport-level failures the gateway must answer as ProblemDetail; the contract names
   // no code for them, so these follow the HTTP status they carry.

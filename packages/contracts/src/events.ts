@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { dateTime, guid } from './common.js';
 import { orderState, orderStatus } from './orders.js';
+import { partnerMode } from './sandbox.js';
 import { storeEventData } from './store-operations.js';
 
 /**
@@ -50,6 +51,17 @@ export const orderStatusChangedData = z.object({
 });
 export type OrderStatusChangedData = z.infer<typeof orderStatusChangedData>;
 
+/**
+ * A store event as published: what it says, and the mode of its store
+ * (docs/guide/sandbox.md#modes), which only webhook endpoints of that mode receive. Events
+ * published before modes carry none: they are live.
+ */
+export const storeChangedData = z.intersection(
+  storeEventData,
+  z.object({ mode: partnerMode.default('live') }),
+);
+export type StoreChangedData = z.infer<typeof storeChangedData>;
+
 /** Events, by the subject (below the deployment prefix) they are published on. */
 export const events = {
   catalogActivated: {
@@ -70,6 +82,6 @@ export const events = {
    */
   storeChanged: {
     subject: 'events.stores.v1.store-changed',
-    schema: eventEnvelope('stores.v1.store-changed', storeEventData),
+    schema: eventEnvelope('stores.v1.store-changed', storeChangedData),
   },
 } as const;

@@ -90,6 +90,9 @@ const serviceCalls: Record<ServiceName, readonly Named[]> = {
     subjects.catalog.document,
     subjects.catalog.documentChunk,
     subjects.payments.cardOwned,
+    // The sandbox customer's test card, for a test order paid by CARD at a commerce partner's
+    // own test store (docs/guide/sandbox.md#test-helpers).
+    subjects.payments.vaultCard,
     subjects.payments.authorize,
     subjects.payments.capture,
     subjects.payments.refund,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { dateTime, guid } from './common.js';
 import { vaultedCardExample } from './examples.js';
+import { partnerMode } from './sandbox.js';
 
 /**
  * A card to vault (docs/guide/payments.md#cards). Only the shape is checked here; the card rules
@@ -78,6 +79,12 @@ export const authorizeInput = z.object({
   paymentId: guid,
   amount: minorUnits,
   currency: currencyCode,
+  /**
+   * The order's mode (docs/guide/payments.md#test-mode-payments), kept with the charge: a test
+   * charge, and everything done with it later (capture, void, refund, also from background
+   * jobs), goes to the sandbox processor, never a real one.
+   */
+  mode: partnerMode,
 });
 
 export const charge = z.object({

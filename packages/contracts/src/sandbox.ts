@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fulfillmentType, guid, paymentType } from './common.js';
+import { fulfillmentType, paymentType } from './common.js';
 
 /**
  * Live and test mode (docs/guide/sandbox.md). Every partner has two tenants: its live one
@@ -71,3 +71,15 @@ export const fixtureStoreIds = [
   '00000000-0000-4000-8000-0000000f1002',
   '00000000-0000-4000-8000-0000000f1003',
 ] as const;
+
+/**
+ * The platform's "sandbox customer", a test-mode distribution tenant with no partner row or key:
+ * `POST /v1/test/stores/{storeId}/orders` places its orders (docs/sandbox-helpers.md), as end
+ * user `sandboxCustomerEndUserId(commercePartnerId)`, so a reset of that commerce partner finds
+ * the customer's cards, charges and addresses made for it.
+ */
+export const sandboxCustomerPartnerId = '00000000-0000-4000-8000-0000000c0575';
+
+/** The sandbox customer's end user placing orders at `commercePartnerId`'s stores. */
+export const sandboxCustomerEndUserId = (commercePartnerId: string) =>
+  `sandbox-customer-${commercePartnerId}`;

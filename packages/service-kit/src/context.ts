@@ -111,3 +111,12 @@ export function requirePaymentType(ctx: RequestContext, type: PaymentType): void
     throw new AppError('PAYMENT_TYPE_NOT_ALLOWED', `This partner may not take ${type} payments`);
   }
 }
+
+/**
+ * The mode a read of another partner's data (a store, its catalog) is limited to
+ * (docs/guide/sandbox.md#modes): the partner's, or undefined for the platform's own calls, which
+ * see every mode.
+ */
+export function visibleMode(ctx: RequestContext): PartnerMode | undefined {
+  return ctx.partnerId === undefined ? undefined : requestMode(ctx);
+}

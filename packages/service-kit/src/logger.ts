@@ -20,6 +20,7 @@ const secretFields = [
   'password',
   'processorApiKey',
   'PAYMENT_PROCESSOR_API_KEY',
+  'SANDBOX_PROCESSOR_API_KEY',
   'PAYMENTS_CARD_HASH_KEY',
   'DATABASE_URL',
   'REDIS_URL',
@@ -46,7 +47,7 @@ const redactedPaths = [
  * and anything shaped like a card number.
  */
 const secretPatterns: readonly [RegExp, string][] = [
-  [/\bpcp_[0-9a-f]{16}_[A-Za-z0-9_-]+/g, CENSOR],
+  [/\bpcp_(?:(?:live|test)_)?[0-9a-f]{16}_[A-Za-z0-9_-]+/g, CENSOR],
   [/\b(Bearer|Basic)\s+[^\s"',;]+/gi, `$1 ${CENSOR}`],
   [/\bwhsec_[A-Za-z0-9+/=_-]+/g, CENSOR],
   [/\bsk_(test|live)_[A-Za-z0-9_]+/g, CENSOR],

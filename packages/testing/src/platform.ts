@@ -36,7 +36,7 @@ import {
 } from '@pcp/service-kit';
 import { createStoresService, STORES_SCHEMA, type StoresDatabase } from '@pcp/stores';
 import { GATEWAY_SCHEMA } from '@pcp/gateway';
-import type { NatsUser } from '@pcp/contracts';
+import type { NatsUser, PartnerMode } from '@pcp/contracts';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
 import type { TestEnvironment } from './environment.js';
@@ -64,11 +64,14 @@ export interface TestPlatform {
   serviceDeps(service: string): ServiceDeps;
   /** Each in-process service's metrics (the latest instance's), by service name. */
   readonly metrics: ReadonlyMap<string, ServiceMetrics>;
-  /** A new partner with a working API key (distribution partners take both payment types). */
+  /**
+   * A new partner with a working API key (distribution partners take both payment types); a
+   * `test` key authenticates as the partner's test tenant, `testPartnerId`.
+   */
   newPartner(
     kind: 'commerce' | 'distribution',
-    options?: { paymentTypes?: string[] },
-  ): Promise<{ partnerId: string; apiKey: string; keyId: string }>;
+    options?: { paymentTypes?: string[]; mode?: PartnerMode },
+  ): Promise<{ partnerId: string; testPartnerId: string; apiKey: string; keyId: string }>;
   stop(): Promise<void>;
 }
 
@@ -179,7 +182,10 @@ export async function startPlatform(
       ...serviceDeps('payments'),
       db: paymentsDb,
       config: loadConfig(paymentsEnvSchema, {
+        // The simulator is both processors: live mode's (local runs have no real one) and
+        // the sandbox of test mode.
         PAYMENT_PROCESSOR_URL: processorUrl,
+        SANDBOX_PROCESSOR_URL: processorUrl,
         ...paymentsEnv,
       }),
     }),

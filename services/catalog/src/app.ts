@@ -26,6 +26,7 @@ import { knownItemsHandlers } from './handlers/known-items.handlers.js';
 import { dryRunHandlers } from './handlers/dry-run.handlers.js';
 import type { CatalogFetchSettings } from './worker/download-catalog.js';
 import { createIngestRunMetrics } from './worker/ingest-metrics.js';
+import { testResetHandler } from './handlers/test-reset.handlers.js';
 import { createIngestHandler } from './worker/ingest.consumer.js';
 import { createCatalogPreparationPool } from './worker/prepare-catalog.pool.js';
 import { createReconciler } from './worker/reconciler.js';
@@ -116,6 +117,7 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     }),
     ...catalogHandlers(db, { documentCacheBytes: config.CATALOG_DOCUMENT_CACHE_BYTES }),
     ...knownItemsHandlers(db),
+    testResetHandler(db),
   ]);
   let consumer: ConsumerLoop | undefined;
   let fixturesRetry: NodeJS.Timeout | undefined;

@@ -41,6 +41,9 @@ import { placeHandler } from './place/place.handlers.js';
 import { createPlaceSaga } from './place/place-saga.js';
 import { createPlaceSweeper } from './place/place-sweeper.js';
 import { createStoreSubmitter } from './place/store-submitter.js';
+import { testAdvanceHandler } from './sandbox/test-advance.handlers.js';
+import { testPlaceHandler } from './sandbox/test-place.handlers.js';
+import { testResetHandler } from './sandbox/test-reset.handlers.js';
 import { pruneSettledDeliveries } from './webhooks/delivery.repository.js';
 import { webhookHandlers } from './webhooks/webhook.handlers.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
@@ -223,6 +226,16 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     }),
     chargeOwnersHandler(db),
     ...orderLifecycleHandlers(lifecycle),
+    testAdvanceHandler({
+      db,
+      bus,
+      clock,
+      prefix: deps.subjectPrefix,
+      nudge,
+      paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
+    }),
+    testPlaceHandler({ bus, placeTimeoutMs: config.ORDERING_PLACE_LEASE_MS }),
+    testResetHandler(db),
     ...webhookHandlers({
       db,
       allowHttp: config.WEBHOOK_ALLOW_HTTP === 'true',

@@ -1,3 +1,4 @@
+import type { PartnerMode } from '@pcp/contracts';
 import {
   createBusClient,
   createSubjectService,
@@ -10,8 +11,9 @@ import { paymentsEnvSchema, type PaymentsConfig } from './config.js';
 import type { PaymentsDatabase } from './db/payments.table.js';
 import { cardHandlers } from './handlers/card.handlers.js';
 import { chargeHandlers } from './handlers/charge.handlers.js';
-import { guardPaymentProcessor } from './processor/guarded-payment-processor.js';
-import { createHttpPaymentProcessor } from './processor/http-payment-processor.js';
+import { testResetHandler } from './handlers/test-reset.handlers.js';
+import type { BreakerState } from './processor/guarded-payment-processor.js';
+import { createModeProcessors } from './processor/mode-processors.js';
 import { createVelocity } from './velocity/velocity.js';
 import { createReconciler, type ReconciliationReport } from './reconciler/reconciler.js';
 
@@ -30,34 +32,22 @@ export interface PaymentsServiceDeps extends ServiceDeps {
 
 /**
  * The payments service: vaulted cards of (partner, end user) and charges through the card
- * processor, which is reached over HTTP behind a circuit breaker; and the ledger's
+ * processor of their mode (live, or the sandbox of test mode), each reached over HTTP behind
+ * a circuit breaker of its own; and the ledger's
  * reconciler, which proves every charge belongs to one order or was released.
  */
 export function createPaymentsService(deps: PaymentsServiceDeps): ServiceInstance & {
-  breakerState(): string;
+  /** The breaker of a mode's processor (live by default); undefined: no live processor. */
+  breakerState(mode?: PartnerMode): BreakerState | undefined;
   /** One reconciliation now (the admin command and tests; a timer runs it too). */
   reconcile(): Promise<ReconciliationReport>;
 } {
   const config = deps.config ?? paymentsEnvSchema.parse({});
   const clock = deps.clock ?? (() => new Date());
-  const http = createHttpPaymentProcessor({
-    url: config.PAYMENT_PROCESSOR_URL,
-    apiKey: config.PAYMENT_PROCESSOR_API_KEY,
-    connections: config.PAYMENT_PROCESSOR_MAX_CONCURRENCY,
-  });
-  const processor = guardPaymentProcessor(http, {
-    timeoutMs: config.PAYMENT_PROCESSOR_TIMEOUT_MS,
-    errorThresholdPercent: config.PAYMENT_BREAKER_ERROR_PERCENT,
-    volumeThreshold: config.PAYMENT_BREAKER_VOLUME_THRESHOLD,
-    windowMs: config.PAYMENT_BREAKER_WINDOW_MS,
-    resetMs: config.PAYMENT_BREAKER_RESET_MS,
-    capacity: config.PAYMENT_PROCESSOR_MAX_CONCURRENCY,
+  const processors = createModeProcessors(config, {
     logger: deps.logger,
     registry: deps.metrics.registry,
   });
-  // While the breaker is open, retrying before it may probe again is pointless.
-  const retryAfterSeconds = () =>
-    processor.state() === 'open' ? Math.ceil(config.PAYMENT_BREAKER_RESET_MS / 1000) : 1;
   const velocity = createVelocity(deps.db, config.PAYMENTS_CARD_HASH_KEY, {
     vaultAttempts: config.PAYMENTS_VAULT_ATTEMPTS_PER_WINDOW,
     cardDeclines: config.PAYMENTS_CARD_DECLINES_PER_WINDOW,
@@ -65,10 +55,9 @@ export function createPaymentsService(deps: PaymentsServiceDeps): ServiceInstanc
   });
   const handlerDeps = {
     db: deps.db,
-    processor,
+    processors,
     clock,
     logger: deps.logger,
-    retryAfterSeconds,
     velocity,
     maxCardsPerEndUser: config.PAYMENTS_MAX_CARDS_PER_END_USER,
   };
@@ -88,6 +77,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps): ServiceInstanc
   const subjects = createSubjectService(deps, { name: 'payments', version: '0.1.0' }, [
     ...cardHandlers(handlerDeps),
     ...chargeHandlers(handlerDeps, actions),
+    testResetHandler(deps.db),
   ]);
   const reconciler = createReconciler({
     db: deps.db,
@@ -97,7 +87,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps): ServiceInstanc
       logger: deps.logger,
       metrics: deps.metrics,
     }),
-    processor,
+    processors,
     actions,
     logger: deps.logger,
     registry: deps.metrics.registry,
@@ -124,11 +114,10 @@ export function createPaymentsService(deps: PaymentsServiceDeps): ServiceInstanc
     async stop(timeoutMs) {
       clearInterval(reconciling);
       await Promise.all([subjects.stop(timeoutMs), reconciler.stop()]);
-      processor.shutdown();
-      await http.close();
+      await processors.close();
     },
     serving: () => subjects.serving(),
-    breakerState: () => processor.state(),
+    breakerState: (mode = 'live') => processors.state(mode),
     reconcile: () => reconciler.reconcile(),
   };
 }

@@ -13,12 +13,20 @@ export const paymentsEnvSchema = z
   .object({
     NODE_ENV: nodeEnvSchema,
     /**
-     * The card processor's API (local runs and tests: the processor simulator). Production
-     * (NODE_ENV=production) requires https and a key that is neither the simulator's nor the
-     * example Secret's.
+     * The live card processor's API: live-mode charges only. No default: without it every
+     * live card operation answers 503 LIVE_PAYMENTS_NOT_CONFIGURED (test mode still works);
+     * local runs and tests set it to the processor simulator. Production (NODE_ENV=production)
+     * requires https and a key that is neither the simulator's nor the example Secret's.
      */
-    PAYMENT_PROCESSOR_URL: z.url().default('http://127.0.0.1:4010'),
+    PAYMENT_PROCESSOR_URL: z.url().optional(),
     PAYMENT_PROCESSOR_API_KEY: z.string().min(1).default(SIMULATOR_KEY_PREFIX),
+    /**
+     * The sandbox processor: every test-mode card operation, in every deployment
+     * (docs/guide/payments.md#test-mode-payments); the processor simulator by default. It has
+     * a circuit breaker of its own (with the same settings as the live one's).
+     */
+    SANDBOX_PROCESSOR_URL: z.url().default('http://127.0.0.1:4010'),
+    SANDBOX_PROCESSOR_API_KEY: z.string().min(1).default(SIMULATOR_KEY_PREFIX),
     /**
      * A processor call not answered by then fails as PAYMENT_PROCESSOR_UNAVAILABLE (10 s, as
      * docs/guide/payments.md#processor-outcomes says). The gateway's PAYMENTS_REQUEST_TIMEOUT_MS
@@ -88,21 +96,31 @@ export const paymentsEnvSchema = z
   })
   .superRefine((env, context) => {
     if (!isProduction(env)) return;
-    if (new URL(env.PAYMENT_PROCESSOR_URL).protocol !== 'https:') {
-      context.addIssue({
-        code: 'custom',
-        path: ['PAYMENT_PROCESSOR_URL'],
-        message: 'production (NODE_ENV=production) requires an https URL',
-      });
-    }
-    const key = env.PAYMENT_PROCESSOR_API_KEY;
-    if (key.startsWith(SIMULATOR_KEY_PREFIX) || key === EXAMPLE_KEY) {
-      context.addIssue({
-        code: 'custom',
-        path: ['PAYMENT_PROCESSOR_API_KEY'],
-        message:
-          "production (NODE_ENV=production) requires the processor's real key, not the simulator's or the example's",
-      });
+    if (env.PAYMENT_PROCESSOR_URL !== undefined) {
+      if (new URL(env.PAYMENT_PROCESSOR_URL).protocol !== 'https:') {
+        context.addIssue({
+          code: 'custom',
+          path: ['PAYMENT_PROCESSOR_URL'],
+          message: 'production (NODE_ENV=production) requires an https URL',
+        });
+      }
+      const key = env.PAYMENT_PROCESSOR_API_KEY;
+      if (key.startsWith(SIMULATOR_KEY_PREFIX) || key === EXAMPLE_KEY) {
+        context.addIssue({
+          code: 'custom',
+          path: ['PAYMENT_PROCESSOR_API_KEY'],
+          message:
+            "production (NODE_ENV=production) requires the processor's real key, not the simulator's or the example's",
+        });
+      }
+      // The sandbox may be the simulator; it must never be able to move real money.
+      if (env.SANDBOX_PROCESSOR_API_KEY === key) {
+        context.addIssue({
+          code: 'custom',
+          path: ['SANDBOX_PROCESSOR_API_KEY'],
+          message: "the sandbox processor's key must not be the live processor's",
+        });
+      }
     }
     if (env.PAYMENTS_CARD_HASH_KEY === LOCAL_CARD_HASH_KEY) {
       context.addIssue({

@@ -21,6 +21,7 @@ import { itemAvailabilityHandlers } from './handlers/item-availability.handlers.
 import { specialHoursHandlers } from './handlers/special-hours.handlers.js';
 import { statusHandlers } from './handlers/status.handlers.js';
 import { createGazetteerGeocoder, type Geocoder } from './geocoding/geocoder.js';
+import { testResetHandler } from './handlers/test-reset.handlers.js';
 import { storeHandlers } from './handlers/store.handlers.js';
 import { createFixtureStoreEvents } from './fixtures/fixture-store-events.js';
 import { seedFixtureStores } from './fixtures/fixture-stores.js';
@@ -85,6 +86,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
     ...discoveryHandlers(db, geocoder, clock, {
       scanCap: config.STORES_DISCOVERY_SCAN_CAP,
     }),
+    testResetHandler(db),
   ]);
   const fixtureEvents = createFixtureStoreEvents({
     db,

@@ -11,8 +11,11 @@
 // not do what it should).
 // DEMO_BASE_URL (default http://localhost:8080) points it at another gateway; partners are
 // created with the admin command, so against the same database (DATABASE_URL, NATS_URL).
+// `npm run demo -- --sandbox` plays the same journey with test keys of both partners
+// (docs/guide/sandbox.md#modes): test store, test card on the simulator, test webhooks.
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
+import { parseArgs } from 'node:util';
 import { bold, currentStep, DemoFailure, green, json, out, red } from './output.js';
 import { closeServer } from './partner-servers.js';
 import { fulfil } from './steps/fulfilment.js';
@@ -24,6 +27,8 @@ import { discoverStore, readCatalog, registerWebhooks } from './steps/shopping.j
 import { openStore } from './steps/store.js';
 
 const baseUrl = (process.env.DEMO_BASE_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
+const { values: flags } = parseArgs({ options: { sandbox: { type: 'boolean' } }, strict: true });
+const mode = flags.sandbox ? 'test' : 'live';
 /** The whole run; a hung request or a missing webhook ends it as a failure. */
 const DEMO_DEADLINE_MS = 60_000;
 
@@ -31,7 +36,7 @@ async function runDemo(servers: Server[]): Promise<void> {
   await platformAnswers(baseUrl);
   const tag = randomUUID().slice(0, 4);
   const storeName = `Demo Diner ${tag}`;
-  const { commerce, market } = createPartners(baseUrl, storeName, tag);
+  const { commerce, market } = createPartners(baseUrl, storeName, tag, mode);
   const store = await openStore(commerce, storeName, servers);
   const receiver = await registerWebhooks(market, servers);
   await discoverStore(market, storeName, store);

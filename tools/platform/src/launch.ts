@@ -186,7 +186,11 @@ export async function launchPlatform(options: LaunchOptions = {}): Promise<Launc
     for (const [key, value] of Object.entries(options.baseEnv ?? process.env)) {
       if (value !== undefined) env[key] = value;
     }
-    if (wanted.has('processor-simulator')) env.PAYMENT_PROCESSOR_URL = processorUrl;
+    // The simulator is both processors: live mode's and the sandbox of test mode.
+    if (wanted.has('processor-simulator')) {
+      env.PAYMENT_PROCESSOR_URL = processorUrl;
+      env.SANDBOX_PROCESSOR_URL = processorUrl;
+    }
     return { ...env, ...options.env, ...options.serviceEnv?.[name] };
   };
   const args = (name: PlatformProcess) =>

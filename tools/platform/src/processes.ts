@@ -105,6 +105,8 @@ export function localEnv(processorPort = processorSimulatorDefaultPort): Record<
     ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.0/8,::1/128',
     WEBHOOK_ALLOW_HTTP: 'true',
     WEBHOOK_ALLOWLIST: '127.0.0.0/8,::1/128',
+    // The simulator is both processors: live mode's and the sandbox of test mode.
     PAYMENT_PROCESSOR_URL: `http://127.0.0.1:${processorPort}`,
+    SANDBOX_PROCESSOR_URL: `http://127.0.0.1:${processorPort}`,
   };
 }

@@ -462,7 +462,7 @@ export interface paths {
     put?: never;
     /**
      * Vault a payment card for an end user
-     * @description Needs X-End-User-Id (401 SESSION_USER_REQUIRED) and a partner allowed to take CARD (403 PAYMENT_TYPE_NOT_ALLOWED). The processor keeps the card; the number and CVC are never stored, logged or returned. Luhn, network, expiry and CVC length are checked (400 CARD_INVALID with pointers). The same card vaulted again by the same end user answers 200 with its existing paymentId; an end user holds at most 25 cards (409 CARD_LIMIT_REACHED). Vaulting too often, or a card declined too often lately, is 429 PAYMENT_VELOCITY_EXCEEDED with Retry-After. 503 PAYMENT_PROCESSOR_UNAVAILABLE is retryable.
+     * @description Needs X-End-User-Id (401 SESSION_USER_REQUIRED) and a partner allowed to take CARD (403 PAYMENT_TYPE_NOT_ALLOWED). The processor keeps the card; the number and CVC are never stored, logged or returned. Luhn, network, expiry and CVC length are checked (400 CARD_INVALID with pointers). The same card vaulted again by the same end user answers 200 with its existing paymentId; an end user holds at most 25 cards (409 CARD_LIMIT_REACHED). Vaulting too often, or a card declined too often lately, is 429 PAYMENT_VELOCITY_EXCEEDED with Retry-After. 503 PAYMENT_PROCESSOR_UNAVAILABLE is retryable; 503 LIVE_PAYMENTS_NOT_CONFIGURED (a live key where the deployment has no live processor) is not.
      */
     post: operations['vaultCard'];
     delete?: never;
@@ -6603,6 +6603,7 @@ export interface operations {
        *
        *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       *     - [`LIVE_PAYMENTS_NOT_CONFIGURED`](http://localhost:8080/docs/errors/LIVE_PAYMENTS_NOT_CONFIGURED): Live payments not configured
        */
       503: {
         headers: {
@@ -7998,6 +7999,7 @@ export interface operations {
        *
        *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       *     - [`LIVE_PAYMENTS_NOT_CONFIGURED`](http://localhost:8080/docs/errors/LIVE_PAYMENTS_NOT_CONFIGURED): Live payments not configured
        */
       503: {
         headers: {
@@ -10268,6 +10270,7 @@ export interface operations {
        *
        *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       *     - [`LIVE_PAYMENTS_NOT_CONFIGURED`](http://localhost:8080/docs/errors/LIVE_PAYMENTS_NOT_CONFIGURED): Live payments not configured
        */
       503: {
         headers: {

@@ -1,4 +1,9 @@
-import { events, type CatalogActivatedData, type CatalogIngestSummary } from '@pcp/contracts';
+import {
+  events,
+  type CatalogActivatedData,
+  type CatalogIngestSummary,
+  type PartnerMode,
+} from '@pcp/contracts';
 import { insertOutboxEvent } from '@pcp/service-kit';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { randomUUID } from 'node:crypto';
@@ -7,7 +12,7 @@ import type { CatalogDatabase, IngestRunRow } from './catalog.table.js';
 type Db = Kysely<CatalogDatabase>;
 
 /** Aggregate of the activation events: a store's catalog, versioned by activation. */
-const CATALOG_AGGREGATE = 'store-catalog';
+export const CATALOG_AGGREGATE = 'store-catalog';
 
 /** Versions kept per store besides the active one (documents are large). */
 const KEEP_PREVIOUS_VERSIONS = 2;
@@ -81,6 +86,7 @@ export function activateCatalog(
         store_id: run.store_id,
         run_id: run.run_id,
         sequence: run.sequence,
+        mode: run.mode,
         catalog_set_id: catalog.catalogSetId,
         currency: catalog.currency,
         etag: catalog.etag,
@@ -252,9 +258,12 @@ async function insertChunks(trx: Db, versionId: string, document: Uint8Array): P
   }
 }
 
-/** The store's active version, described (its document is read chunk by chunk). */
-export function findActiveVersion(db: Db, storeId: string) {
-  return db
+/**
+ * The store's active version, described (its document is read chunk by chunk); only one of
+ * `mode` (docs/guide/sandbox.md#modes), any when `mode` is undefined (the platform's own calls).
+ */
+export function findActiveVersion(db: Db, storeId: string, mode: PartnerMode | undefined) {
+  const query = db
     .selectFrom('active_catalogs')
     .innerJoin('catalog_versions', 'catalog_versions.version_id', 'active_catalogs.version_id')
     .select([
@@ -267,21 +276,32 @@ export function findActiveVersion(db: Db, storeId: string) {
       'catalog_versions.document_bytes',
       'catalog_versions.chunk_count',
     ])
-    .where('active_catalogs.store_id', '=', storeId)
-    .executeTakeFirst();
+    .where('active_catalogs.store_id', '=', storeId);
+  return (mode ? query.where('catalog_versions.mode', '=', mode) : query).executeTakeFirst();
 }
 
-/** One chunk of a version's document; undefined once the version was pruned. */
+/**
+ * One chunk of a version's document; undefined once the version was pruned, or when it is not
+ * of `mode` (any mode when undefined).
+ */
 export async function readDocumentChunk(
   db: Db,
   versionId: string,
   index: number,
+  mode: PartnerMode | undefined,
 ): Promise<Buffer | undefined> {
-  const row = await db
+  const query = db
     .selectFrom('catalog_document_chunks')
-    .select('bytes')
-    .where('version_id', '=', versionId)
-    .where('chunk_index', '=', index)
-    .executeTakeFirst();
+    .innerJoin(
+      'catalog_versions',
+      'catalog_versions.version_id',
+      'catalog_document_chunks.version_id',
+    )
+    .select('catalog_document_chunks.bytes')
+    .where('catalog_document_chunks.version_id', '=', versionId)
+    .where('catalog_document_chunks.chunk_index', '=', index);
+  const row = await (
+    mode ? query.where('catalog_versions.mode', '=', mode) : query
+  ).executeTakeFirst();
   return row?.bytes;
 }

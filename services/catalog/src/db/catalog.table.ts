@@ -2,6 +2,7 @@ import type {
   CatalogIngestError,
   CatalogIngestStatusValue,
   CatalogIngestSummary,
+  PartnerMode,
 } from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
 import type { ColumnType, Generated, JSONColumnType, Selectable } from 'kysely';
@@ -10,6 +11,8 @@ export interface IngestRunTable {
   run_id: string;
   store_id: string;
   partner_id: string;
+  /** The notifying request's mode, which is its store's (docs/guide/sandbox.md#modes). */
+  mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   callback_url: string;
   /** The store's currency when notified; the document must match it. */
   currency: string;
@@ -41,6 +44,8 @@ export interface CatalogVersionTable {
   store_id: string;
   run_id: string;
   sequence: number;
+  /** Its run's: only requests of this mode read the version as another partner. */
+  mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   catalog_set_id: string;
   currency: string;
   /** Strong ETag of the document, quoted. */

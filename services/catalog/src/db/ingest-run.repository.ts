@@ -1,4 +1,4 @@
-import type { CatalogIngestError, CatalogIngestStatusValue } from '@pcp/contracts';
+import type { CatalogIngestError, CatalogIngestStatusValue, PartnerMode } from '@pcp/contracts';
 import { sql, type Expression, type Kysely } from 'kysely';
 import type { CatalogDatabase, IngestRunRow } from './catalog.table.js';
 
@@ -35,7 +35,14 @@ class PartnerQueueFull extends Error {}
  */
 export async function insertRun(
   db: Db,
-  run: { runId: string; storeId: string; partnerId: string; callbackUrl: string; currency: string },
+  run: {
+    runId: string;
+    storeId: string;
+    partnerId: string;
+    mode: PartnerMode;
+    callbackUrl: string;
+    currency: string;
+  },
   maxQueued: number,
 ): Promise<
   { outcome: 'queued'; run: IngestRunRow; superseded: Date[] } | { outcome: 'queue_full' }
@@ -50,7 +57,14 @@ export async function insertRun(
 
 function recordRun(
   db: Db,
-  run: { runId: string; storeId: string; partnerId: string; callbackUrl: string; currency: string },
+  run: {
+    runId: string;
+    storeId: string;
+    partnerId: string;
+    mode: PartnerMode;
+    callbackUrl: string;
+    currency: string;
+  },
   maxQueued: number,
 ): Promise<{ run: IngestRunRow; superseded: Date[] }> {
   return db.transaction().execute(async (trx) => {
@@ -66,6 +80,7 @@ function recordRun(
         run_id: run.runId,
         store_id: run.storeId,
         partner_id: run.partnerId,
+        mode: run.mode,
         callback_url: run.callbackUrl,
         currency: run.currency,
         status: 'queued',

@@ -1,5 +1,6 @@
 import { subjects } from '@pcp/contracts';
-import { AppError, handle, handleBytes, type HandlerBinding } from '@pcp/service-kit';
+import type { PartnerMode } from '@pcp/contracts';
+import { AppError, handle, handleBytes, visibleMode, type HandlerBinding } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { findActiveVersion, readDocumentChunk } from '../db/catalog.repository.js';
@@ -31,8 +32,9 @@ export function catalogHandlers(
         })
       : undefined;
 
-  async function activeVersion(storeId: string) {
-    const version = await findActiveVersion(db, storeId);
+  // A store's catalog is visible only to requests of its mode (docs/guide/sandbox.md#modes).
+  async function activeVersion(storeId: string, mode: PartnerMode | undefined) {
+    const version = await findActiveVersion(db, storeId, mode);
     if (!version) throw catalogSetNotFound();
     return version;
   }
@@ -46,10 +48,12 @@ export function catalogHandlers(
   });
 
   return [
-    handle(subjects.catalog.active, async ({ storeId }) => describe(await activeVersion(storeId))),
+    handle(subjects.catalog.active, async ({ storeId }, ctx) =>
+      describe(await activeVersion(storeId, visibleMode(ctx))),
+    ),
 
-    handle(subjects.catalog.document, async ({ storeId, ifNoneMatch }) => {
-      const version = await activeVersion(storeId);
+    handle(subjects.catalog.document, async ({ storeId, ifNoneMatch }, ctx) => {
+      const version = await activeVersion(storeId, visibleMode(ctx));
       return {
         ...describe(version),
         notModified: etagMatches(ifNoneMatch, version.etag),
@@ -58,11 +62,14 @@ export function catalogHandlers(
       };
     }),
 
-    handleBytes(subjects.catalog.documentChunk, async ({ versionId, index }) => {
-      const key = `${versionId}:${index}`;
+    // By version id, which only a read of the store's catalog shows: the version's mode is
+    // checked all the same, so an id seen in one mode reads nothing in the other.
+    handleBytes(subjects.catalog.documentChunk, async ({ versionId, index }, ctx) => {
+      const mode = visibleMode(ctx);
+      const key = `${mode ?? 'any'}:${versionId}:${index}`;
       const cached = chunks?.get(key);
       if (cached) return cached;
-      const chunk = await readDocumentChunk(db, versionId, index);
+      const chunk = await readDocumentChunk(db, versionId, index, mode);
       // Pruned while a reader was on it: a newer version is active now.
       if (!chunk) throw catalogSetNotFound();
       chunks?.set(key, chunk);

@@ -2,6 +2,7 @@ import { subjects, type CatalogIngestStatus } from '@pcp/contracts';
 import {
   AppError,
   handle,
+  requestMode,
   requirePartner,
   type BusClient,
   type HandlerBinding,
@@ -64,7 +65,14 @@ export function ingestHandlers(deps: {
       const store = await deps.bus.request(subjects.stores.get, { storeId }, ctx);
       const recorded = await insertRun(
         deps.db,
-        { runId: randomUUID(), storeId, partnerId, callbackUrl, currency: store.currency },
+        {
+          runId: randomUUID(),
+          storeId,
+          partnerId,
+          mode: requestMode(ctx),
+          callbackUrl,
+          currency: store.currency,
+        },
         deps.maxQueuedPerPartner,
       );
       if (recorded.outcome === 'queue_full') {

@@ -27,7 +27,8 @@ import {
 
 const usage = `Usage: npm run admin -- <command> [options]
   create-partner --kind commerce|distribution --name NAME [--payment-types CARD,PAY_AT_STORE]
-  create-key --partner PARTNER_ID
+                 [--mode live|test]   (the first key's mode; default live)
+  create-key --partner PARTNER_ID [--mode live|test]
   revoke-key --key-id KEY_ID | --key-stdin   (a whole key only on stdin, never as an argument)
   list-partners
   set-rate-limits --partner PARTNER_ID [--reads N] [--writes N] [--discovery N]
@@ -41,6 +42,7 @@ const [command, ...rest] = process.argv.slice(2);
 const options = {
   kind: { type: 'string' },
   name: { type: 'string' },
+  mode: { type: 'string' },
   'payment-types': { type: 'string' },
   partner: { type: 'string' },
   'key-id': { type: 'string' },
@@ -104,11 +106,12 @@ try {
       result = await createPartner(db, {
         kind: required('kind'),
         name: required('name'),
+        ...(values.mode ? { mode: values.mode } : {}),
         ...(values['payment-types'] ? { paymentTypes: values['payment-types'].split(',') } : {}),
       });
       break;
     case 'create-key':
-      result = await createKey(db, required('partner'));
+      result = await createKey(db, required('partner'), values.mode ? { mode: values.mode } : {});
       break;
     case 'revoke-key': {
       if (values['key-stdin'] === (values['key-id'] !== undefined)) {

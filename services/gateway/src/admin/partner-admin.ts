@@ -1,4 +1,12 @@
-import { guid, partnerKind, paymentType, type PartnerKind, type PaymentType } from '@pcp/contracts';
+import {
+  guid,
+  partnerKind,
+  partnerMode,
+  paymentType,
+  type PartnerKind,
+  type PartnerMode,
+  type PaymentType,
+} from '@pcp/contracts';
 import type { Kysely } from 'kysely';
 import { generateApiKey, parseApiKey } from '../auth/api-key.js';
 import {
@@ -31,13 +39,30 @@ function parsePaymentTypes(values: string[]): PaymentType[] {
   return [...new Set(parsed)];
 }
 
-/** Create a partner and its first API key; the key is returned once and never stored. */
+function parseMode(value: string | undefined): PartnerMode {
+  const mode = partnerMode.safeParse(value ?? 'live');
+  if (!mode.success) throw new AdminError('--mode must be live or test');
+  return mode.data;
+}
+
+/**
+ * Create a partner (with its test tenant, docs/guide/sandbox.md#modes) and its first API key,
+ * of `mode` (default live); the key is returned once and never stored.
+ */
 export async function createPartner(
   db: Db,
-  input: { kind: string; name: string; paymentTypes?: string[] },
-): Promise<{ partnerId: string; kind: PartnerKind; keyId: string; apiKey: string }> {
+  input: { kind: string; name: string; paymentTypes?: string[]; mode?: string },
+): Promise<{
+  partnerId: string;
+  testPartnerId: string;
+  kind: PartnerKind;
+  mode: PartnerMode;
+  keyId: string;
+  apiKey: string;
+}> {
   const kind = partnerKind.safeParse(input.kind);
   if (!kind.success) throw new AdminError('--kind must be commerce or distribution');
+  const mode = parseMode(input.mode);
   const name = input.name.trim();
   if (!name || name.length > 200) throw new AdminError('--name must be 1 to 200 characters');
   const paymentTypes = input.paymentTypes && parsePaymentTypes(input.paymentTypes);
@@ -47,29 +72,36 @@ export async function createPartner(
       name,
       paymentTypes: paymentTypes ?? defaultPaymentTypes(kind.data),
     });
-    const key = generateApiKey();
+    const key = generateApiKey(mode);
     await insertApiKey(trx, {
       keyId: key.keyId,
       partnerId: partner.partner_id,
       keyHash: key.keyHash,
+      mode,
     });
     return {
       partnerId: partner.partner_id,
+      testPartnerId: partner.test_partner_id,
       kind: partner.kind,
+      mode,
       keyId: key.keyId,
       apiKey: key.apiKey,
     };
   });
 }
 
-/** An additional key for a partner (rotation: create the new one, then revoke the old). */
-export async function createKey(db: Db, partnerId: string) {
+/**
+ * An additional key for a partner, of `mode` (default live): rotation (create the new one,
+ * then revoke the old), or its first key of the other mode.
+ */
+export async function createKey(db: Db, partnerId: string, input: { mode?: string } = {}) {
+  const mode = parseMode(input.mode);
   if (!guid.safeParse(partnerId).success || !(await findPartner(db, partnerId))) {
     throw new AdminError(`no partner ${partnerId}`);
   }
-  const key = generateApiKey();
-  await insertApiKey(db, { keyId: key.keyId, partnerId, keyHash: key.keyHash });
-  return { partnerId, keyId: key.keyId, apiKey: key.apiKey };
+  const key = generateApiKey(mode);
+  await insertApiKey(db, { keyId: key.keyId, partnerId, keyHash: key.keyHash, mode });
+  return { partnerId, mode, keyId: key.keyId, apiKey: key.apiKey };
 }
 
 const KEY_ID = /^[0-9a-f]{16}$/;
@@ -82,7 +114,7 @@ export function keyIdOf(keyIdOrKey: string): string {
   return keyId;
 }
 
-/** Revoke by key id (the 16 hex digits after `pcp_`, as `list-partners` shows). */
+/** Revoke by key id (the 16 hex digits after `pcp_<mode>_`, as `list-partners` shows). */
 export async function revokeKey(db: Db, keyId: string) {
   if (!KEY_ID.test(keyId)) throw new AdminError('--key-id must be 16 hex digits');
   const revoked = await revokeApiKey(db, keyId);
@@ -94,6 +126,7 @@ export async function listPartners(db: Db) {
   const partners = await listPartnersWithKeys(db);
   return partners.map(({ partner, keys }) => ({
     partnerId: partner.partner_id,
+    testPartnerId: partner.test_partner_id,
     kind: partner.kind,
     name: partner.name,
     paymentTypes: partner.payment_types,
@@ -102,6 +135,7 @@ export async function listPartners(db: Db) {
     suspendedAt: partner.suspended_at,
     keys: keys.map((key) => ({
       keyId: key.key_id,
+      mode: key.mode,
       createdAt: key.created_at,
       revokedAt: key.revoked_at,
     })),

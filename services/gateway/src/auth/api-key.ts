@@ -1,10 +1,14 @@
+import type { PartnerMode } from '@pcp/contracts';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * API keys look like `pcp_<keyId>_<secret>`: a 16-hex-digit public id (indexed lookup) and
- * 32 random bytes in base64url. Only the SHA-256 of the whole key is stored.
+ * API keys look like `pcp_<mode>_<keyId>_<secret>`: the mode (`live` or `test`,
+ * docs/guide/sandbox.md#modes) so a partner sees at a glance which one it holds, a
+ * 16-hex-digit public id (indexed lookup) and 32 random bytes in base64url. Keys made before
+ * modes (`pcp_<keyId>_<secret>`) are live. Only the SHA-256 of the whole key is stored, so
+ * the mode in the text cannot be changed without the key failing to match.
  */
-const KEY_PATTERN = /^pcp_([0-9a-f]{16})_[A-Za-z0-9_-]{43}$/;
+const KEY_PATTERN = /^pcp_(?:(?:live|test)_)?([0-9a-f]{16})_[A-Za-z0-9_-]{43}$/;
 
 export interface GeneratedApiKey {
   keyId: string;
@@ -12,9 +16,9 @@ export interface GeneratedApiKey {
   keyHash: Buffer;
 }
 
-export function generateApiKey(): GeneratedApiKey {
+export function generateApiKey(mode: PartnerMode): GeneratedApiKey {
   const keyId = randomBytes(8).toString('hex');
-  const apiKey = `pcp_${keyId}_${randomBytes(32).toString('base64url')}`;
+  const apiKey = `pcp_${mode}_${keyId}_${randomBytes(32).toString('base64url')}`;
   return { keyId, apiKey, keyHash: hashApiKey(apiKey) };
 }
 

@@ -1,11 +1,18 @@
-import type { PartnerKind, PaymentType } from '@pcp/contracts';
+import type { PartnerKind, PartnerMode, PaymentType } from '@pcp/contracts';
 import { LRUCache } from 'lru-cache';
 import type { ActiveKey } from '../db/partner.repository.js';
 import type { RateLimitOverrides } from '../db/partner.table.js';
 import { apiKeyMatches, parseApiKey } from './api-key.js';
 
 export interface Principal {
+  /**
+   * The tenant the key acts as: the partner's id for a live key, its test tenant's id for a
+   * test key (docs/guide/sandbox.md#modes). Services key every row by it.
+   */
   readonly partnerId: string;
+  /** The partner (its live id) whatever the key's mode: what admin commands name. */
+  readonly accountId: string;
+  readonly mode: PartnerMode;
   readonly kind: PartnerKind;
   readonly keyId: string;
   readonly paymentTypes: readonly PaymentType[];
@@ -60,7 +67,9 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     const found: VerifiedKey = {
       keyHash: row.key_hash,
       principal: {
-        partnerId: row.partner_id,
+        partnerId: row.mode === 'test' ? row.test_partner_id : row.partner_id,
+        accountId: row.partner_id,
+        mode: row.mode,
         kind: row.kind,
         keyId: row.key_id,
         paymentTypes: row.payment_types,
@@ -99,7 +108,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
       // A resumed partner's keys may be remembered as unknown, under ids we cannot tie to it.
       unknown.clear();
       const partnerKeys = [...verified.entries()]
-        .filter(([, entry]) => entry.principal.partnerId === target.partnerId)
+        .filter(([, entry]) => entry.principal.accountId === target.partnerId)
         .map(([keyId]) => keyId);
       for (const keyId of partnerKeys) verified.delete(keyId);
     },

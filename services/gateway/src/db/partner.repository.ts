@@ -1,4 +1,4 @@
-import type { PartnerKind, PaymentType } from '@pcp/contracts';
+import type { PartnerKind, PartnerMode, PaymentType } from '@pcp/contracts';
 import type { Kysely } from 'kysely';
 import type { GatewayDatabase, RateLimitOverrides } from './partner.table.js';
 
@@ -20,11 +20,14 @@ export function insertPartner(
     .executeTakeFirstOrThrow();
 }
 
-export function insertApiKey(db: Db, key: { keyId: string; partnerId: string; keyHash: Buffer }) {
+export function insertApiKey(
+  db: Db,
+  key: { keyId: string; partnerId: string; keyHash: Buffer; mode: PartnerMode },
+) {
   return db
     .insertInto('api_keys')
-    .values({ key_id: key.keyId, partner_id: key.partnerId, key_hash: key.keyHash })
-    .returning(['key_id', 'created_at'])
+    .values({ key_id: key.keyId, partner_id: key.partnerId, key_hash: key.keyHash, mode: key.mode })
+    .returning(['key_id', 'mode', 'created_at'])
     .executeTakeFirstOrThrow();
 }
 
@@ -36,7 +39,9 @@ export function findActiveKey(db: Db, keyId: string) {
     .select([
       'api_keys.key_id',
       'api_keys.key_hash',
+      'api_keys.mode',
       'partners.partner_id',
+      'partners.test_partner_id',
       'partners.kind',
       'partners.payment_types',
       'partners.rate_limits',
@@ -72,7 +77,7 @@ export async function listPartnersWithKeys(db: Db) {
     db.selectFrom('partners').selectAll().orderBy('created_at').execute(),
     db
       .selectFrom('api_keys')
-      .select(['key_id', 'partner_id', 'created_at', 'revoked_at'])
+      .select(['key_id', 'partner_id', 'mode', 'created_at', 'revoked_at'])
       .orderBy('created_at')
       .execute(),
   ]);

@@ -1,4 +1,4 @@
-import type { PartnerKind, PaymentType } from '@pcp/contracts';
+import type { PartnerKind, PartnerMode, PaymentType } from '@pcp/contracts';
 import type { ColumnType, Generated, JSONColumnType, Selectable } from 'kysely';
 
 export type RateClass = 'reads' | 'writes' | 'discovery';
@@ -7,6 +7,8 @@ export type RateLimitOverrides = Partial<Record<RateClass, number>>;
 
 export interface PartnerTable {
   partner_id: Generated<string>;
+  /** The partner's test tenant: what its test keys act as (docs/guide/sandbox.md#modes). */
+  test_partner_id: Generated<string>;
   kind: PartnerKind;
   name: string;
   payment_types: PaymentType[];
@@ -22,6 +24,8 @@ export interface ApiKeyTable {
   partner_id: string;
   /** SHA-256 of the whole key; the key itself is never stored. */
   key_hash: Buffer;
+  /** Which of the partner's tenants the key acts as; printed in the key too. */
+  mode: Generated<PartnerMode>;
   created_at: Generated<Date>;
   revoked_at: Date | null;
 }

@@ -609,6 +609,21 @@ export const errorDocs = {
       instance: '/v1/marketfront/orders/place',
     },
   },
+  LIVE_PAYMENTS_NOT_CONFIGURED: {
+    rules: { guide: 'payments', heading: 'Test mode payments' },
+    description:
+      'This deployment has no live payment processor configured, so live-mode card ' +
+      'operations (vaulting a card, placing a card order, refunds) are refused; nothing was ' +
+      'charged. Test mode still works: its cards go to the sandbox processor.',
+    action:
+      'Do not retry with this key. Use a test key (pcp_test_…) to try card payments here, or ' +
+      'ask the operator to configure the live processor.',
+    example: {
+      detail:
+        'This deployment has no live payment processor; use a test key (pcp_test_…) to charge test cards',
+      instance: '/v1/marketfront/payments/cards',
+    },
+  },
   SERVICE_UNAVAILABLE: {
     rules: { guide: 'errors', heading: 'Retrying' },
     description:

@@ -6,6 +6,7 @@ import { guideUrl, type GuideName, type GuideSection } from '../docs/guides.js';
 import { CATALOGSET_SCHEMA_PATH } from './catalogset-schema.js';
 import { responseHeaders, type ResponseHeaderName } from './headers.js';
 import { createRouteTransform } from './route-transform.js';
+import { SANDBOX_TAG, TEST_ONLY_EXTENSION } from './test-only.js';
 
 /**
  * The document's version: bump the major for a change that breaks clients of the previous
@@ -101,6 +102,15 @@ const tags = (catalogSetSchema: { url: string; description: string }, docsUrl: s
       description:
         'Your order-status webhook endpoint, its signing secret and its deliveries (see the ' +
         "document's webhooks for what each delivery carries).",
+    },
+    {
+      name: SANDBOX_TAG,
+      guide: 'sandbox',
+      description:
+        'Operations only test keys (pcp_test_…) may call, each marked ' +
+        `${TEST_ONLY_EXTENSION}: true: moving a test order as its store would, placing a test ` +
+        'order at your own test store, deleting your test data, and streaming your webhook ' +
+        'deliveries to a laptop. A live key gets 403 FORBIDDEN.',
     },
   ]);
 
@@ -290,8 +300,10 @@ export function openApiOptions(options: {
           'and receive order webhooks. Authenticate with your API key as ' +
           'Authorization: Bearer <key>.\n\n' +
           `The rules of each area (authentication, catalogs, stores, carts, orders, payments, ` +
-          `webhooks, errors) are in the guides at ${options.docsUrl}/guide; each tag links to ` +
+          `webhooks, errors, sandbox) are in the guides at ${options.docsUrl}/guide; each tag links to ` +
           'its own.\n\n' +
+          'Test keys (pcp_test_…) reach the sandbox: the same operations on test data only, ' +
+          `plus the operations of the Sandbox tag (${options.docsUrl}/guide/sandbox).\n\n` +
           'Errors are RFC 9457 ProblemDetail (application/problem+json); each errorCode has a ' +
           `page at ${options.docsUrl}/errors/<errorCode> saying what happened and what to do. ` +
           'Every response carries X-Request-Id; rate-limited routes carry X-RateLimit-Limit, ' +

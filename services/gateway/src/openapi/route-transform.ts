@@ -13,6 +13,7 @@ import {
   type RequestHeaderName,
   type ResponseHeaderName,
 } from './headers.js';
+import { SANDBOX_TAG, TEST_ONLY_EXTENSION } from './test-only.js';
 import type { EmptyResponse, JsonResponse, ProblemResponse } from './responses.js';
 
 /** What a route declares at one status (responses.ts's helpers, or a bare zod schema). */
@@ -157,7 +158,8 @@ function requestHeadersOf(rendered: unknown, config: FastifyContextConfig): Json
  * The route transform of the document: fastify-type-provider-zod's (zod schemas → JSON
  * Schema, shared schemas → component references), then what the document says of every
  * route by rule, from its config and its declared responses: the ProblemDetail responses
- * with each code's link and example, the response headers and the request headers.
+ * with each code's link and example, the response headers and the request headers, and the
+ * Sandbox tag and `x-pcp-test-only` of a route only test keys may call.
  */
 export function createRouteTransform(options: { docsUrl: string }): SwaggerTransform {
   return (input) => {
@@ -221,6 +223,11 @@ export function createRouteTransform(options: { docsUrl: string }): SwaggerTrans
       }
     }
     transformed.schema.headers = requestHeadersOf(transformed.schema.headers, config);
+    if (config.testOnly) {
+      const operation = transformed.schema as FastifySchema & Record<string, unknown>;
+      operation.tags = [...new Set([...(operation.tags ?? []), SANDBOX_TAG])];
+      operation[TEST_ONLY_EXTENSION] = true;
+    }
     return transformed;
   };
 }

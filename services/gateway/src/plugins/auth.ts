@@ -16,6 +16,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Which kind of partner may call the route; absent for public routes (health, docs). */
     area?: 'commerce' | 'distribution';
+    /**
+     * The sandbox's operations (docs/guide/sandbox.md#test-helpers): a live key gets 403
+     * FORBIDDEN. The OpenAPI document marks them too.
+     */
+    testOnly?: true;
   }
   interface FastifyRequest {
     /** The authenticated partner; null on public routes. */
@@ -117,6 +122,9 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
     request.principal = principal;
     if (area && principal.kind !== area) {
       throw new AppError('FORBIDDEN', `This endpoint is for ${area} partners`);
+    }
+    if (request.routeOptions.config.testOnly && principal.mode !== 'test') {
+      throw new AppError('FORBIDDEN', 'This endpoint is for test keys (pcp_test_…) only');
     }
   });
 };

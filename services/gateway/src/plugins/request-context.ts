@@ -16,6 +16,7 @@ function contextOf(request: FastifyRequest): RequestContext {
       ? {
           partnerId: request.principal.partnerId,
           partnerKind: request.principal.kind,
+          mode: request.principal.mode,
           paymentTypes: request.principal.paymentTypes,
         }
       : {}),

@@ -129,6 +129,7 @@ export const orderLifecycleRoutes: FastifyPluginAsync<OrderLifecycleRoutesOption
             'ORDER_STATUS_TRANSITION_INVALID',
             // A cancel refunds a card payment; a processor that fails rolls the cancel back.
             'PAYMENT_PROCESSOR_UNAVAILABLE',
+            'LIVE_PAYMENTS_NOT_CONFIGURED',
           ),
         },
       },

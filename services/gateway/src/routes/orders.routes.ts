@@ -110,6 +110,7 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = async (gatewa
               'STORE_NOT_FOUND',
               'IDEMPOTENCY_KEY_EXPIRED',
               'PAYMENT_PROCESSOR_UNAVAILABLE',
+              'LIVE_PAYMENTS_NOT_CONFIGURED',
             ),
           },
         },

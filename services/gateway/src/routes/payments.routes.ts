@@ -36,7 +36,8 @@ export const paymentRoutes: FastifyPluginAsync<PaymentRoutesOptions> = async (ga
             'answers 200 with its existing paymentId; an end user holds at most 25 cards (409 ' +
             'CARD_LIMIT_REACHED). Vaulting too often, or a card declined too often lately, is ' +
             '429 PAYMENT_VELOCITY_EXCEEDED with Retry-After. 503 PAYMENT_PROCESSOR_UNAVAILABLE ' +
-            'is retryable.',
+            'is retryable; 503 LIVE_PAYMENTS_NOT_CONFIGURED (a live key where the deployment has ' +
+            'no live processor) is not.',
           body: vaultCardInput,
           response: {
             200: jsonResponse(vaultedCard, 'The end user had vaulted this card: the existing one'),
@@ -47,6 +48,7 @@ export const paymentRoutes: FastifyPluginAsync<PaymentRoutesOptions> = async (ga
               'CARD_LIMIT_REACHED',
               'PAYMENT_VELOCITY_EXCEEDED',
               'PAYMENT_PROCESSOR_UNAVAILABLE',
+              'LIVE_PAYMENTS_NOT_CONFIGURED',
             ),
           },
         },

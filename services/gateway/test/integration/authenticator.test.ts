@@ -3,7 +3,12 @@ import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { createPartner, revokeKey, setRateLimits } from '../../src/admin/partner-admin.js';
+import {
+  createKey,
+  createPartner,
+  revokeKey,
+  setRateLimits,
+} from '../../src/admin/partner-admin.js';
 import { createAuthenticator, type AuthenticatorOptions } from '../../src/auth/authenticator.js';
 import { gatewayEnvSchema } from '../../src/config.js';
 import { GATEWAY_SCHEMA } from '../../src/db/migrations/index.js';
@@ -62,12 +67,42 @@ const withDefaults = {
 };
 
 describe('createAuthenticator', () => {
+  it("authenticates a test key as the partner's test tenant and a live one as the partner", async () => {
+    const authenticator = countingAuthenticator({ ttlMs: 60_000, maxKeys: 10, maxUnknownKeys: 10 });
+    const partner = await createPartner(db, { kind: 'distribution', name: 'Two modes' });
+    const test = await createKey(db, partner.partnerId, { mode: 'test' });
+    expect(await authenticator.authenticate(partner.apiKey)).toMatchObject({
+      partnerId: partner.partnerId,
+      accountId: partner.partnerId,
+      mode: 'live',
+    });
+    expect(await authenticator.authenticate(test.apiKey)).toMatchObject({
+      partnerId: partner.testPartnerId,
+      accountId: partner.partnerId,
+      mode: 'test',
+    });
+    // The mode in the text is covered by the hash: relabelled, the key is refused.
+    expect(
+      await authenticator.authenticate(test.apiKey.replace('pcp_test_', 'pcp_live_')),
+    ).toBeNull();
+    expect(await authenticator.authenticate(test.apiKey.replace('pcp_test_', 'pcp_'))).toBeNull();
+
+    // An admin change names the partner; both modes' cached keys are forgotten.
+    await revokeKey(db, test.keyId);
+    expect(authenticator.recentlyVerified(test.apiKey)).toBeDefined();
+    authenticator.invalidate({ partnerId: partner.partnerId });
+    expect(authenticator.recentlyVerified(test.apiKey)).toBeUndefined();
+    expect(await authenticator.authenticate(test.apiKey)).toBeNull();
+  });
+
   it('authenticates a fresh key and refuses it once revoked (no cache)', async () => {
     const authenticator = countingAuthenticator({ ...withDefaults, ttlMs: 0 });
     const partner = await createPartner(db, { kind: 'distribution', name: 'Auth' });
     await setRateLimits(db, partner.partnerId, { reads: 77 });
     expect(await authenticator.authenticate(partner.apiKey)).toEqual({
       partnerId: partner.partnerId,
+      accountId: partner.partnerId,
+      mode: 'live',
       kind: 'distribution',
       keyId: partner.keyId,
       paymentTypes: ['CARD', 'PAY_AT_STORE'],
@@ -78,7 +113,7 @@ describe('createAuthenticator', () => {
     // Right id, wrong secret; malformed keys (never looked up); unknown ids.
     const other = await createPartner(db, { kind: 'commerce', name: 'Other' });
     expect(
-      await authenticator.authenticate(`pcp_${partner.keyId}_${other.apiKey.slice(-43)}`),
+      await authenticator.authenticate(`pcp_live_${partner.keyId}_${other.apiKey.slice(-43)}`),
     ).toBeNull();
     const beforeMalformed = authenticator.counter.lookups;
     expect(await authenticator.authenticate('not a key')).toBeNull();

@@ -80,8 +80,10 @@ describe('createPartner', () => {
       paymentTypes: ['CARD'],
     });
     expect(distribution.kind).toBe('distribution');
-    expect(distribution.apiKey).toMatch(/^pcp_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
-    expect(distribution.apiKey.startsWith(`pcp_${distribution.keyId}_`)).toBe(true);
+    expect(distribution.apiKey).toMatch(/^pcp_live_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
+    expect(distribution.apiKey.startsWith(`pcp_live_${distribution.keyId}_`)).toBe(true);
+    expect(distribution.mode).toBe('live');
+    expect(distribution.testPartnerId).not.toBe(distribution.partnerId);
 
     const partners = await listPartners(db);
     const byId = (id: string) => partners.find((partner) => partner.partnerId === id);
@@ -113,6 +115,36 @@ describe('keys', () => {
     expect(second.keyId).not.toBe(partner.keyId);
     await expectAdminError(createKey(db, randomUUID()), /no partner/);
     await expectAdminError(createKey(db, 'not-a-guid'), /no partner not-a-guid/);
+  });
+
+  it('makes keys of either mode; a test key is printed as pcp_test_ and listed with its mode', async () => {
+    const partner = await createPartner(db, {
+      kind: 'distribution',
+      name: 'Sandboxed',
+      mode: 'test',
+    });
+    expect(partner.mode).toBe('test');
+    expect(partner.apiKey.startsWith(`pcp_test_${partner.keyId}_`)).toBe(true);
+    const live = await createKey(db, partner.partnerId, { mode: 'live' });
+    expect(live.apiKey.startsWith(`pcp_live_${live.keyId}_`)).toBe(true);
+    const byDefault = await createKey(db, partner.partnerId);
+    expect(byDefault.mode).toBe('live');
+    await expectAdminError(
+      createKey(db, partner.partnerId, { mode: 'prod' }),
+      /--mode must be live or test/,
+    );
+    await expectAdminError(
+      createPartner(db, { kind: 'commerce', name: 'Bad mode', mode: 'TEST' }),
+      /--mode must be live or test/,
+    );
+
+    const listed = (await listPartners(db)).find((p) => p.partnerId === partner.partnerId);
+    expect(listed?.testPartnerId).toBe(partner.testPartnerId);
+    expect(listed?.keys.map((key) => [key.keyId, key.mode])).toEqual([
+      [partner.keyId, 'test'],
+      [live.keyId, 'live'],
+      [byDefault.keyId, 'live'],
+    ]);
   });
 
   it('revokes by key id, once, and takes no whole key', async () => {

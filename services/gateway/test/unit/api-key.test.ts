@@ -7,32 +7,39 @@ import {
   parseApiKey,
 } from '../../src/auth/api-key.js';
 
-const KEY_SHAPE = /^pcp_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/;
+const KEY_SHAPE = /^pcp_(live|test)_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/;
 
 describe('generateApiKey', () => {
-  it('makes pcp_<16 hex>_<43 base64url> keys whose id and hash match', () => {
-    const { keyId, apiKey, keyHash } = generateApiKey();
-    expect(apiKey).toMatch(KEY_SHAPE);
-    expect(keyId).toMatch(/^[0-9a-f]{16}$/);
-    expect(apiKey.startsWith(`pcp_${keyId}_`)).toBe(true);
-    expect(keyHash).toHaveLength(32);
-    expect(keyHash.equals(hashApiKey(apiKey))).toBe(true);
-    expect(parseApiKey(apiKey)).toBe(keyId);
-  });
+  it.each(['live', 'test'] as const)(
+    'makes pcp_%s_<16 hex>_<43 base64url> keys whose id and hash match',
+    (mode) => {
+      const { keyId, apiKey, keyHash } = generateApiKey(mode);
+      expect(apiKey).toMatch(KEY_SHAPE);
+      expect(keyId).toMatch(/^[0-9a-f]{16}$/);
+      expect(apiKey.startsWith(`pcp_${mode}_${keyId}_`)).toBe(true);
+      expect(keyHash).toHaveLength(32);
+      expect(keyHash.equals(hashApiKey(apiKey))).toBe(true);
+      expect(parseApiKey(apiKey)).toBe(keyId);
+    },
+  );
 
   it('never repeats a key', () => {
-    const keys = new Set(Array.from({ length: 200 }, () => generateApiKey().apiKey));
+    const keys = new Set(
+      Array.from({ length: 200 }, (_, i) => generateApiKey(i % 2 ? 'live' : 'test').apiKey),
+    );
     expect(keys.size).toBe(200);
     for (const key of keys) expect(key).toMatch(KEY_SHAPE);
   });
 });
 
 describe('parseApiKey', () => {
-  const { apiKey, keyId } = generateApiKey();
-  const secret = apiKey.slice(`pcp_${keyId}_`.length);
+  const { apiKey, keyId } = generateApiKey('live');
+  const secret = apiKey.slice(`pcp_live_${keyId}_`.length);
 
-  it('returns the key id of a well-formed key', () => {
+  it('returns the key id of a well-formed key, of either mode or made before modes', () => {
     expect(parseApiKey(apiKey)).toBe(keyId);
+    expect(parseApiKey(`pcp_test_${keyId}_${secret}`)).toBe(keyId);
+    expect(parseApiKey(`pcp_${keyId}_${secret}`)).toBe(keyId);
     expect(parseApiKey(`pcp_0123456789abcdef_${'A'.repeat(43)}`)).toBe('0123456789abcdef');
     expect(parseApiKey(`pcp_0123456789abcdef_${'-_'.repeat(21)}z`)).toBe('0123456789abcdef');
   });
@@ -55,6 +62,10 @@ describe('parseApiKey', () => {
     ['inner space', `pcp_${keyId}_ ${secret.slice(1)}`],
     ['empty', ''],
     ['missing separator', `pcp_${keyId}${secret}`],
+    ['unknown mode', `pcp_prod_${keyId}_${secret}`],
+    ['upper-case mode', `pcp_TEST_${keyId}_${secret}`],
+    ['mode twice', `pcp_test_live_${keyId}_${secret}`],
+    ['mode after the id', `pcp_${keyId}_test_${secret}`],
   ])('rejects a %s', (_label, text) => {
     expect(parseApiKey(text)).toBeNull();
   });
@@ -62,14 +73,17 @@ describe('parseApiKey', () => {
 
 describe('apiKeyMatches', () => {
   it('is true only for the key the hash was made from', () => {
-    const key = generateApiKey();
-    const other = generateApiKey();
+    const key = generateApiKey('test');
+    const other = generateApiKey('test');
     expect(apiKeyMatches(key.apiKey, key.keyHash)).toBe(true);
     expect(apiKeyMatches(other.apiKey, key.keyHash)).toBe(false);
     // Same id, other secret.
-    const forged = `pcp_${key.keyId}_${other.apiKey.slice(-43)}`;
+    const forged = `pcp_test_${key.keyId}_${other.apiKey.slice(-43)}`;
     expect(parseApiKey(forged)).toBe(key.keyId);
     expect(apiKeyMatches(forged, key.keyHash)).toBe(false);
+    // Same id and secret, the other mode in the text: the hash covers the mode.
+    const liveText = key.apiKey.replace(/^pcp_test_/, 'pcp_live_');
+    expect(apiKeyMatches(liveText, key.keyHash)).toBe(false);
     // A stored hash of another length never matches (and does not throw).
     expect(apiKeyMatches(key.apiKey, key.keyHash.subarray(0, 16))).toBe(false);
     expect(apiKeyMatches(key.apiKey, Buffer.alloc(0))).toBe(false);

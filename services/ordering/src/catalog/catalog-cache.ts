@@ -2,6 +2,7 @@ import { subjects } from '@pcp/contracts';
 import {
   AppError,
   readChunks,
+  visibleMode,
   type BusClient,
   type Logger,
   type RequestContext,
@@ -145,12 +146,17 @@ export function createCatalogCache(options: {
     });
   }
 
+  // The store lookup is also what says the request may see the store: stores answers
+  // STORE_NOT_FOUND to a request of another mode (docs/guide/sandbox.md#modes). So its answer
+  // is remembered per mode, and a catalog cached for one mode's requests never prices the
+  // other's carts.
   function timezoneOf(storeId: string, ctx: RequestContext): Promise<string> {
-    const hit = timezones.get(storeId);
+    const key = `${visibleMode(ctx) ?? 'platform'}:${storeId}`;
+    const hit = timezones.get(key);
     if (hit) return Promise.resolve(hit);
-    return timezoneLookups(storeId, async () => {
+    return timezoneLookups(key, async () => {
       const store = await options.bus.request(subjects.stores.lookup, { storeId }, ctx);
-      timezones.set(storeId, store.timezone);
+      timezones.set(key, store.timezone);
       return store.timezone;
     });
   }

@@ -3,6 +3,7 @@ import type {
   OrderError,
   OrderState,
   OrderStatus,
+  PartnerMode,
   StoreEventKind,
   WebhookDeliveryStatus,
   WebhookEventKind,
@@ -78,6 +79,8 @@ export interface PlaceAttemptTable {
   partner_id: string;
   end_user_id: string;
   fingerprint: string;
+  /** The placing request's mode: its order's, and its charge's (payments routes by it). */
+  mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   /** New for every life of the key: the order it places and the id its charge is keyed by. */
   order_id: string;
   step: PlaceStep;
@@ -110,6 +113,8 @@ export interface OrderTable {
   end_user_id: string;
   store_id: string;
   store_partner_id: string;
+  /** The placing partner's mode (its tenant's): payments routes the order's money by it. */
+  mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   fulfillment_mode: 'PICKUP' | 'DELIVERY_BY_MERCHANT';
   state: OrderState;
   status: OrderStatus;
@@ -146,6 +151,8 @@ export interface StoreAcceptanceTimeoutTable {
 
 export interface WebhookEndpointTable {
   partner_id: string;
+  /** The partner's mode: store events reach only endpoints of their store's mode. */
+  mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   url: string;
   events: string[];
   secret: string;
@@ -219,6 +226,7 @@ export interface OrderingDatabase {
 export type AddressRow = Selectable<AddressTable>;
 export type PlaceAttemptRow = Selectable<PlaceAttemptTable>;
 export type OrderRow = Selectable<OrderTable>;
-export type NewOrder = Insertable<OrderTable>;
+/** A new order names its mode (the column's default serves only rows from before modes). */
+export type NewOrder = Insertable<OrderTable> & Pick<OrderRow, 'mode'>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>;

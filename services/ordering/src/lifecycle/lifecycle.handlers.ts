@@ -8,20 +8,13 @@ import {
   type RequestContext,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import {
-  findOrder,
-  listStoreOrders,
-  lockStoreOrder,
-  recordOrderEvent,
-  toOrder,
-  updateOrderStatus,
-} from './order.repository.js';
+import { findOrder, listStoreOrders, lockStoreOrder, toOrder } from './order.repository.js';
 import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
 import { acceptanceEnded } from './acceptance-window.js';
-import { resetTimeouts } from './acceptance.repository.js';
 import { cancelNotAccepted } from './acceptance-sweeper.js';
 import { refundOrder } from './order-refund.js';
-import { applyOrderStatusChange, type OrderMove } from './order-status.js';
+import { writeOrderMove } from './order-move.js';
+import { applyOrderStatusChange } from './order-status.js';
 import { decodeCursor, encodeCursor } from '../db/list-cursor.js';
 
 export interface OrderLifecycleDeps {
@@ -51,31 +44,6 @@ export type StatusChangeOutcome =
  */
 export function createOrderStatusChanges(deps: OrderLifecycleDeps) {
   const { db, bus } = deps;
-
-  /** Apply a legal move to the locked row: its next version and that version's event. */
-  async function write(trx: Kysely<OrderingDatabase>, row: OrderRow, move: OrderMove) {
-    const updated = await updateOrderStatus(trx, row, {
-      state: move.state,
-      status: move.status,
-      updated_at: deps.clock(),
-      ...(move.estimatedReadyAt === undefined
-        ? {}
-        : { estimated_ready_at: new Date(move.estimatedReadyAt) }),
-      ...(move.cancelReason === undefined
-        ? {}
-        : { cancel_reason: move.cancelReason, cancelled_by: 'store' as const }),
-      // The deadline ends with pending: a confirmed or cancelled order has none.
-      ...(move.previousStatus === 'pending' && move.status !== 'pending'
-        ? { accept_by: null }
-        : {}),
-    });
-    // A confirm ends the store's run of orders not accepted in time.
-    if (move.previousStatus === 'pending' && move.status === 'confirmed') {
-      await resetTimeouts(trx, row.store_id, deps.clock());
-    }
-    await recordOrderEvent(trx, updated, move.event, move.previousStatus, deps.prefix);
-    return updated;
-  }
 
   async function changeStatus(
     orderId: string,
@@ -147,7 +115,7 @@ export function createOrderStatusChanges(deps: OrderLifecycleDeps) {
     if (outcome.event === 'order.cancelled') {
       await refundOrder(bus, current, ctx, deps.paymentsTimeoutMs);
     }
-    return { kind: 'moved' as const, row: await write(trx, current, outcome) };
+    return { kind: 'moved' as const, row: await writeOrderMove(trx, current, outcome, deps) };
   }
 
   /** Mark the items unavailable for the rest of the store's day; their errors point at the body. */

@@ -23,6 +23,8 @@ export async function refundOrder(
     partnerId: row.partner_id,
     partnerKind: 'distribution',
     endUserId: row.end_user_id,
+    // The placer's mode, whoever cancels: payments refunds on the charge's own processor.
+    mode: row.mode,
     ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
     ...(ctx.tracestate ? { tracestate: ctx.tracestate } : {}),
   };

@@ -1,3 +1,4 @@
+import type { PartnerMode } from '@pcp/contracts';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import type { OrderingDatabase, PlaceAttemptRow, PlaceStep } from '../db/ordering.table.js';
 
@@ -43,6 +44,7 @@ interface ClaimRequest {
   key: string;
   partnerId: string;
   endUserId: string;
+  mode: PartnerMode;
   fingerprint: string;
   orderId: string;
   /** The run that asks: its replica and its own id. */
@@ -78,6 +80,7 @@ function insertAttempt(db: Db, claim: ClaimRequest): Promise<PlaceAttemptRow | u
       idempotency_key: claim.key,
       partner_id: claim.partnerId,
       end_user_id: claim.endUserId,
+      mode: claim.mode,
       fingerprint: claim.fingerprint,
       order_id: claim.orderId,
       step: 'started',

@@ -335,6 +335,8 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
           paymentId: snapshot.paymentId!,
           amount: snapshot.totalMinor,
           currency: snapshot.currency,
+          // Stored with the charge: its capture and release go to this mode's processor too.
+          mode: attempt.mode,
         },
         ctx,
         { timeoutMs: deps.paymentsTimeoutMs },
@@ -483,6 +485,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
           end_user_id: attempt.end_user_id,
           store_id: snapshot.storeId,
           store_partner_id: snapshot.storePartnerId,
+          mode: attempt.mode,
           fulfillment_mode: details.fulfillment.mode,
           state: 'open',
           status: storeAccepted ? 'confirmed' : 'pending',

@@ -60,6 +60,7 @@ export function createPlaceSweeper(deps: PlaceSweeperDeps) {
       partnerId: attempt.partner_id,
       partnerKind: 'distribution',
       endUserId: attempt.end_user_id,
+      mode: attempt.mode,
     };
     try {
       await (expired

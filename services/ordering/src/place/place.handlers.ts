@@ -5,6 +5,7 @@ import {
   requestInvalid,
   requireEndUser,
   requirePartner,
+  requestMode,
   type HandlerBinding,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
@@ -64,6 +65,7 @@ export function placeHandler(deps: PlaceHandlerDeps): HandlerBinding {
       key,
       partnerId,
       endUserId,
+      mode: requestMode(ctx),
       fingerprint,
       // A new life of the key is a new order, and so a new charge (never an earlier one's).
       orderId: randomUUID(),

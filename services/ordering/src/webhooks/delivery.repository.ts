@@ -1,4 +1,9 @@
-import type { OrderEventKind, StoreEventKind, WebhookDeliveriesQuery } from '@pcp/contracts';
+import type {
+  OrderEventKind,
+  PartnerMode,
+  StoreEventKind,
+  WebhookDeliveriesQuery,
+} from '@pcp/contracts';
 import { preparedTransaction, runPrepared } from '@pcp/service-kit';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
@@ -68,6 +73,8 @@ export interface StoreEventDelivery {
   /** The store's event version. */
   version: number;
   eventType: StoreEventKind;
+  /** The store's mode: only endpoints of this mode receive the event. */
+  mode: PartnerMode;
   payload: string;
   occurredAt: Date;
   origin: string | null;
@@ -77,8 +84,8 @@ export interface StoreEventDelivery {
 export const FAN_OUT_BATCH = 500;
 
 /**
- * Record a store event once for every partner whose enabled endpoint subscribes to its kind,
- * in one transaction: its body and version mark (`webhook_store_events`), then one row per
+ * Record a store event once for every partner whose enabled endpoint, of the store's mode,
+ * subscribes to its kind, in one transaction: its body and version mark (`webhook_store_events`), then one row per
  * partner, `FAN_OUT_BATCH` partners per statement. A row is due now, or waiting while an
  * earlier version of the store is still open for that partner. No `skipped` rows: a later
  * version waits for this one's mark, not for a row of each partner. A redelivered event finds
@@ -120,6 +127,7 @@ export function recordStoreEvent(
           select partner_id, 'store:' || ${event.storeId}::text || ':' || partner_id as sequence_key
             from webhook_endpoints
            where partner_id > ${after} and disabled_at is null and ${event.eventType} = any(events)
+             and mode = ${event.mode}
            order by partner_id
            limit ${FAN_OUT_BATCH}
         ), inserted as (

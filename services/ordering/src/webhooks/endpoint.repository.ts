@@ -1,4 +1,4 @@
-import type { WebhookEventKind } from '@pcp/contracts';
+import type { PartnerMode, WebhookEventKind } from '@pcp/contracts';
 import { rewrap, type Keyring } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import type { OrderingDatabase, WebhookEndpointRow } from '../db/ordering.table.js';
@@ -37,17 +37,23 @@ export async function rewrapWebhookSecrets(
 
 /**
  * Register or replace a partner's endpoint; a replaced one keeps its secret and is enabled.
- * `secret` is sealed.
+ * `secret` is sealed. `mode` is the partner's (its tenant's), so a replacement keeps it.
  */
 export async function upsertEndpoint(
   db: Db,
   partnerId: string,
-  endpoint: { url: string; events: readonly WebhookEventKind[] },
+  endpoint: { url: string; events: readonly WebhookEventKind[]; mode: PartnerMode },
   secret: string,
 ): Promise<{ row: WebhookEndpointRow; created: boolean }> {
   const { created, ...row } = await db
     .insertInto('webhook_endpoints')
-    .values({ partner_id: partnerId, url: endpoint.url, events: [...endpoint.events], secret })
+    .values({
+      partner_id: partnerId,
+      mode: endpoint.mode,
+      url: endpoint.url,
+      events: [...endpoint.events],
+      secret,
+    })
     .onConflict((oc) =>
       oc.column('partner_id').doUpdateSet({
         url: endpoint.url,

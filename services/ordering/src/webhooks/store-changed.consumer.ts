@@ -7,8 +7,8 @@ import { recordStoreEvent } from './delivery.repository.js';
 
 /**
  * The store-event recorder's handler (docs/guide/webhooks.md#store-events): each store event
- * becomes one delivery row per partner subscribed to its kind, in one transaction, acked once
- * written; the dispatchers do the rest. Its own durable consumer, so a fan-out never holds
+ * becomes one delivery row per partner of its store's mode subscribed to its kind, in one
+ * transaction, acked once written; the dispatchers do the rest. Its own durable consumer, so a fan-out never holds
  * up the recording of order events.
  */
 export function storeEventRecorder(db: Kysely<OrderingDatabase>, due: () => void) {
@@ -22,7 +22,8 @@ export function storeEventRecorder(db: Kysely<OrderingDatabase>, due: () => void
     const parsed = events.storeChanged.schema.safeParse(body);
     if (!parsed.success) return { deadLetter: 'not a store-changed event' };
     const envelope = parsed.data;
-    const { event: kind, ...data } = envelope.data;
+    // The mode picks the endpoints; partners are told nothing of it (an endpoint has one).
+    const { event: kind, mode, ...data } = envelope.data;
     const payload: StoreWebhookPayload = {
       type: kind,
       timestamp: envelope.occurredAt,
@@ -35,6 +36,7 @@ export function storeEventRecorder(db: Kysely<OrderingDatabase>, due: () => void
         storeId: data.storeId,
         version: envelope.version,
         eventType: kind,
+        mode,
         payload: JSON.stringify(payload),
         occurredAt: new Date(envelope.occurredAt),
         origin: storedOrigin(),

@@ -7,6 +7,7 @@ import {
 import {
   AppError,
   handle,
+  requestMode,
   requirePartner,
   seal,
   type HandlerBinding,
@@ -99,7 +100,12 @@ export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
       }
       const secret = newSecret();
       const sealed = seal(deps.keyring, secret);
-      const { row, created } = await upsertEndpoint(db, partnerId, input, sealed);
+      const { row, created } = await upsertEndpoint(
+        db,
+        partnerId,
+        { ...input, mode: requestMode(ctx) },
+        sealed,
+      );
       return { endpoint: withSecret(row, created ? secret : null), created };
     }),
 

@@ -1,5 +1,6 @@
-import { subjects, type MarketfrontStore } from '@pcp/contracts';
+import { subjects, type MarketfrontStore, type PartnerMode } from '@pcp/contracts';
 import {
+  AppError,
   createBusClient,
   handle,
   handleBytes,
@@ -10,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
+import { expectAppError } from '@pcp/testing/expect-app-error';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { generateCatalogSet } from '@pcp/testing/catalog-generator';
 import { createCatalogCache } from '../../src/catalog/catalog-cache.js';
@@ -85,7 +87,13 @@ const activeCatalog = (id: string = storeId) => {
 let env: TestEnvironment;
 let pool: CatalogCompilePool;
 const served: ServedService[] = [];
-const ctx = (partnerId = randomUUID()) => ({ requestId: randomUUID(), partnerId });
+const ctx = (partnerId = randomUUID(), mode: PartnerMode = 'live') => ({
+  requestId: randomUUID(),
+  partnerId,
+  mode,
+});
+/** Stores the stand-in stores service shows to test-mode requests only, as stores does. */
+const testStores = new Set<string>();
 const compiles = { concurrency: 2, perPartner: 1, queuedPerPartner: 4 };
 const newCache = (activeVersionTtlMs: number, maxBytes = 64 * 1024 * 1024) =>
   createCatalogCache({
@@ -140,8 +148,11 @@ beforeAll(async () => {
       }),
     ]),
     await serveSubjects(env.nc, { ...options, service: 'stores' }, [
-      handle(subjects.stores.lookup, async ({ storeId: id }) => {
+      handle(subjects.stores.lookup, async ({ storeId: id }, context) => {
         calls.lookup++;
+        if (testStores.has(id) !== (context.mode === 'test')) {
+          throw new AppError('STORE_NOT_FOUND', 'No store with that id exists');
+        }
         return storeView(id);
       }),
     ]),
@@ -199,6 +210,20 @@ describe('the catalog cache under concurrent carts', () => {
     expect((await cache.get(storeId, ctx())).catalog.versionId).toBe(active.versionId);
     // One download of the new version (the event's prefetch and the cart share it).
     expect(calls.document).toBe(1);
+  });
+});
+
+describe('stores of one mode', () => {
+  it('price no cart of a request of the other mode, however warm the cache', async () => {
+    const cache = newCache(60_000);
+    const testStore = randomUUID();
+    testStores.add(testStore);
+    const priced = await cache.get(testStore, ctx(randomUUID(), 'test'));
+    expect(priced.timezone).toBe('America/Chicago');
+    // Catalog and time zone are cached now: a live request still asks stores, and is refused.
+    await expectAppError(cache.get(testStore, ctx(randomUUID(), 'live')), 'STORE_NOT_FOUND');
+    await expectAppError(cache.get(storeId, ctx(randomUUID(), 'test')), 'STORE_NOT_FOUND');
+    expect((await cache.get(testStore, ctx(randomUUID(), 'test'))).catalog).toBe(priced.catalog);
   });
 });
 

@@ -122,6 +122,7 @@ const replicas: ReturnType<typeof createOrderingService>[] = [];
 const partner = {
   partnerId: randomUUID(),
   partnerKind: 'distribution' as const,
+  mode: 'live' as const,
   paymentTypes: ['CARD' as const, 'PAY_AT_STORE' as const],
 };
 const ctx = () => ({ requestId: randomUUID(), ...partner });

@@ -38,6 +38,7 @@ const claimFor = (key: string, holder: string, leaseMs = 60_000) =>
     key,
     partnerId,
     endUserId: 'buyer',
+    mode: 'live',
     fingerprint: 'f',
     orderId: randomUUID(),
     holder,

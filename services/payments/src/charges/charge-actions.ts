@@ -13,7 +13,7 @@ import { isExpired } from '../domain/card-rules.js';
 import { declineError, isFinalDecline } from '../domain/declines.js';
 import { paymentTokenInvalid } from '../handlers/card.handlers.js';
 import { processorFailure } from '../handlers/processor-errors.js';
-import type { GuardedPaymentProcessor } from '../processor/guarded-payment-processor.js';
+import type { ModeProcessors } from '../processor/mode-processors.js';
 import type { Velocity } from '../velocity/velocity.js';
 import {
   ProcessorRejectedError,
@@ -23,10 +23,10 @@ import {
 
 export interface ChargeActionDeps {
   readonly db: Kysely<PaymentsDatabase>;
-  readonly processor: GuardedPaymentProcessor;
+  /** Each charge's calls go to the processor of its mode. */
+  readonly processors: ModeProcessors;
   readonly clock: () => Date;
   readonly logger: Logger;
-  readonly retryAfterSeconds: () => number;
   readonly velocity: Velocity;
   /** Test-only: called where a crash loses an authorization the processor made. */
   readonly failpoint?: (point: 'authorized-unrecorded') => void;
@@ -76,8 +76,9 @@ export function chargeStateInvalid(row: ChargeRow, action: string): AppError {
  * before anything else is done with it, so it is never authorized twice, however late.
  */
 export function createChargeActions(deps: ChargeActionDeps) {
-  const { db, processor } = deps;
-  const unavailable = (error: unknown) => processorFailure(error, deps.retryAfterSeconds());
+  const { db, processors } = deps;
+  const unavailable = (row: ChargeRow, error: unknown) =>
+    processorFailure(error, processors.retryAfterSeconds(row.mode));
 
   /** The row as another request left it, when a conditional update lost the race. */
   const reread = (row: ChargeRow) =>
@@ -104,7 +105,7 @@ export function createChargeActions(deps: ChargeActionDeps) {
     }
     let outcome;
     try {
-      outcome = await processor.authorize(
+      outcome = await processors.forMode(row.mode).authorize(
         {
           token: card.processor_token,
           amount: row.amount,
@@ -123,7 +124,7 @@ export function createChargeActions(deps: ChargeActionDeps) {
           'processor refused an authorization',
         );
       }
-      throw unavailable(error);
+      throw unavailable(row, error);
     }
     if (outcome.outcome === 'authorized') {
       deps.failpoint?.('authorized-unrecorded');
@@ -148,9 +149,11 @@ export function createChargeActions(deps: ChargeActionDeps) {
   async function learnAuthorization(row: ChargeRow): Promise<ChargeRow> {
     let found: ProcessorAuthorization[];
     try {
-      found = await processor.findAuthorizations({ reference: row.charge_id }, {});
+      found = await processors
+        .forMode(row.mode)
+        .findAuthorizations({ reference: row.charge_id }, {});
     } catch (error) {
-      throw unavailable(error);
+      throw unavailable(row, error);
     }
     // Earlier keys of the charge ended in processing errors (declined); at most one holds money.
     const held = found.find((authorization) => authorization.status !== 'declined');
@@ -234,7 +237,7 @@ export function createChargeActions(deps: ChargeActionDeps) {
     }
     let captured;
     try {
-      captured = await processor.capture(
+      captured = await processors.forMode(row.mode).capture(
         {
           authorizationId: row.processor_authorization_id,
           ...(amount === undefined ? {} : { amount }),
@@ -258,10 +261,12 @@ export function createChargeActions(deps: ChargeActionDeps) {
       throw chargeStateInvalid(row, 'voided');
     }
     try {
-      await processor.void(
-        { authorizationId: row.processor_authorization_id },
-        { idempotencyKey: `pcp-void-${row.charge_id}` },
-      );
+      await processors
+        .forMode(row.mode)
+        .void(
+          { authorizationId: row.processor_authorization_id },
+          { idempotencyKey: `pcp-void-${row.charge_id}` },
+        );
     } catch (error) {
       throw refused(error, row, 'voided');
     }
@@ -308,10 +313,12 @@ export function createChargeActions(deps: ChargeActionDeps) {
       }));
     let refunded;
     try {
-      refunded = await processor.refund(
-        { authorizationId: row.processor_authorization_id, amount },
-        { idempotencyKey: `pcp-refund-${refund.refund_id}` },
-      );
+      refunded = await processors
+        .forMode(row.mode)
+        .refund(
+          { authorizationId: row.processor_authorization_id, amount },
+          { idempotencyKey: `pcp-refund-${refund.refund_id}` },
+        );
     } catch (error) {
       throw refused(error, row, 'refunded');
     }
@@ -354,9 +361,11 @@ export function createChargeActions(deps: ChargeActionDeps) {
     if (row.status !== 'authorized' || !row.processor_authorization_id) return row;
     let held: ProcessorAuthorization | undefined;
     try {
-      held = await processor.retrieve({ authorizationId: row.processor_authorization_id }, {});
+      held = await processors
+        .forMode(row.mode)
+        .retrieve({ authorizationId: row.processor_authorization_id }, {});
     } catch (error) {
-      throw unavailable(error);
+      throw unavailable(row, error);
     }
     return held ? adoptProcessorState(row, held) : row;
   }
@@ -365,7 +374,7 @@ export function createChargeActions(deps: ChargeActionDeps) {
   function refused(error: unknown, row: ChargeRow, action: string): unknown {
     return error instanceof ProcessorRejectedError
       ? chargeStateInvalid(row, action)
-      : unavailable(error);
+      : unavailable(row, error);
   }
 
   return {

@@ -1,4 +1,4 @@
-import { maxCardsPerEndUser } from '@pcp/contracts';
+import { maxCardsPerEndUser, type PartnerMode } from '@pcp/contracts';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CardRow, PaymentsDatabase } from './payments.table.js';
 
@@ -15,6 +15,7 @@ export interface CardToSave {
   readonly last4: string;
   readonly expMonth: number;
   readonly expYear: number;
+  readonly mode: PartnerMode;
 }
 
 /**
@@ -73,6 +74,7 @@ export async function saveCard(
         last4: card.last4,
         exp_month: card.expMonth,
         exp_year: card.expYear,
+        mode: card.mode,
         deleted_at: null,
       })
       .returningAll()

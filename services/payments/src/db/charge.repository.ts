@@ -19,7 +19,14 @@ export async function insertCharge(
   db: Db,
   charge: Pick<
     ChargeRow,
-    'charge_id' | 'partner_id' | 'end_user_id' | 'payment_id' | 'order_id' | 'amount' | 'currency'
+    | 'charge_id'
+    | 'partner_id'
+    | 'end_user_id'
+    | 'payment_id'
+    | 'order_id'
+    | 'amount'
+    | 'currency'
+    | 'mode'
   > & { order_id: string },
 ): Promise<ChargeRow> {
   const inserted = await db

@@ -1,4 +1,4 @@
-import type { ChargeStatus } from '@pcp/contracts';
+import type { ChargeStatus, PartnerMode } from '@pcp/contracts';
 import type { ColumnType, Generated, Selectable } from 'kysely';
 
 export interface CardTable {
@@ -14,6 +14,8 @@ export interface CardTable {
   last4: string;
   exp_month: number;
   exp_year: number;
+  /** The mode it was vaulted in: its token is that mode's processor's (the sandbox for test). */
+  mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   created_at: ColumnType<Date, never, never>;
   updated_at: Generated<Date>;
   deleted_at: Date | null;
@@ -29,6 +31,8 @@ export interface ChargeTable {
   order_id: string | null;
   amount: number;
   currency: string;
+  /** Its order's mode: every processor call for it goes to that mode's processor. */
+  mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   status: ChargeStatus;
   processor_attempt: Generated<number>;
   processor_authorization_id: string | null;

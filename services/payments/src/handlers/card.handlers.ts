@@ -5,6 +5,7 @@ import {
   requireEndUser,
   requirePartner,
   requirePaymentType,
+  requestMode,
   type HandlerBinding,
   type RequestContext,
 } from '@pcp/service-kit';
@@ -19,15 +20,16 @@ import {
 } from '../db/card.repository.js';
 import type { CardRow, PaymentsDatabase } from '../db/payments.table.js';
 import { checkCard } from '../domain/card-rules.js';
-import { ProcessorRejectedError, type PaymentProcessor } from '../processor/payment-processor.js';
+import type { ModeProcessors } from '../processor/mode-processors.js';
+import { ProcessorRejectedError } from '../processor/payment-processor.js';
 import type { Velocity } from '../velocity/velocity.js';
 import { processorFailure } from './processor-errors.js';
 
 export interface CardHandlerDeps {
   readonly db: Kysely<PaymentsDatabase>;
-  readonly processor: PaymentProcessor;
+  /** A card is vaulted at the processor of the request's mode (the sandbox for test). */
+  readonly processors: ModeProcessors;
   readonly clock: () => Date;
-  readonly retryAfterSeconds: () => number;
   readonly velocity: Velocity;
   /** Live cards one end user may hold. */
   readonly maxCardsPerEndUser: number;
@@ -64,13 +66,16 @@ function cardLimitError(): AppError {
 }
 
 export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
-  const { db, processor, velocity } = deps;
+  const { db, processors, velocity } = deps;
   return [
     handle(subjects.payments.vaultCard, async (input, ctx) => {
       const owner = cardOwner(ctx);
       // Listing and deleting stay open to a partner that lost CARD: end users can still
       // see and remove what was stored for them.
       requirePaymentType(ctx, 'CARD');
+      const mode = requestMode(ctx);
+      // Live without a live processor is refused before anything is counted or checked.
+      const processor = processors.forMode(mode);
       const checked = checkCard(input, deps.clock());
       if (!checked.ok) {
         throw new AppError('CARD_INVALID', 'The card is not valid', { errors: checked.errors });
@@ -104,7 +109,7 @@ export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
             errors: [{ code: 'CARD_INVALID', message, pointer: '/cardNumber' }],
           });
         }
-        throw processorFailure(error, deps.retryAfterSeconds());
+        throw processorFailure(error, processors.retryAfterSeconds(mode));
       }
       const saved = await saveCard(
         db,
@@ -118,6 +123,7 @@ export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
           last4: token.last4,
           expMonth: input.expMonth,
           expYear: input.expYear,
+          mode,
         },
         deps.maxCardsPerEndUser,
       );

@@ -48,7 +48,7 @@ function orderConflict(): AppError {
  * refunds a cancelled order; every charge is the calling partner's.
  */
 export function chargeHandlers(deps: ChargeActionDeps, actions: ChargeActions): HandlerBinding[] {
-  const { db, processor } = deps;
+  const { db, processors } = deps;
 
   /** A charge of the calling partner, with what it shows of its card. */
   async function partnerCharge(partnerId: string, chargeId: string) {
@@ -78,7 +78,8 @@ export function chargeHandlers(deps: ChargeActionDeps, actions: ChargeActions): 
         row.end_user_id === endUserId &&
         row.payment_id === input.paymentId &&
         row.amount === input.amount &&
-        row.currency === input.currency;
+        row.currency === input.currency &&
+        row.mode === input.mode;
       // The order's charge first: what it holds is its answer, whatever became of the card or
       // the partner's payment types since.
       if (earlier) {
@@ -86,10 +87,12 @@ export function chargeHandlers(deps: ChargeActionDeps, actions: ChargeActions): 
         return toCharge(await actions.resumeAuthorization(earlier, card), card);
       }
       requirePaymentType(ctx, 'CARD');
-      if (!card || card.deleted_at) throw paymentTokenInvalid();
-      // Shed load before recording an attempt the processor cannot take now.
-      const open = processor.refuseWhileOpen('authorize');
-      if (open) throw processorFailure(open, deps.retryAfterSeconds());
+      // A card's token is its own mode's processor's: another mode's processor never knew it.
+      if (!card || card.deleted_at || card.mode !== input.mode) throw paymentTokenInvalid();
+      // Shed load (or refuse live without a live processor) before recording an attempt the
+      // processor cannot take now.
+      const open = processors.forMode(input.mode).refuseWhileOpen('authorize');
+      if (open) throw processorFailure(open, processors.retryAfterSeconds(input.mode));
       const chargeId = randomUUID();
       const row = await insertCharge(db, {
         charge_id: chargeId,
@@ -99,6 +102,7 @@ export function chargeHandlers(deps: ChargeActionDeps, actions: ChargeActions): 
         order_id: input.orderId,
         amount: input.amount,
         currency: input.currency,
+        mode: input.mode,
       });
       // Another request for the order recorded its charge first: answer as for a retry.
       if (row.charge_id !== chargeId) {

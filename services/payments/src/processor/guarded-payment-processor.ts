@@ -44,6 +44,35 @@ type Action = (
   run: (signal: AbortSignal) => Promise<unknown>,
 ) => Promise<unknown>;
 
+/** Which processor a guard stands before: the live one, or the sandbox of test mode. */
+export type ProcessorName = 'live' | 'sandbox';
+
+/** The processors' metrics, one set per registry, labelled by processor. */
+export function createProcessorMetrics(registry: Registry) {
+  return {
+    state: new Gauge({
+      name: 'pcp_payment_processor_breaker_state',
+      help: 'Circuit breaker around a payment processor (live, or the sandbox of test mode): 0 closed, 1 half-open, 2 open',
+      labelNames: ['processor'] as const,
+      registers: [registry],
+    }),
+    calls: new Counter({
+      name: 'pcp_payment_processor_calls_total',
+      help: 'Calls to a payment processor (live, or the sandbox of test mode), by operation and outcome (ok, declined, rejected, busy, failed, timed_out, short_circuited, over_capacity)',
+      labelNames: ['processor', 'operation', 'outcome'] as const,
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'pcp_payment_processor_duration_seconds',
+      help: 'Time a payment processor (live, or the sandbox of test mode) took to answer, by operation',
+      labelNames: ['processor', 'operation'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+  };
+}
+export type ProcessorMetrics = ReturnType<typeof createProcessorMetrics>;
+
 /**
  * The processor behind an opossum circuit breaker. Processor faults (network, 5xx,
  * timeouts, calls over capacity) count against it; answers (authorizations, declines,
@@ -54,27 +83,19 @@ type Action = (
  */
 export function guardPaymentProcessor(
   processor: PaymentProcessor,
-  options: BreakerOptions & { logger: Logger; registry: Registry },
+  options: BreakerOptions & { name: ProcessorName; logger: Logger; metrics: ProcessorMetrics },
 ): GuardedPaymentProcessor {
+  const { name } = options;
   const metrics = {
-    state: new Gauge({
-      name: 'pcp_payment_processor_breaker_state',
-      help: 'Circuit breaker around the payment processor: 0 closed, 1 half-open, 2 open',
-      registers: [options.registry],
-    }),
-    calls: new Counter({
-      name: 'pcp_payment_processor_calls_total',
-      help: 'Calls to the payment processor, by operation and outcome (ok, declined, rejected, busy, failed, timed_out, short_circuited, over_capacity)',
-      labelNames: ['operation', 'outcome'],
-      registers: [options.registry],
-    }),
-    duration: new Histogram({
-      name: 'pcp_payment_processor_duration_seconds',
-      help: 'Time the payment processor took to answer, by operation',
-      labelNames: ['operation'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [options.registry],
-    }),
+    state: options.metrics.state.labels({ processor: name }),
+    calls: {
+      inc: (labels: { operation: Operation; outcome: string }) =>
+        options.metrics.calls.inc({ processor: name, ...labels }),
+    },
+    duration: {
+      startTimer: (labels: { operation: Operation }) =>
+        options.metrics.duration.startTimer({ processor: name, ...labels }),
+    },
   };
 
   const action: Action = (controller, run) => run(controller.signal);
@@ -105,7 +126,15 @@ export function guardPaymentProcessor(
     const now = state();
     metrics.state.set(stateValues[now]);
     const { fires, failures, timeouts, rejects } = breaker.stats;
-    const log = { breaker: 'payment-processor', state: now, fires, failures, timeouts, rejects };
+    const log = {
+      breaker: 'payment-processor',
+      processor: name,
+      state: now,
+      fires,
+      failures,
+      timeouts,
+      rejects,
+    };
     if (now === 'open') options.logger.warn(log, 'payment processor breaker opened');
     else options.logger.info(log, `payment processor breaker ${now}`);
   };

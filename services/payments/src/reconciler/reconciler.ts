@@ -6,13 +6,14 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ChargeActions } from '../charges/charge-actions.js';
 import type { ChargeRow, PaymentsDatabase } from '../db/payments.table.js';
 import { judgeCharge, ledgerClasses, type LedgerClass } from '../domain/ledger.js';
-import type { GuardedPaymentProcessor } from '../processor/guarded-payment-processor.js';
+import type { ModeProcessors } from '../processor/mode-processors.js';
 import type { ProcessorAuthorization } from '../processor/payment-processor.js';
 
 export interface ReconcilerDeps {
   readonly db: Kysely<PaymentsDatabase>;
   readonly bus: BusClient;
-  readonly processor: GuardedPaymentProcessor;
+  /** A charge is looked up at the processor of its own mode. */
+  readonly processors: ModeProcessors;
   readonly actions: ChargeActions;
   readonly logger: Logger;
   readonly registry: Registry;
@@ -331,10 +332,9 @@ export function createReconciler(deps: ReconcilerDeps) {
       return { row: learnt };
     }
     if (!row.processor_authorization_id) return { row };
-    const held: ProcessorAuthorization | undefined = await deps.processor.retrieve(
-      { authorizationId: row.processor_authorization_id },
-      {},
-    );
+    const held: ProcessorAuthorization | undefined = await deps.processors
+      .forMode(row.mode)
+      .retrieve({ authorizationId: row.processor_authorization_id }, {});
     if (!held) return { row, mismatch: 'the processor does not know its authorization' };
     const adopted = await deps.actions.adoptProcessorState(row, held);
     if (adopted !== row) {

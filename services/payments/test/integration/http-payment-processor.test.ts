@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { capturingLogger } from '@pcp/testing/capturing-logger';
 import { countsBy, growth } from '@pcp/testing/metrics';
 import {
+  createProcessorMetrics,
   guardPaymentProcessor,
   type BreakerOptions,
   type GuardedPaymentProcessor,
@@ -44,8 +45,9 @@ function guard(target: PaymentProcessor, options: Partial<BreakerOptions> = {}) 
     resetMs: 60_000,
     capacity: 10,
     ...options,
+    name: 'live',
     logger: capturingLogger().logger,
-    registry: metrics.registry,
+    metrics: createProcessorMetrics(metrics.registry),
   });
   breakers.push(guarded);
   return { guarded, registry: metrics.registry };

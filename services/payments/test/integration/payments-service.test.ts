@@ -48,6 +48,7 @@ const customer = (endUserId = `user-${randomUUID()}`): RequestContext => ({
   partnerKind: 'distribution',
   endUserId,
   paymentTypes: ['CARD', 'PAY_AT_STORE'],
+  mode: 'live',
 });
 
 const card = (cardNumber: string): VaultCardInput => ({
@@ -69,7 +70,12 @@ const authorize = (
   paymentId: string,
   orderId = randomUUID(),
   amount = 2_565,
-) => bus.request(subjects.payments.authorize, { orderId, paymentId, amount, currency: 'USD' }, ctx);
+) =>
+  bus.request(
+    subjects.payments.authorize,
+    { orderId, paymentId, amount, currency: 'USD', mode: 'live' },
+    ctx,
+  );
 
 /** What the simulator recorded for one of our charges (our processor keys name the charge). */
 const chargesOf = (chargeId: string) =>
@@ -544,7 +550,13 @@ describe('shutdown', () => {
     );
     const pending = otherBus.request(
       subjects.payments.authorize,
-      { orderId: randomUUID(), paymentId: vaulted.paymentId, amount: 100, currency: 'USD' },
+      {
+        orderId: randomUUID(),
+        paymentId: vaulted.paymentId,
+        amount: 100,
+        currency: 'USD',
+        mode: 'live',
+      },
       ctx,
     );
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -564,7 +576,7 @@ describe('velocity and card limits', () => {
   const authorizeAt = (ctx: RequestContext, paymentId: string, orderId = randomUUID()) =>
     guardedBus.request(
       subjects.payments.authorize,
-      { orderId, paymentId, amount: 1_000, currency: 'USD' },
+      { orderId, paymentId, amount: 1_000, currency: 'USD', mode: 'live' },
       ctx,
     );
   /** The processor fails every tokenize call: a vault answered otherwise never reached it. */

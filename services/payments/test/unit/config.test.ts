@@ -10,16 +10,43 @@ const realProcessor = {
 };
 
 describe('payments configuration', () => {
-  it('defaults to the local processor simulator outside production', () => {
+  it('has no live processor by default, and the simulator as the sandbox processor', () => {
     const config = loadConfig(paymentsEnvSchema, {});
-    expect(config.PAYMENT_PROCESSOR_URL).toBe('http://127.0.0.1:4010');
-    expect(config.PAYMENT_PROCESSOR_API_KEY).toBe('sk_test_simulator');
+    expect(config.PAYMENT_PROCESSOR_URL).toBeUndefined();
+    expect(config.SANDBOX_PROCESSOR_URL).toBe('http://127.0.0.1:4010');
+    expect(config.SANDBOX_PROCESSOR_API_KEY).toBe('sk_test_simulator');
   });
 
-  it('production refuses to start on the simulator defaults, naming both variables', () => {
-    expect(() => loadConfig(paymentsEnvSchema, production)).toThrow(
+  it('production refuses the simulator as the live processor, naming both variables', () => {
+    expect(() =>
+      loadConfig(paymentsEnvSchema, {
+        ...production,
+        PAYMENTS_CARD_HASH_KEY: realProcessor.PAYMENTS_CARD_HASH_KEY,
+        PAYMENT_PROCESSOR_URL: 'http://127.0.0.1:4010',
+      }),
+    ).toThrow(
       /PAYMENT_PROCESSOR_URL: production \(NODE_ENV=production\) requires an https URL\n\s+PAYMENT_PROCESSOR_API_KEY: production/,
     );
+  });
+
+  it('production starts without a live processor (live payments refused), the sandbox being the simulator', () => {
+    const config = loadConfig(paymentsEnvSchema, {
+      ...production,
+      PAYMENTS_CARD_HASH_KEY: realProcessor.PAYMENTS_CARD_HASH_KEY,
+      SANDBOX_PROCESSOR_URL: 'http://processor-simulator:4010',
+    });
+    expect(config.PAYMENT_PROCESSOR_URL).toBeUndefined();
+    expect(config.SANDBOX_PROCESSOR_URL).toBe('http://processor-simulator:4010');
+  });
+
+  it("production refuses a sandbox processor holding the live processor's key", () => {
+    expect(() =>
+      loadConfig(paymentsEnvSchema, {
+        ...production,
+        ...realProcessor,
+        SANDBOX_PROCESSOR_API_KEY: realProcessor.PAYMENT_PROCESSOR_API_KEY,
+      }),
+    ).toThrow(/SANDBOX_PROCESSOR_API_KEY: the sandbox processor's key must not be the live/);
   });
 
   it('production refuses an http processor URL', () => {
@@ -44,10 +71,11 @@ describe('payments configuration', () => {
     }
   });
 
-  it('production starts with an https processor and a real key', () => {
+  it('production starts with an https processor and a real key, the sandbox being the simulator', () => {
     const config = loadConfig(paymentsEnvSchema, { ...production, ...realProcessor });
     expect(config.PAYMENT_PROCESSOR_URL).toBe('https://api.processor.example');
     expect(config.PAYMENT_PROCESSOR_API_KEY).toBe('sk_live_4f9a2c');
+    expect(config.SANDBOX_PROCESSOR_API_KEY).toBe('sk_test_simulator');
   });
 
   it('production refuses the local card-hash key', () => {

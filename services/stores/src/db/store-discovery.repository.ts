@@ -1,4 +1,4 @@
-import type { Coordinates, FulfillmentType, SpecialDay } from '@pcp/contracts';
+import type { Coordinates, FulfillmentType, PartnerMode, SpecialDay } from '@pcp/contracts';
 import { sql, type Kysely } from 'kysely';
 import { boundingBox, DEGREE_GRID, EARTH_RADIUS_METERS, snapDegrees } from '../domain/geo.js';
 import type { ScanPosition } from '../domain/open-store-scan.js';
@@ -15,6 +15,8 @@ export interface DiscoveryQuery {
   query: string | undefined;
   /** Pickup: how far to look. Delivery: the largest delivery radius of any store. */
   searchRadiusMeters: number;
+  /** Only stores of this mode (docs/guide/sandbox.md#modes); undefined: every store. */
+  mode: PartnerMode | undefined;
 }
 
 const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`);
@@ -57,6 +59,7 @@ function nearbyStores(db: Db, q: DiscoveryQuery) {
           sql<boolean>`point(longitude, latitude) <@ box(point(${box.minLongitude}, ${box.minLatitude}), point(${box.maxLongitude}, ${box.maxLatitude}))`,
         )
         .where(sql<boolean>`${q.fulfillmentType} = any(fulfillment_types)`)
+        .$if(q.mode !== undefined, (qb) => qb.where('mode', '=', q.mode ?? 'live'))
         .$if(q.query !== undefined, (qb) =>
           qb.where(sql<boolean>`name ilike ${`%${likeEscaped(q.query ?? '')}%`}`),
         )

@@ -1,6 +1,6 @@
 import { rewrap, type Keyring } from '@pcp/service-kit';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { SpecialDay } from '@pcp/contracts';
+import type { PartnerMode, SpecialDay } from '@pcp/contracts';
 import type { NewStoreRow, StoreRow, StoresDatabase, StoreUpdate } from './store.table.js';
 
 type Db = Kysely<StoresDatabase>;
@@ -142,6 +142,15 @@ export function findPartnerStore(db: Db, partnerId: string, storeId: string) {
 
 export function findStore(db: Db, storeId: string) {
   return db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirst();
+}
+
+/**
+ * The store as another partner sees it: only a store of `mode` (any store when `mode` is
+ * undefined, the platform's own calls). One of the other mode is as absent as an unknown id.
+ */
+export function findVisibleStore(db: Db, storeId: string, mode: PartnerMode | undefined) {
+  const query = db.selectFrom('stores').selectAll().where('store_id', '=', storeId);
+  return (mode ? query.where('mode', '=', mode) : query).executeTakeFirst();
 }
 
 /** The store's row, locked until the transaction ends. */

@@ -1,9 +1,4 @@
-import type {
-  AvailabilityWindow,
-  FulfillmentType,
-  PartnerMode,
-  SpecialDay,
-} from '@pcp/contracts';
+import type { AvailabilityWindow, FulfillmentType, PartnerMode, SpecialDay } from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
 import type {
   ColumnType,

@@ -1,7 +1,7 @@
 import { subjects } from '@pcp/contracts';
-import { handle, requirePartner, type HandlerBinding } from '@pcp/service-kit';
+import { handle, requirePartner, visibleMode, type HandlerBinding } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { findStore } from '../db/store.repository.js';
+import { findVisibleStore } from '../db/store.repository.js';
 import {
   discoverStores,
   loadStores,
@@ -34,7 +34,7 @@ export function discoveryHandlers(
   options: DiscoveryOptions,
 ): HandlerBinding[] {
   return [
-    handle(subjects.stores.discover, async (input) => {
+    handle(subjects.stores.discover, async (input, ctx) => {
       const center = locate(input.location, geocoder, '/location');
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const offset = input.offset ?? 0;
@@ -52,6 +52,7 @@ export function discoveryHandlers(
         fulfillmentType: input.fulfillmentType,
         query: input.query,
         searchRadiusMeters,
+        mode: visibleMode(ctx),
       };
 
       if (!input.scheduledTime) {
@@ -75,7 +76,7 @@ export function discoveryHandlers(
 
     handle(subjects.stores.orderContext, async ({ storeId, at }, ctx) => {
       requirePartner(ctx, 'distribution');
-      const row = await findStore(db, storeId);
+      const row = await findVisibleStore(db, storeId, visibleMode(ctx));
       if (!row) throw storeNotFound();
       const now = clock();
       return toOrderContext(row, now, at ? new Date(at) : now);
@@ -90,8 +91,8 @@ export function discoveryHandlers(
       });
     }),
 
-    handle(subjects.stores.deliveryCheck, async ({ storeId, location }) => {
-      const row = await findStore(db, storeId);
+    handle(subjects.stores.deliveryCheck, async ({ storeId, location }, ctx) => {
+      const row = await findVisibleStore(db, storeId, visibleMode(ctx));
       if (!row) throw storeNotFound();
       const resolved = locate(location, geocoder, '/location');
       const distance = Math.round(

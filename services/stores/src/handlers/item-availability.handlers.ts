@@ -7,6 +7,7 @@ import {
   type HandlerBinding,
   type OutboxRelay,
   type RequestContext,
+  visibleMode,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import {
@@ -17,7 +18,7 @@ import {
   listCurrentOverrides,
   nextItemAvailabilityVersion,
 } from '../db/item-availability.repository.js';
-import { findPartnerStore, findStore } from '../db/store.repository.js';
+import { findPartnerStore, findStore, findVisibleStore } from '../db/store.repository.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import {
   changeProblems,
@@ -101,7 +102,7 @@ export function itemAvailabilityHandlers(deps: ItemAvailabilityDeps): HandlerBin
     // an event with no partner behind it; a commerce partner reads its own stores' at get.
     handle(subjects.stores.lookupItemAvailability, async ({ storeId }, ctx) => {
       if (ctx.partnerId !== undefined) requirePartner(ctx, 'distribution');
-      if (!(await findStore(db, storeId))) throw storeNotFound();
+      if (!(await findVisibleStore(db, storeId, visibleMode(ctx)))) throw storeNotFound();
       return currentList(db, storeId, clock());
     }),
 

@@ -3,8 +3,10 @@ import {
   AppError,
   handle,
   open,
+  requestMode,
   requirePartner,
   seal,
+  visibleMode,
   type HandlerBinding,
   type Keyring,
   type OutboxRelay,
@@ -14,6 +16,7 @@ import {
   countPartnerStores,
   findPartnerStore,
   findStore,
+  findVisibleStore,
   listPartnerStores,
   rotateSubmissionSecret,
   upsertStore,
@@ -73,13 +76,11 @@ export function storeHandlers(
           ? { latitude, longitude }
           : locate(profile.address, geocoder, '/address');
       const secret = newOrderSubmissionSecret();
-      const row = profileToRow(
-        partnerId,
-        storeId,
-        profile,
-        location,
-        seal(settings.keyring, secret),
-      );
+      // A new store takes the request's mode; an upsert of an existing one never changes it.
+      const row = {
+        ...profileToRow(partnerId, storeId, profile, location, seal(settings.keyring, secret)),
+        mode: requestMode(ctx),
+      };
       const result = await db.transaction().execute(async (trx) => {
         // The partner's creations one at a time, so concurrent ones cannot pass the limit.
         await sql`select pg_advisory_xact_lock(hashtextextended(${`stores/${partnerId}`}, 0))`.execute(
@@ -158,7 +159,7 @@ export function storeHandlers(
 
     handle(subjects.stores.lookup, async ({ storeId }, ctx) => {
       requirePartner(ctx, 'distribution');
-      const row = await findStore(db, storeId);
+      const row = await findVisibleStore(db, storeId, visibleMode(ctx));
       if (!row) throw storeNotFound();
       return toMarketfrontStore(row, clock());
     }),

@@ -35,12 +35,14 @@ const commerce = (): RequestContext => ({
   requestId: randomUUID(),
   partnerId,
   partnerKind: 'commerce',
+  mode: 'live',
 });
 /** Ordering asks these on behalf of a distribution partner. */
 const caller = (): RequestContext => ({
   requestId: randomUUID(),
   partnerId: randomUUID(),
   partnerKind: 'distribution',
+  mode: 'live',
 });
 
 const serviceDeps = (subjectPrefix: string) => ({

@@ -33,11 +33,13 @@ const commerce = (partnerId: string): RequestContext => ({
   requestId: randomUUID(),
   partnerId,
   partnerKind: 'commerce',
+  mode: 'live',
 });
 const distribution = (): RequestContext => ({
   requestId: randomUUID(),
   partnerId: randomUUID(),
   partnerKind: 'distribution',
+  mode: 'live',
 });
 const ordering = (): RequestContext => ({ requestId: randomUUID() });
 
@@ -157,12 +159,14 @@ describe('item availability overrides', () => {
           { itemId: a, available: false, until },
           { itemId: b, available: false, until: null },
         ],
+        mode: 'live',
       },
       {
         event: 'store.items_availability_changed',
         storeId,
         itemAvailabilityVersion: 2,
         items: [{ itemId: a, available: true, until: null }],
+        mode: 'live',
       },
     ]);
     expect(recorded.map((event) => event.version)).toEqual([1, 2]);
@@ -501,12 +505,14 @@ describe('catalog activation and overrides', () => {
         catalogSetId,
         etag: '"v1"',
         activatedAt: '2026-11-22T12:00:00.000Z',
+        mode: 'live',
       },
       {
         event: 'store.items_availability_changed',
         storeId,
         itemAvailabilityVersion: 2,
         items: [b, c].sort().map((itemId) => ({ itemId, available: true, until: null })),
+        mode: 'live',
       },
     ]);
     const read = await client.request(subjects.stores.getItemAvailability, { storeId }, ctx);

@@ -18,11 +18,13 @@ const commerce = (partnerId: string): RequestContext => ({
   requestId: randomUUID(),
   partnerId,
   partnerKind: 'commerce',
+  mode: 'live',
 });
 const distribution = (): RequestContext => ({
   requestId: randomUUID(),
   partnerId: randomUUID(),
   partnerKind: 'distribution',
+  mode: 'live',
 });
 
 /** Every day 08:00-22:00 in Chicago. */

@@ -54,7 +54,7 @@ const lookUp = (storeId: string) =>
   client.request(
     subjects.stores.lookup,
     { storeId },
-    { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'distribution' },
+    { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'distribution', mode: 'live' },
   );
 
 beforeAll(async () => {
@@ -158,7 +158,12 @@ describe('the order submission secret migration', () => {
       await client.request(
         subjects.stores.submissionSecrets,
         { storeId: first },
-        { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'distribution' },
+        {
+          requestId: randomUUID(),
+          partnerId: randomUUID(),
+          partnerKind: 'distribution',
+          mode: 'live',
+        },
       ),
     ).toEqual({ secrets: [plaintext.get(first)] });
   });

@@ -39,11 +39,13 @@ const commerce = (partnerId: string): RequestContext => ({
   requestId: randomUUID(),
   partnerId,
   partnerKind: 'commerce',
+  mode: 'live',
 });
 const distribution = (): RequestContext => ({
   requestId: randomUUID(),
   partnerId: randomUUID(),
   partnerKind: 'distribution',
+  mode: 'live',
 });
 /** `whsec_` and the base64 of 24 bytes. */
 const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
@@ -229,7 +231,12 @@ describe('stores.v1.upsert', () => {
       client.request(
         subjects.stores.upsert,
         { storeId, profile: storeProfile() },
-        { requestId: randomUUID(), partnerId: randomUUID(), partnerKind: 'distribution' },
+        {
+          requestId: randomUUID(),
+          partnerId: randomUUID(),
+          partnerKind: 'distribution',
+          mode: 'live',
+        },
       ),
       'FORBIDDEN',
     );

@@ -36,12 +36,12 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
   const { availability, special_days, ...rest } = row;
   return {
     ...rest,
+    mode: row.mode ?? 'live',
     address2: row.address2 ?? null,
     availability: JSON.parse(availability),
     special_days: JSON.parse(special_days ?? '[]'),
     extra_prep_minutes: row.extra_prep_minutes ?? null,
     paused_by: row.paused_by ?? null,
-    mode: row.mode ?? 'live',
     delivery_radius_meters: row.delivery_radius_meters ?? null,
     delivery_fee_minor: row.delivery_fee_minor ?? null,
     delivery_minimum_order_minor: row.delivery_minimum_order_minor ?? null,

@@ -143,6 +143,7 @@ export class BenchPlatform {
       OPS_HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       PAYMENT_PROCESSOR_URL: this.processorUrl,
+      SANDBOX_PROCESSOR_URL: this.processorUrl,
     };
     process.once('SIGINT', () => {
       process.stderr.write('\n[bench] interrupted; cleaning up\n');

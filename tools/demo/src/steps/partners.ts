@@ -53,9 +53,25 @@ export interface Partners {
   market: PlatformClient;
 }
 
-export function createPartners(baseUrl: string, storeName: string, tag: string): Partners {
-  step('An operator creates the two partners and their API keys');
-  const commerce = admin('create-partner', '--kind', 'commerce', '--name', storeName);
+/** The sandbox's keys are test keys, `pcp_test_…`. */
+function checkTestKey(partner: CreatedPartner): void {
+  check(
+    partner.apiKey.startsWith('pcp_test_'),
+    'a test key (pcp_test_…)',
+    `${partner.apiKey.split('_').slice(0, 2).join('_')}_…`,
+  );
+}
+
+export function createPartners(
+  baseUrl: string,
+  storeName: string,
+  tag: string,
+  mode: 'live' | 'test',
+): Partners {
+  step(`An operator creates the two partners and their ${mode} API keys`);
+  // The default mode is live; the sandbox asks for test keys (docs/guide/sandbox.md#modes).
+  const modeArgs = mode === 'test' ? ['--mode', 'test'] : [];
+  const commerce = admin('create-partner', '--kind', 'commerce', '--name', storeName, ...modeArgs);
   const distribution = admin(
     'create-partner',
     '--kind',
@@ -64,7 +80,12 @@ export function createPartners(baseUrl: string, storeName: string, tag: string):
     `Demo Market ${tag}`,
     '--payment-types',
     'CARD',
+    ...modeArgs,
   );
+  if (mode === 'test') {
+    checkTestKey(commerce);
+    checkTestKey(distribution);
+  }
   const options = { baseUrl, fetch: recordingFetch, userAgent: 'pcp-demo' };
   return {
     commerce: createPlatformClient({ ...options, apiKey: commerce.apiKey }),

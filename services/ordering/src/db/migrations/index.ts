@@ -8,6 +8,8 @@ import * as flatOrderAddress from './2026-12-01T0200-flat-order-address.js';
 import * as sealWebhookSecrets from './2026-12-02T0100-seal-webhook-secrets.js';
 import * as acceptance from './2026-12-03T0100-acceptance.js';
 import * as storeEventDeliveries from './2026-12-03T0200-store-event-deliveries.js';
+import * as modesDataEndpointMode from './2026-12-20T0110-modes-data-endpoint-mode.js';
+import * as orderMode from './2026-12-20T0200-modes-money-order-mode.js';
 import * as fixturesKitchen from './2026-12-20T0300-fixtures-kitchen.js';
 
 /** Migrations of the `ordering` schema. */
@@ -21,6 +23,8 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-02T0100-seal-webhook-secrets': sealWebhookSecrets,
   '2026-12-03T0100-acceptance': acceptance,
   '2026-12-03T0200-store-event-deliveries': storeEventDeliveries,
+  '2026-12-20T0110-modes-data-endpoint-mode': modesDataEndpointMode,
+  '2026-12-20T0200-modes-money-order-mode': orderMode,
   '2026-12-20T0300-fixtures-kitchen': fixturesKitchen,
 };
 

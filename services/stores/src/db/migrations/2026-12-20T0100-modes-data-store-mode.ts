@@ -9,7 +9,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .alterTable('stores')
     .addColumn('mode', 'text', (col) =>
-      col.notNull().defaultTo('live').check(sql`mode in ('live', 'test')`),
+      col
+        .notNull()
+        .defaultTo('live')
+        .check(sql`mode in ('live', 'test')`),
     )
     .execute();
   await sql`create index stores_location_covering_next on stores using gist (point(longitude, latitude))
@@ -17,7 +20,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     db,
   );
   await db.schema.dropIndex('stores_location_covering').execute();
-  await sql`alter index stores_location_covering_next rename to stores_location_covering`.execute(db);
+  await sql`alter index stores_location_covering_next rename to stores_location_covering`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

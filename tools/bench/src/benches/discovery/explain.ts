@@ -33,7 +33,13 @@ function discoveryQuery(
   limit: number,
   walk = false,
 ) {
-  const q = { center, fulfillmentType, query: undefined, searchRadiusMeters };
+  const q = {
+    center,
+    fulfillmentType,
+    query: undefined,
+    searchRadiusMeters,
+    mode: 'live' as const,
+  };
   return walk
     ? nearestCandidatesQuery(compiler, q, { after: undefined, limit, at: new Date() }).compile()
     : discoveryPageQuery(compiler, q, { limit, offset: 0 }).compile();

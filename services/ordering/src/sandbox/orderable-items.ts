@@ -1,0 +1,35 @@
+import type { CatalogSetDocument } from '@pcp/contracts';
+
+/**
+ * Up to `limit` items a customer could put in a cart as they are (docs/sandbox-helpers.md):
+ * reached from a catalog through its sections, in the order the document lists them, not
+ * marked unavailable, and with no modifier group that requires a choice. Whether one can be
+ * ordered now (hours, windows, overrides) is validate's to say.
+ */
+export function orderableCandidates(document: CatalogSetDocument, limit: number): string[] {
+  const found: string[] = [];
+  const seenSections = new Set<string>();
+  const seenItems = new Set<string>();
+  const visit = (sectionId: string): void => {
+    if (found.length >= limit || seenSections.has(sectionId)) return;
+    seenSections.add(sectionId);
+    const section = document.sections[sectionId];
+    if (!section) return;
+    for (const itemId of section.itemIds ?? []) {
+      if (found.length >= limit) return;
+      if (seenItems.has(itemId)) continue;
+      seenItems.add(itemId);
+      const item = document.items[itemId];
+      if (!item || item.isAvailable === false) continue;
+      const requiresChoice = (item.modifierGroupIds ?? []).some(
+        (groupId) => (document.modifierGroups[groupId]?.minimumAllowed ?? 0) > 0,
+      );
+      if (!requiresChoice) found.push(itemId);
+    }
+    for (const child of section.sectionIds ?? []) visit(child);
+  };
+  for (const catalog of Object.values(document.catalogs)) {
+    for (const sectionId of catalog.sectionIds) visit(sectionId);
+  }
+  return found;
+}

@@ -1,0 +1,129 @@
+import { sandboxCustomerEndUserId, sandboxCustomerPartnerId, subjects } from '@pcp/contracts';
+import { handle, requireTestPartner, type HandlerBinding } from '@pcp/service-kit';
+import { sql, type Kysely } from 'kysely';
+import type { OrderingDatabase } from '../db/ordering.table.js';
+
+const count = (result: { numDeletedRows: bigint }[]) =>
+  result.reduce((sum, part) => sum + Number(part.numDeletedRows), 0);
+
+/**
+ * `ordering.testReset` (docs/sandbox-helpers.md#reset): in one transaction, every ordering row
+ * of the calling test tenant: the orders it placed or its stores took (and their outbox
+ * events, deliveries and place attempts), its place attempts, addresses, webhook endpoint and
+ * deliveries, its stores' acceptance-timeout runs, and what the sandbox customer made for it.
+ * A place still running (its lease held, no answer yet) is left to finish.
+ */
+export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
+  return handle(subjects.ordering.testReset, async (_input, ctx) => {
+    const partnerId = requireTestPartner(ctx);
+    const customer = sandboxCustomerEndUserId(partnerId);
+    const deleted = await db.transaction().execute(async (trx) => {
+      const orderIds = trx
+        .selectFrom('orders')
+        .select('order_id')
+        .where((eb) =>
+          eb.or([eb('partner_id', '=', partnerId), eb('store_partner_id', '=', partnerId)]),
+        );
+      const deliveries = await trx
+        .deleteFrom('webhook_deliveries')
+        .where((eb) => eb.or([eb('partner_id', '=', partnerId), eb('order_id', 'in', orderIds)]))
+        .returning('event_id')
+        .execute();
+      // A store event no delivery refers to any more was recorded for this tenant only.
+      const eventIds = [...new Set(deliveries.map((row) => row.event_id))];
+      const storeEvents =
+        eventIds.length === 0
+          ? []
+          : await trx
+              .deleteFrom('webhook_store_events')
+              .where('event_id', 'in', eventIds)
+              .where((eb) =>
+                eb.not(
+                  eb.exists(
+                    eb
+                      .selectFrom('webhook_deliveries')
+                      .select(sql<number>`1`.as('one'))
+                      .whereRef(
+                        'webhook_deliveries.event_id',
+                        '=',
+                        'webhook_store_events.event_id',
+                      ),
+                  ),
+                ),
+              )
+              .execute();
+      const outbox = await trx
+        .deleteFrom('outbox')
+        .where('aggregate_type', '=', 'order')
+        // aggregate_id is text; order ids are uuids.
+        .where(
+          'aggregate_id',
+          'in',
+          trx
+            .selectFrom('orders')
+            .select(sql<string>`order_id::text`.as('id'))
+            .where((eb) =>
+              eb.or([eb('partner_id', '=', partnerId), eb('store_partner_id', '=', partnerId)]),
+            ),
+        )
+        .execute();
+      const attempts = await trx
+        .deleteFrom('place_attempts')
+        .where((eb) =>
+          eb.or([
+            eb('partner_id', '=', partnerId),
+            eb.and([
+              eb('partner_id', '=', sandboxCustomerPartnerId),
+              eb('end_user_id', '=', customer),
+            ]),
+            eb('order_id', 'in', orderIds),
+          ]),
+        )
+        .where((eb) =>
+          eb.or([
+            eb('response_status', 'is not', null),
+            eb('lease_expires_at', 'is', null),
+            eb('lease_expires_at', '<', sql<Date>`now()`),
+          ]),
+        )
+        .execute();
+      const orders = await trx
+        .deleteFrom('orders')
+        .where((eb) =>
+          eb.or([eb('partner_id', '=', partnerId), eb('store_partner_id', '=', partnerId)]),
+        )
+        .execute();
+      const timeouts = await trx
+        .deleteFrom('store_acceptance_timeouts')
+        .where('store_partner_id', '=', partnerId)
+        .execute();
+      const addresses = await trx
+        .deleteFrom('addresses')
+        .where((eb) =>
+          eb.or([
+            eb('partner_id', '=', partnerId),
+            eb.and([
+              eb('partner_id', '=', sandboxCustomerPartnerId),
+              eb('end_user_id', '=', customer),
+            ]),
+          ]),
+        )
+        .execute();
+      const endpoints = await trx
+        .deleteFrom('webhook_endpoints')
+        .where('partner_id', '=', partnerId)
+        .execute();
+      return {
+        'ordering.orders': count(orders),
+        'ordering.outbox': count(outbox),
+        'ordering.place_attempts': count(attempts),
+        'ordering.addresses': count(addresses),
+        'ordering.webhook_endpoints': count(endpoints),
+        'ordering.webhook_deliveries': deliveries.length,
+        'ordering.webhook_store_events': count(storeEvents),
+        'ordering.store_acceptance_timeouts': count(timeouts),
+      };
+    });
+    return { deleted };
+  });
+}

@@ -1,0 +1,47 @@
+import { subjects } from '@pcp/contracts';
+import { handle, requireTestPartner, type HandlerBinding } from '@pcp/service-kit';
+import { sql, type Kysely } from 'kysely';
+import type { StoresDatabase } from '../db/store.table.js';
+import { STORE_EVENT_AGGREGATE } from '../events/store-events.js';
+
+/**
+ * `stores.testReset` (docs/sandbox-helpers.md#reset): the calling test tenant's stores, their
+ * item availability overrides and their events in the outbox, in one transaction.
+ */
+export function testResetHandler(db: Kysely<StoresDatabase>): HandlerBinding {
+  return handle(subjects.stores.testReset, async (_input, ctx) => {
+    const partnerId = requireTestPartner(ctx);
+    const deleted = await db.transaction().execute(async (trx) => {
+      const storeIds = trx
+        .selectFrom('stores')
+        .select('store_id')
+        .where('partner_id', '=', partnerId);
+      const overrides = await trx
+        .deleteFrom('item_availability_overrides')
+        .where('store_id', 'in', storeIds)
+        .executeTakeFirst();
+      const outbox = await trx
+        .deleteFrom('outbox')
+        .where('aggregate_type', '=', STORE_EVENT_AGGREGATE)
+        .where(
+          'aggregate_id',
+          'in',
+          trx
+            .selectFrom('stores')
+            .select(sql<string>`store_id::text`.as('id'))
+            .where('partner_id', '=', partnerId),
+        )
+        .executeTakeFirst();
+      const stores = await trx
+        .deleteFrom('stores')
+        .where('partner_id', '=', partnerId)
+        .executeTakeFirst();
+      return {
+        'stores.stores': Number(stores.numDeletedRows),
+        'stores.item_availability_overrides': Number(overrides.numDeletedRows),
+        'stores.outbox': Number(outbox.numDeletedRows),
+      };
+    });
+    return { deleted };
+  });
+}
