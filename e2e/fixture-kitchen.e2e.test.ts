@@ -49,8 +49,8 @@ beforeAll(async () => {
   // Ordering runs as two processes of the test's own.
   await platform.ordering.stop();
   receiver = await startWebhookReceiver();
-  // Live keys until test keys are on main: the kitchen keys on the store, not the buyer's mode.
-  const partner = await platform.newPartner('distribution');
+  // The fixture stores are test stores: only a test key sees them.
+  const partner = await platform.newPartner('distribution', { mode: 'test' });
   distribution = {
     ...partner,
     client: createPlatformClient({ baseUrl: platform.baseUrl, apiKey: partner.apiKey }),
