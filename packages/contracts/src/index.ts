@@ -18,3 +18,4 @@ export * from './webhooks.js';
 export * from './sandbox.js';
 /** The documents' example store address, shared with the test fixtures and the demo. */
 export { exampleStoreAddress } from './examples.js';
+export * from './fixture-catalogs.js';

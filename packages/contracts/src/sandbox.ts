@@ -65,6 +65,17 @@ export const serviceResetReply = testResetResult;
 export const fixtureCommercePartnerId = '00000000-0000-4000-8000-00000000f1c5';
 
 /**
+ * The three fixture stores test-mode distribution partners order at (docs/sandbox-fixtures.md):
+ * New York, London and Tokyo, in that order, each with a catalog of modifiers, nested sections
+ * and availability windows.
+ */
+export const fixtureStoreIds = [
+  '00000000-0000-4000-8000-0000000f1001',
+  '00000000-0000-4000-8000-0000000f1002',
+  '00000000-0000-4000-8000-0000000f1003',
+] as const;
+
+/**
  * The platform's "sandbox customer", a test-mode distribution tenant with no partner row or key:
  * `POST /v1/test/stores/{storeId}/orders` places its orders (docs/sandbox-helpers.md), as end
  * user `sandboxCustomerEndUserId(commercePartnerId)`, so a reset of that commerce partner finds

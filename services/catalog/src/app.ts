@@ -30,6 +30,10 @@ import { testResetHandler } from './handlers/test-reset.handlers.js';
 import { createIngestHandler } from './worker/ingest.consumer.js';
 import { createCatalogPreparationPool } from './worker/prepare-catalog.pool.js';
 import { createReconciler } from './worker/reconciler.js';
+import { activateFixtureCatalogs } from './fixtures/fixture-catalogs.js';
+
+/** Until the fixture stores exist (stores seeds them as it starts), asked again this often. */
+const FIXTURE_RETRY_MS = 5_000;
 
 export { catalogMigrations, CATALOG_SCHEMA } from './db/migrations/index.js';
 export type { CatalogDatabase } from './db/catalog.table.js';
@@ -116,6 +120,17 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
     testResetHandler(db),
   ]);
   let consumer: ConsumerLoop | undefined;
+  let fixturesRetry: NodeJS.Timeout | undefined;
+  let fixtures: Promise<unknown> | undefined;
+  let stopping = false;
+  const activateFixtures = () => {
+    fixtures = activateFixtureCatalogs({ db, bus, relay, prefix, logger }).catch(
+      (error: unknown) => {
+        logger.debug({ err: error }, 'fixture catalogs not activated yet; trying again');
+        if (!stopping) fixturesRetry = setTimeout(activateFixtures, FIXTURE_RETRY_MS);
+      },
+    );
+  };
 
   return {
     reconcile: () => reconciler.reconcile(),
@@ -151,8 +166,13 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
       });
       relay.start();
       reconciler.start();
+      // The fixture stores' bundled catalogs (docs/sandbox-fixtures.md), in the background.
+      activateFixtures();
     },
     async stop(timeoutMs) {
+      stopping = true;
+      clearTimeout(fixturesRetry);
+      await fixtures;
       await Promise.all([subjects.stop(timeoutMs), consumer?.stop(timeoutMs)]);
       // After the consumer: runs still preparing past its deadline are cut off (their
       // leases lapse and another replica resumes them).

@@ -29,7 +29,11 @@ import type { OrderingDatabase } from './db/ordering.table.js';
 import { addressHandlers } from './addresses/address.handlers.js';
 import { cartHandlers } from './carts/cart.handlers.js';
 import { createAcceptanceSweeper } from './lifecycle/acceptance-sweeper.js';
-import { orderLifecycleHandlers } from './lifecycle/lifecycle.handlers.js';
+import { createFixtureKitchen } from './fixtures/fixture-kitchen.js';
+import {
+  createOrderStatusChanges,
+  orderLifecycleHandlers,
+} from './lifecycle/lifecycle.handlers.js';
 import { createOrderEvaluator } from './validate/order-evaluator.js';
 import { validateHandlers } from './validate/validate.handlers.js';
 import { chargeOwnersHandler } from './place/charge-owners.handlers.js';
@@ -193,6 +197,23 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     registry: deps.metrics.registry,
     nudge,
   });
+  const lifecycle = {
+    db,
+    bus,
+    clock,
+    prefix: deps.subjectPrefix,
+    nudge,
+    paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
+  };
+  const kitchen = createFixtureKitchen({
+    db,
+    clock,
+    logger: deps.logger,
+    registry: deps.metrics.registry,
+    changeLockedOrder: createOrderStatusChanges(lifecycle).changeLockedOrder,
+    nudge,
+    stepScale: config.ORDERING_FIXTURE_KITCHEN_STEP_SCALE,
+  });
   const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
     ...cartHandlers(catalogs, availability, clock),
     ...addressHandlers(db, bus, deps.config.ORDERING_MAX_ADDRESSES_PER_END_USER),
@@ -206,14 +227,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       retentionMs: config.ORDERING_IDEMPOTENCY_RETENTION_MS,
     }),
     chargeOwnersHandler(db),
-    ...orderLifecycleHandlers({
-      db,
-      bus,
-      clock,
-      prefix: deps.subjectPrefix,
-      nudge,
-      paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
-    }),
+    ...orderLifecycleHandlers(lifecycle),
     testAdvanceHandler({
       db,
       bus,
@@ -244,6 +258,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   let storeChanges: Subscription | undefined;
   let sweeping: NodeJS.Timeout | undefined;
   let acceptanceSweeping: NodeJS.Timeout | undefined;
+  let kitchenPassing: NodeJS.Timeout | undefined;
   let pruner: NodeJS.Timeout | undefined;
   let recorder: ConsumerLoop | undefined;
   let storeRecorder: ConsumerLoop | undefined;
@@ -303,6 +318,11 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
           deps.logger.warn({ err: error }, 'sweeping orders past their acceptance window failed');
         });
       }, config.ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS);
+      kitchenPassing = setInterval(() => {
+        kitchen.pass().catch((error: unknown) => {
+          deps.logger.warn({ err: error }, 'the fixture kitchen’s pass failed');
+        });
+      }, config.ORDERING_FIXTURE_KITCHEN_INTERVAL_MS);
       // Every replica keeps its own cache, so a plain subscription (no queue group, no
       // durable consumer): a missed event is covered by the cache's short TTL.
       activations = deps.nc.subscribe(`${deps.subjectPrefix}.${events.catalogActivated.subject}`, {
@@ -329,6 +349,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     async stop(timeoutMs) {
       clearInterval(sweeping);
       clearInterval(acceptanceSweeping);
+      clearInterval(kitchenPassing);
       clearInterval(pruner);
       activations?.unsubscribe();
       storeChanges?.unsubscribe();
@@ -337,6 +358,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         recorder?.stop(timeoutMs),
         sweeper.stop(),
         acceptance.stop(),
+        kitchen.stop(),
         storeRecorder?.stop(timeoutMs),
       ]);
       await Promise.all([relay.stop(), dispatcher.stop(), compilePool.close()]);

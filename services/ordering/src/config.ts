@@ -100,6 +100,21 @@ export const orderingEnvSchema = z
       .max(60_000)
       .default(5_000),
     /**
+     * How often each replica's fixture kitchen moves the fixture stores' orders along
+     * (docs/sandbox-fixtures.md#the-kitchen): a step is taken at most this long after it is due.
+     */
+    ORDERING_FIXTURE_KITCHEN_INTERVAL_MS: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .max(60_000)
+      .default(1_000),
+    /**
+     * Multiplies the fixture kitchen's step delays (about a minute from placed to completed at
+     * 1); tests shorten it.
+     */
+    ORDERING_FIXTURE_KITCHEN_STEP_SCALE: z.coerce.number().min(0.001).max(100).default(1),
+    /**
      * Test-only: every new order's acceptance window in seconds, shorter than the 60 s a store
      * may set, so the fault suite sees orders time out within a phase. Production refuses it.
      */

@@ -23,6 +23,8 @@ import { statusHandlers } from './handlers/status.handlers.js';
 import { createGazetteerGeocoder, type Geocoder } from './geocoding/geocoder.js';
 import { testResetHandler } from './handlers/test-reset.handlers.js';
 import { storeHandlers } from './handlers/store.handlers.js';
+import { createFixtureStoreEvents } from './fixtures/fixture-store-events.js';
+import { seedFixtureStores } from './fixtures/fixture-stores.js';
 
 export { storesEnvSchema, type StoresConfig } from './config.js';
 export { storesMigrations, STORES_SCHEMA } from './db/migrations/index.js';
@@ -53,6 +55,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   const config = deps.config ?? storesEnvSchema.parse({});
   const prefix = deps.subjectPrefix;
   const { db } = deps;
+  const keyring = deps.keyring ?? keyringFromEnv();
   const bus = createBusClient(deps.nc, {
     prefix,
     timeoutMs: deps.requestTimeoutMs,
@@ -71,7 +74,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
       geocoder,
       clock,
       {
-        keyring: deps.keyring ?? keyringFromEnv(),
+        keyring,
         overlapMs: config.STORES_SUBMISSION_SECRET_OVERLAP_MS,
         maxStoresPerPartner: config.STORES_MAX_PER_PARTNER,
       },
@@ -85,9 +88,20 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
     }),
     testResetHandler(db),
   ]);
+  const fixtureEvents = createFixtureStoreEvents({
+    db,
+    bus,
+    clock,
+    logger: deps.logger,
+    intervalMs: config.STORES_FIXTURE_EVENT_INTERVAL_MS,
+  });
+  let fixtureTicking: NodeJS.Timeout | undefined;
+  let fixtureTick: Promise<unknown> | undefined;
   let consumer: ConsumerLoop | undefined;
   return {
     async start() {
+      // The platform's own test stores (docs/sandbox-fixtures.md), there before any request.
+      await seedFixtureStores(db, keyring);
       await subjects.start();
       const jsm = await deps.nc.jetstreamManager();
       consumer = await startConsumer({
@@ -101,8 +115,21 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
         handle: catalogActivatedHandler({ db, bus, prefix, relay }),
       });
       relay.start();
+      fixtureTicking = setInterval(
+        () => {
+          fixtureTick ??= fixtureEvents
+            .tick()
+            .catch((error: unknown) =>
+              deps.logger.warn({ err: error }, 'a fixture store event failed; tried again'),
+            )
+            .finally(() => (fixtureTick = undefined));
+        },
+        Math.min(config.STORES_FIXTURE_EVENT_INTERVAL_MS, 10_000),
+      );
     },
     async stop(timeoutMs) {
+      clearInterval(fixtureTicking);
+      await fixtureTick;
       await Promise.all([subjects.stop(timeoutMs), consumer?.stop(timeoutMs)]);
       // After the handlers and the consumer: the events they committed are published.
       await relay.stop();

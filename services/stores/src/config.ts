@@ -19,5 +19,15 @@ export const storesEnvSchema = z.object({
     .min(0)
     .max(7 * 86_400_000)
     .default(86_400_000),
+  /**
+   * Between two occasional store events of the fixture stores (docs/sandbox-fixtures.md): one
+   * store goes busy or pauses for a minute, or runs out of an item for five.
+   */
+  STORES_FIXTURE_EVENT_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(86_400_000)
+    .default(600_000),
 });
 export type StoresConfig = z.output<typeof storesEnvSchema>;

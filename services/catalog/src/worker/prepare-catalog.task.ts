@@ -5,7 +5,7 @@
  * The parsed document never leaves this thread; only what activation stores does.
  */
 import { validateCatalogSet, type ValidationContext } from '@pcp/catalog-validation';
-import type { CatalogIngestError } from '@pcp/contracts';
+import type { CatalogIngestError, CatalogSetDocument } from '@pcp/contracts';
 import { createHash } from 'node:crypto';
 import type { MessagePort } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
@@ -68,24 +68,31 @@ export default function prepareCatalog(task: PrepareCatalogTask): Moved {
   if (task.purpose === 'dry-run') {
     return result({ outcome: 'valid', catalog: { pricesJson, counts: catalog.counts } });
   }
+  const activated = toActivatedCatalog(catalog.document, pricesJson, catalog.counts);
+  return result({ outcome: 'valid', catalog: activated }, [activated.document.buffer]);
+}
+
+/**
+ * What activation stores of a valid document: its bytes as served and their strong ETag (also
+ * the fixture catalogs' path, catalog/src/fixtures/fixture-catalogs.ts).
+ */
+export function toActivatedCatalog(
+  document: CatalogSetDocument,
+  pricesJson: string,
+  counts: ActivatedCatalog['counts'],
+): ActivatedCatalog & { document: Uint8Array<ArrayBuffer> } {
   // An encoder's output owns its ArrayBuffer (a small Buffer may sit in Node's shared pool),
   // so it can be transferred back without a copy.
-  const bytes = new TextEncoder().encode(JSON.stringify(catalog.document));
+  const bytes = new TextEncoder().encode(JSON.stringify(document));
   const etag = `"${createHash('sha256').update(bytes).digest('base64url')}"`;
-  return result(
-    {
-      outcome: 'valid',
-      catalog: {
-        document: bytes,
-        etag,
-        catalogSetId: catalog.document.catalogSetId,
-        currency: catalog.document.currency,
-        pricesJson,
-        counts: catalog.counts,
-      },
-    },
-    [bytes.buffer],
-  );
+  return {
+    document: bytes,
+    etag,
+    catalogSetId: document.catalogSetId,
+    currency: document.currency,
+    pricesJson,
+    counts,
+  };
 }
 
 /** The result for piscina, handing `transfer` over to the main thread instead of copying. */

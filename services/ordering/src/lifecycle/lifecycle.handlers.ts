@@ -9,7 +9,7 @@ import {
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { findOrder, listStoreOrders, lockStoreOrder, toOrder } from './order.repository.js';
-import type { OrderingDatabase } from '../db/ordering.table.js';
+import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
 import { acceptanceEnded } from './acceptance-window.js';
 import { cancelNotAccepted } from './acceptance-sweeper.js';
 import { refundOrder } from './order-refund.js';
@@ -31,12 +31,18 @@ export interface OrderLifecycleDeps {
 
 const orderNotFound = () => new AppError('ORDER_NOT_FOUND', 'No order with this id');
 
+/** What a status change did to the order it locked. */
+export type StatusChangeOutcome =
+  | { kind: 'moved'; row: OrderRow }
+  | { kind: 'unchanged'; row: OrderRow }
+  /** Past its acceptance window: the platform cancelled it instead. */
+  | { kind: 'expired' };
+
 /**
- * The order's life after place (docs/guide/orders.md#order-status): the placing distribution
- * partner reads it, the commerce partner owning its store lists its store's orders and moves them
- * along the status machine. Every move is a new version whose event goes out through the outbox.
+ * Stores' moves of orders along the status machine (docs/guide/orders.md#order-status). Every
+ * move is a new version whose event goes out through the outbox.
  */
-export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding[] {
+export function createOrderStatusChanges(deps: OrderLifecycleDeps) {
   const { db, bus } = deps;
 
   async function changeStatus(
@@ -50,42 +56,7 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
       // (docs/guide/authentication.md).
       const current = await lockStoreOrder(trx, orderId, partnerId);
       if (!current) throw orderNotFound();
-      // The deadline wins (docs/guide/orders.md#acceptance-window): a move that comes after it
-      // cancels the order as the sweeper would, and is refused once that commits.
-      if (acceptanceEnded({ status: current.status, acceptBy: current.accept_by }, deps.clock())) {
-        await cancelNotAccepted(trx, current, deps, ctx);
-        return { kind: 'expired' as const };
-      }
-      const outcome = applyOrderStatusChange(
-        {
-          state: current.state,
-          status: current.status,
-          fulfillmentMode: current.fulfillment_mode,
-          estimatedReadyAt: current.estimated_ready_at?.toISOString() ?? null,
-        },
-        change,
-      );
-      if (outcome.kind === 'illegal') {
-        throw new AppError('ORDER_STATUS_TRANSITION_INVALID', outcome.detail);
-      }
-      // Items that ran out deny a pending order only (docs/guide/orders.md#denying-an-order).
-      if (change.unavailableItemIds !== undefined && current.status !== 'pending') {
-        throw new AppError(
-          'ORDER_STATUS_TRANSITION_INVALID',
-          `The order is ${current.status}; only a pending order is denied with unavailableItemIds`,
-        );
-      }
-      if (outcome.kind === 'unchanged') return { kind: 'unchanged' as const, row: current };
-      // Before the refund: items stores refuses (not in the active catalog) refuse the cancel.
-      if (change.unavailableItemIds !== undefined) {
-        await denyItems(current.store_id, change.unavailableItemIds, ctx);
-      }
-      // Before commit and under the lock: a failed refund rolls the cancel back and its
-      // error goes to the store, which may retry; no other change can slip in meanwhile.
-      if (outcome.event === 'order.cancelled') {
-        await refundOrder(bus, current, ctx, deps.paymentsTimeoutMs);
-      }
-      return { kind: 'moved' as const, row: await writeOrderMove(trx, current, outcome, deps) };
+      return changeLockedOrder(trx, current, change, ctx);
     });
     if (result.kind === 'unchanged') return toOrder(result.row);
     deps.nudge();
@@ -96,6 +67,55 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
       );
     }
     return toOrder(result.row);
+  }
+
+  /**
+   * A store's status change of an order whose row `trx` holds locked: the commerce partner's
+   * PATCH, and the fixture kitchen's steps (docs/sandbox-fixtures.md#the-kitchen). The caller
+   * publishes the outbox after commit unless the outcome is `unchanged`.
+   */
+  async function changeLockedOrder(
+    trx: Kysely<OrderingDatabase>,
+    current: OrderRow,
+    change: OrderStatusChange,
+    ctx: RequestContext,
+  ): Promise<StatusChangeOutcome> {
+    // The deadline wins (docs/guide/orders.md#acceptance-window): a move that comes after it
+    // cancels the order as the sweeper would, and is refused once that commits.
+    if (acceptanceEnded({ status: current.status, acceptBy: current.accept_by }, deps.clock())) {
+      await cancelNotAccepted(trx, current, deps, ctx);
+      return { kind: 'expired' as const };
+    }
+    const outcome = applyOrderStatusChange(
+      {
+        state: current.state,
+        status: current.status,
+        fulfillmentMode: current.fulfillment_mode,
+        estimatedReadyAt: current.estimated_ready_at?.toISOString() ?? null,
+      },
+      change,
+    );
+    if (outcome.kind === 'illegal') {
+      throw new AppError('ORDER_STATUS_TRANSITION_INVALID', outcome.detail);
+    }
+    // Items that ran out deny a pending order only (docs/guide/orders.md#denying-an-order).
+    if (change.unavailableItemIds !== undefined && current.status !== 'pending') {
+      throw new AppError(
+        'ORDER_STATUS_TRANSITION_INVALID',
+        `The order is ${current.status}; only a pending order is denied with unavailableItemIds`,
+      );
+    }
+    if (outcome.kind === 'unchanged') return { kind: 'unchanged' as const, row: current };
+    // Before the refund: items stores refuses (not in the active catalog) refuse the cancel.
+    if (change.unavailableItemIds !== undefined) {
+      await denyItems(current.store_id, change.unavailableItemIds, ctx);
+    }
+    // Before commit and under the lock: a failed refund rolls the cancel back and its
+    // error goes to the store, which may retry; no other change can slip in meanwhile.
+    if (outcome.event === 'order.cancelled') {
+      await refundOrder(bus, current, ctx, deps.paymentsTimeoutMs);
+    }
+    return { kind: 'moved' as const, row: await writeOrderMove(trx, current, outcome, deps) };
   }
 
   /** Mark the items unavailable for the rest of the store's day; their errors point at the body. */
@@ -118,6 +138,17 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
     }
   }
 
+  return { changeStatus, changeLockedOrder };
+}
+
+/**
+ * The order's life after place (docs/guide/orders.md#order-status): the placing distribution
+ * partner reads it, the commerce partner owning its store lists its store's orders and moves them
+ * along the status machine.
+ */
+export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding[] {
+  const { db, bus } = deps;
+  const { changeStatus } = createOrderStatusChanges(deps);
   return [
     handle(subjects.ordering.getOrder, async ({ orderId }, ctx) => {
       const partnerId = requirePartner(ctx, 'distribution');

@@ -93,8 +93,17 @@ export interface ItemAvailabilityOverrideTable {
   until: Date | null;
 }
 
+/** The fixture stores' next occasional store event (docs/sandbox-fixtures.md); one row. */
+export interface FixtureStoreEventsTable {
+  id: ColumnType<number, never, never>;
+  next_at: Date;
+  /** Picks the store and the kind of the next event, round robin. */
+  turn: ColumnType<number, never, number>;
+}
+
 export interface StoresDatabase {
   stores: StoreTable;
+  fixture_store_events: FixtureStoreEventsTable;
   item_availability_overrides: ItemAvailabilityOverrideTable;
   outbox: OutboxTable;
 }

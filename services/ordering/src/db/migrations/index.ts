@@ -10,6 +10,7 @@ import * as acceptance from './2026-12-03T0100-acceptance.js';
 import * as storeEventDeliveries from './2026-12-03T0200-store-event-deliveries.js';
 import * as modesDataEndpointMode from './2026-12-20T0110-modes-data-endpoint-mode.js';
 import * as orderMode from './2026-12-20T0200-modes-money-order-mode.js';
+import * as fixturesKitchen from './2026-12-20T0300-fixtures-kitchen.js';
 import * as streamWebhookStreamLog from './2026-12-20T0500-stream-webhook-stream-log.js';
 
 /** Migrations of the `ordering` schema. */
@@ -25,6 +26,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-03T0200-store-event-deliveries': storeEventDeliveries,
   '2026-12-20T0110-modes-data-endpoint-mode': modesDataEndpointMode,
   '2026-12-20T0200-modes-money-order-mode': orderMode,
+  '2026-12-20T0300-fixtures-kitchen': fixturesKitchen,
   '2026-12-20T0500-stream-webhook-stream-log': streamWebhookStreamLog,
 };
 

@@ -12,6 +12,7 @@ import * as sealSubmissionSecrets from './2026-12-02T0100-seal-submission-secret
 import * as storeHoursBusy from './2026-12-03T0100-store-hours-busy.js';
 import * as itemAvailabilityEvents from './2026-12-03T0200-item-availability-events.js';
 import * as modesDataStoreMode from './2026-12-20T0100-modes-data-store-mode.js';
+import * as fixturesStoreEvents from './2026-12-20T0300-fixtures-store-events.js';
 
 /** Migrations of the `stores` schema, by name in the order they apply. */
 export const storesMigrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export const storesMigrations: Record<string, Migration> = {
   '2026-12-03T0100-store-hours-busy': storeHoursBusy,
   '2026-12-03T0200-item-availability-events': itemAvailabilityEvents,
   '2026-12-20T0100-modes-data-store-mode': modesDataStoreMode,
+  '2026-12-20T0300-fixtures-store-events': fixturesStoreEvents,
 };
 
 export const STORES_SCHEMA = 'stores';
