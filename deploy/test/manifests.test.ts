@@ -34,12 +34,9 @@ import {
 const REPO_ROOT = resolve(DEPLOY_DIR, '..');
 /** The platform's list of processes (tools/platform) is what the manifests and compose run. */
 const OPS_PORTS: Record<string, number> = platformOpsPorts;
-/** Deployments an overlay adds to the services: the local card-processor simulator. */
-const EXTRA: Record<string, readonly string[]> = {
-  base: [],
-  local: ['processor-simulator'],
-  production: [],
-};
+/** The Deployment every overlay runs besides the services: the sandbox card processor. */
+const SIMULATOR = 'processor-simulator';
+const EXTRA: readonly string[] = [SIMULATOR];
 const SIMULATOR_PORT = processDefinition('processor-simulator').opsPort;
 /** Only payments may read the card processor's endpoint and key. */
 const PROCESSOR_SECRET = 'pcp-payment-processor';
@@ -177,7 +174,7 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
     const docs = RENDERED[name];
     const deployments = docs.filter((d) => d.kind === 'Deployment');
     const workloads = docs.filter((d) => WORKLOAD_KINDS.has(d.kind as string));
-    const extra = EXTRA[name]!;
+    const extra = EXTRA;
     const serviceDeployments = deployments.filter((d) =>
       (SERVICES as readonly string[]).includes(d.metadata.name as string),
     );
@@ -420,6 +417,38 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
       }
     });
 
+    it('runs the processor simulator (the sandbox processor), on all interfaces, with probes on its /health', () => {
+      const doc = find(docs, 'Deployment', SIMULATOR);
+      const pod = podSpecOf(doc)!;
+      expect(doc.spec.replicas).toBe(1);
+      expect(doc.spec.strategy).toEqual({ type: 'Recreate' });
+      expect(pod.initContainers).toBeUndefined();
+      expect(pod.containers).toHaveLength(1);
+      const [container] = pod.containers as Doc[];
+      expect(container!.command).toEqual(['node', 'services/processor-simulator/dist/main.js']);
+      // No database, no MIGRATE_ON_START, no ops port: only its own settings.
+      expect(envOf(container!)).toEqual({
+        HOST: '0.0.0.0',
+        PORT: String(SIMULATOR_PORT),
+        PROCESSOR_API_KEY: 'sk_test_simulator',
+      });
+      expect(container!.ports).toEqual([
+        { name: 'http', containerPort: SIMULATOR_PORT, protocol: 'TCP' },
+      ]);
+      for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+        expect(container![probe]?.httpGet, probe).toEqual({ path: '/health', port: 'http' });
+      }
+      expect(pod.terminationGracePeriodSeconds).toBe(30);
+      expect(pod.serviceAccountName).toBe(SIMULATOR);
+      expect(find(docs, 'ServiceAccount', SIMULATOR).automountServiceAccountToken).toBe(false);
+      // payments reaches it as http://processor-simulator:4010 (deploy/k8s/README.md).
+      const service = find(docs, 'Service', SIMULATOR);
+      expect(service.spec.type).toBe('ClusterIP');
+      expect(service.spec.ports).toEqual([
+        { name: 'http', port: SIMULATOR_PORT, targetPort: 'http', protocol: 'TCP' },
+      ]);
+    });
+
     it("the migration Job runs each service's migrations once, in order, as that service's role, then the JetStream topology as the migrator", () => {
       const job = find(docs, 'Job', 'pcp-migrate');
       const pod = podSpecOf(job)!;
@@ -463,8 +492,14 @@ describe.runIf(KUBECTL)('overlays', () => {
 
   it('production: every workload that connects to NATS does so over TLS, trusting the mounted CA', () => {
     const docs = RENDERED.production;
+    // The simulator connects to nothing (no NATS, no Postgres): the overlay leaves it alone.
+    const simulator = find(docs, 'Deployment', SIMULATOR);
+    expect(Object.keys(envOf(containersOf(simulator)[0]!))).not.toContain('NATS_URL');
+    expect(podSpecOf(simulator)!.volumes).toEqual([
+      { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+    ]);
     const clients = docs.flatMap((doc) =>
-      doc.kind === 'Deployment' || doc.kind === 'Job'
+      (doc.kind === 'Deployment' && doc !== simulator) || doc.kind === 'Job'
         ? (podSpecOf(doc)!.containers as Doc[]).map((container) => ({ doc, container }))
         : [],
     );
@@ -529,50 +564,43 @@ describe.runIf(KUBECTL)('overlays', () => {
     expect(images(RENDERED.local)).toEqual(new Set([`${IMAGE}:dev`]));
   });
 
-  it('local: the processor simulator listens on all interfaces, with probes on its /health', () => {
-    const docs = RENDERED.local;
-    const doc = find(docs, 'Deployment', 'processor-simulator');
-    const pod = podSpecOf(doc)!;
-    expect(doc.spec.replicas).toBe(1);
-    expect(pod.initContainers).toBeUndefined();
-    expect(pod.containers).toHaveLength(1);
-    const [container] = pod.containers as Doc[];
-    expect(container!.command).toEqual(['node', 'services/processor-simulator/dist/main.js']);
-    // No database, no MIGRATE_ON_START, no ops port: only its own settings.
-    expect(envOf(container!)).toEqual({
-      HOST: '0.0.0.0',
-      PORT: String(SIMULATOR_PORT),
-      PROCESSOR_API_KEY: 'sk_test_simulator',
+  it('production: the live processor is never the simulator, the sandbox processor always is', () => {
+    const secret = loadDocs(join(K8S_DIR, 'base/secret.example.yaml')).find(
+      (doc) => doc.metadata.name === PROCESSOR_SECRET,
+    )!.stringData as Record<string, string>;
+    // The Secret names the sandbox by the simulator's Service, on its port.
+    const service = find(RENDERED.production, 'Service', SIMULATOR);
+    expect(new URL(secret.SANDBOX_PROCESSOR_URL!)).toMatchObject({
+      protocol: 'http:',
+      hostname: service.metadata.name,
+      port: String((service.spec.ports as Doc[])[0]!.port),
     });
-    expect(container!.ports).toEqual([
-      { name: 'http', containerPort: SIMULATOR_PORT, protocol: 'TCP' },
-    ]);
-    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
-      expect(container![probe]?.httpGet, probe).toEqual({ path: '/health', port: 'http' });
+    expect(secret.SANDBOX_PROCESSOR_API_KEY).toBe('sk_test_simulator');
+    // The live processor: https elsewhere, with a key that is not the simulator's.
+    const live = new URL(secret.PAYMENT_PROCESSOR_URL!);
+    expect(live.protocol).toBe('https:');
+    expect(live.hostname).not.toContain(SIMULATOR);
+    expect(secret.PAYMENT_PROCESSOR_API_KEY).not.toMatch(/^sk_test_simulator/);
+    // Only the Secret sets either processor: no manifest points payments anywhere.
+    for (const container of RENDERED.production.flatMap(containersOf)) {
+      const env = envOf(container);
+      for (const variable of Object.keys(env))
+        expect(variable, container.name as string).not.toMatch(/_PROCESSOR_(URL|API_KEY)$/);
     }
-    expect(pod.terminationGracePeriodSeconds).toBe(30);
-    expect(pod.serviceAccountName).toBe('processor-simulator');
-    expect(find(docs, 'ServiceAccount', 'processor-simulator').automountServiceAccountToken).toBe(
-      false,
-    );
-    // payments reaches it as http://processor-simulator:4010 (deploy/k8s/README.md).
-    const service = find(docs, 'Service', 'processor-simulator');
-    expect(service.spec.type).toBe('ClusterIP');
-    expect(service.spec.ports).toEqual([
-      { name: 'http', port: SIMULATOR_PORT, targetPort: 'http', protocol: 'TCP' },
-    ]);
   });
 
-  it('base and production have no processor simulator (production calls the real processor)', () => {
-    for (const name of ['base', 'production'] as const) {
-      const mentions = RENDERED[name].filter((doc) =>
-        JSON.stringify(doc).includes('processor-simulator'),
-      );
-      expect(
-        mentions.map((d) => `${d.kind}/${d.metadata.name}`),
-        name,
-      ).toEqual([]);
-    }
+  it('production: one simulator pod, replaced rather than rolled, its memory requested in full', () => {
+    const doc = find(RENDERED.production, 'Deployment', SIMULATOR);
+    expect(doc.spec.replicas).toBe(1);
+    expect(doc.spec.strategy).toEqual({ type: 'Recreate' });
+    const scaled = RENDERED.production.filter(
+      (d) => d.kind === 'HorizontalPodAutoscaler' && d.spec.scaleTargetRef.name === SIMULATOR,
+    );
+    expect(scaled).toEqual([]);
+    const [container] = podSpecOf(doc)!.containers as Doc[];
+    expect(memoryBytes(container!.resources.requests.memory)).toBe(
+      memoryBytes(container!.resources.limits.memory),
+    );
   });
 
   it('catalog and ordering: memory limits cover the budgets their configuration sets', () => {
@@ -614,13 +642,14 @@ describe.runIf(KUBECTL)('overlays', () => {
     }
   });
 
-  it('production: gateway 3, every other service 2, a pinned image, larger resources, 3 JetStream replicas', () => {
+  it('production: gateway 3, every other service 2, the simulator 1, a pinned image, larger resources, 3 JetStream replicas', () => {
     expect(replicas(RENDERED.production)).toEqual({
       gateway: 3,
       stores: 2,
       catalog: 2,
       ordering: 2,
       payments: 2,
+      [SIMULATOR]: 1,
     });
     expect(config(RENDERED.production).LOG_LEVEL).toBe('info');
     expect(config(RENDERED.production).JETSTREAM_REPLICAS).toBe('3');

@@ -2,7 +2,7 @@
  * The rendered NetworkPolicies (deploy/k8s/base/network-policies.yaml) answer the questions the
  * issue asks, through the evaluator in network-policy.ts: only the gateway is reachable from
  * outside; every service reaches DNS, NATS and Postgres; the gateway Redis; only payments the
- * card processor; catalog and ordering the internet but no private address.
+ * card processor and the sandbox processor (the simulator); catalog and ordering the internet but no private address.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -197,24 +197,32 @@ describe.runIf(KUBECTL)('network policies (production overlay)', () => {
   });
 });
 
-describe.runIf(KUBECTL)('network policies (local overlay)', () => {
-  const docs = RENDERED.local;
-  const policies = policiesOf(docs);
-  const simulator = () => podOf(docs, 'Deployment', 'processor-simulator');
+describe.runIf(KUBECTL).each(['production', 'local'] as const)(
+  'network policies (%s overlay): the sandbox processor',
+  (name) => {
+    const docs = RENDERED[name];
+    const policies = policiesOf(docs);
+    const simulator = () => podOf(docs, 'Deployment', 'processor-simulator');
 
-  it('payments, and only payments, reaches the processor simulator; the simulator reaches nothing', () => {
-    expect(
-      canConnect(policies, podOf(docs, 'Deployment', 'payments'), simulator(), TCP(4010)),
-    ).toBe(true);
-    for (const name of SERVICES.filter((s) => s !== 'payments'))
-      expect(canConnect(policies, podOf(docs, 'Deployment', name), simulator(), TCP(4010))).toBe(
-        false,
-      );
-    expect(canConnect(policies, OTHER_APP, simulator(), TCP(4010))).toBe(false);
-    for (const to of INTERNET) expect(canConnect(policies, simulator(), to, TCP(443))).toBe(false);
-    expect(canConnect(policies, simulator(), NATS, TCP(4222))).toBe(false);
-  });
-});
+    it('payments, and only payments, reaches the processor simulator; the simulator reaches nothing', () => {
+      expect(
+        canConnect(policies, podOf(docs, 'Deployment', 'payments'), simulator(), TCP(4010)),
+      ).toBe(true);
+      for (const service of SERVICES.filter((s) => s !== 'payments'))
+        expect(
+          canConnect(policies, podOf(docs, 'Deployment', service), simulator(), TCP(4010)),
+          service,
+        ).toBe(false);
+      for (const from of [OTHER_APP, PROMETHEUS, INGRESS, ...INTERNET])
+        expect(canConnect(policies, from, simulator(), TCP(4010))).toBe(false);
+      for (const to of INTERNET)
+        expect(canConnect(policies, simulator(), to, TCP(443))).toBe(false);
+      expect(canConnect(policies, simulator(), NATS, TCP(4222))).toBe(false);
+      expect(canConnect(policies, simulator(), POSTGRES, TCP(5432))).toBe(false);
+      expect(canConnect(policies, simulator(), PROCESSOR, TCP(443))).toBe(false);
+    });
+  },
+);
 
 describe('the evaluator', () => {
   const a: Peer = pod('ns', { app: 'a' });

@@ -100,7 +100,7 @@ export function createChargeActions(deps: ChargeActionDeps) {
       throw await decline(row, 'expired_card');
     }
     // Card testing: a card declined too often lately is not shown to the processor again.
-    if (card.card_hash && (await deps.velocity.cardDeclinesExceeded(card.card_hash))) {
+    if (card.card_hash && (await deps.velocity.cardDeclinesExceeded(row.mode, card.card_hash))) {
       throw await decline(row, VELOCITY_EXCEEDED);
     }
     let outcome;
@@ -138,7 +138,7 @@ export function createChargeActions(deps: ChargeActionDeps) {
       await updateCharge(db, row, { processor_attempt: row.processor_attempt + 1 });
       throw declineError(outcome.reason);
     }
-    if (card.card_hash) await deps.velocity.recordDecline(card.card_hash);
+    if (card.card_hash) await deps.velocity.recordDecline(row.mode, card.card_hash);
     throw await decline(row, outcome.reason);
   }
 

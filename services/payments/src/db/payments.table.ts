@@ -60,7 +60,7 @@ export interface RefundTable {
 /** A vault attempt or decline counted against a velocity limit (`velocity.ts`). */
 export interface VelocityEventTable {
   scope: 'vault' | 'decline';
-  /** `partner/endUser` for vault attempts, the card hash for declines. */
+  /** `partner/endUser` for vault attempts, `mode/cardHash` for declines (one count per mode). */
   subject: string;
   at: Generated<Date>;
 }

@@ -86,7 +86,7 @@ export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
       if (await cardLimitReached(db, partnerId, endUserId, cardHash, deps.maxCardsPerEndUser)) {
         throw cardLimitError();
       }
-      await velocity.admitVault(partnerId, endUserId, cardHash);
+      await velocity.admitVault(mode, partnerId, endUserId, cardHash);
       let token;
       try {
         // Each vault is its own attempt: a retry tokenizes again and lands on the same row.
@@ -103,7 +103,7 @@ export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
         );
       } catch (error) {
         if (error instanceof ProcessorRejectedError) {
-          await velocity.recordDecline(cardHash);
+          await velocity.recordDecline(mode, cardHash);
           const message = 'The processor refused the card';
           throw new AppError('CARD_INVALID', message, {
             errors: [{ code: 'CARD_INVALID', message, pointer: '/cardNumber' }],

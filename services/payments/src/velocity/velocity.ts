@@ -1,3 +1,4 @@
+import type { PartnerMode } from '@pcp/contracts';
 import { AppError } from '@pcp/service-kit';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { createHmac } from 'node:crypto';
@@ -6,7 +7,10 @@ import type { PaymentsDatabase, VelocityEventTable } from '../db/payments.table.
 export interface VelocityLimits {
   /** Vault attempts one (partner, end user) may make per window. */
   readonly vaultAttempts: number;
-  /** Processor declines one card (by its hash, across end users and partners) may get per window. */
+  /**
+   * Processor declines one card (by its hash, across end users and partners) may get per window,
+   * in one mode: test-mode declines (the sandbox processor's) never count against live mode.
+   */
   readonly cardDeclines: number;
   readonly windowSeconds: number;
 }
@@ -17,6 +21,9 @@ type Scope = VelocityEventTable['scope'];
 const PRUNE_BATCH = 100;
 type Db = Kysely<PaymentsDatabase> | Transaction<PaymentsDatabase>;
 
+/** A card's declines are counted per mode: `<mode>/<card hash>`. */
+const declineSubject = (mode: PartnerMode, cardHash: string) => `${mode}/${cardHash}`;
+
 /** 429 PAYMENT_VELOCITY_EXCEEDED: retry once the oldest counted event leaves the window. */
 export function velocityExceeded(message: string, retryAfterSeconds: number): AppError {
   return new AppError('PAYMENT_VELOCITY_EXCEEDED', message, { retryAfterSeconds });
@@ -24,9 +31,11 @@ export function velocityExceeded(message: string, retryAfterSeconds: number): Ap
 
 /**
  * Velocity limits against card testing, counted in Postgres so every replica sees the same
- * counts: vault attempts per (partner, end user), and processor declines per card. A card is
- * known by payments' keyed hash of its number (HMAC-SHA256), so the same card matches under
- * any end user while the stored hash reveals nothing of the number.
+ * counts: vault attempts per (partner, end user), and processor declines per card and mode. A
+ * card is known by payments' keyed hash of its number (HMAC-SHA256), so the same card matches
+ * under any end user while the stored hash reveals nothing of the number. A partner tenant is of
+ * one mode, so vault attempts are too; a card's declines are counted in the mode of the
+ * operation, so partners testing declines with the sandbox never hold back the same card live.
  */
 export function createVelocity(db: Kysely<PaymentsDatabase>, key: string, limits: VelocityLimits) {
   const window = sql`make_interval(secs => ${limits.windowSeconds})`;
@@ -63,8 +72,13 @@ export function createVelocity(db: Kysely<PaymentsDatabase>, key: string, limits
     await trx.insertInto('velocity_events').values({ scope, subject }).execute();
   }
 
-  async function refuseDeclinedCard(trx: Db, cardHash: string): Promise<void> {
-    const wait = await overLimit(trx, 'decline', cardHash, limits.cardDeclines);
+  async function refuseDeclinedCard(trx: Db, mode: PartnerMode, cardHash: string): Promise<void> {
+    const wait = await overLimit(
+      trx,
+      'decline',
+      declineSubject(mode, cardHash),
+      limits.cardDeclines,
+    );
     if (wait !== undefined) {
       throw velocityExceeded('This card was declined too often lately; retry later', wait);
     }
@@ -75,16 +89,22 @@ export function createVelocity(db: Kysely<PaymentsDatabase>, key: string, limits
 
     /**
      * Admit one vault attempt of the end user with this card, counted before the processor is
-     * called; refused when the end user vaulted too often or the card was declined too often.
+     * called; refused when the end user vaulted too often or the card was declined too often
+     * in this mode.
      */
-    admitVault(partnerId: string, endUserId: string, cardHash: string): Promise<void> {
+    admitVault(
+      mode: PartnerMode,
+      partnerId: string,
+      endUserId: string,
+      cardHash: string,
+    ): Promise<void> {
       const owner = `${partnerId}/${endUserId}`;
       return db.transaction().execute(async (trx) => {
         // Concurrent attempts of one end user are counted one after another.
         await sql`select pg_advisory_xact_lock(hashtextextended(${`vault/${owner}`}, 0))`.execute(
           trx,
         );
-        await refuseDeclinedCard(trx, cardHash);
+        await refuseDeclinedCard(trx, mode, cardHash);
         const wait = await overLimit(trx, 'vault', owner, limits.vaultAttempts);
         if (wait !== undefined) {
           throw velocityExceeded('Too many cards vaulted lately; retry later', wait);
@@ -93,13 +113,16 @@ export function createVelocity(db: Kysely<PaymentsDatabase>, key: string, limits
       });
     },
 
-    /** Seconds to wait when the card was declined too often to be tried now, else undefined. */
-    cardDeclinesExceeded(cardHash: string): Promise<number | undefined> {
-      return overLimit(db, 'decline', cardHash, limits.cardDeclines);
+    /**
+     * Seconds to wait when the card was declined too often in this mode to be tried now, else
+     * undefined.
+     */
+    cardDeclinesExceeded(mode: PartnerMode, cardHash: string): Promise<number | undefined> {
+      return overLimit(db, 'decline', declineSubject(mode, cardHash), limits.cardDeclines);
     },
 
-    recordDecline(cardHash: string): Promise<void> {
-      return record(db, 'decline', cardHash);
+    recordDecline(mode: PartnerMode, cardHash: string): Promise<void> {
+      return record(db, 'decline', declineSubject(mode, cardHash));
     },
   };
 }

@@ -576,7 +576,7 @@ describe('velocity and card limits', () => {
   const authorizeAt = (ctx: RequestContext, paymentId: string, orderId = randomUUID()) =>
     guardedBus.request(
       subjects.payments.authorize,
-      { orderId, paymentId, amount: 1_000, currency: 'USD', mode: 'live' },
+      { orderId, paymentId, amount: 1_000, currency: 'USD', mode: ctx.mode ?? 'live' },
       ctx,
     );
   /** The processor fails every tokenize call: a vault answered otherwise never reached it. */
@@ -594,6 +594,7 @@ describe('velocity and card limits', () => {
       clock: () => now,
       config: loadConfig(paymentsEnvSchema, {
         PAYMENT_PROCESSOR_URL: processorUrl,
+        SANDBOX_PROCESSOR_URL: processorUrl,
         PAYMENTS_MAX_CARDS_PER_END_USER: '2',
         PAYMENTS_VAULT_ATTEMPTS_PER_WINDOW: '5',
         PAYMENTS_CARD_DECLINES_PER_WINDOW: '2',
@@ -669,6 +670,58 @@ describe('velocity and card limits', () => {
     const { card: good } = await vaultAt(tester, '4111111111111111');
     const charge = await authorizeAt(tester, good.paymentId);
     expect(charge.status).toBe('authorized');
+  });
+
+  it("counts a card's declines per mode: test-mode declines never hold it back live, nor live ones in test", async () => {
+    const testTenant = randomUUID();
+    const tester = (): RequestContext => ({
+      ...customer(),
+      partnerId: testTenant,
+      mode: 'test',
+    });
+    const declineTwice = async (ctx: RequestContext) => {
+      const { card: vaulted } = await vaultAt(ctx, testCards.stolenCard);
+      for (let i = 0; i < 2; i++) {
+        const declined = await expectAppError(
+          authorizeAt(ctx, vaulted.paymentId),
+          'PAYMENT_DECLINED',
+        );
+        expect(declined.errors?.[0]?.code).toBe('CARD_LOST_OR_STOLEN');
+      }
+      const refused = await expectAppError(authorizeAt(ctx, vaulted.paymentId), 'PAYMENT_DECLINED');
+      expect(refused.errors?.[0]?.code).toBe('PAYMENT_VELOCITY_EXCEEDED');
+      return vaulted;
+    };
+    // Test mode reaches its limit for the card…
+    const testCard = await declineTwice(tester());
+    // …and live mode still vaults it and asks the processor, up to a limit of its own.
+    await declineTwice(customer());
+    // Two declines in each mode under the same card hash: the live ones did not add to test's.
+    const { card_hash: hash } = await db
+      .selectFrom('cards')
+      .select('card_hash')
+      .where('payment_id', '=', testCard.paymentId)
+      .executeTakeFirstOrThrow();
+    const counted = async (mode: string) => {
+      const { count } = await db
+        .selectFrom('velocity_events')
+        .select((eb) => eb.fn.countAll<string>().as('count'))
+        .where('scope', '=', 'decline')
+        .where('subject', '=', `${mode}/${hash!}`)
+        .executeTakeFirstOrThrow();
+      return Number(count);
+    };
+    expect({ test: await counted('test'), live: await counted('live') }).toEqual({
+      test: 2,
+      live: 2,
+    });
+    // A fresh test tenant's vault of the card is refused (test declines counted), a live one's not.
+    processorRefusesTokenize();
+    await expectAppError(
+      vaultAt({ ...tester(), partnerId: randomUUID() }, testCards.stolenCard),
+      'PAYMENT_VELOCITY_EXCEEDED',
+    );
+    processor.setFaults({ errorRate: 0 });
   });
 
   it('forgets events the window has left behind as new ones are counted, whatever their subject', async () => {
