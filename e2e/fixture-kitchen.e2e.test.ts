@@ -1,8 +1,8 @@
 /**
- * The fixture stores (docs/sandbox-fixtures.md): seeded by the platform with their bundled
- * catalogs, and a kitchen that moves an order placed there to completion with every order
- * webhook, signed per Standard Webhooks, while two ordering replicas (processes) share it and
- * one is killed midway: each status exactly once, in order.
+ * The fixture stores (docs/guide/sandbox.md#fixture-stores): seeded by the platform with their
+ * bundled catalogs, and a kitchen that moves an order placed there to completion with every order
+ * webhook, signed per Standard Webhooks, while two ordering replicas (processes) share it and one
+ * is killed midway: each status exactly once, in order.
  */
 import { createPlatformClient, type PlatformClient } from '@pcp/client';
 import {

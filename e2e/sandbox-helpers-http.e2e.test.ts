@@ -1,6 +1,6 @@
 /**
- * The sandbox's test helpers over HTTP (docs/sandbox-helpers.md): a commerce partner's test
- * key places test orders at its own test store, moves them as the store would (or lets the
+ * The sandbox's test helpers over HTTP (docs/guide/sandbox.md#test-helpers): a commerce partner's
+ * test key places test orders at its own test store, moves them as the store would (or lets the
  * acceptance window pass), then deletes all of its test data; its live key may do none of it.
  */
 import { createPlatformClient } from '@pcp/client';

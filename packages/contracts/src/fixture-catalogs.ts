@@ -277,10 +277,10 @@ const tokyoCatalog = build({
 });
 
 /**
- * The fixture stores' CatalogSets (docs/sandbox-fixtures.md), by store id, as bundled with the
- * platform: the catalog service activates them itself. Each has modifier groups with minimums
- * and maximums (one nested in another's item), sections nested in sections and a catalog open
- * only some hours of the store's day.
+ * The fixture stores' CatalogSets (docs/guide/sandbox.md#fixture-stores), by store id, as bundled
+ * with the platform: the catalog service activates them itself. Each has modifier groups with
+ * minimums and maximums (one nested in another's item), sections nested in sections and a catalog
+ * open only some hours of the store's day.
  */
 export const fixtureCatalogSets: Readonly<Record<string, CatalogSetDocument>> = {
   [newYork]: newYorkCatalog,

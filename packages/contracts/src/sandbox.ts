@@ -58,16 +58,16 @@ export type TestResetResult = z.infer<typeof testResetResult>;
 export const serviceResetReply = testResetResult;
 
 /**
- * The platform's own test tenant: it owns the fixture stores (docs/sandbox-fixtures.md), which
- * the platform seeds, and whose orders its fixture kitchen moves to completion. No partner row
- * or key belongs to it.
+ * The platform's own test tenant: it owns the fixture stores
+ * (docs/guide/sandbox.md#fixture-stores), which the platform seeds, and whose orders its fixture
+ * kitchen moves to completion. No partner row or key belongs to it.
  */
 export const fixtureCommercePartnerId = '00000000-0000-4000-8000-00000000f1c5';
 
 /**
- * The three fixture stores test-mode distribution partners order at (docs/sandbox-fixtures.md):
- * New York, London and Tokyo, in that order, each with a catalog of modifiers, nested sections
- * and availability windows.
+ * The three fixture stores test-mode distribution partners order at
+ * (docs/guide/sandbox.md#fixture-stores): New York, London and Tokyo, in that order, each with a
+ * catalog of modifiers, nested sections and availability windows.
  */
 export const fixtureStoreIds = [
   '00000000-0000-4000-8000-0000000f1001',
@@ -77,9 +77,10 @@ export const fixtureStoreIds = [
 
 /**
  * The platform's "sandbox customer", a test-mode distribution tenant with no partner row or key:
- * `POST /v1/test/stores/{storeId}/orders` places its orders (docs/sandbox-helpers.md), as end
- * user `sandboxCustomerEndUserId(commercePartnerId)`, so a reset of that commerce partner finds
- * the customer's cards, charges and addresses made for it.
+ * `POST /v1/test/stores/{storeId}/orders` places its orders
+ * (docs/guide/sandbox.md#placing-an-order-at-your-store), as end user
+ * `sandboxCustomerEndUserId(commercePartnerId)`, so a reset of that commerce partner finds the
+ * customer's cards, charges and addresses made for it.
  */
 export const sandboxCustomerPartnerId = '00000000-0000-4000-8000-0000000c0575';
 

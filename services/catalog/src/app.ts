@@ -166,7 +166,8 @@ export function createCatalogService(deps: CatalogServiceDeps): ServiceInstance 
       });
       relay.start();
       reconciler.start();
-      // The fixture stores' bundled catalogs (docs/sandbox-fixtures.md), in the background.
+      // The fixture stores' bundled catalogs (docs/guide/sandbox.md#fixture-stores), in the
+      // background.
       activateFixtures();
     },
     async stop(timeoutMs) {

@@ -101,7 +101,7 @@ export const orderingEnvSchema = z
       .default(5_000),
     /**
      * How often each replica's fixture kitchen moves the fixture stores' orders along
-     * (docs/sandbox-fixtures.md#the-kitchen): a step is taken at most this long after it is due.
+     * (docs/guide/sandbox.md#the-kitchen): a step is taken at most this long after it is due.
      */
     ORDERING_FIXTURE_KITCHEN_INTERVAL_MS: z.coerce
       .number()

@@ -100,7 +100,8 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   let consumer: ConsumerLoop | undefined;
   return {
     async start() {
-      // The platform's own test stores (docs/sandbox-fixtures.md), there before any request.
+      // The platform's own test stores (docs/guide/sandbox.md#fixture-stores), there before any
+      // request.
       await seedFixtureStores(db, keyring);
       await subjects.start();
       const jsm = await deps.nc.jetstreamManager();

@@ -20,8 +20,9 @@ export const storesEnvSchema = z.object({
     .max(7 * 86_400_000)
     .default(86_400_000),
   /**
-   * Between two occasional store events of the fixture stores (docs/sandbox-fixtures.md): one
-   * store goes busy or pauses for a minute, or runs out of an item for five.
+   * Between two occasional store events of the fixture stores
+   * (docs/guide/sandbox.md#store-events): one store goes busy or pauses for a minute, or runs out
+   * of an item for five.
    */
   STORES_FIXTURE_EVENT_INTERVAL_MS: z.coerce
     .number()

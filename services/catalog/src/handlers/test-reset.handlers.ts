@@ -5,7 +5,7 @@ import { CATALOG_AGGREGATE } from '../db/catalog.repository.js';
 import type { CatalogDatabase } from '../db/catalog.table.js';
 
 /**
- * `catalog.testReset` (docs/sandbox-helpers.md#reset): the calling test tenant's ingest runs,
+ * `catalog.testReset` (docs/guide/sandbox.md#reset): the calling test tenant's ingest runs,
  * the catalog versions they made (documents and activations with them), its turn in the fair
  * queue and its stores' catalog events in the outbox, in one transaction. A run a worker
  * holds right now (its lease live) is left to finish, with what it made.

@@ -71,7 +71,7 @@ export function createOrderStatusChanges(deps: OrderLifecycleDeps) {
 
   /**
    * A store's status change of an order whose row `trx` holds locked: the commerce partner's
-   * PATCH, and the fixture kitchen's steps (docs/sandbox-fixtures.md#the-kitchen). The caller
+   * PATCH, and the fixture kitchen's steps (docs/guide/sandbox.md#the-kitchen). The caller
    * publishes the outbox after commit unless the outcome is `unchanged`.
    */
   async function changeLockedOrder(

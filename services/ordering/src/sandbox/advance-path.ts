@@ -1,7 +1,7 @@
 import type { OrderStatus, OrderStatusChange, TestAdvanceTarget } from '@pcp/contracts';
 import type { FulfillmentMode } from '../lifecycle/order-status.js';
 
-/** Why the advance helper cancels an order (docs/sandbox-helpers.md#advance). */
+/** Why the advance helper cancels an order (docs/guide/sandbox.md#advancing-an-order). */
 export const ADVANCE_CANCEL_REASON = "Cancelled with the sandbox's advance helper";
 
 /** The statuses a store steps a pending order through, in order. */
@@ -11,12 +11,12 @@ const positionOf = (status: OrderStatus) =>
   status === 'pending' ? -1 : walk.indexOf(status as Step);
 
 /**
- * The store's changes that take an order from `status` to `to` one step at a time, each for
- * the status machine to apply (docs/sandbox-helpers.md#advance): a status later on the walk is
- * reached through every status between; `completed` through the finishing status (ready for
- * pickup, inTransit for delivery); `cancelled` at once. A target behind the order, or one the
- * order never reaches (a pickup order in transit), is the single change that names it, so the
- * status machine refuses it with its own detail. `timeout` is not a store's change.
+ * The store's changes that take an order from `status` to `to` one step at a time, each for the
+ * status machine to apply (docs/guide/sandbox.md#advancing-an-order): a status later on the walk is
+ * reached through every status between; `completed` through the finishing status (ready for pickup,
+ * inTransit for delivery); `cancelled` at once. A target behind the order, or one the order never
+ * reaches (a pickup order in transit), is the single change that names it, so the status machine
+ * refuses it with its own detail. `timeout` is not a store's change.
  */
 export function advanceChanges(
   status: OrderStatus,

@@ -1,10 +1,11 @@
 import type { CatalogSetDocument } from '@pcp/contracts';
 
 /**
- * Up to `limit` items a customer could put in a cart as they are (docs/sandbox-helpers.md):
- * reached from a catalog through its sections, in the order the document lists them, not
- * marked unavailable, and with no modifier group that requires a choice. Whether one can be
- * ordered now (hours, windows, overrides) is validate's to say.
+ * Up to `limit` items a customer could put in a cart as they are
+ * (docs/guide/sandbox.md#placing-an-order-at-your-store): reached from a catalog through its
+ * sections, in the order the document lists them, not marked unavailable, and with no modifier
+ * group that requires a choice. Whether one can be ordered now (hours, windows, overrides) is
+ * validate's to say.
  */
 export function orderableCandidates(document: CatalogSetDocument, limit: number): string[] {
   const found: string[] = [];

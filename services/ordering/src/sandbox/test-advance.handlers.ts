@@ -35,7 +35,7 @@ function mayAdvance(row: OrderRow, partnerId: string): boolean {
 }
 
 /**
- * `POST /v1/test/orders/{orderId}/advance` (docs/sandbox-helpers.md#advance): moves a test
+ * `POST /v1/test/orders/{orderId}/advance` (docs/guide/sandbox.md#advancing-an-order): moves a test
  * order as its store would, one step at a time through the status machine a store's change
  * uses, each step a version with its event (so webhooks flow); `cancelled` refunds as a
  * store's cancel does; `timeout` ends a pending order's acceptance window now, and the order is

@@ -30,7 +30,7 @@ const SUCCEEDING_TEST_CARD = '4242424242424242';
 const CANDIDATES = 25;
 
 /**
- * `POST /v1/test/stores/{storeId}/orders` (docs/sandbox-helpers.md#place-at-your-store): a
+ * `POST /v1/test/stores/{storeId}/orders` (docs/guide/sandbox.md#placing-an-order-at-your-store): a
  * test order at the calling commerce partner's own store, placed as a customer would, through
  * the real validate and place (idempotency, store context, acceptance window, the store's
  * order submission URL), by the platform's sandbox customer.

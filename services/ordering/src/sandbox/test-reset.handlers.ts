@@ -7,7 +7,7 @@ const count = (result: { numDeletedRows: bigint }[]) =>
   result.reduce((sum, part) => sum + Number(part.numDeletedRows), 0);
 
 /**
- * `ordering.testReset` (docs/sandbox-helpers.md#reset): in one transaction, every ordering row
+ * `ordering.testReset` (docs/guide/sandbox.md#reset): in one transaction, every ordering row
  * of the calling test tenant: the orders it placed or its stores took (and their outbox
  * events, deliveries and place attempts), its place attempts, addresses, webhook endpoint and
  * deliveries, its stores' acceptance-timeout runs, and what the sandbox customer made for it.

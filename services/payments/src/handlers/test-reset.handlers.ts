@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { PaymentsDatabase } from '../db/payments.table.js';
 
 /**
- * `payments.testReset` (docs/sandbox-helpers.md#reset): the calling test tenant's cards,
+ * `payments.testReset` (docs/guide/sandbox.md#reset): the calling test tenant's cards,
  * charges (with their refunds) and velocity counts, and those the sandbox customer made for
  * it, in one transaction. A charge still being authorized is left to finish (and its card).
  */

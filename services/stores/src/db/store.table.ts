@@ -93,7 +93,7 @@ export interface ItemAvailabilityOverrideTable {
   until: Date | null;
 }
 
-/** The fixture stores' next occasional store event (docs/sandbox-fixtures.md); one row. */
+/** When the next fixture store event is due (docs/guide/sandbox.md#store-events); one row. */
 export interface FixtureStoreEventsTable {
   id: ColumnType<number, never, never>;
   next_at: Date;

@@ -5,7 +5,7 @@ import type { StoresDatabase } from '../db/store.table.js';
 import { STORE_EVENT_AGGREGATE } from '../events/store-events.js';
 
 /**
- * `stores.testReset` (docs/sandbox-helpers.md#reset): the calling test tenant's stores, their
+ * `stores.testReset` (docs/guide/sandbox.md#reset): the calling test tenant's stores, their
  * item availability overrides and their events in the outbox, in one transaction.
  */
 export function testResetHandler(db: Kysely<StoresDatabase>): HandlerBinding {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoresService, storesEnvSchema } from '../../src/app.js';
 import { startStoresUnderTest, type StoresUnderTest } from '../support/stores-under-test.js';
 
-/** The fixture stores' occasional events (docs/sandbox-fixtures.md), every second here. */
+/** The fixture store events (docs/guide/sandbox.md#store-events), every second here. */
 const config = { ...storesEnvSchema.parse({}), STORES_FIXTURE_EVENT_INTERVAL_MS: 1_000 };
 
 let stores: StoresUnderTest;

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * The fixture kitchen's scan (docs/sandbox-fixtures.md#the-kitchen): open orders of the fixture
+ * The fixture kitchen's scan (docs/guide/sandbox.md#the-kitchen): open orders of the fixture
  * stores, by when they last moved. Its schedule is the orders themselves: each step is due a
  * fixed time after the order's last change. The uuid is the platform's test tenant
  * (`fixtureCommercePartnerId`), written out: a migration does not follow later code.

@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * When the fixture stores' next occasional store event is due (docs/sandbox-fixtures.md): one
- * row, claimed by whichever replica finds it due (FOR UPDATE SKIP LOCKED); `turn` picks the
- * store and the kind of event, round robin.
+ * When the fixture stores' next occasional store event is due
+ * (docs/guide/sandbox.md#store-events): one row, claimed by whichever replica finds it due (FOR
+ * UPDATE SKIP LOCKED); `turn` picks the store and the kind of event, round robin.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create table fixture_store_events (
