@@ -33,3 +33,4 @@ export {
   type CatalogIngestStatus,
   type IngestCatalogInput,
 } from './ingest.js';
+export { fixtureStoreIds } from './sandbox.js';
