@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createPlatformClient, type PlatformClient } from '../client.js';
-import type { paths } from '../generated/openapi.js';
-import { placeOrder, type Order, type PlaceOrderRequest } from '../place.js';
+import { placeOrder, type Order } from '../place.js';
 import { PlatformProblem } from '../problem.js';
-import { fixtureStoreIds } from '../sandbox.js';
+import { fixtureStoreOrder, NoFixtureStoreError } from '../sandbox.js';
 import type { CommandIo } from './dry-run-command.js';
 
 /** What each event does: place a test order, then advance it (or not). */
@@ -36,130 +34,15 @@ Exit status: 0 done, 1 refused or failed (a live key: 403 FORBIDDEN), 2 usage.
 
 /** The end user the CLI's orders are placed for (`X-End-User-Id`). */
 export const TRIGGER_END_USER_ID = 'pcp-cli';
-/** Items of a catalog offered to validate at once, the first it lets through is ordered. */
-const CANDIDATES = 25;
-
-type CatalogSet =
-  paths['/v1/marketfront/stores/{storeId}/catalogset']['get']['responses'][200]['content']['application/json'];
-
-/**
- * Up to `limit` items a customer could put in a cart as they are: reached from a catalog
- * through its sections, not marked unavailable, with no modifier group that requires a choice.
- * Whether one can be ordered now (hours, windows, overrides) is validate's to say.
- */
-function orderableCandidates(document: CatalogSet, limit: number): string[] {
-  const found: string[] = [];
-  const seenSections = new Set<string>();
-  const seenItems = new Set<string>();
-  const visit = (sectionId: string): void => {
-    if (found.length >= limit || seenSections.has(sectionId)) return;
-    seenSections.add(sectionId);
-    const section = document.sections[sectionId];
-    if (!section) return;
-    for (const itemId of section.itemIds ?? []) {
-      if (found.length >= limit) return;
-      if (seenItems.has(itemId)) continue;
-      seenItems.add(itemId);
-      const item = document.items[itemId];
-      if (!item || item.isAvailable === false) continue;
-      const requiresChoice = (item.modifierGroupIds ?? []).some(
-        (groupId) => (document.modifierGroups[groupId]?.minimumAllowed ?? 0) > 0,
-      );
-      if (!requiresChoice) found.push(itemId);
-    }
-    for (const child of section.sectionIds ?? []) visit(child);
-  };
-  for (const catalog of Object.values(document.catalogs)) {
-    for (const sectionId of catalog.sectionIds) visit(sectionId);
-  }
-  return found;
-}
-
-/** A request's answer: its data, or its ProblemDetail thrown as a PlatformProblem. */
-async function answered<T>(
-  request: Promise<{ data?: T; error?: unknown; response: Response }>,
-): Promise<T> {
-  const { data, error, response } = await request;
-  if (data === undefined) throw PlatformProblem.fromResponse(response, error);
-  return data;
-}
-
-/** Why no fixture store took the order (each store's reason). */
-class NoStore extends Error {}
-
-/** A pickup order paid at the store, of the first item validate lets through, at `storeId`. */
-async function orderAt(client: PlatformClient, storeId: string): Promise<PlaceOrderRequest> {
-  const store = await answered(
-    client.GET('/v1/marketfront/stores/{storeId}', { params: { path: { storeId } } }),
-  );
-  if (!store.isOpenNow || store.status === 'paused') {
-    throw new NoStore(`${store.name}: ${store.isOpenNow ? 'paused' : 'closed now'}`);
-  }
-  const document = await answered(
-    client.GET('/v1/marketfront/stores/{storeId}/catalogset', { params: { path: { storeId } } }),
-  );
-  const candidates = orderableCandidates(document, CANDIDATES);
-  const header = { 'X-End-User-Id': TRIGGER_END_USER_ID };
-  const base = {
-    fulfillment: { mode: 'PICKUP', scheduleType: 'ASAP' },
-    client: { ip: '8.8.4.4', userAgent: 'pcp-cli/1' },
-    paymentType: 'PAY_AT_STORE',
-  } as const;
-  const cartOf = (itemIds: readonly string[]) => ({
-    catalogSetId: document.catalogSetId,
-    storeId,
-    lineItems: itemIds.map((itemId) => ({ itemId, lineItemId: randomUUID(), quantity: 1 })),
-  });
-  if (candidates.length === 0) throw new NoStore(`${store.name}: no item to order as it is`);
-  // One validate finds the candidates that cannot be ordered now (their line's pointer).
-  const probe = await answered(
-    client.POST('/v1/marketfront/orders/validate', {
-      params: { header },
-      body: { ...base, cart: cartOf(candidates) },
-    }),
-  );
-  const refused = new Set(
-    probe.errors.flatMap((error) => {
-      const line = /^\/cart\/lineItems\/(\d+)/.exec(error.pointer ?? '');
-      return line ? [Number(line[1])] : [];
-    }),
-  );
-  const chosen = candidates.find((_, index) => !refused.has(index));
-  if (chosen === undefined) throw new NoStore(`${store.name}: nothing can be ordered now`);
-  const cart = cartOf([chosen]);
-  const priced = await answered(
-    client.POST('/v1/marketfront/orders/validate', {
-      params: { header },
-      body: { ...base, cart },
-    }),
-  );
-  if (!priced.isValid || !priced.amounts) {
-    const why = priced.errors.map((error) => `${error.code} ${error.message}`).join('; ');
-    throw new NoStore(`${store.name}: the order is not valid (${why})`);
-  }
-  return { ...base, cart, amounts: { total: priced.amounts.total } };
-}
-
 /** Place the test order at the first fixture store that takes it. */
 async function placeTestOrder(client: PlatformClient, io: CommandIo): Promise<Order> {
-  const reasons: string[] = [];
-  for (const storeId of fixtureStoreIds) {
-    let body;
-    try {
-      body = await orderAt(client, storeId);
-    } catch (error) {
-      if (!(error instanceof NoStore)) throw error;
-      reasons.push(error.message);
-      continue;
-    }
-    const { order } = await placeOrder(client, { body, endUserId: TRIGGER_END_USER_ID });
-    io.stdout(
-      `Placed order ${order.orderId} at fixture store ${storeId}: ${order.status}, ` +
-        `total ${order.amounts?.total} ${order.amounts?.currency}  (order.created)\n`,
-    );
-    return order;
-  }
-  throw new NoStore(`No fixture store takes an order now: ${reasons.join('; ')}`);
+  const { storeId, body } = await fixtureStoreOrder(client, { endUserId: TRIGGER_END_USER_ID });
+  const { order } = await placeOrder(client, { body, endUserId: TRIGGER_END_USER_ID });
+  io.stdout(
+    `Placed order ${order.orderId} at fixture store ${storeId}: ${order.status}, ` +
+      `total ${order.amounts?.total} ${order.amounts?.currency}  (order.created)\n`,
+  );
+  return order;
 }
 
 /** An order id no order has: advancing it asks the platform whether the key is a test key. */
@@ -208,10 +91,10 @@ export async function trigger(options: {
     if (to !== 'confirmed' || problem.errorCode !== 'ORDER_STATUS_TRANSITION_INVALID') {
       throw problem;
     }
-    const current = await answered(
-      client.GET('/v1/marketfront/orders/{orderId}', { params: { path: { orderId } } }),
-    );
-    if (current.status === 'pending' || current.state === 'cancelled') throw problem;
+    const { data: current } = await client.GET('/v1/marketfront/orders/{orderId}', {
+      params: { path: { orderId } },
+    });
+    if (!current || current.status === 'pending' || current.state === 'cancelled') throw problem;
     io.stdout(
       `The fixture kitchen had already advanced order ${orderId} to ${current.status}  ` +
         `(order.status_changed)\n`,
@@ -274,7 +157,7 @@ export async function triggerCommand(
       io.stderr(`The platform refused it (HTTP ${status}) ${errorCode}: ${problem.detail}\n`);
       return 1;
     }
-    if (error instanceof NoStore) {
+    if (error instanceof NoFixtureStoreError) {
       io.stderr(`${error.message}\n`);
       return 1;
     }
