@@ -33,3 +33,9 @@ export {
   type CatalogIngestStatus,
   type IngestCatalogInput,
 } from './ingest.js';
+export {
+  fixtureStoreIds,
+  fixtureStoreOrder,
+  NoFixtureStoreError,
+  type FixtureStoreOrderOptions,
+} from './sandbox.js';

@@ -1,7 +1,9 @@
+import { fixtureStoreIds as platformFixtureStoreIds } from '@pcp/contracts';
 import { buildOpenApiDocument } from '@pcp/gateway';
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fixtureStoreIds } from '../src/sandbox.js';
 import { documentPath, documentText, typesPath, typesText } from '../generate/client-generation.js';
 
 /**
@@ -38,4 +40,8 @@ describe('the generated client', () => {
       await checkedIn(typesPath),
     );
   }, 60_000);
+
+  it('names the fixture stores the platform seeds', () => {
+    expect(fixtureStoreIds).toEqual(platformFixtureStoreIds);
+  });
 });

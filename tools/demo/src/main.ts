@@ -12,7 +12,8 @@
 // DEMO_BASE_URL (default http://localhost:8080) points it at another gateway; partners are
 // created with the admin command, so against the same database (DATABASE_URL, NATS_URL).
 // `npm run demo -- --sandbox` plays the same journey with test keys of both partners
-// (docs/guide/sandbox.md#modes): test store, test card on the simulator, test webhooks.
+// (docs/guide/sandbox.md#modes): test store, test card on the simulator, test webhooks; then
+// the distribution partner also orders at a fixture store, whose kitchen confirms the order.
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -23,6 +24,7 @@ import { placeTheOrder } from './steps/order.js';
 import { createPartners, platformAnswers } from './steps/partners.js';
 import { buildCart } from './steps/cart.js';
 import { denyForAnItem } from './steps/deny.js';
+import { orderAtFixtureStore } from './steps/fixture-store.js';
 import { discoverStore, readCatalog, registerWebhooks } from './steps/shopping.js';
 import { openStore } from './steps/store.js';
 
@@ -57,6 +59,9 @@ async function runDemo(servers: Server[]): Promise<void> {
     { commerce, market, receiver, store, order: request, item: soda },
     receiver.events.length,
   );
+  if (mode === 'test') {
+    await orderAtFixtureStore(market, request.endUserId, request.body.paymentId ?? '');
+  }
 }
 
 /** What came instead of a step's success, as the failure report prints it. */

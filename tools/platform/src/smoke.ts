@@ -1,7 +1,8 @@
 // Smoke test (CI runs it after `npm test`; `node scripts/smoke.mjs` locally): `npm start` in the
 // background, logging to .data/smoke-start.log; once every process is ready, `npm run demo`
-// against it; then Ctrl-C (SIGINT) to `npm start` and wait until it stopped. Exit 0 only when
-// the demo passed and the platform stopped cleanly; on failure the log's tail is printed.
+// against it, then `pcp listen` and `pcp trigger` with a test key (smoke-sandbox.ts); then
+// Ctrl-C (SIGINT) to `npm start` and wait until it stopped. Exit 0 only when the demo and the
+// sandbox part passed and the platform stopped cleanly; on failure the log's tail is printed.
 // PORT and PROCESSOR_SIMULATOR_PORT move the gateway and the simulator as for `npm start`; the
 // services' ops ports (platformProcesses) are fixed, so they must be free.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,6 +11,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { gatewayDefaultPort, processorSimulatorDefaultPort } from '@pcp/contracts';
 import { platformProcesses, repositoryRoot as root } from './processes.js';
+import { smokeSandboxStream } from './smoke-sandbox.js';
 
 const dataDir = join(root, '.data');
 const port = Number(process.env.PORT ?? gatewayDefaultPort);
@@ -101,7 +103,7 @@ async function main(): Promise<number> {
   return passed && stopped ? 0 : 1;
 }
 
-/** Wait until every process is ready, then run the demo; true when it passed. */
+/** Wait until every process is ready, then run the demo and the sandbox part; true when they passed. */
 async function readyThenDemo(platform: ChildProcess): Promise<boolean> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let ready = false;
@@ -126,8 +128,11 @@ async function readyThenDemo(platform: ChildProcess): Promise<boolean> {
     env: { ...process.env, DEMO_BASE_URL: `http://localhost:${port}` },
   });
   const code = await exited(demo);
-  if (code !== 0) say(`the demo failed (exit ${code})`);
-  return code === 0;
+  if (code !== 0) {
+    say(`the demo failed (exit ${code})`);
+    return false;
+  }
+  return smokeSandboxStream(`http://127.0.0.1:${port}`);
 }
 
 /** Ctrl-C to npm start, as a developer would; true when it stopped cleanly in time. */
