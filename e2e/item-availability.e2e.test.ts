@@ -205,6 +205,7 @@ describe('item availability through the gateway', () => {
       storeId,
       itemAvailabilityVersion: 2,
       items: [{ itemId: dropped[0]!, available: true, until: null }],
+      mode: 'live',
     });
   });
 });

@@ -13,7 +13,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.j
  * `pcp trigger` (the client package's built bin) as a child process against the platform
  * over HTTP: a test order at a fixture store, advanced with the test helper; and with
  * `pcp listen` alongside, its webhooks reach a receiver on loopback, verified with
- * standardwebhooks (docs/sandbox-trigger.md).
+ * standardwebhooks (docs/guide/sandbox.md#making-events-happen-pcp-trigger).
  */
 
 const BIN = fileURLToPath(new URL('../packages/client/bin/pcp.js', import.meta.url));

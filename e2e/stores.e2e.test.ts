@@ -442,6 +442,7 @@ describe('stores.v1.order-context', () => {
       requestId: randomUUID(),
       partnerId: distribution.partnerId,
       partnerKind: 'distribution',
+      mode: 'live',
     };
     const context = await bus.request(subjects.stores.orderContext, { storeId }, asked);
     expect(context).toMatchObject({

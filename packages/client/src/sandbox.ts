@@ -5,7 +5,7 @@ import type { PlaceOrderRequest } from './place.js';
 import { PlatformProblem } from './problem.js';
 
 /**
- * The platform's fixture stores (docs/sandbox-fixtures.md): test-mode distribution partners
+ * The platform's fixture stores (docs/guide/sandbox.md#fixture-stores): test-mode distribution partners
  * order at them, and the platform's kitchen moves every order to completion. New York (takes
  * delivery in the US and Canada), London and Tokyo (pickup), in that order. The same ids on
  * every deployment.
@@ -140,7 +140,7 @@ export interface FixtureStoreOrderOptions {
 }
 
 /**
- * A test order a fixture store takes now (docs/sandbox-trigger.md): pickup ASAP, paid at the
+ * A test order a fixture store takes now (docs/guide/sandbox.md#making-events-happen-pcp-trigger): pickup ASAP, paid at the
  * store or by the card given, one of the first item validate lets through, at the first
  * fixture store open and not paused, with the total validate priced; ready for `placeOrder`
  * by the same end user. Needs a test key (a live key does not see the fixture stores). Throws

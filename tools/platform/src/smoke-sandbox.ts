@@ -2,7 +2,7 @@
 // distribution partner with a test key (the admin command), `pcp listen` forwards its
 // test-mode webhooks to a receiver on this machine that verifies each one with
 // standardwebhooks and the secret `pcp listen` printed, and `pcp trigger
-// order.status_changed` makes them happen at a fixture store (docs/sandbox-trigger.md).
+// order.status_changed` makes them happen at a fixture store (docs/guide/sandbox.md#making-events-happen-pcp-trigger).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -10,6 +10,7 @@ import {
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { OrderingDatabase } from '../db/ordering.table.js';
+import { findEndpoint } from './endpoint.repository.js';
 import { newWebhookSecret } from './webhook.handlers.js';
 import { openStream, readStream } from './stream.repository.js';
 
@@ -25,9 +26,14 @@ export function streamHandlers(db: Kysely<OrderingDatabase>, keyring: Keyring): 
     return partnerId;
   };
   return [
+    // What the CLI signs forwarded deliveries with: the tenant's endpoint secret when it has
+    // an endpoint, so a receiver verifies with the secret it uses in production; otherwise
+    // the stream's own (docs/guide/sandbox.md#webhook-stream).
     handle(subjects.ordering.openWebhookStream, async (_input, ctx) => {
-      const sealed = await openStream(db, tenant(ctx), seal(keyring, newWebhookSecret()));
-      return { secret: open(keyring, sealed) };
+      const partnerId = tenant(ctx);
+      const sealed = await openStream(db, partnerId, seal(keyring, newWebhookSecret()));
+      const endpoint = await findEndpoint(db, partnerId);
+      return { secret: open(keyring, endpoint?.secret ?? sealed) };
     }),
 
     handle(subjects.ordering.readWebhookStream, async ({ after, limit }, ctx) => {

@@ -142,6 +142,21 @@ describe('the webhook stream log', () => {
     );
   });
 
+  it("gives the endpoint's signing secret once the tenant has an endpoint, the stream's before", async () => {
+    const partnerId = randomUUID();
+    const before = await bus.request(subjects.ordering.openWebhookStream, {}, tenantCtx(partnerId));
+    const put = await bus.request(
+      subjects.ordering.putWebhook,
+      { url: 'https://hooks.example.com/pcp', events: ['order.created'] },
+      tenantCtx(partnerId),
+    );
+    const endpointSecret = put.endpoint.secret;
+    expect(endpointSecret).toMatch(/^whsec_/);
+    expect(endpointSecret).not.toBe(before.secret);
+    const after = await bus.request(subjects.ordering.openWebhookStream, {}, tenantCtx(partnerId));
+    expect(after.secret).toBe(endpointSecret);
+  });
+
   it('keeps the events recorded after the stream was opened, in the order recorded, as deliveries carry them', async () => {
     const partnerId = randomUUID();
     const orderId = randomUUID();
@@ -243,6 +258,8 @@ describe('the webhook stream log', () => {
         resumeAt: null,
         extraPrepMinutes: null,
         pausedBy: 'partner',
+        // A test store's event: only test tenants' endpoints (and streams) get it.
+        mode: 'test',
       },
     };
     await env.nc

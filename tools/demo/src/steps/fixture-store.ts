@@ -1,5 +1,5 @@
 // The sandbox only (`--sandbox`): the distribution partner also orders at one of the
-// platform's fixture stores (docs/sandbox-fixtures.md), which nobody runs: the platform's
+// platform's fixture stores (docs/guide/sandbox.md#fixture-stores), which nobody runs: the platform's
 // fixture kitchen confirms the order on its own, about two seconds after it was placed.
 import { fixtureStoreOrder, placeOrder, type Order, type PlatformClient } from '@pcp/client';
 import { call, exchange, type Printing } from '../exchanges.js';
