@@ -75,6 +75,20 @@ describe('the NATS permissions', () => {
     ).toEqual(['ordering']);
   });
 
+  it.each(serviceNames)(
+    'have %s ask its own subjects in-process, never over NATS (its user may not publish them)',
+    async (service) => {
+      const overNats: string[] = [];
+      for (const text of await sources(join(root, 'services', service, 'src'))) {
+        const calls = text.matchAll(/\b(\w+)\.request(?:Raw)?\(\s*subjects\.(\w+)\.(\w+)/g);
+        for (const [, receiver, group, key] of calls) {
+          if (group === service && receiver !== 'local') overNats.push(`${receiver}: ${key}`);
+        }
+      }
+      expect(overNats).toEqual([]);
+    },
+  );
+
   it('let each service subscribe only below its own name, its inbox and its events', () => {
     for (const user of serviceNames) {
       const allowed = natsPermissions('pcp', user).subscribe.allow;

@@ -63,6 +63,7 @@ const internalSubjects: readonly Named[] = [
   subjects.catalog.active,
   subjects.catalog.knownItems,
   subjects.payments.cardOwned,
+  subjects.payments.sandboxCustomerCard,
   subjects.payments.authorize,
   subjects.payments.capture,
   subjects.payments.refund,
@@ -91,8 +92,8 @@ const serviceCalls: Record<ServiceName, readonly Named[]> = {
     subjects.catalog.documentChunk,
     subjects.payments.cardOwned,
     // The sandbox customer's test card, for a test order paid by CARD at a commerce partner's
-    // own test store (docs/guide/sandbox.md#test-helpers).
-    subjects.payments.vaultCard,
+    // own test store (docs/guide/sandbox.md#test-helpers); never vaultCard itself.
+    subjects.payments.sandboxCustomerCard,
     subjects.payments.authorize,
     subjects.payments.capture,
     subjects.payments.refund,

@@ -439,6 +439,19 @@ export const subjects = {
       z.object({ charge: charge.nullable() }),
     ),
     refund: defineSubject('payments', 'v1.charges.refund', refundInput, charge),
+    /**
+     * Ordering's test helper only: the platform's sandbox customer's succeeding test card for
+     * the request's end user, vaulted on the sandbox processor (kept on a second call), so a
+     * test order at a commerce partner's own store can be paid by CARD
+     * (docs/guide/sandbox.md#placing-an-order-at-your-store) while no card number ever
+     * leaves payments.
+     */
+    sandboxCustomerCard: defineSubject(
+      'payments',
+      'v1.cards.sandbox-customer',
+      z.object({}),
+      z.object({ paymentId: guid }),
+    ),
     testReset: testReset('payments'),
   },
 } as const;

@@ -65,6 +65,43 @@ export function handleBytes<Req extends z.ZodType>(
   return { definition, handler: handler as HandlerBinding['handler'], repliesBytes: true };
 }
 
+/**
+ * A service's own subjects, answered in-process with the contract's checks on both ends and
+ * the payload and reply passed through JSON as a message would carry them. A service's NATS
+ * user may not publish to its own subjects (so none can pass for the gateway through
+ * itself; docs/messaging.md#subjects), so what a service asks of itself goes through here.
+ * `bind` takes the bindings once they are built (a handler may call its siblings).
+ */
+export interface LocalSubjects {
+  bind(bindings: readonly HandlerBinding[]): void;
+  request<Req extends z.ZodType, Rep extends z.ZodType>(
+    definition: SubjectDefinition<Req, Rep>,
+    payload: z.input<Req>,
+    ctx: RequestContext,
+  ): Promise<z.output<Rep>>;
+}
+
+export function createLocalSubjects(): LocalSubjects {
+  let served: ReadonlyMap<string, HandlerBinding> = new Map();
+  return {
+    bind(bindings) {
+      served = new Map(bindings.map((binding) => [binding.definition.name, binding]));
+    },
+    async request(definition, payload, ctx) {
+      const binding = served.get(definition.name);
+      if (!binding || binding.repliesBytes) {
+        throw new Error(`${definition.name} is not one of this service's JSON subjects`);
+      }
+      const input = parseContract(definition.request, JSON.parse(JSON.stringify(payload)));
+      if (!input.success) throw requestInvalid(input.error.issues, input);
+      const reply: unknown = await binding.handler(input.data, ctx);
+      return definition.reply.parse(JSON.parse(JSON.stringify(reply))) as z.output<
+        typeof definition.reply
+      >;
+    },
+  };
+}
+
 export interface ServedService {
   /** Stop taking requests, then wait (up to `timeoutMs`) for those in flight to answer. */
   stop(timeoutMs?: number): Promise<void>;

@@ -2,6 +2,7 @@ import { events, natsStreams, webhookStreamWake } from '@pcp/contracts';
 import {
   createBusClient,
   createOutboxRelay,
+  createLocalSubjects,
   createSubjectService,
   keyringFromEnv,
   type Keyring,
@@ -214,7 +215,10 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     nudge,
     stepScale: config.ORDERING_FIXTURE_KITCHEN_STEP_SCALE,
   });
-  const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, [
+  // What the service asks of itself, in-process: its NATS user may not publish to its own
+  // subjects.
+  const local = createLocalSubjects();
+  const bindings = [
     ...cartHandlers(catalogs, availability, clock),
     ...addressHandlers(db, bus, deps.config.ORDERING_MAX_ADDRESSES_PER_END_USER),
     ...validateHandlers(evaluate),
@@ -236,7 +240,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       nudge,
       paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
     }),
-    testPlaceHandler({ bus, placeTimeoutMs: config.ORDERING_PLACE_LEASE_MS }),
+    testPlaceHandler({ bus, local }),
     testResetHandler(db),
     ...webhookHandlers({
       db,
@@ -246,7 +250,9 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       resent: dispatcher.poke,
     }),
     ...streamHandlers(db, keyring),
-  ]);
+  ];
+  local.bind(bindings);
+  const subjects = createSubjectService(deps, { name: 'ordering', version: '0.1.0' }, bindings);
   const streamLog: WebhookStreamLog = {
     keep: config.WEBHOOK_STREAM_MAX_EVENTS,
     // A wake-up lost (the gateway's subscription is not there) costs a heartbeat's delay: the

@@ -1,6 +1,7 @@
 import {
   createBusClient,
   createOutboxRelay,
+  createLocalSubjects,
   createSubjectService,
   keyringFromEnv,
   type Keyring,
@@ -68,7 +69,10 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
     logger: deps.logger,
     metrics: deps.metrics,
   });
-  const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, [
+  // What the service asks of itself, in-process: its NATS user may not publish to its own
+  // subjects.
+  const local = createLocalSubjects();
+  const bindings = [
     ...storeHandlers(
       db,
       geocoder,
@@ -87,10 +91,12 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
       scanCap: config.STORES_DISCOVERY_SCAN_CAP,
     }),
     testResetHandler(db),
-  ]);
+  ];
+  local.bind(bindings);
+  const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, bindings);
   const fixtureEvents = createFixtureStoreEvents({
     db,
-    bus,
+    local,
     clock,
     logger: deps.logger,
     intervalMs: config.STORES_FIXTURE_EVENT_INTERVAL_MS,

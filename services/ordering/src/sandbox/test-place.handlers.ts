@@ -18,13 +18,11 @@ import {
   requireTestPartner,
   type BusClient,
   type HandlerBinding,
+  type LocalSubjects,
   type RequestContext,
 } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
 import { orderableCandidates } from './orderable-items.js';
-
-/** The simulator's card that always succeeds (docs/guide/payments.md#test-cards). */
-const SUCCEEDING_TEST_CARD = '4242424242424242';
 
 /** Items tried per order: the first ones the catalog lists that validate lets through. */
 const CANDIDATES = 25;
@@ -37,11 +35,10 @@ const CANDIDATES = 25;
  */
 export function testPlaceHandler(deps: {
   readonly bus: BusClient;
-  /** How long its own validate and place may take (a place run's lease bounds it). */
-  readonly placeTimeoutMs: number;
+  /** Ordering's own validate, place and order read, in-process. */
+  readonly local: LocalSubjects;
 }): HandlerBinding {
-  const { bus } = deps;
-  const long = { timeoutMs: deps.placeTimeoutMs };
+  const { bus, local } = deps;
 
   return handle(subjects.ordering.testPlaceStoreOrder, async (input, ctx) => {
     const partnerId = requireTestPartner(ctx);
@@ -64,21 +61,16 @@ export function testPlaceHandler(deps: {
     };
     const paymentId = paymentType === 'CARD' ? await testCard(customer) : undefined;
     const request = await orderOf(store, document, input, customer, paymentId);
-    const outcome = await bus.request(
-      subjects.ordering.place,
-      request,
-      {
-        ...customer,
-        idempotencyKey: randomUUID(),
-      },
-      long,
-    );
+    const outcome = await local.request(subjects.ordering.place, request, {
+      ...customer,
+      idempotencyKey: randomUUID(),
+    });
     if (outcome.problem) {
       throw new AppError(outcome.problem.errorCode as AppError['code'], outcome.problem.detail, {
         ...(outcome.problem.errors ? { errors: outcome.problem.errors } : {}),
       });
     }
-    const order = await bus.request(
+    const order = await local.request(
       subjects.ordering.getOrder,
       { orderId: outcome.orderId ?? '' },
       customer,
@@ -105,20 +97,9 @@ export function testPlaceHandler(deps: {
     return parsed;
   }
 
-  /** The sandbox customer's succeeding test card (vaulting it again keeps its paymentId). */
+  /** The sandbox customer's succeeding test card (asking again keeps its paymentId). */
   async function testCard(customer: RequestContext): Promise<string> {
-    const { card } = await bus.request(
-      subjects.payments.vaultCard,
-      {
-        cardNumber: SUCCEEDING_TEST_CARD,
-        expMonth: 12,
-        expYear: new Date().getUTCFullYear() + 5,
-        cvc: '123',
-        cardholderName: 'Sandbox Customer',
-      },
-      customer,
-    );
-    return card.paymentId;
+    return (await bus.request(subjects.payments.sandboxCustomerCard, {}, customer)).paymentId;
   }
 
   /**
@@ -168,11 +149,10 @@ export function testPlaceHandler(deps: {
       lineItems: itemIds.map((itemId) => ({ itemId, lineItemId: randomUUID(), quantity: 1 })),
     });
     // One validate finds the candidates that cannot be ordered now (their line's pointer).
-    const probe = await bus.request(
+    const probe = await local.request(
       subjects.ordering.validate,
       { ...base, cart: cartOf(candidates) },
       customer,
-      long,
     );
     const refused = new Set(
       probe.errors.flatMap((error) => {
@@ -190,11 +170,10 @@ export function testPlaceHandler(deps: {
         { errors: probe.errors.slice(0, 100) },
       );
     }
-    const priced = await bus.request(
+    const priced = await local.request(
       subjects.ordering.validate,
       { ...base, cart: cartOf(chosen) },
       customer,
-      long,
     );
     if (!priced.isValid || !priced.amounts) {
       throw new AppError('ORDER_INVALID', 'The store does not take this order now', {

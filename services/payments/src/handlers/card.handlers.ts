@@ -1,4 +1,9 @@
-import { subjects, type VaultedCard } from '@pcp/contracts';
+import {
+  sandboxCustomerPartnerId,
+  subjects,
+  type VaultCardInput,
+  type VaultedCard,
+} from '@pcp/contracts';
 import {
   AppError,
   handle,
@@ -65,70 +70,93 @@ function cardLimitError(): AppError {
   );
 }
 
+/** The simulator's card that always succeeds (docs/guide/payments.md#test-cards). */
+const SUCCEEDING_TEST_CARD = '4242424242424242';
+
 export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
   const { db, processors, velocity } = deps;
-  return [
-    handle(subjects.payments.vaultCard, async (input, ctx) => {
-      const owner = cardOwner(ctx);
-      // Listing and deleting stay open to a partner that lost CARD: end users can still
-      // see and remove what was stored for them.
-      requirePaymentType(ctx, 'CARD');
-      const mode = requestMode(ctx);
-      // Live without a live processor is refused before anything is counted or checked.
-      const processor = processors.forMode(mode);
-      const checked = checkCard(input, deps.clock());
-      if (!checked.ok) {
-        throw new AppError('CARD_INVALID', 'The card is not valid', { errors: checked.errors });
-      }
-      const cardHash = velocity.cardHash(checked.card.number);
-      const { partnerId, endUserId } = owner;
-      // Refused before the processor sees the card: a full card list, then card testing.
-      if (await cardLimitReached(db, partnerId, endUserId, cardHash, deps.maxCardsPerEndUser)) {
-        throw cardLimitError();
-      }
-      await velocity.admitVault(mode, partnerId, endUserId, cardHash);
-      let token;
-      try {
-        // Each vault is its own attempt: a retry tokenizes again and lands on the same row.
-        token = await processor.tokenize(
-          {
-            number: checked.card.number,
-            expMonth: input.expMonth,
-            expYear: input.expYear,
-            cvc: input.cvc,
-            name: input.cardholderName,
-            ...(input.billingPostalCode ? { postalCode: input.billingPostalCode } : {}),
-          },
-          { idempotencyKey: `pcp-tokenize-${randomUUID()}` },
-        );
-      } catch (error) {
-        if (error instanceof ProcessorRejectedError) {
-          await velocity.recordDecline(mode, cardHash);
-          const message = 'The processor refused the card';
-          throw new AppError('CARD_INVALID', message, {
-            errors: [{ code: 'CARD_INVALID', message, pointer: '/cardNumber' }],
-          });
-        }
-        throw processorFailure(error, processors.retryAfterSeconds(mode));
-      }
-      const saved = await saveCard(
-        db,
+
+  async function vault(input: VaultCardInput, ctx: RequestContext) {
+    const owner = cardOwner(ctx);
+    // Listing and deleting stay open to a partner that lost CARD: end users can still
+    // see and remove what was stored for them.
+    requirePaymentType(ctx, 'CARD');
+    const mode = requestMode(ctx);
+    // Live without a live processor is refused before anything is counted or checked.
+    const processor = processors.forMode(mode);
+    const checked = checkCard(input, deps.clock());
+    if (!checked.ok) {
+      throw new AppError('CARD_INVALID', 'The card is not valid', { errors: checked.errors });
+    }
+    const cardHash = velocity.cardHash(checked.card.number);
+    const { partnerId, endUserId } = owner;
+    // Refused before the processor sees the card: a full card list, then card testing.
+    if (await cardLimitReached(db, partnerId, endUserId, cardHash, deps.maxCardsPerEndUser)) {
+      throw cardLimitError();
+    }
+    await velocity.admitVault(mode, partnerId, endUserId, cardHash);
+    let token;
+    try {
+      // Each vault is its own attempt: a retry tokenizes again and lands on the same row.
+      token = await processor.tokenize(
         {
-          paymentId: randomUUID(),
-          ...owner,
-          processorToken: token.token,
-          fingerprint: token.fingerprint,
-          cardHash,
-          brand: checked.card.brand,
-          last4: token.last4,
+          number: checked.card.number,
           expMonth: input.expMonth,
           expYear: input.expYear,
-          mode,
+          cvc: input.cvc,
+          name: input.cardholderName,
+          ...(input.billingPostalCode ? { postalCode: input.billingPostalCode } : {}),
         },
-        deps.maxCardsPerEndUser,
+        { idempotencyKey: `pcp-tokenize-${randomUUID()}` },
       );
-      if ('limitReached' in saved) throw cardLimitError();
-      return { card: toVaultedCard(saved.row), created: saved.created };
+    } catch (error) {
+      if (error instanceof ProcessorRejectedError) {
+        await velocity.recordDecline(mode, cardHash);
+        const message = 'The processor refused the card';
+        throw new AppError('CARD_INVALID', message, {
+          errors: [{ code: 'CARD_INVALID', message, pointer: '/cardNumber' }],
+        });
+      }
+      throw processorFailure(error, processors.retryAfterSeconds(mode));
+    }
+    const saved = await saveCard(
+      db,
+      {
+        paymentId: randomUUID(),
+        ...owner,
+        processorToken: token.token,
+        fingerprint: token.fingerprint,
+        cardHash,
+        brand: checked.card.brand,
+        last4: token.last4,
+        expMonth: input.expMonth,
+        expYear: input.expYear,
+        mode,
+      },
+      deps.maxCardsPerEndUser,
+    );
+    if ('limitReached' in saved) throw cardLimitError();
+    return { card: toVaultedCard(saved.row), created: saved.created };
+  }
+
+  return [
+    handle(subjects.payments.vaultCard, vault),
+
+    handle(subjects.payments.sandboxCustomerCard, async (_input, ctx) => {
+      if (ctx.partnerId !== sandboxCustomerPartnerId || ctx.mode !== 'test') {
+        throw new AppError('FORBIDDEN', "Only the sandbox customer's test orders take this card");
+      }
+      const { card } = await vault(
+        {
+          cardNumber: SUCCEEDING_TEST_CARD,
+          expMonth: 12,
+          expYear: deps.clock().getUTCFullYear() + 5,
+          cvc: '123',
+          cardholderName: 'Sandbox Customer',
+        },
+        ctx,
+      );
+      return { paymentId: card.paymentId };
     }),
 
     handle(subjects.payments.listCards, async (_input, ctx) => {

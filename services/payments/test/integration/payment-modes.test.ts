@@ -1,4 +1,9 @@
-import { subjects, type PartnerMode, type VaultCardInput } from '@pcp/contracts';
+import {
+  sandboxCustomerPartnerId,
+  subjects,
+  type PartnerMode,
+  type VaultCardInput,
+} from '@pcp/contracts';
 import { createProcessorSimulator, type ProcessorSimulator } from '@pcp/processor-simulator';
 import {
   createBusClient,
@@ -148,6 +153,32 @@ describe('with a live processor configured', () => {
       refundedAmount: 2_500,
     });
     expect(chargesAt(live, authorized.chargeId)).toEqual([]);
+  });
+
+  it("vaults the sandbox customer's test card for it alone, the same card on each call", async () => {
+    const sandboxCustomer = customer('test', sandboxCustomerPartnerId);
+    const first = await bus.request(subjects.payments.sandboxCustomerCard, {}, sandboxCustomer);
+    const again = await bus.request(subjects.payments.sandboxCustomerCard, {}, sandboxCustomer);
+    expect(again.paymentId).toBe(first.paymentId);
+    const [row] = await db
+      .selectFrom('cards')
+      .select(['partner_id', 'mode', 'last4'])
+      .where('payment_id', '=', first.paymentId)
+      .execute();
+    expect(row).toEqual({ partner_id: sandboxCustomerPartnerId, mode: 'test', last4: '4242' });
+    // Any other tenant, or the sandbox customer's id with a live key's mode, is refused.
+    await expectAppError(
+      bus.request(subjects.payments.sandboxCustomerCard, {}, customer('test')),
+      'FORBIDDEN',
+    );
+    await expectAppError(
+      bus.request(
+        subjects.payments.sandboxCustomerCard,
+        {},
+        customer('live', sandboxCustomerPartnerId),
+      ),
+      'FORBIDDEN',
+    );
   });
 
   it('charges a live-mode card on the live processor only', async () => {
