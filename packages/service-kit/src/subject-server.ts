@@ -95,9 +95,7 @@ export function createLocalSubjects(): LocalSubjects {
       const input = parseContract(definition.request, JSON.parse(JSON.stringify(payload)));
       if (!input.success) throw requestInvalid(input.error.issues, input);
       const reply: unknown = await binding.handler(input.data, ctx);
-      return definition.reply.parse(JSON.parse(JSON.stringify(reply))) as z.output<
-        typeof definition.reply
-      >;
+      return definition.reply.parse(JSON.parse(JSON.stringify(reply)));
     },
   };
 }
