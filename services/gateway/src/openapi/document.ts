@@ -12,7 +12,7 @@ import { SANDBOX_TAG, TEST_ONLY_EXTENSION } from './test-only.js';
  * The document's version: bump the major for a change that breaks clients of the previous
  * release (the breaking-change check compares with `services/gateway/openapi/release.json`).
  */
-export const API_VERSION = '3.0.0';
+export const API_VERSION = '3.1.0';
 
 interface Tag {
   readonly name: string;
