@@ -13,7 +13,16 @@ import {
 import type { CatalogDatabase } from '@pcp/catalog';
 import { setRateLimits } from '@pcp/gateway/admin';
 import { sql, type InsertObject } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import {
+  afterAll,
+  afterEach,
+  beforeAll,
+  beforeEach,
+  describe,
+  expect,
+  it,
+  onTestFinished,
+} from 'vitest';
 import { generateCatalogSet } from '@pcp/testing/catalog-generator';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { countsBy, growth } from '@pcp/testing/metrics';
@@ -36,8 +45,13 @@ beforeAll(async () => {
   env = await createTestEnvironment();
   platform = await startPlatform(env, { catalogEnv: { CATALOG_INGEST_LEASE_MS: LEASE_MS } });
   host = await startCatalogHost();
-  commerce = await platform.newPartner('commerce');
   distribution = await platform.newPartner('distribution');
+});
+
+// A partner of its own per test: a run one test leaves in progress never holds the next
+// test's runs behind the per-partner cap.
+beforeEach(async () => {
+  commerce = await platform.newPartner('commerce');
   // These tests poll ingest status every few milliseconds for as long as an ingest takes on a
   // loaded machine: past the default 1,000 reads a minute, a 429 would stand in for the status.
   await setRateLimits(platform.gatewayDb, commerce.partnerId, { reads: 100_000 });
@@ -51,9 +65,42 @@ afterAll(async () => {
 
 let restoreCatalog: (() => Promise<void>) | undefined;
 afterEach(async () => {
+  // A test that failed mid-way leaves downloads held: answer them so their runs finish.
+  for (const release of heldReleases.splice(0)) release();
   await restoreCatalog?.();
   restoreCatalog = undefined;
+  await expectNoRunInProgress();
 });
+
+/**
+ * Every run of this file ends before the next test starts: the ingest work queue is shared,
+ * and a run left in progress would hold the next test's runs behind it. A test that leaves
+ * one fails here, and its runs are failed and the queue emptied so the next test still starts
+ * clean.
+ */
+async function expectNoRunInProgress() {
+  const inProgress = () =>
+    platform.catalogDb
+      .selectFrom('ingest_runs')
+      .select(['run_id', 'status'])
+      .where('status', 'in', ['queued', 'pulling', 'processing'])
+      .execute();
+  try {
+    await expect.poll(async () => (await inProgress()).length, { timeout: 20_000 }).toBe(0);
+  } catch (error) {
+    const left = await inProgress();
+    await platform.catalogDb
+      .updateTable('ingest_runs')
+      .set({ status: 'failed', lease_owner: null, parked_at: null })
+      .where('status', 'in', ['queued', 'pulling', 'processing'])
+      .execute();
+    const jsm = await env.nc.jetstreamManager();
+    await jsm.streams.purge(streamName(env.prefix, 'catalog_ingest'));
+    throw new Error(`runs left in progress after the test: ${JSON.stringify(left)}`, {
+      cause: error,
+    });
+  }
+}
 
 /**
  * Run this test against `replicas` catalog services configured with `overrides` (all in
@@ -113,25 +160,34 @@ async function served(storeId: string) {
   });
 }
 
-/** A host path whose responses are held until the test releases them. */
+/** Releases of the current test's held routes, for afterEach. */
+const heldReleases: (() => void)[] = [];
+
+/** A host path whose responses are held until the test releases them (or the test ends). */
 function heldRoute(path: string, document: unknown) {
   const held: ServerResponse[] = [];
   let requests = 0;
+  // Once the test has ended, a retry's download is answered at once.
+  let testEnded = false;
   const url = host.route(path, (_request, response) => {
     requests += 1;
     held.push(response);
+    if (testEnded) release();
+  });
+  const release = () => {
+    for (const response of held.splice(0)) {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document));
+    }
+  };
+  heldReleases.push(() => {
+    testEnded = true;
+    release();
   });
   return {
     url,
     /** Requests so far, released or not. */
     requests: () => requests,
-    release() {
-      for (const response of held.splice(0)) {
-        response
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify(document));
-      }
-    },
+    release,
   };
 }
 

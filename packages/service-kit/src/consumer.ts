@@ -71,9 +71,10 @@ export interface ConsumerOptions extends ConsumerDeclaration {
 
 export interface ConsumerLoop {
   /**
-   * Stop pulling and wait up to `timeoutMs` for the messages being handled; those still
-   * running then are aborted and handed back (delivered again at once, here or elsewhere).
-   * Nothing is acked or naked after it returns.
+   * Stop pulling and wait for the messages being handled; those still running a grace before
+   * `timeoutMs` are aborted, given the grace to clean up (a lease they hold is released), and
+   * handed back (delivered again at once, here or elsewhere). Nothing is acked or naked after
+   * it returns.
    */
   stop(timeoutMs?: number): Promise<void>;
 }
@@ -94,6 +95,9 @@ type ConsumerOutcome = (typeof CONSUMER_OUTCOMES)[number];
  * could not record it) leaves it to the next delivery instead of the server dropping it.
  */
 const DEAD_LETTER_DELIVERIES = 3;
+
+/** The most of a stop's time an aborted handler gets to clean up before its hand-back. */
+const HAND_BACK_GRACE_MS = 2_000;
 
 /** The settings of a consumer that decide how long it keeps a message before giving up on it. */
 export type RetrySchedule = Pick<
@@ -229,7 +233,10 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
   for (const outcome of CONSUMER_OUTCOMES) count(outcome, 0);
 
   /** Messages taken and not yet settled (acked, naked or terminated). */
-  const inHand = new Map<JsMsg, { settled: Promise<void>; handBack(): void }>();
+  const inHand = new Map<
+    JsMsg,
+    { settled: Promise<void>; handBack(graceMs: number): Promise<void> }
+  >();
   let stopping = false;
   let closed = false;
   let wakeUp: (() => void) | undefined;
@@ -263,6 +270,8 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
     const controller = new AbortController();
     // Set once the handler runs (early paths settle without one).
     let timer: NodeJS.Timeout | undefined = undefined;
+    // The handler's run, settled either way (none yet on the early paths).
+    let handlerEnded: Promise<void> = Promise.resolve();
     let markSettled!: () => void;
     const settled = new Promise<void>((resolve) => (markSettled = resolve));
     let done = false;
@@ -304,13 +313,16 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
 
     inHand.set(msg, {
       settled,
-      handBack() {
+      async handBack(graceMs) {
         controller.abort(new Error('consumer stopping'));
+        // The aborted handler cleans up first: the next delivery, at once and maybe on another
+        // replica, would otherwise find what it left (a lease still held) and wait it out.
+        await Promise.race([handlerEnded, sleep(graceMs, undefined, { ref: false })]);
         settle('handed_back', () => msg.nak());
       },
     });
     if (stopping) {
-      inHand.get(msg)!.handBack();
+      void inHand.get(msg)!.handBack(0);
       return;
     }
     if (attempt > options.maxDeliveries) {
@@ -332,7 +344,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
       },
     };
     // A handler that throws before its first await is a failure like any other.
-    Promise.resolve(work)
+    handlerEnded = Promise.resolve(work)
       .then((w) =>
         consumeInContext(msg, durable, async () => {
           const outcome = await options.handle(msg, w);
@@ -385,12 +397,13 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
       wakeUp?.();
       // End the open pull instead of waiting for it to expire.
       pending?.stop();
-      const deadline = sleep(timeoutMs, 'deadline', { ref: false });
+      const graceMs = Math.min(HAND_BACK_GRACE_MS, Math.floor(timeoutMs / 4));
+      const deadline = sleep(timeoutMs - graceMs, 'deadline', { ref: false });
       await Promise.race([
         Promise.allSettled([loop, ...[...inHand.values()].map((entry) => entry.settled)]),
         deadline,
       ]);
-      for (const entry of [...inHand.values()]) entry.handBack();
+      await Promise.all([...inHand.values()].map((entry) => entry.handBack(graceMs)));
       closed = true;
     },
   };

@@ -398,6 +398,40 @@ describe('consumer loop', () => {
     expect(info.num_pending).toBe(0);
   });
 
+  it('on stop, lets an aborted handler clean up before its message is handed back', async () => {
+    const { base } = await withMessages(1);
+    let started = false;
+    let cleanedUp = false;
+    const loop = await startDeclared({
+      ...base,
+      handle: async (_msg, work) => {
+        started = true;
+        try {
+          await sleep(10_000, undefined, { signal: work.signal });
+        } finally {
+          // As a worker releases the lease it holds: slower than the hand-back's own nak.
+          await sleep(150);
+          cleanedUp = true;
+        }
+      },
+    });
+    await expect.poll(() => started, { timeout: 5_000 }).toBe(true);
+    await loop.stop(1_000);
+    expect(cleanedUp).toBe(true);
+
+    // The next consumer's first delivery finds the clean-up done.
+    const seenAtRedelivery: boolean[] = [];
+    const next = await startDeclared({
+      ...base,
+      handle: () => {
+        seenAtRedelivery.push(cleanedUp);
+        return Promise.resolve();
+      },
+    });
+    await expect.poll(() => seenAtRedelivery, { timeout: 3_000 }).toEqual([true]);
+    await next.stop();
+  });
+
   it('keeps stream order only with one slot and no retries; a retried message comes after later ones', async () => {
     const inOrder = await withMessages(5);
     const seen: number[] = [];
