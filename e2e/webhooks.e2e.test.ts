@@ -279,8 +279,14 @@ describe('deliveries of real order changes', () => {
       );
     }
     expect(new Set(got.map((request) => request.headers['webhook-id'])).size).toBe(5);
+    // The receiver has each delivery before its outcome is settled in the log.
+    await expect
+      .poll(async () => (await deliveries(partner)).deliveries, { timeout: 10_000 })
+      .toSatisfy(
+        (logged: { status: string }[]) =>
+          logged.length === 5 && logged.every((delivery) => delivery.status === 'delivered'),
+      );
     const log = await deliveries(partner);
-    expect(log.deliveries).toHaveLength(5);
     expect(log.deliveries[0]).toMatchObject({
       orderId,
       status: 'delivered',
