@@ -41,14 +41,15 @@ export function writeContextHeaders(headers: MsgHdrs, ctx: RequestContext): void
 }
 
 export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext {
-  const get = (name: string) => headers?.get(name) || undefined;
-  const kind = partnerKind.safeParse(get(contextHeaders.partnerKind));
-  const mode = partnerMode.safeParse(get(contextHeaders.mode));
+  // One pass over the block: each `headers.get` would copy and scan every key.
+  const first = new Map<string, string>();
+  for (const [key, values] of headers ?? []) if (values[0]) first.set(key, values[0]);
+  const get = (name: string) => first.get(name);
   return {
     requestId: get(contextHeaders.requestId) ?? 'unknown',
     partnerId: get(contextHeaders.partnerId),
-    partnerKind: kind.success ? kind.data : undefined,
-    mode: mode.success ? mode.data : undefined,
+    partnerKind: oneOf(partnerKind.options, get(contextHeaders.partnerKind)),
+    mode: oneOf(partnerMode.options, get(contextHeaders.mode)),
     endUserId: get(contextHeaders.endUserId),
     paymentTypes: readPaymentTypes(get(contextHeaders.paymentTypes)),
     idempotencyKey: get(contextHeaders.idempotencyKey),
@@ -88,10 +89,12 @@ export function requireTestPartner(ctx: RequestContext): string {
 /** `CARD,PAY_AT_STORE` → the known types in it; an absent or empty header stays absent. */
 function readPaymentTypes(value: string | undefined): PaymentType[] | undefined {
   if (value === undefined) return undefined;
-  return value.split(',').flatMap((part) => {
-    const parsed = paymentType.safeParse(part);
-    return parsed.success ? [parsed.data] : [];
-  });
+  return value.split(',').flatMap((part) => oneOf(paymentType.options, part) ?? []);
+}
+
+/** `value` if it is one of an enum's `options`: what its safeParse decides, without zod's cost. */
+function oneOf<T extends string>(options: readonly T[], value: string | undefined): T | undefined {
+  return options.find((option) => option === value);
 }
 
 /**

@@ -27,6 +27,7 @@ import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation
 import auth from './plugins/auth.js';
 import endUser from './plugins/end-user.js';
 import idempotencyKey from './plugins/idempotency-key.js';
+import type { RedisCommands } from './http/rate-limit.js';
 import rateLimit from './plugins/rate-limit.js';
 import requestContext from './plugins/request-context.js';
 
@@ -39,7 +40,7 @@ export interface GatewayDeps {
   readonly nc: NatsConnection;
   readonly db: Kysely<GatewayDatabase>;
   /** A connected node-redis client (rate limits). */
-  readonly redis: object;
+  readonly redis: RedisCommands;
   readonly logger: Logger;
   readonly metrics: ServiceMetrics;
   readonly config: Pick<

@@ -1,5 +1,6 @@
 import { AppError, type Logger } from '@pcp/service-kit';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { createHash } from 'node:crypto';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateClass, RateLimitOverrides } from '../db/partner.table.js';
 
 export interface RateLimitDecision {
@@ -8,37 +9,124 @@ export interface RateLimitDecision {
   resetSeconds: number;
 }
 
+/** The one command the limiter sends (node-redis's `sendCommand`). */
+export interface RedisCommands {
+  sendCommand(args: string[]): Promise<unknown>;
+}
+
 const WINDOW_SECONDS = 60;
+
+/**
+ * Add ARGV[1] to the window's counter, opening the window (with its TTL) if there is none;
+ * answers the new count and the milliseconds left. rate-limiter-flexible's script, so the
+ * counters keep their meaning across the change.
+ */
+const CONSUME_SCRIPT = `redis.call('set', KEYS[1], 0, 'EX', ARGV[2], 'NX')
+local consumed = redis.call('incrby', KEYS[1], ARGV[1])
+local ttl = redis.call('pttl', KEYS[1])
+if ttl == -1 then
+  redis.call('expire', KEYS[1], ARGV[2])
+  ttl = 1000 * ARGV[2]
+end
+return {consumed, ttl}`;
+const CONSUME_SHA = createHash('sha1').update(CONSUME_SCRIPT).digest('hex');
+
+interface Waiter {
+  resolve: (result: RateLimiterRes) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The consumes of one counter (partner and class) and limit waiting for the same Redis call. */
+interface Batch {
+  readonly key: string;
+  readonly limit: number;
+  readonly waiters: Waiter[];
+}
 
 /**
  * Per-partner, per-class limits over a one-minute window kept in Redis, so every gateway
  * replica counts against the same budget. If Redis fails, an in-process limiter with the
  * same budget takes over rather than letting traffic through unlimited.
+ *
+ * The consumes of one counter made in the same event-loop turn go to Redis as one `INCRBY n`
+ * (by script SHA; the text only after a `NOSCRIPT`): the n requests get the n consecutive
+ * counts, so each decision and its headers are what one call per request would have given.
  */
 export function createRateLimiter(options: {
-  /** A connected node-redis client. */
-  redis: object;
+  redis: RedisCommands;
   keyPrefix: string;
   defaults: Record<RateClass, number>;
   logger: Logger;
 }) {
-  const limiters = new Map<string, RateLimiterRedis>();
+  const insurance = new Map<string, RateLimiterMemory>();
+  const pending = new Map<string, Batch>();
 
-  function limiterFor(rateClass: RateClass, points: number): RateLimiterRedis {
-    const name = `${rateClass}:${points}`;
-    let limiter = limiters.get(name);
+  function insuranceFor(rateClass: RateClass, limit: number): RateLimiterMemory {
+    const name = `${rateClass}:${limit}`;
+    let limiter = insurance.get(name);
     if (!limiter) {
-      limiter = new RateLimiterRedis({
-        storeClient: options.redis,
-        useRedisPackage: true,
-        keyPrefix: `${options.keyPrefix}rl:${rateClass}`,
-        points,
+      limiter = new RateLimiterMemory({
+        keyPrefix: name,
+        points: limit,
         duration: WINDOW_SECONDS,
-        insuranceLimiter: new RateLimiterMemory({ points, duration: WINDOW_SECONDS }),
       });
-      limiters.set(name, limiter);
+      insurance.set(name, limiter);
     }
     return limiter;
+  }
+
+  async function evalConsume(key: string, points: number): Promise<unknown> {
+    const args = ['1', key, String(points), String(WINDOW_SECONDS)];
+    try {
+      return await options.redis.sendCommand(['EVALSHA', CONSUME_SHA, ...args]);
+    } catch (error) {
+      // Redis restarted or its scripts were flushed: EVAL loads the script again.
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+      return options.redis.sendCommand(['EVAL', CONSUME_SCRIPT, ...args]);
+    }
+  }
+
+  async function flush(batch: Batch, partnerId: string, rateClass: RateClass): Promise<void> {
+    const { waiters, limit } = batch;
+    let total: number;
+    let msBeforeNext: number;
+    try {
+      const [consumed, ttl] = (await evalConsume(batch.key, waiters.length)) as [number, number];
+      total = consumed;
+      msBeforeNext = ttl;
+    } catch {
+      // The client reports Redis errors itself; fail over to memory as the library did.
+      const limiter = insuranceFor(rateClass, limit);
+      for (const waiter of waiters) {
+        limiter.consume(partnerId).then(waiter.resolve, waiter.reject);
+      }
+      return;
+    }
+    waiters.forEach((waiter, i) => {
+      const consumed = total - waiters.length + 1 + i;
+      const result = new RateLimiterRes(Math.max(0, limit - consumed), msBeforeNext, consumed);
+      if (consumed > limit) waiter.reject(result);
+      else waiter.resolve(result);
+    });
+  }
+
+  function count(partnerId: string, rateClass: RateClass, limit: number): Promise<RateLimiterRes> {
+    const key = `${options.keyPrefix}rl:${rateClass}:${partnerId}`;
+    const batchKey = `${key} ${limit}`;
+    return new Promise((resolve, reject) => {
+      let batch = pending.get(batchKey);
+      if (!batch) {
+        const opened: Batch = { key, limit, waiters: [] };
+        batch = opened;
+        pending.set(batchKey, opened);
+        // After this turn's I/O callbacks, so the requests read in it share the call.
+        setImmediate(() => {
+          pending.delete(batchKey);
+          void flush(opened, partnerId, rateClass);
+        });
+      }
+      batch.waiters.push({ resolve, reject });
+    });
   }
 
   return {
@@ -50,8 +138,7 @@ export function createRateLimiter(options: {
     ): Promise<RateLimitDecision> {
       const limit = overrides[rateClass] ?? options.defaults[rateClass];
       try {
-        const result = await limiterFor(rateClass, limit).consume(partnerId);
-        return decision(limit, result);
+        return decision(limit, await count(partnerId, rateClass, limit));
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) {
           const denied = decision(limit, rejection);

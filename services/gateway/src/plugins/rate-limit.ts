@@ -3,7 +3,11 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import type { GatewayConfig } from '../config.js';
 import type { RateClass } from '../db/partner.table.js';
-import { createRateLimiter, type RateLimitDecision } from '../http/rate-limit.js';
+import {
+  createRateLimiter,
+  type RateLimitDecision,
+  type RedisCommands,
+} from '../http/rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -14,7 +18,7 @@ declare module 'fastify' {
 
 export interface RateLimitOptions {
   /** A connected node-redis client. */
-  readonly redis: object;
+  readonly redis: RedisCommands;
   readonly logger: Logger;
   readonly config: Pick<
     GatewayConfig,
