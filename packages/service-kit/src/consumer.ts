@@ -189,7 +189,7 @@ async function requireConsumer(jsm: JetStreamManager, declaration: ConsumerDecla
  * A durable pull consumer with bounded concurrency whose redelivery follows its own
  * configuration:
  * - It fetches only as many messages as it has free slots, so none waits in a local buffer
- *   while its ack deadline runs.
+ *   while its ack deadline runs, and only once a quarter of them are free.
  * - A failed or timed-out handler is naked with its backoff step (the loop's, not the server's).
  * - A handler past its timeout is aborted and frees its slot, so hung calls cannot take all
  *   of them; a late result of it is ignored.
@@ -371,10 +371,13 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
       );
   }
 
+  // Each fetch costs a pull request, an inbox subscription and a heartbeat timer: refill
+  // only once a quarter of the slots are free, not for every message that settles.
+  const refillAt = Math.max(1, Math.floor(options.concurrency / 4));
   const loop = (async () => {
     while (!stopping) {
       const free = options.concurrency - inHand.size;
-      if (free <= 0) {
+      if (free < refillAt) {
         await new Promise<void>((resolve) => (wakeUp = resolve));
         continue;
       }
