@@ -99,13 +99,14 @@ describe('consumer loop', () => {
     expect(peak).toBe(2);
   });
 
-  it('fetches again only once a quarter of its slots are free', async () => {
+  it('fetches again only once refillWhenFree slots are free', async () => {
     const { base, subject } = await withMessages(8);
     const started = new Set<number>();
     const release = new Map<number, () => void>();
     const loop = await startDeclared({
       ...base,
       concurrency: 8,
+      refillWhenFree: 2,
       handle: async (msg) => {
         const index = indexOf(msg);
         started.add(index);
@@ -116,7 +117,7 @@ describe('consumer loop', () => {
       await expect.poll(() => started.size, { timeout: 10_000 }).toBe(8);
       await env.nc.jetstream().publish(subject, JSON.stringify({ i: 8 }));
       release.get(0)!();
-      // One slot of eight free: no fetch for it.
+      // One slot free: no fetch for it.
       await sleep(500);
       expect(started.has(8)).toBe(false);
       release.get(1)!();

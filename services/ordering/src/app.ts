@@ -289,6 +289,8 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         jsm,
         prefix: deps.subjectPrefix,
         concurrency: 16,
+        // Recordings are one short statement each: one fetch per four of them.
+        refillWhenFree: 4,
         logger: deps.logger,
         metrics: deps.metrics,
         handle: webhookRecorder(db, dispatcher.poke, streamLog),
