@@ -64,6 +64,12 @@ export interface ConsumerOptions extends ConsumerDeclaration {
   prefix: string;
   /** Messages handled at once by this process. */
   concurrency: number;
+  /**
+   * Fetch only once this many slots are free (default 1). Each fetch costs a pull request, an
+   * inbox subscription and a heartbeat timer: for short handlers, a quarter of the slots makes
+   * one fetch serve several messages. Long handlers keep 1, or a message waits for a second one.
+   */
+  refillWhenFree?: number;
   logger: Logger;
   metrics?: ServiceMetrics;
   handle(msg: JsMsg, work: ConsumerWork): Promise<HandlerOutcome>;
@@ -189,7 +195,7 @@ async function requireConsumer(jsm: JetStreamManager, declaration: ConsumerDecla
  * A durable pull consumer with bounded concurrency whose redelivery follows its own
  * configuration:
  * - It fetches only as many messages as it has free slots, so none waits in a local buffer
- *   while its ack deadline runs.
+ *   while its ack deadline runs, and only once `refillWhenFree` of them are.
  * - A failed or timed-out handler is naked with its backoff step (the loop's, not the server's).
  * - A handler past its timeout is aborted and frees its slot, so hung calls cannot take all
  *   of them; a late result of it is ignored.
@@ -371,10 +377,11 @@ export async function startConsumer(options: ConsumerOptions): Promise<ConsumerL
       );
   }
 
+  const refillAt = Math.min(options.concurrency, Math.max(1, options.refillWhenFree ?? 1));
   const loop = (async () => {
     while (!stopping) {
       const free = options.concurrency - inHand.size;
-      if (free <= 0) {
+      if (free < refillAt) {
         await new Promise<void>((resolve) => (wakeUp = resolve));
         continue;
       }

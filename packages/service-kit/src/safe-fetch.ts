@@ -2,7 +2,7 @@ import { ROOT_CONTEXT, context as otelContext, SpanKind, trace } from '@opentele
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction, type Socket } from 'node:net';
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { isPublicAddress, type AddressAllowlist } from './ip-address.js';
@@ -21,6 +21,11 @@ export interface SafeOutboundOptions {
   totalTimeoutMs: number;
   /** How messages name the URL, e.g. the request field it came from. Default 'url'. */
   urlName?: string;
+  /**
+   * Keep-alive connections to reuse (made with this `allowlist`); without it every request
+   * opens a connection of its own.
+   */
+  agents?: OutboundAgents;
   /** Cancels the request: an `aborted` failure. */
   signal?: AbortSignal;
   /** Called with the decoded bytes received so far; an exception from it is rethrown. */
@@ -213,6 +218,10 @@ function perform(
   options: SafeOutboundOptions,
   exchange: Exchange,
 ): Promise<SafeRequestResult> {
+  if (options.agents && options.agents.allowlist !== options.allowlist) {
+    // Their connections were checked against another list.
+    return Promise.reject(new Error('the outbound agents were made with another allow-list'));
+  }
   return inOwnTrace(options.urlName ?? 'url', () => performInTrace(url, options, exchange));
 }
 
@@ -301,6 +310,82 @@ function addressAllowed(address: string, allowlist: AddressAllowlist): boolean {
   return isPublicAddress(address) || allowlist.allows(address);
 }
 
+/** Limits of the connections {@link createOutboundAgents} keeps. */
+export interface OutboundAgentOptions {
+  /** Every connection's address is checked against this (and must be public otherwise). */
+  allowlist: AddressAllowlist;
+  /** Connections open to one origin at most (in use and idle). */
+  maxSocketsPerOrigin: number;
+  /** Idle connections kept across all origins at most; past it a freed one is closed. */
+  maxIdleSockets: number;
+  /** A connection older than this is closed when freed, never reused. */
+  maxSocketAgeMs: number;
+  /** An idle connection is closed after this. */
+  idleTimeoutMs: number;
+}
+
+/** Keep-alive agents for {@link SafeOutboundOptions.agents}; `close()` ends their connections. */
+export interface OutboundAgents {
+  readonly allowlist: AddressAllowlist;
+  readonly http: http.Agent;
+  readonly https: https.Agent;
+  close(): void;
+}
+
+/**
+ * Keep-alive agents for outbound requests. Pooling keeps the rules: a connection is only ever
+ * made through the request's guarded lookup (the address checked is the address connected,
+ * and an open connection cannot be rebound), and every connection was checked against this
+ * one `allowlist`. A connection is reused until `maxSocketAgeMs`, so a partner's DNS change
+ * (or an allow-list entry removed at a restart) takes effect within it.
+ */
+export function createOutboundAgents(options: OutboundAgentOptions): OutboundAgents {
+  const bornAt = new WeakMap<object, number>();
+  const idle = (agent: http.Agent) => {
+    let count = 0;
+    for (const sockets of Object.values(agent.freeSockets)) count += sockets?.length ?? 0;
+    return count;
+  };
+  /** The rules on an agent: age and idle caps on the connections it keeps. */
+  const ruled = <A extends http.Agent>(agent: A): A => {
+    const create = agent.createConnection.bind(agent);
+    agent.createConnection = (...args) => {
+      const socket = create(...args);
+      if (socket) bornAt.set(socket, Date.now());
+      return socket;
+    };
+    const keep = (agent.keepSocketAlive as (socket: Socket) => boolean).bind(agent);
+    agent.keepSocketAlive = (socket: Socket) => {
+      const left = (bornAt.get(socket) ?? 0) + options.maxSocketAgeMs - Date.now();
+      if (left <= 0 || idle(agents.http) + idle(agents.https) >= options.maxIdleSockets) {
+        return false;
+      }
+      const kept = keep(socket);
+      // The agent closes a free socket at its timeout: idle too long, or too old by then.
+      socket.setTimeout(Math.min(socket.timeout ?? options.idleTimeoutMs, left));
+      return kept;
+    };
+    return agent;
+  };
+  const settings = {
+    keepAlive: true,
+    maxSockets: options.maxSocketsPerOrigin,
+    maxFreeSockets: Math.min(options.maxSocketsPerOrigin, options.maxIdleSockets),
+    timeout: options.idleTimeoutMs,
+    scheduling: 'lifo' as const,
+  };
+  const agents: OutboundAgents = {
+    allowlist: options.allowlist,
+    http: ruled(new http.Agent(settings)),
+    https: ruled(new https.Agent(settings)),
+    close() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+  return agents;
+}
+
 /**
  * A host that does not resolve and one that resolves to a private address read the same to
  * the partner: distinct messages would let anyone probe our internal DNS. The failure kind
@@ -342,7 +427,8 @@ function requestOnce(
   signal: AbortSignal,
 ): Promise<Hop> {
   return new Promise<Hop>((resolve, reject) => {
-    const transport = target.protocol === 'https:' ? https : http;
+    const secure = target.protocol === 'https:';
+    const transport = secure ? https : http;
     const request = transport.request({
       protocol: target.protocol,
       hostname: unbracket(target.hostname),
@@ -351,8 +437,8 @@ function requestOnce(
       method: exchange.method,
       // Only encodings we decode, whatever the caller asked for.
       headers: { ...exchange.headers, 'accept-encoding': 'gzip, br' },
-      // A fresh connection every time: a pooled socket would skip our lookup.
-      agent: false,
+      // Pooled connections were made through this lookup too; without agents, a fresh one.
+      agent: (secure ? options.agents?.https : options.agents?.http) ?? false,
       lookup: guardedLookup(subject, options.allowlist),
     });
     let response: http.IncomingMessage | undefined;
@@ -411,8 +497,8 @@ function requestOnce(
     else signal.addEventListener('abort', onAbort, { once: true });
 
     request.on('socket', (socket) => {
-      const ready = target.protocol === 'https:' ? 'secureConnect' : 'connect';
-      socket.once(ready, () => clearTimeout(connectTimer));
+      if (request.reusedSocket) clearTimeout(connectTimer);
+      else socket.once(secure ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
     });
     request.on('error', (error) => settle({ error: describeError(error, subject) }));
     request.on('response', (res) => {

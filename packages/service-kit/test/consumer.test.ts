@@ -99,6 +99,35 @@ describe('consumer loop', () => {
     expect(peak).toBe(2);
   });
 
+  it('fetches again only once refillWhenFree slots are free', async () => {
+    const { base, subject } = await withMessages(8);
+    const started = new Set<number>();
+    const release = new Map<number, () => void>();
+    const loop = await startDeclared({
+      ...base,
+      concurrency: 8,
+      refillWhenFree: 2,
+      handle: async (msg) => {
+        const index = indexOf(msg);
+        started.add(index);
+        await new Promise<void>((resolve) => release.set(index, resolve));
+      },
+    });
+    try {
+      await expect.poll(() => started.size, { timeout: 10_000 }).toBe(8);
+      await env.nc.jetstream().publish(subject, JSON.stringify({ i: 8 }));
+      release.get(0)!();
+      // One slot free: no fetch for it.
+      await sleep(500);
+      expect(started.has(8)).toBe(false);
+      release.get(1)!();
+      await expect.poll(() => started.has(8), { timeout: 10_000 }).toBe(true);
+    } finally {
+      for (const done of release.values()) done();
+      await loop.stop();
+    }
+  });
+
   it('gives JetStream the ack wait it asked for, and retries on its own backoff', async () => {
     const { base, stream } = await withMessages(1);
     // The consumer as an older release made it, with the server applying a backoff.

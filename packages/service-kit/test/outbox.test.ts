@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { JetStreamManager } from 'nats';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createDatabase } from '../src/database.js';
@@ -298,5 +299,42 @@ describe('outbox relay', () => {
     await relay.nudge();
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await jsm.streams.info(stream)).state.messages).toBe(0);
+  });
+
+  it('shares one batch among nudges close together, publishes the stored text, marks without the flush', async () => {
+    const { db, schema } = await newSchema();
+    const { stream, subject } = await newStream('coalesced');
+    const statements: string[] = [];
+    const pool = new pg.Pool({
+      connectionString: env.databaseUrl,
+      options: `-c search_path=${schema}`,
+    });
+    const logged = new Kysely<TestDatabase>({
+      dialect: new PostgresDialect({ pool }),
+      log: (event) => {
+        statements.push(event.query.sql);
+      },
+    });
+    try {
+      for (const id of ['a', 'b', 'c']) await change(db, subject, id, `note of ${id}`);
+      const relay = createOutboxRelay({ db: logged, js: env.nc.jetstream(), logger: env.logger });
+      await Promise.all([relay.nudge(), relay.nudge(), relay.nudge()]);
+      const batches = statements.filter((text) => text.includes('pg_try_advisory_xact_lock'));
+      // One batch for the three nudges.
+      expect(batches).toHaveLength(1);
+      expect(batches[0]).toContain(`set_config('synchronous_commit', 'off', true)`);
+      const { rows } = await sql<{ event_id: string; payload: string }>`
+        select event_id, payload::text as payload from outbox`.execute(db);
+      const stored = new Map(rows.map((row) => [row.event_id, row.payload]));
+      const info = await jsm.streams.info(stream);
+      expect(info.state.messages).toBe(3);
+      for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+        const msg = await jsm.streams.getMessage(stream, { seq });
+        // jsonb's own text (`{"id": ...`), not a re-serialization of it.
+        expect(new TextDecoder().decode(msg.data)).toBe(stored.get(msg.header.get('Nats-Msg-Id')));
+      }
+    } finally {
+      await logged.destroy();
+    }
   });
 });

@@ -6,6 +6,7 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllowlist } from '../src/ip-address.js';
 import {
+  createOutboundAgents,
   safeFetch,
   safeRequest,
   type SafeFetchFailed,
@@ -533,5 +534,124 @@ describe('safeRequest', () => {
     const missing = await safeRequest(`${base}/missing`, { ...options(), method: 'GET' });
     expect(missing).toMatchObject({ ok: true, status: 404 });
     expect(missing.ok && missing.body.toString()).toBe('not here');
+  });
+});
+
+describe('safeRequest on keep-alive agents', () => {
+  let pooled: http.Server;
+  let pooledPort: number;
+  let connections = 0;
+  const allowlist = parseAllowlist('127.0.0.1/32');
+  const agentsWith = (overrides: Partial<Parameters<typeof createOutboundAgents>[0]> = {}) =>
+    createOutboundAgents({
+      allowlist,
+      maxSocketsPerOrigin: 4,
+      maxIdleSockets: 4,
+      maxSocketAgeMs: 60_000,
+      idleTimeoutMs: 4_000,
+      ...overrides,
+    });
+  const send = (agents: ReturnType<typeof createOutboundAgents>, path = '/') =>
+    safeRequest(`http://127.0.0.1:${pooledPort}${path}`, post({ allowlist, agents }));
+
+  beforeAll(async () => {
+    pooled = http.createServer((req, res) => {
+      const delay = Number(new URL(req.url ?? '/', 'http://test').searchParams.get('delay') ?? 0);
+      req.resume();
+      req.on('end', () => setTimeout(() => res.writeHead(204).end(), delay));
+    });
+    pooled.on('connection', () => connections++);
+    pooled.listen(0, '127.0.0.1');
+    await once(pooled, 'listening');
+    pooledPort = (pooled.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    pooled.closeAllConnections();
+    await new Promise((resolve) => pooled.close(resolve));
+  });
+
+  it('sends two requests to one endpoint over one connection', async () => {
+    const agents = agentsWith();
+    connections = 0;
+    try {
+      expect(await send(agents)).toMatchObject({ ok: true, status: 204 });
+      expect(await send(agents)).toMatchObject({ ok: true, status: 204 });
+      expect(connections).toBe(1);
+    } finally {
+      agents.close();
+    }
+  });
+
+  it('does not reuse a connection older than the cap', async () => {
+    const agents = agentsWith({ maxSocketAgeMs: 100 });
+    connections = 0;
+    try {
+      expect(await send(agents)).toMatchObject({ ok: true, status: 204 });
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(await send(agents)).toMatchObject({ ok: true, status: 204 });
+      expect(connections).toBe(2);
+    } finally {
+      agents.close();
+    }
+  });
+
+  it('keeps no idle connection past the overall cap', async () => {
+    const agents = agentsWith({ maxIdleSockets: 0 });
+    connections = 0;
+    try {
+      await send(agents);
+      await send(agents);
+      expect(connections).toBe(2);
+    } finally {
+      agents.close();
+    }
+  });
+
+  it('does not time out the connect on a reused connection whose answer takes longer', async () => {
+    const agents = agentsWith();
+    connections = 0;
+    try {
+      await send(agents);
+      const slow = await safeRequest(
+        `http://127.0.0.1:${pooledPort}/?delay=300`,
+        post({ allowlist, agents, connectTimeoutMs: 100 }),
+      );
+      expect(slow).toMatchObject({ ok: true, status: 204 });
+      expect(connections).toBe(1);
+    } finally {
+      agents.close();
+    }
+  });
+
+  it('still checks the address of every connection it makes', async () => {
+    const closed = parseAllowlist('');
+    const agents = createOutboundAgents({
+      allowlist: closed,
+      maxSocketsPerOrigin: 4,
+      maxIdleSockets: 4,
+      maxSocketAgeMs: 60_000,
+      idleTimeoutMs: 4_000,
+    });
+    connections = 0;
+    try {
+      const byName = await safeRequest(
+        `http://localhost:${pooledPort}/`,
+        post({ allowlist: closed, agents }),
+      );
+      expectFailure(byName, 'address_not_allowed');
+      const literal = await safeRequest(
+        `http://127.0.0.1:${pooledPort}/`,
+        post({ allowlist: closed, agents }),
+      );
+      expectFailure(literal, 'address_not_allowed');
+      expect(connections).toBe(0);
+      // Connections checked against another list are never lent out.
+      await expect(
+        safeRequest(`http://127.0.0.1:${pooledPort}/`, post({ allowlist, agents })),
+      ).rejects.toThrow(/another allow-list/);
+    } finally {
+      agents.close();
+    }
   });
 });

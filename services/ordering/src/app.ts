@@ -133,15 +133,17 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   const nudge = () => void relay.nudge();
   const evaluate = createOrderEvaluator({ db, bus, catalogs, availability, clock });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const webhookSender = createWebhookSender({
+    allowHttp: config.WEBHOOK_ALLOW_HTTP === 'true',
+    allowlist: parseAllowlist(config.WEBHOOK_ALLOWLIST),
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+  });
   const dispatcher = createWebhookDispatcher({
     db,
     keyring,
-    send: createWebhookSender({
-      allowHttp: config.WEBHOOK_ALLOW_HTTP === 'true',
-      allowlist: parseAllowlist(config.WEBHOOK_ALLOWLIST),
-      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-      connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
-    }),
+    send: webhookSender,
     logger: deps.logger,
     registry: deps.metrics.registry,
     holder,
@@ -287,6 +289,8 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         jsm,
         prefix: deps.subjectPrefix,
         concurrency: 16,
+        // Recordings are one short statement each: one fetch per four of them.
+        refillWhenFree: 4,
         logger: deps.logger,
         metrics: deps.metrics,
         handle: webhookRecorder(db, dispatcher.poke, streamLog),
@@ -368,6 +372,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         storeRecorder?.stop(timeoutMs),
       ]);
       await Promise.all([relay.stop(), dispatcher.stop(), compilePool.close()]);
+      webhookSender.close();
     },
     serving: () => subjects.serving(),
   };

@@ -1,8 +1,9 @@
 // The floor of webhook delivery: what any durable, at-least-once dispatcher must do per event,
 // and nothing else. A JetStream pull consumer on a stream of its own; per message a row
-// inserted (committed), the Standard Webhooks signature, an HTTP POST on a new connection (as
-// ordering's, whose address check is per connection), the row marked delivered, the ack. No
-// in-order rule, leases, per-partner cap, breaker, retry schedule or metrics.
+// inserted (committed), the Standard Webhooks signature (node:crypto), an HTTP POST on a
+// keep-alive connection (as ordering's, which checks each new connection's address), the row
+// marked delivered, the ack. No in-order rule, leases, per-partner cap, breaker, retry schedule
+// or metrics.
 import { randomUUID } from 'node:crypto';
 import type { BenchPlatform } from '../platform/bench-platform.js';
 import { startFloorChild } from './child.js';
