@@ -1,7 +1,7 @@
 // latest.md from the umbrella run's records: per bench p50, p99, throughput, errors, CPU and
-// peak RSS per process, each peak as a ratio to the floor's and bare Fastify's, and the
-// replicas compared, with a sentence from the figures on where throughput scales and where
-// the cores are the limit.
+// peak RSS per process, each peak as a ratio to the floor's, bare Fastify's and the NestJS
+// peer's, and the replicas compared, with a sentence from the figures on where throughput
+// scales and where the cores are the limit.
 import os from 'node:os';
 import type { BenchRecord, Row } from './report.js';
 import { median, round2 } from './setup.js';
@@ -29,7 +29,12 @@ export interface BenchRun {
 export interface Peaks {
   bare?: number;
   floor?: number;
+  /** The NestJS peer's (absent from runs before it was measured). */
+  nest?: number;
 }
+
+/** The issue's goal: the platform's store GET peak at least this many times the peer's. */
+const PEER_GOAL = 1.5;
 
 export interface UmbrellaResult {
   command: string;
@@ -125,7 +130,7 @@ function normalizeRow(row: Row): NormalizedRow | undefined {
     // Unthrottled or closed loop: the most it did, not the rate it was offered.
     peak: target === 'max' || /unthrottled|peak|shed/i.test(label),
     // The baselines a bench measures beside the platform (the cart's, the orders' floor).
-    baseline: /fastify|floor/i.test(label),
+    baseline: /fastify|floor|nestjs/i.test(label),
   };
 }
 
@@ -222,6 +227,7 @@ function runSection(run: BenchRun, peaks: Peaks | undefined): string {
           'machine busy %',
           '× floor peak',
           '× bare Fastify peak',
+          '× NestJS peer peak',
         ],
         rows.map((row) => {
           const versus = row.peak && row.unit === 'req/s';
@@ -237,6 +243,7 @@ function runSection(run: BenchRun, peaks: Peaks | undefined): string {
             row.busy,
             versus ? ratio(row.throughput, peaks?.floor) : '',
             versus ? ratio(row.throughput, peaks?.bare) : '',
+            versus ? ratio(row.throughput, peaks?.nest) : '',
           ];
         }),
       ),
@@ -350,8 +357,28 @@ function scalingSentence(
   return { bench, kind: 'flat', text: `${bench}: does not scale (${figures}); ${why}.` };
 }
 
+/** The stores bench's store GET peak against the NestJS peer's, per replica count. */
+function peerVerdicts(runs: BenchRun[], peaks: Peaks | undefined): string[] {
+  if (!peaks?.nest) return [];
+  return runs.flatMap((run) => {
+    const best = run.bench === 'stores' && run.status === 'ok' ? bestPeak(run) : undefined;
+    const times = ratio(best?.throughput, peaks.nest);
+    if (times === undefined) return [];
+    const verdict = times >= PEER_GOAL ? 'meets' : '**misses**';
+    return [
+      `The stores bench's GET store, ${replicasName(run.replicas)}, peaks at ${best?.throughput} ` +
+        `req/s: **×${times}** the NestJS peer's, which ${verdict} the goal of ×${PEER_GOAL}.`,
+      '',
+    ];
+  });
+}
+
 function header(result: UmbrellaResult, peaks: Peaks | undefined): string[] {
   const { machine: m } = result;
+  const peer = peaks?.nest
+    ? `, and the NestJS peer (the store GET as a NestJS app over the same NATS hop to ` +
+      `Postgres) at **${peaks.nest} req/s**`
+    : '';
   return [
     '# Benchmarks: latest run',
     '',
@@ -367,10 +394,11 @@ function header(result: UmbrellaResult, peaks: Peaks | undefined): string[] {
     '',
     peaks
       ? `What this machine does at all, in this run: bare Fastify peaks at **${peaks.bare} req/s**, ` +
-        `the floor (Fastify → NATS → fixed reply) at **${peaks.floor} req/s**. Each platform peak ` +
-        'below is also given as a ratio of these.'
+        `the floor (Fastify → NATS → fixed reply) at **${peaks.floor} req/s**${peer}. Each ` +
+        'platform peak below is also given as a ratio of these.'
       : 'The baselines did not complete: no ratios below.',
     '',
+    ...peerVerdicts(result.runs, peaks),
   ];
 }
 
@@ -385,6 +413,7 @@ function summaryTable(runs: BenchRun[], peaks: Peaks | undefined): string {
       'req/s',
       '× floor',
       '× bare Fastify',
+      '× NestJS peer',
       'largest peak RSS',
     ],
     runs.map((run) => {
@@ -401,6 +430,7 @@ function summaryTable(runs: BenchRun[], peaks: Peaks | undefined): string {
         best?.throughput,
         ratio(best?.throughput, peaks?.floor),
         ratio(best?.throughput, peaks?.bare),
+        ratio(best?.throughput, peaks?.nest),
         memory ? `${String(memory.process)} ${String(memory['peak RSS MB'])} MB` : '',
       ];
     }),

@@ -1,12 +1,14 @@
 // What this machine can do at all, for the umbrella run to state every other figure as a
 // ratio of: bare Fastify and the floor (Fastify → NATS → fixed reply), each in a child
-// process, paced at fixed rates, then unthrottled for the peak, with the CPU each used.
+// process, and the NestJS peer (the store GET as a typical NestJS app over the same NATS
+// hop); paced at fixed rates, then unthrottled for the peak, with the CPU each used.
 import { startBaseline, startFloor } from '../floors/floor.js';
+import { PEER_STORES, startNestPeer } from '../floors/nest-peer/peer.js';
 import { cpuLoadRow, cpuMeter } from '../load/cpu.js';
 import { pacedLoad, peakLoad } from '../load/paced-load.js';
 import { BenchPlatform } from '../platform/bench-platform.js';
 import { recordResult, Report, type Row } from '../report.js';
-import { envNumber, envNumbers, fail, log } from '../setup.js';
+import { envNumber, envNumbers, fail, log, serverUrls } from '../setup.js';
 
 const WARMUP_RATE = 300;
 const WARMUP_SECONDS = 3;
@@ -35,29 +37,48 @@ export async function run(): Promise<void> {
   if (rates.some((rate) => !(rate > 0)) || !(seconds > 0) || !Number.isInteger(connections)) {
     fail(new Error('BENCH_RATES must be positive numbers, BENCH_SECONDS positive'));
   }
-  const platform = await BenchPlatform.create({ port, services: false });
+  // The database holds the NestJS peer's table.
+  const platform = await BenchPlatform.create({ port, services: false, database: true });
   const withCpu = cpuMeter(platform);
   const report = new Report();
 
   await platform.run(
     async () => {
+      const post = { method: 'POST', body: REQUEST_BODY };
+      const fixed = `a ${REQUEST_BODY.length}-byte JSON POST, fixed ${Buffer.byteLength(RESPONSE_BODY)}-byte JSON answer`;
+      const peer = await startNestPeer(platform, {
+        databaseUrl: platform.databaseUrl.toString(),
+        natsUrl: serverUrls.nats,
+        prefix: platform.subjectPrefix,
+      });
       const baselines = [
         {
           key: 'bare',
           label: 'bare Fastify',
-          url: `${await startBaseline(platform, RESPONSE_BODY)}/baseline`,
+          title: `bare Fastify: ${fixed}`,
+          load: { ...post, url: `${await startBaseline(platform, RESPONSE_BODY)}/baseline` },
           cpu: ['fastify'],
         },
         {
           key: 'floor',
           label: 'floor (Fastify → NATS → fixed reply)',
-          url: `${await startFloor(platform, RESPONSE_BODY)}/baseline`,
+          title: `floor (Fastify → NATS → fixed reply): ${fixed}`,
+          load: { ...post, url: `${await startFloor(platform, RESPONSE_BODY)}/baseline` },
           cpu: ['forwarder', 'responder', 'nats'],
+        },
+        {
+          key: 'nest',
+          label: 'NestJS peer',
+          title:
+            'NestJS peer: GET /stores/{id}, Nest (Express) with a class-validator DTO → NATS → ' +
+            `Nest microservice with a class-validator DTO → Postgres (one of ${PEER_STORES} rows by id)`,
+          load: { url: `${peer.url}/stores/${peer.storeId}` },
+          cpu: ['nest-http', 'nest-stores', 'nats', 'postgres'],
         },
       ];
       const peaks: Record<string, number> = {};
       for (const baseline of baselines) {
-        const load = { url: baseline.url, method: 'POST', body: REQUEST_BODY };
+        const { load } = baseline;
         log(`${baseline.label}: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
         await pacedLoad({ ...load, rate: WARMUP_RATE, seconds: WARMUP_SECONDS });
         const rows: Row[] = [];
@@ -70,15 +91,13 @@ export async function run(): Promise<void> {
         const peak = await withCpu(baseline.cpu, () => peakLoad({ ...load, connections, seconds }));
         rows.push(cpuLoadRow(`${baseline.label} unthrottled (${connections} conns)`, 'max', peak));
         peaks[baseline.key] = peak.achievedRate;
-        report.table(
-          `${baseline.label}: a ${REQUEST_BODY.length}-byte JSON POST, fixed ${Buffer.byteLength(RESPONSE_BODY)}-byte JSON answer`,
-          rows,
-        );
+        report.table(baseline.title, rows);
       }
       // What the umbrella run divides every peak by.
       recordResult({ kind: 'peaks', peaks });
       report.verdicts = [
-        `peak: bare Fastify ${peaks.bare} req/s, floor ${peaks.floor} req/s ` +
+        `peak: bare Fastify ${peaks.bare} req/s, floor ${peaks.floor} req/s, ` +
+          `NestJS peer ${peaks.nest} req/s ` +
           `(${connections} connections, ${seconds} s each)`,
       ];
       report.print();

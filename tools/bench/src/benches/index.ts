@@ -9,7 +9,7 @@ const lazy = (load: () => Promise<{ run: () => Promise<void> }>) => async (): Pr
 
 export const BENCHES = {
   baselines: {
-    summary: 'bare Fastify and the floor (Fastify → NATS → fixed reply): what the machine can do',
+    summary: 'bare Fastify, the floor (Fastify → NATS → fixed reply) and the NestJS peer',
     run: lazy(() => import('./baselines.js')),
   },
   ingest: {

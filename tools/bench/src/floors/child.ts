@@ -4,9 +4,12 @@ import type { BenchPlatform, Env } from '../platform/bench-platform.js';
 import { serverUrls } from '../setup.js';
 import { tsEntry } from '../ts-modules.js';
 
+/** What starts and, at the end, stops the children: the bench platform, or a test's own. */
+export type ChildStarter = Pick<BenchPlatform, 'startChild'>;
+
 /** Start `file` as the child `name` with `input` on stdin; resolves its first JSON line. */
 export async function startFloorChild<T>(
-  platform: BenchPlatform,
+  platform: ChildStarter,
   name: string,
   file: string,
   input: string | Buffer,

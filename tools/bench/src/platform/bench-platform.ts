@@ -73,6 +73,8 @@ export interface BenchPlatformOptions {
   serviceEnv?: Partial<Record<PlatformProcess, Record<string, string>>>;
   /** false: none of the platform (no database either), for the baselines alone. */
   services?: boolean;
+  /** With `services` false: the isolated database all the same (the NestJS peer's table). */
+  database?: boolean;
 }
 
 /** BENCH_REPLICAS: processes of each service. */
@@ -203,8 +205,9 @@ export class BenchPlatform {
   }
 
   async #start(): Promise<void> {
-    if (this.#options.services === false) return;
+    if (this.#options.services === false && !this.#options.database) return;
     await this.#adminQuery(`CREATE DATABASE ${this.database}`);
+    if (this.#options.services === false) return;
     const catalog = { ...this.#options.serviceEnv?.catalog };
     if (this.#options.serveDocuments) {
       this.#documentBase = await this.#serveDocuments();
@@ -284,12 +287,14 @@ export class BenchPlatform {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
-    if (this.#options.services === false) return;
-    const steps: [string, () => Promise<void>][] = [
-      ['delete Redis keys', () => this.#deleteRedisKeys()],
-      ['delete JetStream streams', () => this.#deleteStreams()],
-    ];
-    if (!this.#options.keepDatabase) {
+    const services = this.#options.services !== false;
+    const steps: [string, () => Promise<void>][] = services
+      ? [
+          ['delete Redis keys', () => this.#deleteRedisKeys()],
+          ['delete JetStream streams', () => this.#deleteStreams()],
+        ]
+      : [];
+    if ((services || this.#options.database) && !this.#options.keepDatabase) {
       steps.unshift([
         'drop database',
         () => this.#adminQuery(`DROP DATABASE IF EXISTS ${this.database} WITH (FORCE)`),
