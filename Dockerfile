@@ -4,9 +4,10 @@
 #   node services/gateway/dist/main.js migrate (migrations, then exit)
 #   node services/processor-simulator/dist/main.js (card-processor simulator, local only)
 
-# Debian 13 (trixie): bookworm is past its regular security support. Node 20 stays the runtime
-# (package.json engines); deploy/test/image-versions.test.ts refuses a floating tag.
-FROM node:20.20.2-trixie-slim AS build
+# Debian 13 (trixie): bookworm is past its regular security support. Node 24 (LTS) is the runtime,
+# the release the root package.json pins as its `node` devDependency (deploy/test/node-runtime.test.ts);
+# deploy/test/image-versions.test.ts refuses a floating tag.
+FROM node:24.21.0-trixie-slim AS build
 WORKDIR /app
 # Manifests first, so the dependency layer is reused until a package.json or the lockfile changes.
 COPY package.json package-lock.json ./
@@ -31,7 +32,7 @@ COPY services/ services/
 COPY tools/ tools/
 RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20.20.2-trixie-slim AS runtime
+FROM node:24.21.0-trixie-slim AS runtime
 ENV NODE_ENV=production
 # Every node command of the image (services, migrations) preloads the tracing
 # instrumentation, which must patch pg, redis, http and undici before a service loads them.

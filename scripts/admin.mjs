@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ensureDependencies, fail, root, run } from './lib/setup.mjs';
+import { ensureDependencies, fail, onBundledNode, root, run } from './lib/setup.mjs';
 
 const usage = `Usage: npm run admin -- <command> [options]
 Partners and API keys (the gateway):
@@ -101,6 +101,7 @@ if (partnerCommands.includes(command)) {
 
 try {
   ensureDependencies();
+  await onBundledNode();
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-b']);
 } catch (error) {
   fail(error);

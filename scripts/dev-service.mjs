@@ -3,7 +3,14 @@
 // Arguments go to node before the entry file, e.g. `-- --inspect-brk=127.0.0.1:9230`.
 import { spawn } from 'node:child_process';
 import { basename, join } from 'node:path';
-import { ensureDatabase, ensureDependencies, ensureServers, fail, log } from './lib/setup.mjs';
+import {
+  ensureDatabase,
+  ensureDependencies,
+  ensureServers,
+  fail,
+  log,
+  onBundledNode,
+} from './lib/setup.mjs';
 
 const service = basename(process.cwd());
 const nodeArgs = process.argv.slice(2);
@@ -14,6 +21,7 @@ const inspect = nodeArgs.some((arg) => arg.startsWith('--inspect'))
 
 try {
   ensureDependencies();
+  await onBundledNode();
   await ensureServers();
   await ensureDatabase();
 } catch (error) {

@@ -6,6 +6,7 @@ import {
   ensureDependencies,
   ensureServers,
   fail,
+  onBundledNode,
   root,
   run,
 } from './lib/setup.mjs';
@@ -16,6 +17,7 @@ const migratingServices = ['gateway', 'stores', 'catalog', 'ordering', 'payments
 
 try {
   ensureDependencies();
+  await onBundledNode();
   await ensureServers();
   await ensureDatabase();
   build();

@@ -3,8 +3,16 @@
 // passed and the platform stopped cleanly. The test itself: tools/platform/src/smoke.ts.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { fail, root } from './lib/setup/shell.mjs';
+import { ensureDependencies, onBundledNode } from './lib/setup/toolchain.mjs';
 
-const root = join(import.meta.dirname, '..');
+try {
+  ensureDependencies();
+  // CI runs this with the system's Node; the platform runs on the bundled one.
+  await onBundledNode();
+} catch (error) {
+  fail(error);
+}
 const child = spawn(
   process.execPath,
   ['--conditions=@pcp/source', '--import', 'tsx', join(root, 'tools/platform/src/smoke.ts')],

@@ -8,11 +8,13 @@ import {
   ensureDependencies,
   ensureServers,
   fail,
+  onBundledNode,
   root,
 } from './lib/setup.mjs';
 
 try {
   ensureDependencies();
+  await onBundledNode();
   await ensureServers();
   await ensureDatabase();
   build();

@@ -6,10 +6,11 @@
 // Exit code 1 on any violation, 2 when the suite could not run.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { build, ensureDependencies, fail, root } from './lib/setup.mjs';
+import { build, ensureDependencies, fail, onBundledNode, root } from './lib/setup.mjs';
 
 try {
   ensureDependencies();
+  await onBundledNode();
   // The services run from their builds, as in production.
   build();
 } catch (error) {

@@ -2,7 +2,15 @@
 // that workspace's type check and tests, so a team does not wait on, or trip over, the others'.
 // Extra arguments go to vitest, e.g. `npm test -w services/stores -- test/unit -t hours`.
 import { join, relative } from 'node:path';
-import { ensureDependencies, ensureServers, fail, log, root, run } from './lib/setup.mjs';
+import {
+  ensureDependencies,
+  ensureServers,
+  fail,
+  log,
+  onBundledNode,
+  root,
+  run,
+} from './lib/setup.mjs';
 
 // npm runs a workspace's script in that workspace's folder.
 const workspace = relative(root, process.cwd()).replaceAll('\\', '/');
@@ -19,6 +27,7 @@ try {
     throw new Error(`run this as \`npm test -w <workspace>\`, not from ${process.cwd()}`);
   }
   ensureDependencies();
+  await onBundledNode();
   await ensureServers({ dockerFallback: true });
   log(`building what the test set-up loads (tsc -b ${globalSetupProjects.join(' ')})`);
   run(tsc, ['-b', ...globalSetupProjects]);

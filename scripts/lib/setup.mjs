@@ -7,22 +7,24 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ensureServers } from './setup/servers.mjs';
 import { fail, log, root, run } from './setup/shell.mjs';
-import { build, ensureDependencies, ensurePromtool } from './setup/toolchain.mjs';
+import { build, ensureDependencies, ensurePromtool, onBundledNode } from './setup/toolchain.mjs';
 
 export { waitUntilAnswers } from './setup/network.mjs';
 export { asPostgresUser, giveToPostgresUser, postgresBinaries } from './setup/own-postgres.mjs';
 export { serverUrls } from './setup/server-urls.mjs';
 export { ensureDatabase, ensureServers } from './setup/servers.mjs';
 export { dataDir, fail, log, root, run, which } from './setup/shell.mjs';
-export { build, ensureDependencies, ensurePromtool } from './setup/toolchain.mjs';
+export { build, ensureDependencies, ensurePromtool, onBundledNode } from './setup/toolchain.mjs';
 
 /**
- * What `npm test` and `npm run test:fuzz` do before vitest: dependencies, servers, the test
- * tools, the build, the tests' type check. Exits with a readable message when a step fails.
+ * What `npm test` and `npm run test:fuzz` do before vitest: dependencies, the bundled Node,
+ * servers, the test tools, the build, the tests' type check. Exits with a readable message
+ * when a step fails.
  */
 export async function prepareTests() {
   try {
     ensureDependencies();
+    await onBundledNode();
     await ensureServers({ dockerFallback: true });
     ensurePromtool();
     build();
@@ -33,12 +35,16 @@ export async function prepareTests() {
   }
 }
 
-/** Run vitest with `args` (and `env` over this process's) and exit with its status. */
+/**
+ * Run vitest on this Node (after prepareTests, the bundled one) with `args` (and `env` over
+ * this process's) and exit with its status.
+ */
 export function runVitestAndExit(args, env = process.env) {
-  const vitest = spawnSync(join(root, 'node_modules', '.bin', 'vitest'), ['run', ...args], {
+  const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
+  const result = spawnSync(process.execPath, [vitest, 'run', ...args], {
     cwd: root,
     stdio: 'inherit',
     env,
   });
-  process.exit(vitest.status ?? 1);
+  process.exit(result.status ?? 1);
 }

@@ -1,6 +1,8 @@
-// What the commands need besides the servers: the dependencies, promtool and the build.
-import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+// What the commands need besides the servers: the dependencies, the Node they run on, promtool
+// and the build.
+import { spawn } from 'node:child_process';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { log, root, run, which } from './shell.mjs';
 
 /** `npm ci` when node_modules is missing or older than the lock file. */
@@ -10,6 +12,39 @@ export function ensureDependencies() {
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
   log('installing dependencies (npm ci)');
   run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+const bin = join(root, 'node_modules', '.bin');
+/** The Node every process of the platform runs on: the root's `node` devDependency. */
+export const bundledNode = join(bin, 'node');
+
+/**
+ * Returns on the bundled Node only: from any other Node (the system's, which starts the first
+ * `npm test` of a fresh clone, before `npm ci` installed the bundled one) it runs this command
+ * again on the bundled Node and exits with its status. Call it after ensureDependencies; every
+ * process after inherits it (children are spawned with process.execPath), and
+ * node_modules/.bin goes first on PATH for the tools' `#!/usr/bin/env node` scripts.
+ * @returns {Promise<void>}
+ */
+export function onBundledNode() {
+  if (!existsSync(bundledNode)) {
+    throw new Error(
+      `${bundledNode} is missing: npm ci did not run the \`node\` package's install script ` +
+        '(package.json allowScripts approves it)',
+    );
+  }
+  const path = process.env.PATH ?? '';
+  if (path.split(delimiter)[0] !== bin) process.env.PATH = `${bin}${delimiter}${path}`;
+  if (realpathSync(process.execPath) === realpathSync(bundledNode)) return Promise.resolve();
+  log(`this is Node ${process.version}: running again on node_modules/.bin/node`);
+  const child = spawn(bundledNode, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+  });
+  // Ctrl-C reaches the child too (same process group); a signal sent to this process alone is
+  // passed on. Either way this exits when the child does.
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  return new Promise(() => undefined);
 }
 
 const PROMTOOL_INSTALL = 'apt-get install -y --no-install-recommends prometheus';

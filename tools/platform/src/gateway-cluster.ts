@@ -1,7 +1,8 @@
 // `node gateway-cluster.js <gateway dist/main.js> [node flags for the workers…]`: one gateway
 // per entry of GATEWAY_OPS_PORTS (comma-separated, each worker's own OPS_PORT), all sharing
-// PORT through node:cluster (the primary accepts and hands connections round robin), as Node 20
-// has no reusePort. launchPlatform runs it for `gatewayCluster` with several gateways.
+// PORT through node:cluster (the primary accepts and hands connections round robin; Node 24's
+// reusePort, which would let each worker accept, is not measured against it yet).
+// launchPlatform runs it for `gatewayCluster` with several gateways.
 // SIGTERM or SIGINT ends every worker with SIGTERM (their own graceful shutdown), then the
 // primary; a worker that dies before that ends the rest and the primary with exit code 1.
 import cluster from 'node:cluster';
