@@ -15,8 +15,8 @@ import { sql, type Kysely } from 'kysely';
 import {
   countPartnerStores,
   findPartnerStore,
+  findMarketfrontStore,
   findStore,
-  findVisibleStore,
   listPartnerStores,
   rotateSubmissionSecret,
   upsertStore,
@@ -159,8 +159,9 @@ export function storeHandlers(
 
     handle(subjects.stores.lookup, async ({ storeId }, ctx) => {
       requirePartner(ctx, 'distribution');
-      const row = await findVisibleStore(db, storeId, visibleMode(ctx));
-      if (!row) throw storeNotFound();
+      const row = await findMarketfrontStore(db, storeId);
+      const mode = visibleMode(ctx);
+      if (!row || (mode !== undefined && row.mode !== mode)) throw storeNotFound();
       return toMarketfrontStore(row, clock());
     }),
   ];
