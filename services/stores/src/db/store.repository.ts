@@ -145,7 +145,7 @@ export function findStore(db: Db, storeId: string) {
 }
 
 /** The columns a marketfront lookup shows (toMarketfrontStore), and the store's mode. */
-const MARKETFRONT_COLUMNS = [
+export const MARKETFRONT_COLUMNS = [
   'store_id',
   'mode',
   'name',
