@@ -17,7 +17,7 @@ import { startStoresUnderTest, type StoresUnderTest } from '../support/stores-un
 // stores.v1.lookup answers from a per-replica row cache: dropped by the replica's own writes
 // and by every replica's store events, bounded by bytes and by a TTL.
 
-const TTL_MS = 1_000;
+const TTL_MS = 3_000;
 let stores: StoresUnderTest;
 let replicaB: ServiceInstance;
 let dbB: Kysely<StoresDatabase>;
