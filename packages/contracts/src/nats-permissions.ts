@@ -173,7 +173,8 @@ export function deadLetterRepublisher(durable: string): ServiceName | undefined 
 
 /** Events a service takes with a plain subscription (not a durable consumer). */
 const eventSubscriptions: Record<ServiceName, readonly { subject: string }[]> = {
-  stores: [],
+  // Each replica's row cache drops a store's row when its event arrives.
+  stores: [events.storeChanged],
   catalog: [],
   // Each replica's catalog cache drops a store's entry when its catalog changes, and its
   // item availability cache when the store's overrides do.

@@ -4,6 +4,7 @@ import {
   createLocalSubjects,
   createSubjectService,
   keyringFromEnv,
+  tryParseJson,
   type Keyring,
   durables,
   jetStreamTopology,
@@ -13,8 +14,11 @@ import {
   type ServiceDeps,
   type ServiceInstance,
 } from '@pcp/service-kit';
+import { events } from '@pcp/contracts';
 import type { Kysely } from 'kysely';
+import type { Subscription } from 'nats';
 import { storesEnvSchema, type StoresConfig } from './config.js';
+import { createStoreRowCache } from './db/store-row-cache.js';
 import type { StoresDatabase } from './db/store.table.js';
 import { catalogActivatedHandler } from './handlers/catalog-activated.consumer.js';
 import { discoveryHandlers } from './handlers/discovery.handlers.js';
@@ -72,6 +76,10 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   // What the service asks of itself, in-process: its NATS user may not publish to its own
   // subjects.
   const local = createLocalSubjects();
+  const storeRows = createStoreRowCache(db, {
+    maxBytes: config.STORES_ROW_CACHE_BYTES,
+    ttlMs: config.STORES_ROW_CACHE_TTL_MS,
+  });
   const bindings = [
     ...storeHandlers(
       db,
@@ -83,14 +91,15 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
         maxStoresPerPartner: config.STORES_MAX_PER_PARTNER,
       },
       { prefix, relay },
+      storeRows,
     ),
-    ...statusHandlers({ db, clock, prefix, relay }),
-    ...itemAvailabilityHandlers({ db, bus, clock, prefix, relay }),
-    ...specialHoursHandlers(db, clock, { prefix, relay }),
+    ...statusHandlers({ db, clock, prefix, relay, storeRows }),
+    ...itemAvailabilityHandlers({ db, bus, clock, prefix, relay, storeRows }),
+    ...specialHoursHandlers(db, clock, { prefix, relay }, storeRows),
     ...discoveryHandlers(db, geocoder, clock, {
       scanCap: config.STORES_DISCOVERY_SCAN_CAP,
     }),
-    testResetHandler(db),
+    testResetHandler(db, storeRows),
   ];
   local.bind(bindings);
   const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, bindings);
@@ -104,11 +113,23 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
   let fixtureTicking: NodeJS.Timeout | undefined;
   let fixtureTick: Promise<unknown> | undefined;
   let consumer: ConsumerLoop | undefined;
+  let storeChanges: Subscription | undefined;
   return {
     async start() {
       // The platform's own test stores (docs/guide/sandbox.md#fixture-stores), there before any
       // request.
       await seedFixtureStores(db, keyring);
+      // Every replica's store events, its own included: another replica's write drops the
+      // row here as soon as its event is published. A plain subscription: a missed event is
+      // covered by the cache's TTL.
+      storeChanges = deps.nc.subscribe(`${prefix}.${events.storeChanged.subject}`, {
+        callback: (error, msg) => {
+          const event = error
+            ? undefined
+            : events.storeChanged.schema.safeParse(tryParseJson(msg.data));
+          if (event?.success) storeRows.invalidate(event.data.data.storeId);
+        },
+      });
       await subjects.start();
       const jsm = await deps.nc.jetstreamManager();
       consumer = await startConsumer({
@@ -119,7 +140,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
         concurrency: 4,
         logger: deps.logger,
         metrics: deps.metrics,
-        handle: catalogActivatedHandler({ db, bus, prefix, relay }),
+        handle: catalogActivatedHandler({ db, bus, prefix, relay, storeRows }),
       });
       relay.start();
       fixtureTicking = setInterval(
@@ -136,6 +157,7 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
     },
     async stop(timeoutMs) {
       clearInterval(fixtureTicking);
+      storeChanges?.unsubscribe();
       await fixtureTick;
       await Promise.all([subjects.stop(timeoutMs), consumer?.stop(timeoutMs)]);
       // After the handlers and the consumer: the events they committed are published.

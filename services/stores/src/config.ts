@@ -20,6 +20,22 @@ export const storesEnvSchema = z.object({
     .max(7 * 86_400_000)
     .default(86_400_000),
   /**
+   * Memory for the rows `stores.v1.lookup` answers from (LRU, bytes): a row counts its JSON
+   * and 1 KiB, about 2 KiB for a store with weekly hours, so the default holds ~30,000 stores.
+   */
+  STORES_ROW_CACHE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(4 * 1024 ** 3)
+    .default(64 * 1024 * 1024),
+  /**
+   * How long a cached row may answer: the bound on seeing another replica's write that sent
+   * no store event (a profile change) or whose event was missed. Its own writes and store
+   * events drop the row at once.
+   */
+  STORES_ROW_CACHE_TTL_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
+  /**
    * Between two occasional store events of the fixture stores
    * (docs/guide/sandbox.md#store-events): one store goes busy or pauses for a minute, or runs out
    * of an item for five.

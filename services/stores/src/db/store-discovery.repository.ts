@@ -2,11 +2,15 @@ import type { Coordinates, FulfillmentType, PartnerMode, SpecialDay } from '@pcp
 import { sql, type Kysely } from 'kysely';
 import { boundingBox, DEGREE_GRID, EARTH_RADIUS_METERS, snapDegrees } from '../domain/geo.js';
 import type { ScanPosition } from '../domain/open-store-scan.js';
+import { MARKETFRONT_COLUMNS, type MarketfrontRow } from './store.repository.js';
 import type { StoreRow, StoresDatabase } from './store.table.js';
 
 type Db = Kysely<StoresDatabase>;
 
-export type DiscoveredRow = StoreRow & { distance_meters: number };
+export type DiscoveredRow = MarketfrontRow & { distance_meters: number };
+
+/** What a discovered store shows: no secrets, no bookkeeping columns to send and decode. */
+const PAGE_COLUMNS = MARKETFRONT_COLUMNS.map((column) => `stores.${column}` as const);
 
 export interface DiscoveryQuery {
   center: Coordinates;
@@ -93,7 +97,7 @@ export function discoveryPageQuery(
     )
     .selectFrom('ranked')
     .innerJoin('stores', 'stores.store_id', 'ranked.store_id')
-    .selectAll('stores')
+    .select(PAGE_COLUMNS)
     .select(['ranked.distance_meters', 'ranked.total_count'])
     .orderBy('ranked.distance_meters')
     .orderBy('ranked.store_id');
@@ -176,7 +180,7 @@ export async function loadStores(
   const ids = matches.map((match) => match.store_id);
   const rows = await db
     .selectFrom('stores')
-    .selectAll()
+    .select(MARKETFRONT_COLUMNS)
     .where(sql<boolean>`store_id = any(${ids}::uuid[])`)
     .execute();
   const byId = new Map(rows.map((row) => [row.store_id, row]));

@@ -1,4 +1,4 @@
-import { rewrap, type Keyring } from '@pcp/service-kit';
+import { rewrap, runPrepared, type Keyring } from '@pcp/service-kit';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { PartnerMode, SpecialDay } from '@pcp/contracts';
 import type { NewStoreRow, StoreRow, StoresDatabase, StoreUpdate } from './store.table.js';
@@ -142,6 +142,59 @@ export function findPartnerStore(db: Db, partnerId: string, storeId: string) {
 
 export function findStore(db: Db, storeId: string) {
   return db.selectFrom('stores').selectAll().where('store_id', '=', storeId).executeTakeFirst();
+}
+
+/** The columns a marketfront lookup shows (toMarketfrontStore), and the store's mode. */
+export const MARKETFRONT_COLUMNS = [
+  'store_id',
+  'mode',
+  'name',
+  'phone',
+  'timezone',
+  'currency',
+  'address1',
+  'address2',
+  'city',
+  'state',
+  'postal_code',
+  'country',
+  'latitude',
+  'longitude',
+  'fulfillment_types',
+  'availability',
+  'delivery_radius_meters',
+  'delivery_fee_minor',
+  'delivery_minimum_order_minor',
+  'delivery_eta_minutes',
+  'pickup_eta_minutes',
+  'tax_rate_ppm',
+  'minimum_order_minor',
+  'status',
+  'pause_reason',
+  'paused_at',
+  'resume_at',
+  'extra_prep_minutes',
+  'paused_by',
+  'special_days',
+  'acceptance_window_seconds',
+  'catalog_set_id',
+] as const satisfies readonly (keyof StoreRow)[];
+
+export type MarketfrontRow = Pick<StoreRow, (typeof MARKETFRONT_COLUMNS)[number]>;
+
+// Prepared (planned once per connection) and without the secrets and bookkeeping columns.
+const MARKETFRONT_STORE_SQL = `select ${MARKETFRONT_COLUMNS.join(', ')} from stores where store_id = $1`;
+
+/** The store's marketfront columns, whatever its mode (the caller filters on `mode`). */
+export async function findMarketfrontStore(
+  db: Db,
+  storeId: string,
+): Promise<MarketfrontRow | undefined> {
+  const [row] = await runPrepared<MarketfrontRow>(db as Kysely<unknown>, {
+    sql: MARKETFRONT_STORE_SQL,
+    parameters: [storeId],
+  });
+  return row;
 }
 
 /**

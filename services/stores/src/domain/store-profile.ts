@@ -13,8 +13,10 @@ import {
   type StoreStatus,
 } from '@pcp/contracts';
 import { randomBytes } from 'node:crypto';
+import type { MarketfrontRow } from '../db/store.repository.js';
 import type { NewStoreRow, StoreRow } from '../db/store.table.js';
 import { availabilityAt } from './store-availability.js';
+import type { StatusColumns } from './store-status.js';
 
 const DEFAULT_CURRENCY = 'USD';
 
@@ -90,7 +92,7 @@ const ONLINE: StoreStatus = {
  * The status a store has at `now`: a pause or busy spell whose `resumeAt` has passed reads
  * as online, so resuming needs no job (docs/guide/stores.md#busy).
  */
-export function effectiveStatus(row: StoreRow, now: Date): StoreStatus {
+export function effectiveStatus(row: StatusColumns, now: Date): StoreStatus {
   const spellOver = row.resume_at !== null && row.resume_at.getTime() <= now.getTime();
   if (row.status === 'online' || spellOver) return ONLINE;
   const spell = {
@@ -116,7 +118,7 @@ export function effectiveStatus(row: StoreRow, now: Date): StoreStatus {
 }
 
 /** A store as distribution partners see it: no partner-private fields. */
-export function toMarketfrontStore(row: StoreRow, now: Date): MarketfrontStore {
+export function toMarketfrontStore(row: MarketfrontRow, now: Date): MarketfrontStore {
   const availability = availabilityAt(row, now);
   const status = effectiveStatus(row, now);
   const money = (value: number) => fromMinorUnits(value, row.currency);

@@ -14,6 +14,7 @@ import {
   overriddenItemIds,
 } from '../db/item-availability.repository.js';
 import { recordActiveCatalog } from '../db/store.repository.js';
+import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { recordStoreEvent } from '../events/store-events.js';
 
@@ -22,6 +23,7 @@ export interface CatalogActivatedDeps {
   readonly bus: BusClient;
   readonly prefix: string;
   readonly relay: OutboxRelay;
+  readonly storeRows: StoreRowCache;
 }
 
 /**
@@ -30,7 +32,13 @@ export interface CatalogActivatedDeps {
  * all in one transaction. Idempotent and order-proof: an event applies only over an older
  * version of the store's catalog, so replays and late redeliveries change nothing.
  */
-export function catalogActivatedHandler({ db, bus, prefix, relay }: CatalogActivatedDeps) {
+export function catalogActivatedHandler({
+  db,
+  bus,
+  prefix,
+  relay,
+  storeRows,
+}: CatalogActivatedDeps) {
   return async (msg: JsMsg): Promise<HandlerOutcome> => {
     const event = events.catalogActivated.schema.safeParse(tryParseJson(msg.data));
     if (!event.success) return { deadLetter: 'not a catalog.v1.activated event' };
@@ -80,6 +88,9 @@ export function catalogActivatedHandler({ db, bus, prefix, relay }: CatalogActiv
       }
       return true;
     });
-    if (applied) void relay.nudge();
+    if (applied) {
+      storeRows.invalidate(storeId);
+      void relay.nudge();
+    }
   };
 }

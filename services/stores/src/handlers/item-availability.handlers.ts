@@ -19,6 +19,7 @@ import {
   nextItemAvailabilityVersion,
 } from '../db/item-availability.repository.js';
 import { findPartnerStore, findStore, findVisibleStore } from '../db/store.repository.js';
+import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import {
   changeProblems,
@@ -35,6 +36,7 @@ export interface ItemAvailabilityDeps {
   readonly clock: () => Date;
   readonly prefix: string;
   readonly relay: OutboxRelay;
+  readonly storeRows: StoreRowCache;
 }
 
 function requestInvalid(problems: readonly ChangeProblem[]): AppError {
@@ -90,7 +92,7 @@ async function currentList(
 
 /** Item availability overrides (docs/guide/stores.md#item-availability). */
 export function itemAvailabilityHandlers(deps: ItemAvailabilityDeps): HandlerBinding[] {
-  const { db, bus, clock, prefix, relay } = deps;
+  const { db, bus, clock, prefix, relay, storeRows } = deps;
   return [
     handle(subjects.stores.getItemAvailability, async ({ storeId }, ctx) => {
       const store = await findPartnerStore(db, requirePartner(ctx, 'commerce'), storeId);
@@ -156,6 +158,7 @@ export function itemAvailabilityHandlers(deps: ItemAvailabilityDeps): HandlerBin
         const rows = await listCurrentOverrides(trx, storeId, now);
         return { items: rows.map(toOverride), version: next.version };
       });
+      storeRows.invalidate(storeId);
       // Published before the answer: ordering's carts learn of a change from this event, so
       // a cart sent after the answer sees it (validate and place check the version anyway).
       await relay.nudge();
@@ -192,6 +195,7 @@ export function itemAvailabilityHandlers(deps: ItemAvailabilityDeps): HandlerBin
         const current = await listCurrentOverrides(trx, storeId, now);
         return { items: current.map(toOverride), version: next.version };
       });
+      storeRows.invalidate(storeId);
       // Published before the answer: ordering's carts learn of a change from this event, so
       // a cart sent after the answer sees it (validate and place check the version anyway).
       await relay.nudge();

@@ -4,6 +4,7 @@ import { hoursChangedData } from '../domain/store-event-data.js';
 import { recordStoreEvent } from '../events/store-events.js';
 import type { Kysely } from 'kysely';
 import { findPartnerStore, replaceSpecialDays } from '../db/store.repository.js';
+import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { storeNotFound, type StoreEventOutbox } from './store.handlers.js';
 
@@ -16,6 +17,7 @@ export function specialHoursHandlers(
   db: Kysely<StoresDatabase>,
   clock: () => Date,
   outbox: StoreEventOutbox,
+  storeRows: StoreRowCache,
 ): HandlerBinding[] {
   return [
     handle(subjects.stores.getSpecialHours, async ({ storeId }, ctx) => {
@@ -32,6 +34,7 @@ export function specialHoursHandlers(
         await recordStoreEvent(trx, outbox.prefix, storeId, hoursChangedData(replaced, clock()));
         return replaced;
       });
+      storeRows.invalidate(storeId);
       if (!row) throw storeNotFound();
       void outbox.relay.nudge();
       return { days: row.special_days };

@@ -8,6 +8,7 @@ import {
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { findPartnerStore, lockStore, updateStoreStatus } from '../db/store.repository.js';
+import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { statusChangedData } from '../domain/store-event-data.js';
 import { effectiveStatus } from '../domain/store-profile.js';
@@ -20,9 +21,16 @@ export interface StatusDeps {
   readonly clock: () => Date;
   readonly prefix: string;
   readonly relay: OutboxRelay;
+  readonly storeRows: StoreRowCache;
 }
 
-export function statusHandlers({ db, clock, prefix, relay }: StatusDeps): HandlerBinding[] {
+export function statusHandlers({
+  db,
+  clock,
+  prefix,
+  relay,
+  storeRows,
+}: StatusDeps): HandlerBinding[] {
   return [
     handle(subjects.stores.getStatus, async ({ storeId }, ctx) => {
       const row = await findPartnerStore(db, requirePartner(ctx, 'commerce'), storeId);
@@ -45,6 +53,7 @@ export function statusHandlers({ db, clock, prefix, relay }: StatusDeps): Handle
         await recordStoreEvent(trx, prefix, storeId, statusChangedData(updated, now));
         return updated;
       });
+      storeRows.invalidate(storeId);
       if (!row) throw storeNotFound();
       void relay.nudge();
       return effectiveStatus(row, now);
@@ -64,6 +73,7 @@ export function statusHandlers({ db, clock, prefix, relay }: StatusDeps): Handle
         await recordStoreEvent(trx, prefix, storeId, statusChangedData(updated, now));
         return updated;
       });
+      storeRows.invalidate(storeId);
       if (!row) throw storeNotFound();
       void relay.nudge();
       return effectiveStatus(row, now);

@@ -16,11 +16,11 @@ import {
   countPartnerStores,
   findPartnerStore,
   findStore,
-  findVisibleStore,
   listPartnerStores,
   rotateSubmissionSecret,
   upsertStore,
 } from '../db/store.repository.js';
+import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { locate, type Geocoder } from '../geocoding/geocoder.js';
 import { hoursChangedData, hoursDiffer } from '../domain/store-event-data.js';
@@ -66,6 +66,7 @@ export function storeHandlers(
   clock: () => Date,
   settings: StoreSettings,
   outbox: StoreEventOutbox,
+  storeRows: StoreRowCache,
 ): HandlerBinding[] {
   return [
     handle(subjects.stores.upsert, async ({ storeId, profile }, ctx) => {
@@ -106,6 +107,7 @@ export function storeHandlers(
         }
         return upserted && { ...upserted, announced: false };
       });
+      storeRows.invalidate(storeId);
       // Another partner's id: answer as if it did not exist.
       if (!result) throw storeNotFound();
       if (result.announced) void outbox.relay.nudge();
@@ -128,6 +130,7 @@ export function storeHandlers(
         seal(settings.keyring, secret),
         new Date(now.getTime() + settings.overlapMs),
       );
+      storeRows.invalidate(storeId);
       if (!row) throw storeNotFound();
       return toCommerceStoreWithSecret(row, now, secret);
     }),
@@ -159,8 +162,9 @@ export function storeHandlers(
 
     handle(subjects.stores.lookup, async ({ storeId }, ctx) => {
       requirePartner(ctx, 'distribution');
-      const row = await findVisibleStore(db, storeId, visibleMode(ctx));
+      const row = await storeRows.lookup(storeId, visibleMode(ctx));
       if (!row) throw storeNotFound();
+      // From the clock at every request: open now, the status a resumeAt has ended.
       return toMarketfrontStore(row, clock());
     }),
   ];

@@ -1,6 +1,7 @@
 import { subjects } from '@pcp/contracts';
 import { handle, requireTestPartner, type HandlerBinding } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
+import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { STORE_EVENT_AGGREGATE } from '../events/store-events.js';
 
@@ -8,7 +9,10 @@ import { STORE_EVENT_AGGREGATE } from '../events/store-events.js';
  * `stores.testReset` (docs/guide/sandbox.md#reset): the calling test tenant's stores, their
  * item availability overrides and their events in the outbox, in one transaction.
  */
-export function testResetHandler(db: Kysely<StoresDatabase>): HandlerBinding {
+export function testResetHandler(
+  db: Kysely<StoresDatabase>,
+  storeRows: StoreRowCache,
+): HandlerBinding {
   return handle(subjects.stores.testReset, async (_input, ctx) => {
     const partnerId = requireTestPartner(ctx);
     const deleted = await db.transaction().execute(async (trx) => {
@@ -35,13 +39,17 @@ export function testResetHandler(db: Kysely<StoresDatabase>): HandlerBinding {
       const stores = await trx
         .deleteFrom('stores')
         .where('partner_id', '=', partnerId)
-        .executeTakeFirst();
+        .returning('store_id')
+        .execute();
       return {
-        'stores.stores': Number(stores.numDeletedRows),
+        storeIds: stores.map((store) => store.store_id),
+        'stores.stores': stores.length,
         'stores.item_availability_overrides': Number(overrides.numDeletedRows),
         'stores.outbox': Number(outbox.numDeletedRows),
       };
     });
-    return { deleted };
+    const { storeIds, ...counts } = deleted;
+    for (const storeId of storeIds) storeRows.invalidate(storeId);
+    return { deleted: counts };
   });
 }

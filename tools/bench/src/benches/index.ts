@@ -21,7 +21,7 @@ export const BENCHES = {
     run: lazy(() => import('./ingest-fairness.js')),
   },
   stores: {
-    summary: 'store lookups through gateway → NATS → stores → Postgres',
+    summary: 'store lookups of 10,000 distinct stores through gateway → NATS → stores → Postgres',
     run: lazy(() => import('./stores.js')),
   },
   discovery: {

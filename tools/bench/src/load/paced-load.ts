@@ -41,6 +41,8 @@ export interface LoadTarget {
   bodies?: (string | Buffer)[];
   /** A fresh `randomUUID()` in this header on each request (an Idempotency-Key). */
   keyHeader?: string;
+  /** Paths of `url`'s origin in turn (request i gets paths[i % length]); `url`'s own if none. */
+  paths?: string[];
 }
 
 export interface LoadResult extends LatencySummary {
@@ -71,6 +73,7 @@ export async function pacedLoad({
 }): Promise<LoadResult> {
   const work: PacedLoadWork = {
     ...options,
+    paths: options.paths ?? [],
     bodies: bodies ?? (body === undefined ? [] : [body]),
     keepResults: onResult !== undefined,
   };
@@ -99,15 +102,18 @@ export async function peakLoad({
   body,
   bodies = body === undefined ? [] : [body],
   keyHeader,
+  paths = [],
   connections,
   seconds,
 }: LoadTarget & { connections: number; seconds: number }): Promise<LoadResult> {
   let next = 0;
+  let nextPath = 0;
   const requestHeaders =
     bodies.length === 0 ? headers : { 'content-type': 'application/json', ...headers };
   const setupRequest = (request: autocannon.Request) => ({
     ...request,
     ...(bodies.length === 0 ? {} : { body: bodies[next++ % bodies.length] }),
+    ...(paths.length === 0 ? {} : { path: paths[nextPath++ % paths.length] }),
     ...(keyHeader === undefined
       ? {}
       : { headers: { ...request.headers, [keyHeader]: randomUUID() } }),
@@ -118,7 +124,7 @@ export async function peakLoad({
       firstFailure ??= `${url}: ${status} ${String(responseBody).slice(0, 500)}`;
     }
   };
-  const dynamic = bodies.length > 0 || keyHeader !== undefined;
+  const dynamic = bodies.length > 0 || paths.length > 0 || keyHeader !== undefined;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     void autocannon(
       {

@@ -10,6 +10,8 @@ export interface PacedLoadWork {
   method?: string;
   headers?: Record<string, string>;
   bodies: (string | Buffer)[];
+  /** Paths of `url`'s origin in turn; `url` itself if none. */
+  paths: string[];
   rate: number;
   seconds: number;
   maxSockets?: number;
@@ -39,6 +41,7 @@ function run({
   method = 'GET',
   headers = {},
   bodies,
+  paths,
   rate,
   seconds,
   maxSockets = 256,
@@ -56,6 +59,7 @@ function run({
     ...headers,
     'content-length': String(Buffer.byteLength(body)),
   }));
+  const urls = paths.map((path) => new URL(path, url));
   let completed = 0;
   let errors = 0;
   let non2xx = 0;
@@ -84,7 +88,7 @@ function run({
       const which = bodies.length === 0 ? -1 : index % bodies.length;
       const sharedHeaders = which < 0 ? headers : requestHeaders[which];
       const request = http.request(
-        url,
+        urls.length === 0 ? url : urls[index % urls.length]!,
         {
           method,
           agent,
