@@ -2,7 +2,7 @@ import { subjects } from '@pcp/contracts';
 import { handle, requireTestPartner, type HandlerBinding } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import type { StoresDatabase } from '../db/store.table.js';
-import { STORE_EVENT_AGGREGATE } from '../events/store-events.js';
+import { STORE_EVENT_AGGREGATE, STORE_PROFILE_AGGREGATE } from '../events/store-events.js';
 
 /**
  * `stores.testReset` (docs/guide/sandbox.md#reset): the calling test tenant's stores, their
@@ -22,7 +22,7 @@ export function testResetHandler(db: Kysely<StoresDatabase>): HandlerBinding {
         .executeTakeFirst();
       const outbox = await trx
         .deleteFrom('outbox')
-        .where('aggregate_type', '=', STORE_EVENT_AGGREGATE)
+        .where('aggregate_type', 'in', [STORE_EVENT_AGGREGATE, STORE_PROFILE_AGGREGATE])
         .where(
           'aggregate_id',
           'in',
