@@ -84,4 +84,16 @@ export const events = {
     subject: 'events.stores.v1.store-changed',
     schema: eventEnvelope('stores.v1.store-changed', storeChangedData),
   },
+  /**
+   * Internal: a store's order profile (`stores.v1.order-profile`) changed in a way no store event
+   * announces (an upserted profile), with the store's profile version. Ordering's profile caches
+   * drop the store on it, as on every store event. Partners never receive it.
+   */
+  storeProfileChanged: {
+    subject: 'events.stores.v1.profile-changed',
+    schema: eventEnvelope(
+      'stores.v1.profile-changed',
+      z.object({ storeId: guid, mode: partnerMode }),
+    ),
+  },
 } as const;

@@ -7,6 +7,7 @@ export * from './messaging.js';
 export * from './nats-permissions.js';
 export * from './money.js';
 export * from './stores.js';
+export * from './order-profile.js';
 export * from './store-operations.js';
 export * from './services.js';
 export * from './subjects.js';

@@ -54,6 +54,7 @@ interface Named {
  */
 const internalSubjects: readonly Named[] = [
   subjects.stores.orderContext,
+  subjects.stores.orderProfile,
   // The signing secrets: ordering's submitter alone may ask.
   subjects.stores.submissionSecrets,
   subjects.stores.geocode,
@@ -81,6 +82,7 @@ const serviceCalls: Record<ServiceName, readonly Named[]> = {
     subjects.stores.get,
     subjects.stores.lookup,
     subjects.stores.orderContext,
+    subjects.stores.orderProfile,
     subjects.stores.submissionSecrets,
     subjects.stores.geocode,
     subjects.stores.deliveryCheck,
@@ -176,9 +178,9 @@ const eventSubscriptions: Record<ServiceName, readonly { subject: string }[]> = 
   // Each replica's row cache drops a store's row when its event arrives.
   stores: [events.storeChanged],
   catalog: [],
-  // Each replica's catalog cache drops a store's entry when its catalog changes, and its
-  // item availability cache when the store's overrides do.
-  ordering: [events.catalogActivated, events.storeChanged],
+  // Each replica's catalog cache drops a store's entry when its catalog changes, its item
+  // availability cache when the store's overrides do, and its profile cache on any change.
+  ordering: [events.catalogActivated, events.storeChanged, events.storeProfileChanged],
   payments: [],
 };
 

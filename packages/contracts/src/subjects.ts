@@ -61,6 +61,7 @@ import {
   webhookStreamPage,
   webhookStreamReadInput,
 } from './webhooks.js';
+import { orderProfile } from './order-profile.js';
 import { serviceResetReply, testAdvanceInput, testStoreOrderInput } from './sandbox.js';
 
 /**
@@ -190,6 +191,12 @@ export const subjects = {
       z.object({ storeId: guid, at: dateTime.optional() }),
       orderContext,
     ),
+    /**
+     * The store as it stands, for ordering to keep (validate derives the order context from it
+     * with `orderContextAt`); `events.stores.v1.profile-changed` and store events say when it
+     * changed.
+     */
+    orderProfile: defineSubject('stores', 'v1.order-profile', byStoreId, orderProfile),
     /** Resolve and geocode an address (ADDRESS_INVALID when it cannot be). */
     geocode: defineSubject(
       'stores',

@@ -37,6 +37,7 @@ import {
 } from './lifecycle/lifecycle.handlers.js';
 import { createOrderEvaluator } from './validate/order-evaluator.js';
 import { validateHandlers } from './validate/validate.handlers.js';
+import { createStoreProfileCache } from './validate/store-profile-cache.js';
 import { chargeOwnersHandler } from './place/charge-owners.handlers.js';
 import { placeHandler } from './place/place.handlers.js';
 import { createPlaceSaga } from './place/place-saga.js';
@@ -125,13 +126,17 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     logger: deps.logger,
     maxBytes: deps.config.ORDERING_ITEM_AVAILABILITY_CACHE_BYTES,
   });
+  const profiles = createStoreProfileCache({
+    bus,
+    maxBytes: deps.config.ORDERING_STORE_PROFILE_CACHE_BYTES,
+  });
   const { config, db } = deps;
   const clock = deps.clock ?? (() => new Date());
   const keyring = deps.keyring ?? keyringFromEnv();
   const js = deps.nc.jetstream();
   const relay = createOutboxRelay({ db, js, logger: deps.logger, metrics: deps.metrics });
   const nudge = () => void relay.nudge();
-  const evaluate = createOrderEvaluator({ db, bus, catalogs, availability, clock });
+  const evaluate = createOrderEvaluator({ db, bus, catalogs, availability, profiles, clock });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const webhookSender = createWebhookSender({
     allowHttp: config.WEBHOOK_ALLOW_HTTP === 'true',
@@ -264,6 +269,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   };
   let activations: Subscription | undefined;
   let storeChanges: Subscription | undefined;
+  let profileChanges: Subscription | undefined;
   let sweeping: NodeJS.Timeout | undefined;
   let acceptanceSweeping: NodeJS.Timeout | undefined;
   let kitchenPassing: NodeJS.Timeout | undefined;
@@ -344,17 +350,30 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
           }
         },
       });
-      // Likewise for item availability overrides; validate and place also compare the version
-      // their order context names, so a missed event never lets an order through.
+      // Likewise for item availability overrides; place also compares the version its live
+      // order context names, so a missed event never lets an order through (validate's
+      // cached profile names one at most 5 s old).
       storeChanges = deps.nc.subscribe(`${deps.subjectPrefix}.${events.storeChanged.subject}`, {
         callback: (error, msg) => {
           const event = error ? undefined : decodeEvent(events.storeChanged.schema, msg);
+          // Every store event may move what validate checks (status, hours, items, catalog).
+          if (event) profiles.changed(event.data.storeId);
           if (event?.data.event === 'store.items_availability_changed') {
             const { storeId, itemAvailabilityVersion } = event.data;
             availability.changed(storeId, itemAvailabilityVersion, event.id);
           }
         },
       });
+      // A profile change no store event announces (an upserted profile).
+      profileChanges = deps.nc.subscribe(
+        `${deps.subjectPrefix}.${events.storeProfileChanged.subject}`,
+        {
+          callback: (error, msg) => {
+            const event = error ? undefined : decodeEvent(events.storeProfileChanged.schema, msg);
+            if (event) profiles.changed(event.data.storeId);
+          },
+        },
+      );
     },
     async stop(timeoutMs) {
       clearInterval(sweeping);
@@ -363,6 +382,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       clearInterval(pruner);
       activations?.unsubscribe();
       storeChanges?.unsubscribe();
+      profileChanges?.unsubscribe();
       await Promise.all([
         subjects.stop(timeoutMs),
         recorder?.stop(timeoutMs),

@@ -27,6 +27,16 @@ export const orderingEnvSchema = z
       .max(16 * 1024 ** 3)
       .default(64 * 1024 * 1024),
     /**
+     * Memory for the store profiles validate reads (LRU, bytes): a profile counts twice its
+     * JSON length, a few KiB with its hours; kept at most 5 s, dropped on store events.
+     */
+    ORDERING_STORE_PROFILE_CACHE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(16 * 1024 ** 3)
+      .default(32 * 1024 * 1024),
+    /**
      * Catalog versions compiled at once on this replica, each on its own worker thread off the
      * event loop (the download and its compile hold the document: up to 50 MB each).
      */

@@ -1,5 +1,7 @@
 import {
+  deliveryReach,
   maxProblemErrors,
+  orderContextAt,
   subjects,
   orderLimits,
   TAX_RATE_DIGITS,
@@ -29,6 +31,7 @@ import { computeAmounts } from './order-amounts.js';
 import { amountInCurrency, checkClient, checkFulfillment } from './order-checks.js';
 import { priceCart } from '../catalog/pricing.js';
 import { toSavedAddress } from '../addresses/address.handlers.js';
+import type { StoreProfileCache } from './store-profile-cache.js';
 
 export interface OrderEvaluatorDeps {
   readonly db: Kysely<OrderingDatabase>;
@@ -36,6 +39,8 @@ export interface OrderEvaluatorDeps {
   readonly catalogs: CatalogCache;
   /** The stores' item availability overrides, at the version each order context names. */
   readonly availability: ItemAvailabilityCache;
+  /** Store profiles validate derives its order context from (place never reads them). */
+  readonly profiles: StoreProfileCache;
   readonly clock: () => Date;
 }
 
@@ -79,6 +84,11 @@ export interface EvaluationOptions {
    * Place leaves it off: its authorization refuses a foreign card without the extra call.
    */
   readonly checkPaymentId?: boolean;
+  /**
+   * Derive the store's order context from this replica's cached profile (validate, a preview)
+   * instead of asking stores. Place leaves it off: what charges the card is read live.
+   */
+  readonly cachedStore?: boolean;
 }
 
 export type OrderEvaluator = (
@@ -86,12 +96,6 @@ export type OrderEvaluator = (
   ctx: RequestContext,
   options?: EvaluationOptions,
 ) => Promise<OrderEvaluation>;
-
-/** The delivery address resolved and geocoded, and whether the store delivers there. */
-interface ResolvedDelivery {
-  readonly deliverable: boolean;
-  readonly address: ResolvedAddress;
-}
 
 /**
  * Validate (docs/guide/orders.md#validating-an-order), shared by validate and place: writes
@@ -119,11 +123,15 @@ export function createOrderEvaluator(deps: OrderEvaluatorDeps): OrderEvaluator {
     const { orderTime } = schedule;
     // An unknown store is the one 404 (every request below fails with it); everything else
     // is a finding.
-    const orderContext = bus.request(
-      subjects.stores.orderContext,
-      { storeId, ...(orderTime ? { at: orderTime.toISOString() } : {}) },
-      ctx,
-    );
+    const orderContext = options.cachedStore
+      ? deps.profiles
+          .get(storeId, ctx)
+          .then((profile) => orderContextAt(profile, now, orderTime ?? now))
+      : bus.request(
+          subjects.stores.orderContext,
+          { storeId, ...(orderTime ? { at: orderTime.toISOString() } : {}) },
+          ctx,
+        );
 
     if (!ctx.paymentTypes?.includes(input.paymentType)) {
       errors.push(
@@ -147,7 +155,7 @@ export function createOrderEvaluator(deps: OrderEvaluatorDeps): OrderEvaluator {
     const [context, delivery, pricingData, card] = await Promise.all([
       orderContext,
       fulfillment.mode === 'DELIVERY_BY_MERCHANT'
-        ? checkDelivery(storeId, fulfillment.address, ctx)
+        ? resolveDeliveryAddress(fulfillment.address, ctx)
         : undefined,
       asProblem(catalogs.get(storeId, ctx), ['CATALOGSET_NOT_FOUND'], () => catalogSetNotFound()),
       // Only a CARD order charges its paymentId (place ignores it for PAY_AT_STORE).
@@ -191,8 +199,8 @@ export function createOrderEvaluator(deps: OrderEvaluatorDeps): OrderEvaluator {
     let resolvedAddress: ResolvedAddress | null = null;
     if (isProblem(delivery)) errors.push(delivery);
     else if (delivery) {
-      resolvedAddress = delivery.address;
-      if (!delivery.deliverable) {
+      resolvedAddress = delivery;
+      if (!deliveryReach(store, delivery).deliverable) {
         errors.push(
           problem(
             'DELIVERY_UNAVAILABLE',
@@ -247,12 +255,14 @@ export function createOrderEvaluator(deps: OrderEvaluatorDeps): OrderEvaluator {
     return { order, errorsOmitted, totalMinor, currency, context };
   };
 
-  /** The delivery address resolved, or the problem with it. */
-  async function checkDelivery(
-    storeId: string,
+  /**
+   * The delivery address resolved and geocoded, or the problem with it; whether the store
+   * delivers there is computed from the order context's store.
+   */
+  async function resolveDeliveryAddress(
     address: OrderAddressInput,
     ctx: RequestContext,
-  ): Promise<ResolvedDelivery | OrderError> {
+  ): Promise<ResolvedAddress | OrderError> {
     if ('addressId' in address) {
       // docs/guide/authentication.md#end-users: a saved address is the end user's, so it needs one.
       const saved = await findAddress(
@@ -268,27 +278,19 @@ export function createOrderEvaluator(deps: OrderEvaluatorDeps): OrderEvaluator {
           '/fulfillment/address/addressId',
         );
       }
-      // Saved already resolved and geocoded: the store is asked about its coordinates.
+      // Saved already resolved and geocoded.
       const { addressId: _id, createdAt: _at, ...resolved } = toSavedAddress(saved);
-      const check = await bus.request(
-        subjects.stores.deliveryCheck,
-        { storeId, location: { latitude: resolved.latitude, longitude: resolved.longitude } },
-        ctx,
-      );
-      return { deliverable: check.deliverable, address: resolved };
+      return resolved;
     }
-    const check = await asProblem(
-      bus.request(subjects.stores.deliveryCheck, { storeId, location: address }, ctx),
+    const located = await asProblem(
+      bus.request(subjects.stores.geocode, { address }, ctx),
       ['ADDRESS_INVALID'],
       (error) => problem('ADDRESS_INVALID', error.message, '/fulfillment/address'),
     );
-    if (isProblem(check)) return check;
+    if (isProblem(located)) return located;
     // Stores geocodes the inline fields as they are; the order keeps them with the point.
-    const { latitude, longitude } = check.location;
-    return {
-      deliverable: check.deliverable,
-      address: { ...address, address2: address.address2 ?? null, latitude, longitude },
-    };
+    const { latitude, longitude } = located;
+    return { ...address, address2: address.address2 ?? null, latitude, longitude };
   }
 }
 

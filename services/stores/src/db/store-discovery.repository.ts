@@ -1,6 +1,7 @@
 import type { Coordinates, FulfillmentType, PartnerMode, SpecialDay } from '@pcp/contracts';
 import { sql, type Kysely } from 'kysely';
-import { boundingBox, DEGREE_GRID, EARTH_RADIUS_METERS, snapDegrees } from '../domain/geo.js';
+import { EARTH_RADIUS_METERS } from '@pcp/contracts';
+import { boundingBox, DEGREE_GRID, snapDegrees } from '../domain/geo.js';
 import type { ScanPosition } from '../domain/open-store-scan.js';
 import { MARKETFRONT_COLUMNS, type MarketfrontRow } from './store.repository.js';
 import type { StoreRow, StoresDatabase } from './store.table.js';

@@ -77,6 +77,8 @@ export interface StoreTable {
   item_availability_version: ColumnType<number, never, number>;
   /** Version of the store's last store event, whatever its kind (one sequence per store). */
   event_version: ColumnType<number, never, number>;
+  /** Version of the store's last `events.stores.v1.profile-changed` (its own sequence). */
+  profile_version: ColumnType<number, never, number>;
   created_at: ColumnType<Date, never, never>;
   updated_at: Generated<Date>;
 }

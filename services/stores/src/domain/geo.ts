@@ -1,7 +1,5 @@
-import type { Coordinates } from '@pcp/contracts';
+import { EARTH_RADIUS_METERS, type Coordinates } from '@pcp/contracts';
 
-/** Mean Earth radius (IUGG), the sphere the distances are measured on. */
-export const EARTH_RADIUS_METERS = 6_371_008.8;
 const METERS_PER_DEGREE = (Math.PI * EARTH_RADIUS_METERS) / 180;
 
 const radians = (degrees: number) => (degrees * Math.PI) / 180;
@@ -16,16 +14,6 @@ export const DEGREE_GRID = 1e9;
  * or large enough that the haversine terms stay far above the smallest double.
  */
 export const snapDegrees = (degrees: number) => Math.round(degrees * DEGREE_GRID) / DEGREE_GRID;
-
-/** Great-circle (haversine) distance in meters. */
-export function distanceMeters(a: Coordinates, b: Coordinates): number {
-  const h =
-    Math.sin(radians(b.latitude - a.latitude) / 2) ** 2 +
-    Math.cos(radians(a.latitude)) *
-      Math.cos(radians(b.latitude)) *
-      Math.sin(radians(b.longitude - a.longitude) / 2) ** 2;
-  return 2 * EARTH_RADIUS_METERS * Math.asin(Math.min(1, Math.sqrt(h)));
-}
 
 /**
  * A latitude/longitude box holding every point within `radiusMeters` of `center`: the

@@ -7,16 +7,18 @@ import {
   type CommerceStore,
   type CommerceStoreWithSecret,
   type Coordinates,
+  marketfrontStoreAt,
+  orderContextAt,
   type MarketfrontStore,
   type OrderContext,
+  type OrderProfile,
+  type StoreStanding,
   type StoreProfileInput,
   type StoreStatus,
 } from '@pcp/contracts';
 import { randomBytes } from 'node:crypto';
 import type { MarketfrontRow } from '../db/store.repository.js';
 import type { NewStoreRow, StoreRow } from '../db/store.table.js';
-import { availabilityAt } from './store-availability.js';
-import type { StatusColumns } from './store-status.js';
 
 const DEFAULT_CURRENCY = 'USD';
 
@@ -92,7 +94,7 @@ const ONLINE: StoreStatus = {
  * The status a store has at `now`: a pause or busy spell whose `resumeAt` has passed reads
  * as online, so resuming needs no job (docs/guide/stores.md#busy).
  */
-export function effectiveStatus(row: StatusColumns, now: Date): StoreStatus {
+export function effectiveStatus(row: StoreRow, now: Date): StoreStatus {
   const spellOver = row.resume_at !== null && row.resume_at.getTime() <= now.getTime();
   if (row.status === 'online' || spellOver) return ONLINE;
   const spell = {
@@ -117,10 +119,8 @@ export function effectiveStatus(row: StatusColumns, now: Date): StoreStatus {
   };
 }
 
-/** A store as distribution partners see it: no partner-private fields. */
-export function toMarketfrontStore(row: MarketfrontRow, now: Date): MarketfrontStore {
-  const availability = availabilityAt(row, now);
-  const status = effectiveStatus(row, now);
+/** What the marketfront view is derived from at any instant (of the marketfront columns). */
+function storeStanding(row: MarketfrontRow): StoreStanding {
   const money = (value: number) => fromMinorUnits(value, row.currency);
   const hasDelivery =
     row.delivery_radius_meters !== null &&
@@ -128,41 +128,63 @@ export function toMarketfrontStore(row: MarketfrontRow, now: Date): MarketfrontS
     row.delivery_minimum_order_minor !== null &&
     row.delivery_eta_minutes !== null;
   return {
-    storeId: row.store_id,
-    name: row.name,
-    phone: row.phone,
-    timezone: row.timezone,
-    currency: row.currency,
-    address: {
-      address1: row.address1,
-      address2: row.address2,
-      city: row.city,
-      state: row.state,
-      postalCode: row.postal_code,
-      country: row.country,
-      latitude: row.latitude,
-      longitude: row.longitude,
+    store: {
+      storeId: row.store_id,
+      name: row.name,
+      phone: row.phone,
+      timezone: row.timezone,
+      currency: row.currency,
+      address: {
+        address1: row.address1,
+        address2: row.address2,
+        city: row.city,
+        state: row.state,
+        postalCode: row.postal_code,
+        country: row.country,
+        latitude: row.latitude,
+        longitude: row.longitude,
+      },
+      fulfillmentTypes: row.fulfillment_types,
+      availability: row.availability,
+      delivery: hasDelivery
+        ? {
+            radiusMeters: row.delivery_radius_meters!,
+            fee: money(row.delivery_fee_minor!),
+            minimumOrder: money(row.delivery_minimum_order_minor!),
+            etaMinutes: row.delivery_eta_minutes!,
+          }
+        : null,
+      pickup: row.pickup_eta_minutes === null ? null : { etaMinutes: row.pickup_eta_minutes },
+      taxRate: row.tax_rate_ppm / 10 ** TAX_RATE_DIGITS,
+      minimumOrder: money(row.minimum_order_minor),
+      acceptanceWindowSeconds: row.acceptance_window_seconds,
+      catalogSetId: row.catalog_set_id,
     },
-    fulfillmentTypes: row.fulfillment_types,
-    availability: row.availability,
-    delivery: hasDelivery
-      ? {
-          radiusMeters: row.delivery_radius_meters!,
-          fee: money(row.delivery_fee_minor!),
-          minimumOrder: money(row.delivery_minimum_order_minor!),
-          etaMinutes: row.delivery_eta_minutes!,
-        }
-      : null,
-    pickup: row.pickup_eta_minutes === null ? null : { etaMinutes: row.pickup_eta_minutes },
-    taxRate: row.tax_rate_ppm / 10 ** TAX_RATE_DIGITS,
-    minimumOrder: money(row.minimum_order_minor),
-    status: status.status,
-    extraPrepMinutes: status.extraPrepMinutes,
-    acceptanceWindowSeconds: row.acceptance_window_seconds,
-    isOpenNow: availability.open,
-    nextOpenAt: availability.nextOpenAt,
-    catalogSetId: row.catalog_set_id,
+    status: {
+      status: row.status,
+      resumeAt: row.resume_at?.toISOString() ?? null,
+      extraPrepMinutes: row.extra_prep_minutes,
+    },
+    specialDays: row.special_days,
   };
+}
+
+/**
+ * The store as it stands (`stores.v1.order-profile`): everything its marketfront view and
+ * order context are derived from at any instant.
+ */
+export function toOrderProfile(row: StoreRow): OrderProfile {
+  return {
+    ...storeStanding(row),
+    ownerPartnerId: row.partner_id,
+    itemAvailabilityVersion: row.item_availability_version,
+    submission: row.order_submission_url === null ? null : { url: row.order_submission_url },
+  };
+}
+
+/** A store as distribution partners see it: no partner-private fields. */
+export function toMarketfrontStore(row: MarketfrontRow, now: Date): MarketfrontStore {
+  return marketfrontStoreAt(storeStanding(row), now);
 }
 
 /** The end of a rotation's overlap while it lasts, else null. */
@@ -207,21 +229,10 @@ export function signingSecrets(row: StoreRow, now: Date): string[] {
     : [row.order_submission_secret, previous];
 }
 
-/** Where ordering submits the store's placed orders; null without a URL. */
-function orderSubmission(row: StoreRow): OrderContext['submission'] {
-  return row.order_submission_url === null ? null : { url: row.order_submission_url };
-}
-
 /**
  * What ordering needs of a store in one round trip: the marketfront view at `now`, whether
  * it takes orders at `at`, its owner, and where to submit placed orders.
  */
 export function toOrderContext(row: StoreRow, now: Date, at: Date): OrderContext {
-  return {
-    store: toMarketfrontStore(row, now),
-    availability: availabilityAt(row, at),
-    ownerPartnerId: row.partner_id,
-    itemAvailabilityVersion: row.item_availability_version,
-    submission: orderSubmission(row),
-  };
+  return orderContextAt(toOrderProfile(row), now, at);
 }

@@ -32,3 +32,31 @@ export async function recordStoreEvent(
     data: { ...data, mode: row.mode },
   });
 }
+
+/** The outbox aggregate of profile changes: its own version sequence per store. */
+export const STORE_PROFILE_AGGREGATE = 'store-profile';
+
+/**
+ * Record, in the caller's transaction, that the store's order profile changed in a way no
+ * store event announces, so ordering's profile caches drop it (an internal event partners never
+ * receive). Bumps the store's `profile_version`, locking its row.
+ */
+export async function recordProfileChange(
+  trx: Kysely<StoresDatabase>,
+  prefix: string,
+  storeId: string,
+): Promise<void> {
+  const row = await trx
+    .updateTable('stores')
+    .set({ profile_version: sql<number>`profile_version + 1` })
+    .where('store_id', '=', storeId)
+    .returning(['profile_version', 'mode'])
+    .executeTakeFirst();
+  if (!row) return;
+  await insertOutboxEvent(trx, {
+    subject: `${prefix}.${events.storeProfileChanged.subject}`,
+    type: events.storeProfileChanged.schema.shape.type.value,
+    aggregate: { type: STORE_PROFILE_AGGREGATE, id: storeId, version: row.profile_version },
+    data: { storeId, mode: row.mode },
+  });
+}

@@ -1,4 +1,4 @@
-import { subjects } from '@pcp/contracts';
+import { deliveryReach, subjects } from '@pcp/contracts';
 import { handle, requirePartner, visibleMode, type HandlerBinding } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { findVisibleStore } from '../db/store.repository.js';
@@ -11,10 +11,9 @@ import {
   type DiscoveryCandidate,
 } from '../db/store-discovery.repository.js';
 import type { StoresDatabase } from '../db/store.table.js';
-import { distanceMeters } from '../domain/geo.js';
 import { scanOpenCandidates } from '../domain/open-store-scan.js';
 import { isOpenAt } from '../domain/store-availability.js';
-import { toMarketfrontStore, toOrderContext } from '../domain/store-profile.js';
+import { toMarketfrontStore, toOrderContext, toOrderProfile } from '../domain/store-profile.js';
 import { locate, type Geocoder } from '../geocoding/geocoder.js';
 import { storeNotFound } from './store.handlers.js';
 
@@ -74,6 +73,13 @@ export function discoveryHandlers(
       return { stores: page.map(view), totalCount: found.openCount, hasMore: found.hasMore };
     }),
 
+    handle(subjects.stores.orderProfile, async ({ storeId }, ctx) => {
+      requirePartner(ctx, 'distribution');
+      const row = await findVisibleStore(db, storeId, visibleMode(ctx));
+      if (!row) throw storeNotFound();
+      return toOrderProfile(row);
+    }),
+
     handle(subjects.stores.orderContext, async ({ storeId, at }, ctx) => {
       requirePartner(ctx, 'distribution');
       const row = await findVisibleStore(db, storeId, visibleMode(ctx));
@@ -95,17 +101,9 @@ export function discoveryHandlers(
       const row = await findVisibleStore(db, storeId, visibleMode(ctx));
       if (!row) throw storeNotFound();
       const resolved = locate(location, geocoder, '/location');
-      const distance = Math.round(
-        distanceMeters(resolved, { latitude: row.latitude, longitude: row.longitude }),
-      );
-      const radius = row.fulfillment_types.includes('DELIVERY_BY_MERCHANT')
-        ? row.delivery_radius_meters
-        : null;
       return {
         storeId,
-        deliverable: radius !== null && distance <= radius,
-        distanceMeters: distance,
-        radiusMeters: radius,
+        ...deliveryReach(toOrderProfile(row).store, resolved),
         location: resolved,
       };
     }),

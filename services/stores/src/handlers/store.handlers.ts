@@ -24,7 +24,7 @@ import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { locate, type Geocoder } from '../geocoding/geocoder.js';
 import { hoursChangedData, hoursDiffer } from '../domain/store-event-data.js';
-import { recordStoreEvent } from '../events/store-events.js';
+import { recordProfileChange, recordStoreEvent } from '../events/store-events.js';
 import {
   newOrderSubmissionSecret,
   profileToRow,
@@ -95,17 +95,19 @@ export function storeHandlers(
           throw storeLimitReached(settings.maxStoresPerPartner);
         }
         const upserted = await upsertStore(trx, row);
-        // A new store's hours are no change; a replaced profile's may be.
-        if (upserted && previous && hoursDiffer(previous, upserted.store)) {
+        if (!upserted || !previous) return upserted && { ...upserted, announced: false };
+        // A replaced profile may change what orders are checked against (fees, radius,
+        // address...): ordering's cached profiles hear of it. Its hours may change too.
+        await recordProfileChange(trx, outbox.prefix, storeId);
+        if (hoursDiffer(previous, upserted.store)) {
           await recordStoreEvent(
             trx,
             outbox.prefix,
             storeId,
             hoursChangedData(upserted.store, clock()),
           );
-          return { ...upserted, announced: true };
         }
-        return upserted && { ...upserted, announced: false };
+        return { ...upserted, announced: true };
       });
       storeRows.invalidate(storeId);
       // Another partner's id: answer as if it did not exist.

@@ -3,7 +3,7 @@ import { handle, requireTestPartner, type HandlerBinding } from '@pcp/service-ki
 import { sql, type Kysely } from 'kysely';
 import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
-import { STORE_EVENT_AGGREGATE } from '../events/store-events.js';
+import { STORE_EVENT_AGGREGATE, STORE_PROFILE_AGGREGATE } from '../events/store-events.js';
 
 /**
  * `stores.testReset` (docs/guide/sandbox.md#reset): the calling test tenant's stores, their
@@ -26,7 +26,7 @@ export function testResetHandler(
         .executeTakeFirst();
       const outbox = await trx
         .deleteFrom('outbox')
-        .where('aggregate_type', '=', STORE_EVENT_AGGREGATE)
+        .where('aggregate_type', 'in', [STORE_EVENT_AGGREGATE, STORE_PROFILE_AGGREGATE])
         .where(
           'aggregate_id',
           'in',

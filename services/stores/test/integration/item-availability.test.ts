@@ -538,3 +538,40 @@ describe('catalog activation and overrides', () => {
     await expect.poll(async () => kinds(await storeEvents(storeId))).toEqual(['catalog.activated']);
   });
 });
+
+describe('profile changes', () => {
+  it('records every upsert of an existing store as an internal profile-changed event, no store event', async () => {
+    const { partnerId, storeId } = await storeWithCatalog();
+    const profileEvents = async () => {
+      const rows = await db
+        .selectFrom('outbox')
+        .select(['aggregate_version', 'payload', 'subject'])
+        .where('aggregate_type', '=', 'store-profile')
+        .where('aggregate_id', '=', storeId)
+        .orderBy('sequence')
+        .execute();
+      return rows.map((row) => {
+        expect(row.subject).toBe(`${env.prefix}.${events.storeProfileChanged.subject}`);
+        return events.storeProfileChanged.schema.parse(row.payload);
+      });
+    };
+    // Creating the store is no change of a profile anyone holds.
+    expect(await profileEvents()).toEqual([]);
+    for (const minimumOrder of [12, 15]) {
+      await client.request(
+        subjects.stores.upsert,
+        { storeId, profile: storeProfile({ minimumOrder }) },
+        commerce(partnerId),
+      );
+    }
+    const recorded = await profileEvents();
+    expect(recorded.map((event) => [event.version, event.data])).toEqual([
+      [1, { storeId, mode: 'live' }],
+      [2, { storeId, mode: 'live' }],
+    ]);
+    // Partners' store events are untouched by it.
+    expect(await storeEvents(storeId)).toEqual([]);
+    const profile = await client.request(subjects.stores.orderProfile, { storeId }, distribution());
+    expect(profile.store.minimumOrder).toBe(15);
+  });
+});

@@ -59,6 +59,7 @@ function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
     catalog_version: null,
     item_availability_version: 0,
     event_version: 0,
+    profile_version: 0,
     created_at: createdAt,
     updated_at: updatedAt,
     ...extra,

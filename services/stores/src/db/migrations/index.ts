@@ -13,6 +13,7 @@ import * as storeHoursBusy from './2026-12-03T0100-store-hours-busy.js';
 import * as itemAvailabilityEvents from './2026-12-03T0200-item-availability-events.js';
 import * as modesDataStoreMode from './2026-12-20T0100-modes-data-store-mode.js';
 import * as fixturesStoreEvents from './2026-12-20T0300-fixtures-store-events.js';
+import * as storeProfileVersion from './2026-12-21T0100-store-profile-version.js';
 
 /** Migrations of the `stores` schema, by name in the order they apply. */
 export const storesMigrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ export const storesMigrations: Record<string, Migration> = {
   '2026-12-03T0200-item-availability-events': itemAvailabilityEvents,
   '2026-12-20T0100-modes-data-store-mode': modesDataStoreMode,
   '2026-12-20T0300-fixtures-store-events': fixturesStoreEvents,
+  '2026-12-21T0100-store-profile-version': storeProfileVersion,
 };
 
 export const STORES_SCHEMA = 'stores';

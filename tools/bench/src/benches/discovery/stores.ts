@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { mulberry32 } from '@pcp/testing/prng';
-import { EARTH_RADIUS_METERS } from '../../../../../services/stores/src/domain/geo.js';
+import { EARTH_RADIUS_METERS } from '@pcp/contracts';
 import type { BenchPlatform } from '../../platform/bench-platform.js';
 
 export interface Coordinates {
