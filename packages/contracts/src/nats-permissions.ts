@@ -58,7 +58,6 @@ const internalSubjects: readonly Named[] = [
   // The signing secrets: ordering's submitter alone may ask.
   subjects.stores.submissionSecrets,
   subjects.stores.geocode,
-  subjects.stores.deliveryCheck,
   subjects.stores.platformPause,
   subjects.stores.denyItems,
   subjects.catalog.active,
@@ -85,7 +84,6 @@ const serviceCalls: Record<ServiceName, readonly Named[]> = {
     subjects.stores.orderProfile,
     subjects.stores.submissionSecrets,
     subjects.stores.geocode,
-    subjects.stores.deliveryCheck,
     subjects.stores.platformPause,
     subjects.stores.lookupItemAvailability,
     subjects.stores.denyItems,

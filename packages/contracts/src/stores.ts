@@ -402,15 +402,6 @@ export const resolvedLocation = coordinates.extend({
   address: postalAddress.extend({ address2: z.string().nullable() }).nullable(),
 });
 
-/** Whether a store delivers to a location (ordering's DELIVERY_UNAVAILABLE check). */
-export const deliveryCheck = z.object({
-  storeId: guid,
-  deliverable: z.boolean(),
-  distanceMeters: z.number().int(),
-  radiusMeters: z.number().int().nullable(),
-  location: resolvedLocation,
-});
-export type DeliveryCheck = z.infer<typeof deliveryCheck>;
 
 /**
  * Reply of `stores.v1.order-submission.secrets` (ordering's submitter only): every secret that

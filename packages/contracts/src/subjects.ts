@@ -30,8 +30,6 @@ import {
   commerceStore,
   commerceStoreList,
   commerceStoreWithSecret,
-  customerLocation,
-  deliveryCheck,
   discoverStoresInput,
   discoverStoresResult,
   marketfrontStore,
@@ -203,13 +201,6 @@ export const subjects = {
       'v1.geocode',
       z.object({ address: postalAddress }),
       resolvedLocation.extend({ address: resolvedLocation.shape.address.unwrap() }),
-    ),
-    /** Does the store deliver to this location? Resolves and geocodes it. */
-    deliveryCheck: defineSubject(
-      'stores',
-      'v1.delivery-check',
-      z.object({ storeId: guid, location: customerLocation }),
-      deliveryCheck,
     ),
     testReset: testReset('stores'),
   },

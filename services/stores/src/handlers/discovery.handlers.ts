@@ -1,4 +1,4 @@
-import { deliveryReach, subjects } from '@pcp/contracts';
+import { subjects } from '@pcp/contracts';
 import { handle, requirePartner, visibleMode, type HandlerBinding } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { findVisibleStore } from '../db/store.repository.js';
@@ -95,17 +95,6 @@ export function discoveryHandlers(
         longitude,
         address: { ...address, address2: address.address2 ?? null },
       });
-    }),
-
-    handle(subjects.stores.deliveryCheck, async ({ storeId, location }, ctx) => {
-      const row = await findVisibleStore(db, storeId, visibleMode(ctx));
-      if (!row) throw storeNotFound();
-      const resolved = locate(location, geocoder, '/location');
-      return {
-        storeId,
-        ...deliveryReach(toOrderProfile(row).store, resolved),
-        location: resolved,
-      };
     }),
   ];
 }

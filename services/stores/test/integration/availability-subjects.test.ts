@@ -1,4 +1,4 @@
-import { subjects, type CustomerLocation, type PostalAddress } from '@pcp/contracts';
+import { subjects, type PostalAddress } from '@pcp/contracts';
 import {
   applyJetStreamTopology,
   createBusClient,
@@ -102,22 +102,10 @@ const availabilityOf = async (storeId: string, at?: string) =>
   (await client.request(subjects.stores.orderContext, at ? { storeId, at } : { storeId }, caller()))
     .availability;
 
-const deliveryCheck = (storeId: string, location: CustomerLocation, bus: BusClient = client) =>
-  bus.request(subjects.stores.deliveryCheck, { storeId, location }, caller());
+const geocode = (address: PostalAddress, bus: BusClient = client) =>
+  bus.request(subjects.stores.geocode, { address }, caller());
 
 const EARTH_RADIUS_METERS = 6_371_008.8;
-const toRadians = (degrees: number) => (degrees * Math.PI) / 180;
-function haversine(
-  a: { latitude: number; longitude: number },
-  b: { latitude: number; longitude: number },
-) {
-  const h =
-    Math.sin(toRadians(b.latitude - a.latitude) / 2) ** 2 +
-    Math.cos(toRadians(a.latitude)) *
-      Math.cos(toRadians(b.latitude)) *
-      Math.sin(toRadians(b.longitude - a.longitude) / 2) ** 2;
-  return 2 * EARTH_RADIUS_METERS * Math.asin(Math.min(1, Math.sqrt(h)));
-}
 const north = (from: { latitude: number; longitude: number }, meters: number) => ({
   latitude: from.latitude + meters / ((Math.PI * EARTH_RADIUS_METERS) / 180),
   longitude: from.longitude,
@@ -327,7 +315,7 @@ describe('stores.v1.order-context: availability', () => {
   });
 });
 
-describe('stores.v1.delivery-check', () => {
+describe('stores.v1.geocode', () => {
   const address: PostalAddress = {
     address1: '100 E Randolph St',
     city: 'Chicago',
@@ -336,92 +324,30 @@ describe('stores.v1.delivery-check', () => {
     country: 'US',
   };
 
-  it('delivers within the radius, resolving an address through the gazetteer', async () => {
-    const storeId = await createStore();
-    const check = await deliveryCheck(storeId, address);
-    const distance = haversine(ZIP_60601, WACKER);
-    expect(distance).toBeGreaterThan(1_000);
-    expect(distance).toBeLessThan(5_000);
-    expect(check).toMatchObject({
-      storeId,
-      deliverable: true,
-      radiusMeters: 5_000,
-      location: {
-        ...ZIP_60601,
-        address: { ...address, address2: null },
-      },
-    });
-    expect(Number.isInteger(check.distanceMeters)).toBe(true);
-    expect(Math.abs(check.distanceMeters - distance)).toBeLessThanOrEqual(1);
-
-    // Coordinates are used as given, with no address.
-    const point = north(WACKER, 4_900);
-    const byCoordinates = await deliveryCheck(storeId, point);
-    expect(byCoordinates).toEqual({
-      storeId,
-      deliverable: true,
-      distanceMeters: 4_900,
-      radiusMeters: 5_000,
-      location: { ...point, address: null },
+  it('resolves an address through the gazetteer, echoing it with address2', async () => {
+    expect(await geocode(address)).toEqual({
+      ...ZIP_60601,
+      address: { ...address, address2: null },
     });
     // An address2 is echoed as given; a ZIP+4 resolves by its 5 digits.
-    const suite = await deliveryCheck(storeId, {
-      ...address,
-      address2: 'Suite 200',
-      postalCode: '60601-3210',
-    });
-    expect(suite.location).toMatchObject({
-      ...ZIP_60601,
-      address: { address2: 'Suite 200', postalCode: '60601-3210' },
-    });
-    expect(suite.deliverable).toBe(true);
+    const suite = { ...address, address2: 'Suite 200', postalCode: '60601-3210' };
+    expect(await geocode(suite)).toEqual({ ...ZIP_60601, address: suite });
+    expect(
+      await geocode({ ...address, city: 'New York', state: 'NY', postalCode: '10001' }),
+    ).toMatchObject({ latitude: 40.7484, longitude: -73.9967 });
   });
 
-  it('does not deliver outside the radius, nor from a pickup-only store', async () => {
-    const storeId = await createStore();
-    const outside = await deliveryCheck(storeId, north(WACKER, 5_100));
-    expect(outside).toMatchObject({
-      deliverable: false,
-      distanceMeters: 5_100,
-      radiusMeters: 5_000,
-    });
-    const newYork = await deliveryCheck(storeId, {
-      ...address,
-      city: 'New York',
-      state: 'NY',
-      postalCode: '10001',
-    });
-    expect(newYork.deliverable).toBe(false);
-    expect(newYork.location).toMatchObject({ latitude: 40.7484, longitude: -73.9967 });
-    expect(newYork.distanceMeters).toBeGreaterThan(1_000_000);
-
-    const pickupOnly = await createStore({ fulfillmentTypes: ['PICKUP'], delivery: null });
-    expect(await deliveryCheck(pickupOnly, WACKER)).toEqual({
-      storeId: pickupOnly,
-      deliverable: false,
-      distanceMeters: 0,
-      radiusMeters: null,
-      location: { ...WACKER, address: null },
-    });
-  });
-
-  it('answers ADDRESS_INVALID at /location/postalCode for an address it cannot place', async () => {
-    const storeId = await createStore();
-    for (const location of [
+  it('answers ADDRESS_INVALID at /address/postalCode for an address it cannot place', async () => {
+    for (const unknown of [
       { ...address, postalCode: '00000' },
       { ...address, country: 'GB', postalCode: 'SW1A 1AA' },
     ]) {
-      const error = await expectAppError(deliveryCheck(storeId, location), 'ADDRESS_INVALID');
+      const error = await expectAppError(geocode(unknown), 'ADDRESS_INVALID');
       expect(error.errors?.[0]).toMatchObject({
         code: 'ADDRESS_INVALID',
-        pointer: '/location/postalCode',
+        pointer: '/address/postalCode',
       });
     }
-  });
-
-  it('answers STORE_NOT_FOUND for an unknown store', async () => {
-    await expectAppError(deliveryCheck(randomUUID(), WACKER), 'STORE_NOT_FOUND');
-    await expectAppError(deliveryCheck(randomUUID(), address), 'STORE_NOT_FOUND');
   });
 
   it('resolves addresses through the injected Geocoder', async () => {
@@ -441,26 +367,18 @@ describe('stores.v1.delivery-check', () => {
     await fake.start();
     try {
       const fakeClient = createBusClient(env.nc, { prefix, timeoutMs: 5_000, logger: env.logger });
-      const storeId = await createStore();
       // A ZIP the gazetteer does not know is placed wherever the injected geocoder says.
-      const location = { ...address, postalCode: '00000' };
-      const check = await deliveryCheck(storeId, location, fakeClient);
-      expect(check).toEqual({
-        storeId,
-        deliverable: true,
-        distanceMeters: 4_000,
-        radiusMeters: 5_000,
-        location: { ...fixedPoint, address: { ...location, address2: null } },
+      const unknownZip = { ...address, postalCode: '00000' };
+      expect(await geocode(unknownZip, fakeClient)).toEqual({
+        ...fixedPoint,
+        address: { ...unknownZip, address2: null },
       });
-      expect(asked).toEqual([expect.objectContaining(location)]);
-      // Coordinates never reach the geocoder.
-      await deliveryCheck(storeId, WACKER, fakeClient);
-      expect(asked).toHaveLength(1);
+      expect(asked).toEqual([expect.objectContaining(unknownZip)]);
       const error = await expectAppError(
-        deliveryCheck(storeId, { ...address, postalCode: 'NOWHERE' }, fakeClient),
+        geocode({ ...address, postalCode: 'NOWHERE' }, fakeClient),
         'ADDRESS_INVALID',
       );
-      expect(error.errors?.[0]?.pointer).toBe('/location/postalCode');
+      expect(error.errors?.[0]?.pointer).toBe('/address/postalCode');
     } finally {
       await fake.stop();
     }

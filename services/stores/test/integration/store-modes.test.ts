@@ -76,18 +76,14 @@ describe.each(modes)('a store made by a %s key', (mode) => {
     expect(row).toEqual({ mode, name: 'Mission Burgers 2' });
   });
 
-  it(`is found by lookup, orderContext, deliveryCheck and item availability of a ${mode} request`, async () => {
+  it(`is found by lookup, orderContext, orderProfile and item availability of a ${mode} request`, async () => {
     const ctx = distribution(mode);
     const { storeId } = store;
     expect((await client.request(subjects.stores.lookup, { storeId }, ctx)).storeId).toBe(storeId);
     const context = await client.request(subjects.stores.orderContext, { storeId }, ctx);
     expect(context.store.storeId).toBe(storeId);
-    const check = await client.request(
-      subjects.stores.deliveryCheck,
-      { storeId, location: pointOf(37.761) },
-      ctx,
-    );
-    expect(check.deliverable).toBe(true);
+    const profile = await client.request(subjects.stores.orderProfile, { storeId }, ctx);
+    expect(profile.store.storeId).toBe(storeId);
     expect(await client.request(subjects.stores.lookupItemAvailability, { storeId }, ctx)).toEqual({
       items: [],
       version: 0,
@@ -111,7 +107,7 @@ describe.each(modes)('a store made by a %s key', (mode) => {
       'STORE_NOT_FOUND',
     );
     await expectAppError(
-      client.request(subjects.stores.deliveryCheck, { storeId, location: pointOf(37.761) }, ctx),
+      client.request(subjects.stores.orderProfile, { storeId }, ctx),
       'STORE_NOT_FOUND',
     );
     await expectAppError(
@@ -125,12 +121,6 @@ describe.each(modes)('a store made by a %s key', (mode) => {
     expect(
       await client.request(subjects.stores.lookupItemAvailability, { storeId }, platform()),
     ).toEqual({ items: [], version: 0 });
-    const check = await client.request(
-      subjects.stores.deliveryCheck,
-      { storeId, location: pointOf(37.761) },
-      platform(),
-    );
-    expect(check.storeId).toBe(storeId);
   });
 
   it('keeps its owner’s reads and its mode when the owner’s other-mode tenant reuses its id', async () => {
