@@ -282,12 +282,18 @@ describe('business problems: 200, isValid false, amounts null, each at its point
       });
     expect((await setStatus({ status: 'paused', reason: 'too_busy' })).response.status).toBe(200);
     try {
-      // The store's own refusal points at the store; null is for a pointer nobody gave.
-      expect(await problemsOf(order())).toEqual([['STORE_CLOSED', '/cart/storeId']]);
+      // Validate reads the store's cached profile, dropped by the store's event
+      // (docs/messaging.md): the pause shows once the event is in. The store's own refusal
+      // points at the store; null is for a pointer nobody gave.
+      await expect
+        .poll(() => problemsOf(order()), { timeout: 5_000 })
+        .toEqual([['STORE_CLOSED', '/cart/storeId']]);
     } finally {
       await setStatus({ status: 'online' });
     }
-    expect((await validate(order())).data?.isValid).toBe(true);
+    await expect
+      .poll(async () => (await validate(order())).data?.isValid, { timeout: 5_000 })
+      .toBe(true);
   });
 });
 
