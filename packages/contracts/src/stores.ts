@@ -402,7 +402,6 @@ export const resolvedLocation = coordinates.extend({
   address: postalAddress.extend({ address2: z.string().nullable() }).nullable(),
 });
 
-
 /**
  * Reply of `stores.v1.order-submission.secrets` (ordering's submitter only): every secret that
  * signs a submission now, the current first, the previous one during a rotation's overlap.
