@@ -176,7 +176,11 @@ export async function seedStores(
     const vacuumStarted = performance.now();
     await client.query('vacuum (analyze) stores');
     const vacuumSeconds = (performance.now() - vacuumStarted) / 1000;
-    const { rows } = await client.query<{ n: number }>('select count(*)::int as n from stores');
+    // This partner's only: the platform seeds its own sandbox fixture stores too.
+    const { rows } = await client.query<{ n: number }>(
+      'select count(*)::int as n from stores where partner_id = $1',
+      [partnerId],
+    );
     return { stored: rows[0]!.n, vacuumSeconds };
   } finally {
     await client.end();
