@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 // Where `npm start` or `npm test` made the project's own NATS or Postgres (the default one
 // refused it), importing the set-up puts their URLs into the environment, so `npx vitest` run
@@ -23,9 +22,6 @@ export default defineConfig({
     ],
     globalSetup: ['packages/testing/src/global-setup.ts'],
     pool: 'forks',
-    // Test files mostly wait on the servers, child processes and timers: two at once even on
-    // two cores (vitest's default there is one, which made the run the sum of every file).
-    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 20_000,
     hookTimeout: 60_000,
     reporters: ['default'],
