@@ -99,7 +99,7 @@ const deliveryRow = (run: string, result: PhaseResult): Row => ({
   'p99 ms': result.lag.p99,
   'max ms': result.lag.max,
   'worst partner p99 ms': result.worstP99,
-  // Per try ordering made (the floor's tries are its deliveries).
+  // Per try made (the healthy partners' deliveries and the failing partner's tries).
   'pg xacts/try': result.database ? perTry(result, result.database.transactions) : '',
   'pg rows written/try': result.database ? perTry(result, result.database.rowsWritten) : '',
   ...Object.fromEntries(
@@ -108,7 +108,7 @@ const deliveryRow = (run: string, result: PhaseResult): Row => ({
 });
 
 const perTry = (result: PhaseResult, count: number) =>
-  round2(count / Math.max(1, result.counters.attempts || result.delivered));
+  round2(count / Math.max(1, result.delivered + result.failingTries));
 
 /** A phase's checks, the bench thread's timeliness and ordering's counters. */
 const checkRow = (run: string, result: PhaseResult): Row => ({
