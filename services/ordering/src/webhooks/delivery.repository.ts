@@ -33,65 +33,96 @@ export interface Recorded {
   streamed: boolean;
 }
 
+/** Order events recorded by one statement at most. */
+export const RECORD_BATCH = 64;
+
 /**
- * Record an order event once, in one statement: `pending` when the partner's enabled
- * endpoint subscribes to its kind (due now, or waiting while an earlier version of its order
- * is open), `skipped` otherwise. A redelivered event finds its row and adds nothing; the
- * state of a new row is returned. A new row of a partner with a webhook stream is also
- * appended to its stream log (`streamKeep` events kept), in the same statement.
+ * Record order events once each, in one statement (at most `RECORD_BATCH` of them, each of
+ * its own order and version): `pending` when the partner's enabled endpoint subscribes to its
+ * kind (due now, or waiting while an earlier version of its order is open, in the table or
+ * earlier in the batch), `skipped` otherwise. A redelivered event finds its row and adds
+ * nothing; the state of each new row is returned, in the events' order. A new row of a
+ * partner with a webhook stream is also appended to its stream log (`streamKeep` events
+ * kept), in the events' order, in the same statement.
  */
-export async function recordDelivery(
+export async function recordDeliveries(
   db: Db,
-  event: OrderEventDelivery,
+  events: readonly OrderEventDelivery[],
   streamKeep: number,
-): Promise<Recorded> {
+): Promise<Recorded[]> {
+  const column = <T>(pick: (event: OrderEventDelivery) => T) => events.map(pick);
   const rows = await runPrepared<{
+    delivery_id: string;
     status: string;
     next_attempt_at: Date | null;
     streamed: boolean;
   }>(
     db as Kysely<unknown>,
     sql`
-    with endpoint as (
-      select coalesce(bool_or(disabled_at is null and ${event.eventType} = any(events)), false) as subscribed
-        from webhook_endpoints where partner_id = ${event.partnerId}
+    with input as (
+      select input.*,
+             exists (select 1 from webhook_endpoints e
+                      where e.partner_id = input.partner_id and e.disabled_at is null
+                        and input.event_type = any(e.events)) as subscribed
+        from unnest(${column((e) => e.deliveryId)}::uuid[], ${column((e) => e.eventId)}::uuid[],
+                    ${column((e) => e.partnerId)}::uuid[], ${column((e) => e.orderId)}::uuid[],
+                    ${column((e) => e.storeId)}::uuid[], ${column((e) => e.version)}::int[],
+                    ${column((e) => e.eventType)}::text[], ${column((e) => e.payload)}::text[],
+                    ${column((e) => e.occurredAt)}::timestamptz[], ${column((e) => e.origin)}::text[])
+             with ordinality
+             as input(delivery_id, event_id, partner_id, order_id, store_id, version, event_type,
+                      payload, occurred_at, origin, position)
     ), recorded as (
       insert into webhook_deliveries
         (delivery_id, event_id, partner_id, order_id, store_id, sequence_key, version, event_type,
          payload, status, next_attempt_at, occurred_at, origin)
-      select ${event.deliveryId}, ${event.eventId}, ${event.partnerId}, ${event.orderId},
-             ${event.storeId}, ${event.orderId}, ${event.version}, ${event.eventType}, ${event.payload},
-             case when endpoint.subscribed then 'pending' else 'skipped' end,
-             case when endpoint.subscribed and not exists (
-                    select 1 from webhook_deliveries earlier
-                     where earlier.sequence_key = ${event.orderId} and earlier.version < ${event.version}
-                       and earlier.status in ('pending', 'failed'))
+      select i.delivery_id, i.event_id, i.partner_id, i.order_id, i.store_id, i.order_id::text,
+             i.version, i.event_type, i.payload,
+             case when i.subscribed then 'pending' else 'skipped' end,
+             case when i.subscribed
+                   and not exists (
+                     select 1 from webhook_deliveries earlier
+                      where earlier.sequence_key = i.order_id::text and earlier.version < i.version
+                        and earlier.status in ('pending', 'failed'))
+                   -- Rows of this statement are not in its snapshot: an earlier version in
+                   -- the batch is open as well.
+                   and not exists (
+                     select 1 from input earlier
+                      where earlier.order_id = i.order_id and earlier.version < i.version
+                        and earlier.subscribed)
                   then now() end,
-             ${event.occurredAt}, ${event.origin}
-        from endpoint
+             i.occurred_at, i.origin
+        from input i
+       order by i.position
       on conflict (sequence_key, version) do nothing
-      returning status, next_attempt_at
+      returning delivery_id, partner_id, event_id, event_type, payload, status, next_attempt_at
     ), ${streamAppend(
-      sql`select ${event.partnerId}::uuid as partner_id, ${event.eventId}::text as webhook_id,
-                 ${event.eventType}::text as event_type, ${event.payload}::text as body
-            from recorded`,
+      sql`select recorded.partner_id, recorded.event_id::text as webhook_id,
+                 recorded.event_type, recorded.payload as body, input.position
+            from recorded join input using (delivery_id)`,
       streamKeep,
     )}
-    select status, next_attempt_at, exists (select 1 from streamed) as streamed from recorded
+    select recorded.delivery_id, recorded.status, recorded.next_attempt_at,
+           exists (select 1 from streamed where streamed.webhook_id = recorded.event_id::text)
+             as streamed
+      from recorded
   `.compile(db),
   );
-  const row = rows[0];
-  if (!row) return { state: undefined, streamed: false };
-  const streamed = row.streamed;
-  if (row.status === 'skipped') return { state: 'skipped', streamed };
-  return { state: row.next_attempt_at === null ? 'waiting' : 'due', streamed };
+  const byId = new Map(rows.map((row) => [row.delivery_id, row]));
+  return events.map((event) => {
+    const row = byId.get(event.deliveryId);
+    if (!row) return { state: undefined, streamed: false };
+    const { streamed } = row;
+    if (row.status === 'skipped') return { state: 'skipped', streamed };
+    return { state: row.next_attempt_at === null ? 'waiting' : 'due', streamed };
+  });
 }
 
 /**
  * The CTEs `streamed` and `trimmed` of a recording statement: the events `source` selects
- * (partner_id, webhook_id, event_type, body) appended to the logs of those partners that have
- * a webhook stream, and each of those logs cut to its newest `keep` (the appended one among
- * them: the cut is counted on the rows before it).
+ * (partner_id, webhook_id, event_type, body, position) appended, by position, to the logs of
+ * those partners that have a webhook stream, and each of those logs cut to its newest `keep`
+ * (the appended ones among them: the cut is counted on the rows before them).
  */
 function streamAppend(source: RawBuilder<unknown>, keep: number): RawBuilder<unknown> {
   return sql`streamed as (
@@ -99,13 +130,15 @@ function streamAppend(source: RawBuilder<unknown>, keep: number): RawBuilder<unk
       select source.partner_id, source.webhook_id, source.event_type, source.body
         from (${source}) source
        where exists (select 1 from webhook_streams s where s.partner_id = source.partner_id)
-      returning partner_id
+       order by source.position
+      returning partner_id, webhook_id
     ), cut as (
       select streamed.partner_id,
              (select kept.seq from webhook_stream_events kept
                where kept.partner_id = streamed.partner_id
-               order by kept.seq desc offset ${keep - 1} limit 1) as seq
-        from (select distinct partner_id from streamed) streamed
+               order by kept.seq desc offset greatest(${keep} - streamed.appended, 0)
+               limit 1) as seq
+        from (select partner_id, count(*) as appended from streamed group by partner_id) streamed
     ), trimmed as (
       delete from webhook_stream_events old
        using cut
@@ -214,7 +247,8 @@ export function recordStoreEvent(
       sql`
       with ${streamAppend(
         sql`select d.partner_id, ${event.eventId}::text as webhook_id,
-                   ${event.eventType}::text as event_type, ${event.payload}::text as body
+                   ${event.eventType}::text as event_type, ${event.payload}::text as body,
+                   1 as position
               from webhook_deliveries d
              where d.event_id = ${event.eventId}`,
         streamKeep,
