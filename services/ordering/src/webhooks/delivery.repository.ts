@@ -5,7 +5,7 @@ import type {
   WebhookDeliveriesQuery,
 } from '@pcp/contracts';
 import { preparedTransaction, runPrepared } from '@pcp/service-kit';
-import { sql, type Kysely, type RawBuilder, type UpdateObject } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
 import type { OrderingDatabase, WebhookDeliveryRow } from '../db/ordering.table.js';
 
@@ -429,93 +429,89 @@ export type TryOutcome =
   /** Tried again in `delayMs`. */
   | { kind: 'retry'; attempts: number; delayMs: number; status: number | null; error: string };
 
-const inMs = (ms: number) => sql<Date>`now() + ${ms} * interval '1 millisecond'`;
+/** One try's outcome, for the lease that made it. */
+export interface Settlement {
+  deliveryId: string;
+  /** The lease_owner the claim gave this try. */
+  holder: string;
+  outcome: TryOutcome;
+}
 
-/** The columns a try's outcome sets. */
-function changesOf(outcome: TryOutcome): UpdateObject<OrderingDatabase, 'webhook_deliveries'> {
-  if (outcome.kind === 'postponed') {
-    return { next_attempt_at: inMs(outcome.delayMs), last_error: outcome.error };
-  }
-  const tried = { attempts: outcome.attempts, last_attempt_at: sql<Date>`now()` };
-  switch (outcome.kind) {
-    case 'delivered':
-      return {
-        ...tried,
-        status: 'delivered',
-        next_attempt_at: null,
-        delivered_at: sql<Date>`now()`,
-        last_response_status: outcome.status,
-        last_error: null,
-      };
-    case 'dead':
-      return {
-        ...tried,
-        status: 'dead',
-        next_attempt_at: null,
-        last_response_status: outcome.status,
-        last_error: outcome.error,
-      };
-    case 'retry':
-      return {
-        ...tried,
-        status: 'failed',
-        next_attempt_at: inMs(outcome.delayMs),
-        last_response_status: outcome.status,
-        last_error: outcome.error,
-      };
-  }
+/** The columns of one settlement, as `settleDeliveries` reads them from its arrays. */
+function settlementColumns({ deliveryId, holder, outcome }: Settlement) {
+  const tried = outcome.kind !== 'postponed';
+  return {
+    deliveryId,
+    holder,
+    // postponed keeps its status; retry leaves it failed.
+    status: { postponed: null, delivered: 'delivered', dead: 'dead', retry: 'failed' }[
+      outcome.kind
+    ],
+    attempts: tried ? outcome.attempts : null,
+    responseStatus: tried ? outcome.status : null,
+    // null: no next try (delivered, dead).
+    delayMs: outcome.kind === 'postponed' || outcome.kind === 'retry' ? outcome.delayMs : null,
+    error: outcome.kind === 'delivered' ? null : outcome.error,
+  };
 }
 
 /**
- * Record how a try went, as the holder of its lease (a lapsed lease writes nothing). A
- * delivery that is over (delivered, dead) makes the next open version of its sequence due.
+ * Record how tries went, many in one statement, each as the holder of its lease (a lapsed
+ * lease writes nothing: its delivery is claimed again once the lease is over, at least once).
+ * A delivery that is over (delivered, dead) makes the next open version of its sequence due.
+ * A sequence has one version leased at a time, so a batch holds at most one of each.
  */
-export async function settleDelivery(
-  db: Db,
-  deliveryId: string,
-  /** The lease_owner the claim gave this try. */
-  holder: string,
-  outcome: TryOutcome,
-): Promise<void> {
-  const statement = db
+export async function settleDeliveries(db: Db, settlements: readonly Settlement[]): Promise<void> {
+  const rows = settlements.map(settlementColumns);
+  const column = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
+  await runPrepared(
+    db as Kysely<unknown>,
     // An outcome lost in a database crash only means another try (at least once: the
     // webhook-id lets the partner drop it), so this commit does not wait for the WAL flush,
     // the cost that bounds the dispatchers otherwise. The recorder's commit does wait: the
     // event is acked after it.
-    .with('relaxed', (qb) =>
-      qb.selectNoFrom(sql<string>`set_config('synchronous_commit', 'off', true)`.as('setting')),
+    sql`
+    with relaxed as (
+      select set_config('synchronous_commit', 'off', true) as setting
+    ), outcome as (
+      select *
+        from unnest(${column((row) => row.deliveryId)}::uuid[], ${column((row) => row.holder)}::text[],
+                    ${column((row) => row.status)}::text[], ${column((row) => row.attempts)}::int[],
+                    ${column((row) => row.responseStatus)}::int[],
+                    ${column((row) => row.delayMs)}::float8[], ${column((row) => row.error)}::text[])
+             as outcome(delivery_id, holder, status, attempts, response_status, delay_ms, error)
+    ), settled as (
+      update webhook_deliveries d
+         set status = coalesce(outcome.status, d.status),
+             attempts = coalesce(outcome.attempts, d.attempts),
+             last_attempt_at = case when outcome.status is null then d.last_attempt_at else now() end,
+             last_response_status = case when outcome.status is null then d.last_response_status
+                                         else outcome.response_status end,
+             last_error = outcome.error,
+             next_attempt_at = now() + outcome.delay_ms * interval '1 millisecond',
+             delivered_at = case when outcome.status = 'delivered' then now() else d.delivered_at end,
+             lease_owner = null,
+             lease_expires_at = null,
+             updated_at = now()
+        from outcome
+       where d.delivery_id = outcome.delivery_id and d.lease_owner = outcome.holder
+         and (select setting from relaxed) is not null
+      returning d.sequence_key, d.version, d.status
     )
-    .with('settled', (qb) =>
-      qb
-        .updateTable('webhook_deliveries')
-        .set({
-          ...changesOf(outcome),
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: sql<Date>`now()`,
-        })
-        .where('delivery_id', '=', deliveryId)
-        .where(sql<boolean>`(select setting from relaxed) is not null`)
-        .where('lease_owner', '=', holder)
-        .returning(['sequence_key', 'version', 'status']),
-    )
-    .updateTable('webhook_deliveries as next')
-    .set({ next_attempt_at: sql<Date>`now()` })
-    // One uncorrelated lookup of the sequence's next open version (the open-versions index),
-    // then its row by key: never a scan of every waiting row.
-    .where(
-      'next.delivery_id',
-      '=',
-      sql<string>`(select open.delivery_id from webhook_deliveries open, settled
-                    where settled.status in ('delivered', 'dead')
-                      and open.sequence_key = settled.sequence_key and open.version > settled.version
-                      and open.status in ('pending', 'failed')
-                    order by open.version limit 1)`,
-    )
-    .where('next.status', '=', 'pending')
-    .where('next.next_attempt_at', 'is', null)
-    .compile();
-  await runPrepared(db as Kysely<unknown>, statement);
+    -- One uncorrelated lookup of each sequence's next open version (the open-versions index),
+    -- then its row by key: never a scan of every waiting row.
+    update webhook_deliveries next
+       set next_attempt_at = now()
+      from settled
+     where settled.status in ('delivered', 'dead')
+       and next.delivery_id = (
+             select open.delivery_id from webhook_deliveries open
+              where open.sequence_key = settled.sequence_key and open.version > settled.version
+                and open.status in ('pending', 'failed')
+              order by open.version limit 1)
+       and next.status = 'pending' and next.next_attempt_at is null
+  `.compile(db),
+  );
 }
 
 /**
