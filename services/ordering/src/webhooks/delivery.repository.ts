@@ -5,7 +5,7 @@ import type {
   WebhookDeliveriesQuery,
 } from '@pcp/contracts';
 import { preparedTransaction, runPrepared } from '@pcp/service-kit';
-import { sql, type Kysely, type RawBuilder, type UpdateObject } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
 import type { OrderingDatabase, WebhookDeliveryRow } from '../db/ordering.table.js';
 
@@ -33,65 +33,96 @@ export interface Recorded {
   streamed: boolean;
 }
 
+/** Order events recorded by one statement at most. */
+export const RECORD_BATCH = 64;
+
 /**
- * Record an order event once, in one statement: `pending` when the partner's enabled
- * endpoint subscribes to its kind (due now, or waiting while an earlier version of its order
- * is open), `skipped` otherwise. A redelivered event finds its row and adds nothing; the
- * state of a new row is returned. A new row of a partner with a webhook stream is also
- * appended to its stream log (`streamKeep` events kept), in the same statement.
+ * Record order events once each, in one statement (at most `RECORD_BATCH` of them, each of
+ * its own order and version): `pending` when the partner's enabled endpoint subscribes to its
+ * kind (due now, or waiting while an earlier version of its order is open, in the table or
+ * earlier in the batch), `skipped` otherwise. A redelivered event finds its row and adds
+ * nothing; the state of each new row is returned, in the events' order. A new row of a
+ * partner with a webhook stream is also appended to its stream log (`streamKeep` events
+ * kept), in the events' order, in the same statement.
  */
-export async function recordDelivery(
+export async function recordDeliveries(
   db: Db,
-  event: OrderEventDelivery,
+  events: readonly OrderEventDelivery[],
   streamKeep: number,
-): Promise<Recorded> {
+): Promise<Recorded[]> {
+  const column = <T>(pick: (event: OrderEventDelivery) => T) => events.map(pick);
   const rows = await runPrepared<{
+    delivery_id: string;
     status: string;
     next_attempt_at: Date | null;
     streamed: boolean;
   }>(
     db as Kysely<unknown>,
     sql`
-    with endpoint as (
-      select coalesce(bool_or(disabled_at is null and ${event.eventType} = any(events)), false) as subscribed
-        from webhook_endpoints where partner_id = ${event.partnerId}
+    with input as (
+      select input.*,
+             exists (select 1 from webhook_endpoints e
+                      where e.partner_id = input.partner_id and e.disabled_at is null
+                        and input.event_type = any(e.events)) as subscribed
+        from unnest(${column((e) => e.deliveryId)}::uuid[], ${column((e) => e.eventId)}::uuid[],
+                    ${column((e) => e.partnerId)}::uuid[], ${column((e) => e.orderId)}::uuid[],
+                    ${column((e) => e.storeId)}::uuid[], ${column((e) => e.version)}::int[],
+                    ${column((e) => e.eventType)}::text[], ${column((e) => e.payload)}::text[],
+                    ${column((e) => e.occurredAt)}::timestamptz[], ${column((e) => e.origin)}::text[])
+             with ordinality
+             as input(delivery_id, event_id, partner_id, order_id, store_id, version, event_type,
+                      payload, occurred_at, origin, position)
     ), recorded as (
       insert into webhook_deliveries
         (delivery_id, event_id, partner_id, order_id, store_id, sequence_key, version, event_type,
          payload, status, next_attempt_at, occurred_at, origin)
-      select ${event.deliveryId}, ${event.eventId}, ${event.partnerId}, ${event.orderId},
-             ${event.storeId}, ${event.orderId}, ${event.version}, ${event.eventType}, ${event.payload},
-             case when endpoint.subscribed then 'pending' else 'skipped' end,
-             case when endpoint.subscribed and not exists (
-                    select 1 from webhook_deliveries earlier
-                     where earlier.sequence_key = ${event.orderId} and earlier.version < ${event.version}
-                       and earlier.status in ('pending', 'failed'))
+      select i.delivery_id, i.event_id, i.partner_id, i.order_id, i.store_id, i.order_id::text,
+             i.version, i.event_type, i.payload,
+             case when i.subscribed then 'pending' else 'skipped' end,
+             case when i.subscribed
+                   and not exists (
+                     select 1 from webhook_deliveries earlier
+                      where earlier.sequence_key = i.order_id::text and earlier.version < i.version
+                        and earlier.status in ('pending', 'failed'))
+                   -- Rows of this statement are not in its snapshot: an earlier version in
+                   -- the batch is open as well.
+                   and not exists (
+                     select 1 from input earlier
+                      where earlier.order_id = i.order_id and earlier.version < i.version
+                        and earlier.subscribed)
                   then now() end,
-             ${event.occurredAt}, ${event.origin}
-        from endpoint
+             i.occurred_at, i.origin
+        from input i
+       order by i.position
       on conflict (sequence_key, version) do nothing
-      returning status, next_attempt_at
+      returning delivery_id, partner_id, event_id, event_type, payload, status, next_attempt_at
     ), ${streamAppend(
-      sql`select ${event.partnerId}::uuid as partner_id, ${event.eventId}::text as webhook_id,
-                 ${event.eventType}::text as event_type, ${event.payload}::text as body
-            from recorded`,
+      sql`select recorded.partner_id, recorded.event_id::text as webhook_id,
+                 recorded.event_type, recorded.payload as body, input.position
+            from recorded join input using (delivery_id)`,
       streamKeep,
     )}
-    select status, next_attempt_at, exists (select 1 from streamed) as streamed from recorded
+    select recorded.delivery_id, recorded.status, recorded.next_attempt_at,
+           exists (select 1 from streamed where streamed.webhook_id = recorded.event_id::text)
+             as streamed
+      from recorded
   `.compile(db),
   );
-  const row = rows[0];
-  if (!row) return { state: undefined, streamed: false };
-  const streamed = row.streamed;
-  if (row.status === 'skipped') return { state: 'skipped', streamed };
-  return { state: row.next_attempt_at === null ? 'waiting' : 'due', streamed };
+  const byId = new Map(rows.map((row) => [row.delivery_id, row]));
+  return events.map((event) => {
+    const row = byId.get(event.deliveryId);
+    if (!row) return { state: undefined, streamed: false };
+    const { streamed } = row;
+    if (row.status === 'skipped') return { state: 'skipped', streamed };
+    return { state: row.next_attempt_at === null ? 'waiting' : 'due', streamed };
+  });
 }
 
 /**
  * The CTEs `streamed` and `trimmed` of a recording statement: the events `source` selects
- * (partner_id, webhook_id, event_type, body) appended to the logs of those partners that have
- * a webhook stream, and each of those logs cut to its newest `keep` (the appended one among
- * them: the cut is counted on the rows before it).
+ * (partner_id, webhook_id, event_type, body, position) appended, by position, to the logs of
+ * those partners that have a webhook stream, and each of those logs cut to its newest `keep`
+ * (the appended ones among them: the cut is counted on the rows before them).
  */
 function streamAppend(source: RawBuilder<unknown>, keep: number): RawBuilder<unknown> {
   return sql`streamed as (
@@ -99,13 +130,15 @@ function streamAppend(source: RawBuilder<unknown>, keep: number): RawBuilder<unk
       select source.partner_id, source.webhook_id, source.event_type, source.body
         from (${source}) source
        where exists (select 1 from webhook_streams s where s.partner_id = source.partner_id)
-      returning partner_id
+       order by source.position
+      returning partner_id, webhook_id
     ), cut as (
       select streamed.partner_id,
              (select kept.seq from webhook_stream_events kept
                where kept.partner_id = streamed.partner_id
-               order by kept.seq desc offset ${keep - 1} limit 1) as seq
-        from (select distinct partner_id from streamed) streamed
+               order by kept.seq desc offset greatest(${keep} - streamed.appended, 0)
+               limit 1) as seq
+        from (select partner_id, count(*) as appended from streamed group by partner_id) streamed
     ), trimmed as (
       delete from webhook_stream_events old
        using cut
@@ -214,7 +247,8 @@ export function recordStoreEvent(
       sql`
       with ${streamAppend(
         sql`select d.partner_id, ${event.eventId}::text as webhook_id,
-                   ${event.eventType}::text as event_type, ${event.payload}::text as body
+                   ${event.eventType}::text as event_type, ${event.payload}::text as body,
+                   1 as position
               from webhook_deliveries d
              where d.event_id = ${event.eventId}`,
         streamKeep,
@@ -238,14 +272,17 @@ export type ClaimedDelivery = WebhookDeliveryRow & {
 
 /**
  * Lease up to `limit` due deliveries for this holder, order deliveries first: at most
- * `storeLimit` of them store deliveries, which never take an order delivery's place. Each kind
- * is looked for among its own `scanLimit` oldest due rows. A delivery is due when its time has
- * come, no earlier version of its sequence (its order; its partner's view of its store) is
- * still open (a version recorded behind an open one waits without a time), its predecessor
- * version has been recorded (an order's row, a store's event mark; or `gapGraceMs` has passed:
- * a version that never comes must not block the sequence forever), its endpoint is enabled,
- * and its partner has fewer than `perPartner` deliveries leased. Claims are serialized across
- * replicas by an advisory lock so the per-partner cap holds exactly; each is one short
+ * `storeLimit` of them store deliveries, which never take an order delivery's place. A
+ * delivery is due when its time has come, no earlier version of its sequence (its order; its
+ * partner's view of its store) is still open (a version recorded behind an open one waits
+ * without a time), its predecessor version has been recorded (an order's row, a store's event
+ * mark; or `gapGraceMs` has passed: a version that never comes must not block the sequence
+ * forever), its endpoint is enabled, and its partner has fewer than `perPartner` deliveries
+ * leased. Order deliveries are looked for partner by partner (each partner's oldest due ones,
+ * of partners below their cap), so a partner at its cap or in back-off costs the claim one
+ * index probe however large its backlog, and never fills the claim's look with rows it cannot
+ * take; store deliveries among their own `scanLimit` oldest due rows. Claims are serialized
+ * across replicas by an advisory lock so the per-partner cap holds exactly; each is one short
  * statement.
  */
 export function claimDueDeliveries(
@@ -256,19 +293,16 @@ export function claimDueDeliveries(
     limit: number;
     /** Store deliveries among them at most. */
     storeLimit: number;
-    /** Due rows of each kind examined at most, oldest first (the caps pick among them). */
+    /** Due rows of each kind taken into the pick at most, oldest first (the caps pick among them). */
     scanLimit: number;
     perPartner: number;
     gapGraceMs: number;
   },
 ): Promise<ClaimedDelivery[]> {
-  const dueWhere = sql`
+  const rowDue = sql`
          d.status in ('pending', 'failed')
            and d.next_attempt_at <= now()
            and (d.lease_expires_at is null or d.lease_expires_at <= now())
-           and exists (
-             select 1 from webhook_endpoints e
-              where e.partner_id = d.partner_id and e.disabled_at is null)
            and not exists (
              select 1 from webhook_deliveries earlier
               where earlier.sequence_key = d.sequence_key and earlier.version < d.version
@@ -277,41 +311,83 @@ export function claimDueDeliveries(
   return preparedTransaction(db as Kysely<unknown>, async (run) => {
     // Its own statement: the claim's snapshot must be taken after the lock is held. A lease
     // lost in a database crash only means another try (at least once), so its commit does
-    // not wait for the WAL flush.
+    // not wait for the WAL flush. No bitmap scans: the lease count must walk a partner's due
+    // rows in order and stop at its cap, not read all of a capped partner's backlog first (the
+    // planner cannot know the leases come first).
     await run(
       sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || '.webhook-claim', 0)),
-                 set_config('synchronous_commit', 'off', true)`.compile(db),
+                 set_config('synchronous_commit', 'off', true),
+                 set_config('enable_bitmapscan', 'off', true)`.compile(db),
     );
     return run<ClaimedDelivery>(
       sql`
-      with due_orders as (
-        select d.delivery_id, d.partner_id, d.next_attempt_at, 0 as lane
-          from webhook_deliveries d
-         where d.order_id is not null and ${dueWhere}
-           and (d.version = 1 or ${graceOver}
-                or exists (
-                  select 1 from webhook_deliveries before
-                   where before.sequence_key = d.sequence_key and before.version = d.version - 1))
-         order by d.next_attempt_at
-         limit ${claim.scanLimit}
+      with recursive open_partners as (
+        -- Every partner with open deliveries and its soonest one's time, a probe each
+        -- (webhook_deliveries_partner_open_idx, partner by partner).
+        (select d.partner_id, d.next_attempt_at
+           from webhook_deliveries d
+          where d.status in ('pending', 'failed')
+          order by d.partner_id, d.next_attempt_at
+          limit 1)
+        union all
+        select next.partner_id, next.next_attempt_at
+          from open_partners previous
+         cross join lateral (
+           select d.partner_id, d.next_attempt_at
+             from webhook_deliveries d
+            where d.status in ('pending', 'failed') and d.partner_id > previous.partner_id
+            order by d.partner_id, d.next_attempt_at
+            limit 1) next
       ), due_stores as (
         select d.delivery_id, d.partner_id, d.next_attempt_at, 1 as lane
           from webhook_deliveries d
-         where d.order_id is null and ${dueWhere}
+         where d.order_id is null and ${rowDue}
+           and exists (
+             select 1 from webhook_endpoints e
+              where e.partner_id = d.partner_id and e.disabled_at is null)
            and (d.version = 1 or ${graceOver}
                 or exists (
                   select 1 from webhook_store_events before
                    where before.store_id = d.store_id and before.version = d.version - 1))
          order by d.next_attempt_at
          limit case when ${claim.storeLimit} > 0 then ${claim.scanLimit} else 0 end
+      ), in_flight as (
+        -- The leases of each partner with something due, counted up to its cap: a leased row
+        -- was due when claimed, so they are among its rows due by now (its back-off is not).
+        select candidate.partner_id,
+               (select count(*)::int from (
+                  select 1 from webhook_deliveries l
+                   where l.partner_id = candidate.partner_id
+                     and l.status in ('pending', 'failed') and l.next_attempt_at <= now()
+                     and l.lease_expires_at > now()
+                   -- Oldest first, as they were claimed: the count stops at the cap early.
+                   order by l.next_attempt_at
+                   limit ${claim.perPartner}) leases) as leased
+          from (select partner_id from open_partners where next_attempt_at <= now()
+                union
+                select partner_id from due_stores) candidate
+         where exists (
+           select 1 from webhook_endpoints e
+            where e.partner_id = candidate.partner_id and e.disabled_at is null)
+      ), due_orders as (
+        -- The oldest due order deliveries of each partner below its cap, as many as it may take.
+        select due.*
+          from in_flight
+         cross join lateral (
+           select d.delivery_id, d.partner_id, d.next_attempt_at, 0 as lane
+             from webhook_deliveries d
+            where d.partner_id = in_flight.partner_id and d.order_id is not null and ${rowDue}
+              and (d.version = 1 or ${graceOver}
+                   or exists (
+                     select 1 from webhook_deliveries before
+                      where before.sequence_key = d.sequence_key and before.version = d.version - 1))
+            order by d.next_attempt_at
+            limit ${claim.perPartner}) due
+         where in_flight.leased < ${claim.perPartner}
+         order by due.next_attempt_at
+         limit ${claim.scanLimit}
       ), due as (
         select * from due_orders union all select * from due_stores
-      ), in_flight as (
-        select partner_id, count(*)::int as leased
-          from webhook_deliveries
-         where partner_id in (select partner_id from due)
-           and status in ('pending', 'failed') and lease_expires_at > now()
-         group by partner_id
       ), ranked as (
         select due.*, row_number() over (
                  partition by due.partner_id
@@ -353,93 +429,89 @@ export type TryOutcome =
   /** Tried again in `delayMs`. */
   | { kind: 'retry'; attempts: number; delayMs: number; status: number | null; error: string };
 
-const inMs = (ms: number) => sql<Date>`now() + ${ms} * interval '1 millisecond'`;
+/** One try's outcome, for the lease that made it. */
+export interface Settlement {
+  deliveryId: string;
+  /** The lease_owner the claim gave this try. */
+  holder: string;
+  outcome: TryOutcome;
+}
 
-/** The columns a try's outcome sets. */
-function changesOf(outcome: TryOutcome): UpdateObject<OrderingDatabase, 'webhook_deliveries'> {
-  if (outcome.kind === 'postponed') {
-    return { next_attempt_at: inMs(outcome.delayMs), last_error: outcome.error };
-  }
-  const tried = { attempts: outcome.attempts, last_attempt_at: sql<Date>`now()` };
-  switch (outcome.kind) {
-    case 'delivered':
-      return {
-        ...tried,
-        status: 'delivered',
-        next_attempt_at: null,
-        delivered_at: sql<Date>`now()`,
-        last_response_status: outcome.status,
-        last_error: null,
-      };
-    case 'dead':
-      return {
-        ...tried,
-        status: 'dead',
-        next_attempt_at: null,
-        last_response_status: outcome.status,
-        last_error: outcome.error,
-      };
-    case 'retry':
-      return {
-        ...tried,
-        status: 'failed',
-        next_attempt_at: inMs(outcome.delayMs),
-        last_response_status: outcome.status,
-        last_error: outcome.error,
-      };
-  }
+/** The columns of one settlement, as `settleDeliveries` reads them from its arrays. */
+function settlementColumns({ deliveryId, holder, outcome }: Settlement) {
+  const tried = outcome.kind !== 'postponed';
+  return {
+    deliveryId,
+    holder,
+    // postponed keeps its status; retry leaves it failed.
+    status: { postponed: null, delivered: 'delivered', dead: 'dead', retry: 'failed' }[
+      outcome.kind
+    ],
+    attempts: tried ? outcome.attempts : null,
+    responseStatus: tried ? outcome.status : null,
+    // null: no next try (delivered, dead).
+    delayMs: outcome.kind === 'postponed' || outcome.kind === 'retry' ? outcome.delayMs : null,
+    error: outcome.kind === 'delivered' ? null : outcome.error,
+  };
 }
 
 /**
- * Record how a try went, as the holder of its lease (a lapsed lease writes nothing). A
- * delivery that is over (delivered, dead) makes the next open version of its sequence due.
+ * Record how tries went, many in one statement, each as the holder of its lease (a lapsed
+ * lease writes nothing: its delivery is claimed again once the lease is over, at least once).
+ * A delivery that is over (delivered, dead) makes the next open version of its sequence due.
+ * A sequence has one version leased at a time, so a batch holds at most one of each.
  */
-export async function settleDelivery(
-  db: Db,
-  deliveryId: string,
-  /** The lease_owner the claim gave this try. */
-  holder: string,
-  outcome: TryOutcome,
-): Promise<void> {
-  const statement = db
+export async function settleDeliveries(db: Db, settlements: readonly Settlement[]): Promise<void> {
+  const rows = settlements.map(settlementColumns);
+  const column = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
+  await runPrepared(
+    db as Kysely<unknown>,
     // An outcome lost in a database crash only means another try (at least once: the
     // webhook-id lets the partner drop it), so this commit does not wait for the WAL flush,
     // the cost that bounds the dispatchers otherwise. The recorder's commit does wait: the
     // event is acked after it.
-    .with('relaxed', (qb) =>
-      qb.selectNoFrom(sql<string>`set_config('synchronous_commit', 'off', true)`.as('setting')),
+    sql`
+    with relaxed as (
+      select set_config('synchronous_commit', 'off', true) as setting
+    ), outcome as (
+      select *
+        from unnest(${column((row) => row.deliveryId)}::uuid[], ${column((row) => row.holder)}::text[],
+                    ${column((row) => row.status)}::text[], ${column((row) => row.attempts)}::int[],
+                    ${column((row) => row.responseStatus)}::int[],
+                    ${column((row) => row.delayMs)}::float8[], ${column((row) => row.error)}::text[])
+             as outcome(delivery_id, holder, status, attempts, response_status, delay_ms, error)
+    ), settled as (
+      update webhook_deliveries d
+         set status = coalesce(outcome.status, d.status),
+             attempts = coalesce(outcome.attempts, d.attempts),
+             last_attempt_at = case when outcome.status is null then d.last_attempt_at else now() end,
+             last_response_status = case when outcome.status is null then d.last_response_status
+                                         else outcome.response_status end,
+             last_error = outcome.error,
+             next_attempt_at = now() + outcome.delay_ms * interval '1 millisecond',
+             delivered_at = case when outcome.status = 'delivered' then now() else d.delivered_at end,
+             lease_owner = null,
+             lease_expires_at = null,
+             updated_at = now()
+        from outcome
+       where d.delivery_id = outcome.delivery_id and d.lease_owner = outcome.holder
+         and (select setting from relaxed) is not null
+      returning d.sequence_key, d.version, d.status
     )
-    .with('settled', (qb) =>
-      qb
-        .updateTable('webhook_deliveries')
-        .set({
-          ...changesOf(outcome),
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: sql<Date>`now()`,
-        })
-        .where('delivery_id', '=', deliveryId)
-        .where(sql<boolean>`(select setting from relaxed) is not null`)
-        .where('lease_owner', '=', holder)
-        .returning(['sequence_key', 'version', 'status']),
-    )
-    .updateTable('webhook_deliveries as next')
-    .set({ next_attempt_at: sql<Date>`now()` })
-    // One uncorrelated lookup of the sequence's next open version (the open-versions index),
-    // then its row by key: never a scan of every waiting row.
-    .where(
-      'next.delivery_id',
-      '=',
-      sql<string>`(select open.delivery_id from webhook_deliveries open, settled
-                    where settled.status in ('delivered', 'dead')
-                      and open.sequence_key = settled.sequence_key and open.version > settled.version
-                      and open.status in ('pending', 'failed')
-                    order by open.version limit 1)`,
-    )
-    .where('next.status', '=', 'pending')
-    .where('next.next_attempt_at', 'is', null)
-    .compile();
-  await runPrepared(db as Kysely<unknown>, statement);
+    -- One uncorrelated lookup of each sequence's next open version (the open-versions index),
+    -- then its row by key: never a scan of every waiting row.
+    update webhook_deliveries next
+       set next_attempt_at = now()
+      from settled
+     where settled.status in ('delivered', 'dead')
+       and next.delivery_id = (
+             select open.delivery_id from webhook_deliveries open
+              where open.sequence_key = settled.sequence_key and open.version > settled.version
+                and open.status in ('pending', 'failed')
+              order by open.version limit 1)
+       and next.status = 'pending' and next.next_attempt_at is null
+  `.compile(db),
+  );
 }
 
 /**

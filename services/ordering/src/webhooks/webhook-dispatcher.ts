@@ -5,11 +5,14 @@ import CircuitBreaker from 'opossum';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import {
   claimDueDeliveries,
-  settleDelivery,
+  settleDeliveries,
   wakeWaitingDeliveries,
   type ClaimedDelivery,
+  type Settlement,
+  type TryOutcome,
 } from './delivery.repository.js';
 import { disableEndpoint } from './endpoint.repository.js';
+import { groupCommit } from './group-commit.js';
 import type { OrderingDatabase } from '../db/ordering.table.js';
 import { nextRetryDelay } from './retry-schedule.js';
 import type { SendOutcome, WebhookMessage, WebhookSend } from './webhook-sender.js';
@@ -60,6 +63,13 @@ const MAX_BREAKERS = 10_000;
 const SCAN_PER_SLOT = 8;
 /** Deliveries that finish within this share one claim instead of one claim each. */
 const CLAIM_COALESCE_MS = 5;
+/**
+ * Outcomes that finish within this are settled by one statement. A delivery's slot is free
+ * once its outcome is written (its lease holds until then), so this is what a slot waits.
+ */
+const SETTLE_GATHER_MS = 2;
+/** Outcomes settled by one statement at most. */
+const SETTLE_BATCH = 256;
 /** How often waiting versions are checked for a wake a race lost, and how old they must be. */
 const WAKE_SWEEP_MS = 5_000;
 
@@ -99,6 +109,13 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     buckets: lagBuckets,
     registers: [options.registry],
   });
+  const settleBatched = groupCommit(
+    async (settlements: Settlement[]) => {
+      await settleDeliveries(db, settlements);
+      return settlements.map(() => undefined);
+    },
+    { maxBatch: SETTLE_BATCH, gatherMs: SETTLE_GATHER_MS },
+  );
   const breakers = new LRUCache<string, CircuitBreaker<[WebhookMessage], SendOutcome>>({
     max: MAX_BREAKERS,
     dispose: (breaker) => breaker.shutdown(),
@@ -166,13 +183,17 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   async function deliver(delivery: ClaimedDelivery): Promise<void> {
     // Each try continues the trace of the request that changed the order.
     const outcome = await resumeOrigin(delivery.origin, 'webhook deliver', () => attempt(delivery));
-    const id = delivery.delivery_id;
     // This try's own lease: a resend or a takeover gives the next try another.
-    const lease = delivery.lease_owner!;
+    const settle = (tried: TryOutcome) =>
+      settleBatched({
+        deliveryId: delivery.delivery_id,
+        holder: delivery.lease_owner!,
+        outcome: tried,
+      });
     const attempts = delivery.attempts + 1;
     if (outcome === 'postponed') {
       deliveries.inc({ outcome: 'postponed' });
-      await settleDelivery(db, id, lease, {
+      await settle({
         kind: 'postponed',
         delayMs: options.breakerResetMs,
         error: 'the endpoint keeps failing; deliveries are paused for a while',
@@ -183,13 +204,13 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       deliveries.inc({ outcome: 'delivered' });
       const seconds = Math.max(0, Date.now() - delivery.occurred_at.getTime()) / 1000;
       (delivery.order_id === null ? storeLag : lag).observe(seconds);
-      await settleDelivery(db, id, lease, { kind: 'delivered', attempts, status: outcome.status });
+      await settle({ kind: 'delivered', attempts, status: outcome.status });
       return;
     }
     if (outcome.kind === 'gone') {
       deliveries.inc({ outcome: 'gone' });
       const reason = 'the endpoint answered 410 Gone, so it was disabled';
-      await settleDelivery(db, id, lease, {
+      await settle({
         kind: 'dead',
         attempts,
         status: outcome.status,
@@ -202,10 +223,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     const delay = nextRetryDelay(options.schedule, attempts, outcome.retryAfterMs);
     deliveries.inc({ outcome: delay === undefined ? 'dead' : 'retry' });
     const failed = { attempts, status: outcome.status, error: outcome.error };
-    await settleDelivery(
-      db,
-      id,
-      lease,
+    await settle(
       delay === undefined
         ? { kind: 'dead', ...failed }
         : { kind: 'retry', delayMs: delay, ...failed },

@@ -12,6 +12,7 @@ import * as modesDataEndpointMode from './2026-12-20T0110-modes-data-endpoint-mo
 import * as orderMode from './2026-12-20T0200-modes-money-order-mode.js';
 import * as fixturesKitchen from './2026-12-20T0300-fixtures-kitchen.js';
 import * as streamWebhookStreamLog from './2026-12-20T0500-stream-webhook-stream-log.js';
+import * as webhookPartnerDue from './2026-12-21T0400-webhook-partner-due.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-20T0200-modes-money-order-mode': orderMode,
   '2026-12-20T0300-fixtures-kitchen': fixturesKitchen,
   '2026-12-20T0500-stream-webhook-stream-log': streamWebhookStreamLog,
+  '2026-12-21T0400-webhook-partner-due': webhookPartnerDue,
 };
 
 export const ORDERING_SCHEMA = 'ordering';

@@ -40,9 +40,17 @@ type Counters = Record<
   'attempts' | 'delivered' | 'retry' | 'postponed' | 'dead' | 'gone' | 'deadLettered',
   number
 >;
+/** The bench database's own work over a phase (pg_stat_database, this database only). */
+interface DatabaseWork {
+  /** Transactions committed or rolled back. */
+  transactions: number;
+  /** Rows inserted, updated or deleted. */
+  rowsWritten: number;
+}
 type PhaseResult = Checked & {
   publish: Awaited<ReturnType<typeof publishPaced>>;
   counters: Counters;
+  database?: DatabaseWork;
 } & Partial<CpuFigures>;
 
 interface Partner extends WebhookPartner {
@@ -91,10 +99,16 @@ const deliveryRow = (run: string, result: PhaseResult): Row => ({
   'p99 ms': result.lag.p99,
   'max ms': result.lag.max,
   'worst partner p99 ms': result.worstP99,
+  // Per try made (the healthy partners' deliveries and the failing partner's tries).
+  'pg xacts/try': result.database ? perTry(result, result.database.transactions) : '',
+  'pg rows written/try': result.database ? perTry(result, result.database.rowsWritten) : '',
   ...Object.fromEntries(
     Object.entries(cpuColumns(result)).map(([key, value]) => [key, value ?? '']),
   ),
 });
+
+const perTry = (result: PhaseResult, count: number) =>
+  round2(count / Math.max(1, result.delivered + result.failingTries));
 
 /** A phase's checks, the bench thread's timeliness and ordering's counters. */
 const checkRow = (run: string, result: PhaseResult): Row => ({
@@ -167,6 +181,24 @@ async function orderingCounters(platform: BenchPlatform): Promise<Counters> {
     gone: outcome('gone'),
     deadLettered: sum('consumer_messages_total', 'outcome="dead_lettered"'),
   };
+}
+
+/** The bench database's transactions and rows written so far (the stats lag up to a second). */
+async function databaseWork(platform: BenchPlatform): Promise<DatabaseWork> {
+  const client = await platform.connectDatabase();
+  try {
+    const { rows } = await client.query<{ transactions: string; rows_written: string }>(
+      `select xact_commit + xact_rollback as transactions,
+              tup_inserted + tup_updated + tup_deleted as rows_written
+         from pg_stat_database where datname = current_database()`,
+    );
+    return {
+      transactions: Number(rows[0]!.transactions),
+      rowsWritten: Number(rows[0]!.rows_written),
+    };
+  } finally {
+    await client.end();
+  }
 }
 
 const counterChange = (before: Counters, after: Counters) =>
@@ -308,13 +340,25 @@ async function benchmark(
   );
   log(`warm-up: p99 lag ${warm.lag.p99} ms, ${warm.deliveriesPerSecond} deliveries/s`);
 
-  const measured = (
+  const measured = async (
     label: string,
     events: BenchEvent[],
     perSecond: number,
     cpu = platformCpu,
     target = subject,
-  ) => withCpu(cpu, () => runPhase(label, events, perSecond, target));
+  ) => {
+    const before = await databaseWork(platform);
+    const result = await withCpu(cpu, () => runPhase(label, events, perSecond, target));
+    // Backends report their counters at most once a second (and when idle); outside the CPU
+    // figures' wall time.
+    await sleep(1_000);
+    const after = await databaseWork(platform);
+    const database = {
+      transactions: after.transactions - before.transactions,
+      rowsWritten: after.rowsWritten - before.rowsWritten,
+    };
+    return { ...result, database };
+  };
   const healthyOnly = await measured(
     'phase 1 (healthy only)',
     plan(partnerIds, versions, healthyOrders(orderCount)),
