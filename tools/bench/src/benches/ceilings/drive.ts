@@ -77,7 +77,14 @@ export async function scratchSchema<DB>(
     admin,
     pools,
     async close() {
-      await Promise.all(pools.map((pool) => pool.destroy()));
+      // Kysely ends a pool only once a query of its own has opened it; the prepared
+      // statements (runPrepared) go to the pg pool directly.
+      await Promise.all(
+        pools.map(async (pool) => {
+          await sql`select 1`.execute(pool);
+          await pool.destroy();
+        }),
+      );
       await sql`drop schema ${sql.id(name)} cascade`.execute(admin);
       await admin.destroy();
     },

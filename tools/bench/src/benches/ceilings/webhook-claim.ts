@@ -22,7 +22,10 @@ const SCAN_PER_SLOT = 8;
 const PER_PARTNER = 4;
 const LEASE_MS = 2 * 10_000 + 5_000;
 
-/** `partners` enabled endpoints and `rows` due order deliveries spread over them. */
+/**
+ * `partners` enabled endpoints and `rows` due order deliveries, the partners interleaved in
+ * due order (a millisecond apart, as events come in).
+ */
 async function seedDeliveries(db: Kysely<OrderingDatabase>, partners: number, rows: number) {
   await sql`
     insert into webhook_endpoints (partner_id, url, events, secret)
@@ -37,9 +40,12 @@ async function seedDeliveries(db: Kysely<OrderingDatabase>, partners: number, ro
     select gen_random_uuid(), gen_random_uuid(),
            ('00000000-0000-4000-8000-' || lpad((1 + n % ${partners})::text, 12, '0'))::uuid,
            order_id, gen_random_uuid(), order_id::text, 1, 'order.status_changed',
-           repeat('x', 400), 'pending', now() - interval '1 second', now()
+           repeat('x', 400), 'pending', now() - (${rows} - n) * interval '1 millisecond', now()
       from (select n, gen_random_uuid() as order_id from generate_series(1, ${rows}) n) s
   `.execute(db);
+  // As autovacuum would after such a load: unanalyzed, the endpoints look empty and the claim
+  // reads every due row instead of its scan window.
+  await sql`analyze webhook_endpoints`.execute(db);
   await sql`analyze webhook_deliveries`.execute(db);
 }
 
