@@ -48,6 +48,11 @@ export const BENCHES = {
     summary: 'a store event fanned out to 1,000 partners, order webhooks measured meanwhile',
     run: lazy(() => import('./store-webhooks.js')),
   },
+  ceilings: {
+    summary:
+      'the ceiling of each global serialization point: outbox relay, webhook and ingest claims',
+    run: lazy(() => import('./ceilings/index.js')),
+  },
 } satisfies Record<string, Bench>;
 
 export type BenchName = keyof typeof BENCHES;
