@@ -8,7 +8,7 @@ import { orderingMigrations } from '../../../../../services/ordering/src/db/migr
 import type { OrderingDatabase } from '../../../../../services/ordering/src/db/ordering.table.js';
 import {
   claimDueDeliveries,
-  settleDelivery,
+  settleDeliveries,
 } from '../../../../../services/ordering/src/webhooks/delivery.repository.js';
 import { WEBHOOK_GAP_GRACE_MS } from '../../../../../services/ordering/src/webhooks/webhook-recording.js';
 import type { BenchPlatform } from '../../platform/bench-platform.js';
@@ -86,15 +86,15 @@ export async function measureWebhookClaim(
               gapGraceMs: WEBHOOK_GAP_GRACE_MS,
             }),
           );
-          // Delivered at once: no partner's HTTP, only the settle that frees the slot.
-          await Promise.all(
-            claimed.map((delivery) =>
-              settleDelivery(db, delivery.delivery_id, delivery.lease_owner!, {
-                kind: 'delivered',
-                attempts: 1,
-                status: 200,
-              }),
-            ),
+          // Delivered at once: no partner's HTTP, only the settle that frees the slots (one
+          // statement for the claim's tries, as the dispatcher's group commit settles them).
+          await settleDeliveries(
+            db,
+            claimed.map((delivery) => ({
+              deliveryId: delivery.delivery_id,
+              holder: delivery.lease_owner!,
+              outcome: { kind: 'delivered', attempts: 1, status: 200 },
+            })),
           );
           return { rows: claimed.length, ms };
         },
