@@ -249,28 +249,54 @@ export const order = z
 export type Order = z.infer<typeof order>;
 
 /**
- * A final place outcome, recorded against its Idempotency-Key and replayed byte for byte
- * (docs/guide/orders.md#idempotency): the Order's exact JSON text, or the failure with the request
- * id and time it was first answered at, so its ProblemDetail renders the same every time.
+ * A final place failure as recorded against its Idempotency-Key
+ * (docs/guide/orders.md#idempotency): with the request id and time it was first answered at,
+ * so its ProblemDetail renders the same every time.
  */
-export const placeOutcome = z.object({
+export const recordedPlaceProblem = z.object({
+  errorCode: z.string(),
+  detail: z.string(),
+  errors: z.array(orderError).max(maxProblemErrors).optional(),
+  /** Element errors left out of `errors` (the ProblemDetail's `errorsOmitted`). */
+  errorsOmitted: z.number().int().positive().optional(),
+  requestId: z.string(),
+  timestamp: dateTime,
+});
+export type RecordedPlaceProblem = z.infer<typeof recordedPlaceProblem>;
+
+/** What a place reply says of its outcome, before the recorded answer's text. */
+export const placeReplyHead = z.object({
   replayed: z.boolean(),
   status: z.number().int().min(200).max(499),
+  /** The placed order's id (a 201). */
   orderId: guid.optional(),
-  order: z.string().optional(),
-  problem: z
-    .object({
-      errorCode: z.string(),
-      detail: z.string(),
-      errors: z.array(orderError).max(maxProblemErrors).optional(),
-      /** Element errors left out of `errors` (the ProblemDetail's `errorsOmitted`). */
-      errorsOmitted: z.number().int().positive().optional(),
-      requestId: z.string(),
-      timestamp: dateTime,
-    })
-    .optional(),
 });
-export type PlaceOutcome = z.infer<typeof placeOutcome>;
+export type PlaceReplyHead = z.infer<typeof placeReplyHead>;
+
+/**
+ * A final place outcome as the place subject replies it: its head (one line of JSON), a
+ * newline, then the answer's recorded text as it is stored, the Order's exact JSON for a 201
+ * or a `recordedPlaceProblem`. The recorded text travels as bytes, never parsed or escaped
+ * on the way, so a replay is the first answer byte for byte at the cost of a copy.
+ */
+export function encodePlaceReply(head: PlaceReplyHead, recorded: string): Uint8Array {
+  // JSON.stringify never writes a raw newline, so the first one ends the head.
+  return placeReplyEncoder.encode(`${JSON.stringify(head)}\n${recorded}`);
+}
+
+/** A place reply's head, checked, and its recorded text's bytes (a view of `reply`). */
+export function decodePlaceReply<Bytes extends Uint8Array>(
+  reply: Bytes,
+): { head: PlaceReplyHead; recorded: Bytes } {
+  const end = reply.indexOf(0x0a);
+  if (end < 0) throw new Error('a place reply has no head');
+  const head = placeReplyHead.parse(JSON.parse(placeReplyDecoder.decode(reply.subarray(0, end))));
+  // A Buffer's subarray is a Buffer, a Uint8Array's a Uint8Array.
+  return { head, recorded: reply.subarray(end + 1) as Bytes };
+}
+
+const placeReplyEncoder = new TextEncoder();
+const placeReplyDecoder = new TextDecoder();
 
 /** Commerce: a store's orders, newest first, by an opaque keyset cursor. */
 export const storeOrdersQuery = z.object({

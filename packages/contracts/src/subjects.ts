@@ -9,7 +9,6 @@ import {
   order,
   orderStatusChange,
   orderRequest,
-  placeOutcome,
   storeOrderList,
   storeOrdersQuery,
   savedAddress,
@@ -306,10 +305,11 @@ export const subjects = {
     /**
      * Marketfront: place an order under the context's Idempotency-Key
      * (docs/guide/orders.md#idempotency). The payload is the HTTP body as it arrived (its
-     * fingerprint is of that JSON); a final outcome is the reply, recorded and replayed; a
-     * retryable failure is an error.
+     * fingerprint is of that JSON); a final outcome is the reply (`encodePlaceReply`: its
+     * head, then the recorded answer's text as bytes), recorded and replayed; a retryable
+     * failure is an error.
      */
-    place: defineSubject('ordering', 'v1.orders.place', z.unknown(), placeOutcome),
+    place: defineSubject('ordering', 'v1.orders.place', z.unknown(), bytesReply),
     /** Marketfront: an order of the calling partner. */
     getOrder: defineSubject('ordering', 'v1.orders.get', z.object({ orderId: guid }), order),
     /** Commerce: the orders of one of the caller's stores, newest first. */

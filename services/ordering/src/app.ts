@@ -39,7 +39,7 @@ import { createOrderEvaluator } from './validate/order-evaluator.js';
 import { validateHandlers } from './validate/validate.handlers.js';
 import { createStoreProfileCache } from './validate/store-profile-cache.js';
 import { chargeOwnersHandler } from './place/charge-owners.handlers.js';
-import { placeHandler } from './place/place.handlers.js';
+import { createPlaceOrder, placeHandler } from './place/place.handlers.js';
 import { createPlaceSaga } from './place/place-saga.js';
 import { createPlaceSweeper } from './place/place-sweeper.js';
 import { createStoreSubmitter } from './place/store-submitter.js';
@@ -225,18 +225,19 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   // What the service asks of itself, in-process: its NATS user may not publish to its own
   // subjects.
   const local = createLocalSubjects();
+  const place = createPlaceOrder({
+    db,
+    saga,
+    registry: deps.metrics.registry,
+    holder,
+    leaseMs: config.ORDERING_PLACE_LEASE_MS,
+    retentionMs: config.ORDERING_IDEMPOTENCY_RETENTION_MS,
+  });
   const bindings = [
     ...cartHandlers(catalogs, availability, clock),
     ...addressHandlers(db, bus, deps.config.ORDERING_MAX_ADDRESSES_PER_END_USER),
     ...validateHandlers(evaluate),
-    placeHandler({
-      db,
-      saga,
-      registry: deps.metrics.registry,
-      holder,
-      leaseMs: config.ORDERING_PLACE_LEASE_MS,
-      retentionMs: config.ORDERING_IDEMPOTENCY_RETENTION_MS,
-    }),
+    placeHandler(place),
     chargeOwnersHandler(db),
     ...orderLifecycleHandlers(lifecycle),
     testAdvanceHandler({
@@ -247,7 +248,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
       nudge,
       paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
     }),
-    testPlaceHandler({ bus, local }),
+    testPlaceHandler({ bus, local, place }),
     testResetHandler(db),
     ...webhookHandlers({
       db,

@@ -1,4 +1,4 @@
-import type { ErrorCode, PlaceOutcome, ProblemDetail } from '@pcp/contracts';
+import type { ErrorCode, ProblemDetail, RecordedPlaceProblem } from '@pcp/contracts';
 import { AppError, isForbiddenKeyError, jsonBodyProblems, type Logger } from '@pcp/service-kit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -12,7 +12,7 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
  */
 export class RecordedProblem extends AppError {
   constructor(
-    recorded: PlaceOutcome['problem'] & {},
+    recorded: RecordedPlaceProblem,
     readonly replayed: boolean,
   ) {
     super(recorded.errorCode as ErrorCode, recorded.detail, {

@@ -1,4 +1,12 @@
-import { order, orderRequest, placeOrderRequest, subjects, validatedOrder } from '@pcp/contracts';
+import {
+  decodePlaceReply,
+  order,
+  orderRequest,
+  placeOrderRequest,
+  recordedPlaceProblem,
+  subjects,
+  validatedOrder,
+} from '@pcp/contracts';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { RecordedProblem } from '../http/problem.js';
@@ -117,14 +125,20 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = async (gatewa
       },
       async (request, reply) => {
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const outcome = await bus.request(subjects.ordering.place, body, request.ctx, {
-          timeoutMs: options.placeTimeoutMs,
-        });
-        if (outcome.problem) throw new RecordedProblem(outcome.problem, outcome.replayed);
-        if (outcome.replayed) reply.header('idempotent-replayed', 'true');
-        if (outcome.orderId) reply.header('location', `/v1/marketfront/orders/${outcome.orderId}`);
-        // Only a created order is a success outcome; its recorded text is the body.
-        return forwardJson(reply.code(201), Buffer.from(outcome.order ?? ''));
+        const { head, recorded } = decodePlaceReply(
+          await bus.requestRaw(subjects.ordering.place, body, request.ctx, {
+            timeoutMs: options.placeTimeoutMs,
+          }),
+        );
+        if (head.status >= 300) {
+          // A recorded failure renders as a ProblemDetail (small, and rarely replayed).
+          const problem = recordedPlaceProblem.parse(JSON.parse(recorded.toString('utf8')));
+          throw new RecordedProblem(problem, head.replayed);
+        }
+        if (head.replayed) reply.header('idempotent-replayed', 'true');
+        if (head.orderId) reply.header('location', `/v1/marketfront/orders/${head.orderId}`);
+        // Only a created order is a success outcome; its recorded text is the body, as bytes.
+        return forwardJson(reply.code(201), recorded);
       },
     ),
   );

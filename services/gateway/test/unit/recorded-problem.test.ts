@@ -1,4 +1,4 @@
-import { placeOutcome, type OrderError } from '@pcp/contracts';
+import { recordedPlaceProblem, type OrderError } from '@pcp/contracts';
 import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { problemFor, RecordedProblem } from '../../src/http/problem.js';
@@ -16,19 +16,15 @@ const unavailable = (index: number): OrderError => ({
   pointer: `/cart/lineItems/${index}`,
 });
 
-/** A place outcome as ordering replies it, read through the subject's contract. */
+/** A recorded place failure as ordering replies it, read through the subject's contract. */
 const recorded = (problem: Record<string, unknown>) =>
-  placeOutcome.parse({
-    replayed: true,
-    status: 400,
-    problem: {
-      errorCode: 'ORDER_INVALID',
-      detail: 'The order cannot be placed as it is; see errors',
-      requestId: 'first-request',
-      timestamp: '2026-11-22T18:05:00.000Z',
-      ...problem,
-    },
-  }).problem!;
+  recordedPlaceProblem.parse({
+    errorCode: 'ORDER_INVALID',
+    detail: 'The order cannot be placed as it is; see errors',
+    requestId: 'first-request',
+    timestamp: '2026-11-22T18:05:00.000Z',
+    ...problem,
+  });
 
 describe('a recorded place failure', () => {
   it('renders as first answered, with how many errors were left out', () => {

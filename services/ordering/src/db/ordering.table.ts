@@ -10,7 +10,7 @@ import type {
 } from '@pcp/contracts';
 import type { OutboxTable } from '@pcp/service-kit';
 import type { StoreTiming } from '../lifecycle/acceptance-window.js';
-import type { ColumnType, Insertable, JSONColumnType, Selectable } from 'kysely';
+import type { ColumnType, JSONColumnType, Selectable } from 'kysely';
 
 export interface AddressTable {
   address_id: string;
@@ -247,7 +247,5 @@ export interface OrderingDatabase {
 export type AddressRow = Selectable<AddressTable>;
 export type PlaceAttemptRow = Selectable<PlaceAttemptTable>;
 export type OrderRow = Selectable<OrderTable>;
-/** A new order names its mode (the column's default serves only rows from before modes). */
-export type NewOrder = Insertable<OrderTable> & Pick<OrderRow, 'mode'>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>;

@@ -2,7 +2,7 @@ import { events, type Order, type OrderEventKind, type OrderStatus } from '@pcp/
 import { insertOutboxEvent } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
-import type { NewOrder, OrderingDatabase, OrderRow } from '../db/ordering.table.js';
+import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
 
@@ -65,11 +65,16 @@ export function recordOrderEvent(
   });
 }
 
-/** A new order (version 1) and its `order.created` event, in the caller's transaction. */
-export async function insertOrder(trx: Db, order: NewOrder, prefix: string): Promise<OrderRow> {
-  const row = await trx.insertInto('orders').values(order).returningAll().executeTakeFirstOrThrow();
+/**
+ * A new order (version 1) as `row` has it, and its `order.created` event, in the caller's
+ * transaction. Nothing is read back: the row is the caller's, and its details the bulk of it.
+ */
+export async function insertOrder(trx: Db, row: OrderRow, prefix: string): Promise<void> {
+  await trx
+    .insertInto('orders')
+    .values({ ...row, details: JSON.stringify(row.details) })
+    .execute();
   await recordOrderEvent(trx, row, 'order.created', null, prefix);
-  return row;
 }
 
 export function findOrder(db: Db, orderId: string): Promise<OrderRow | undefined> {

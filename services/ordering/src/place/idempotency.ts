@@ -1,4 +1,4 @@
-import type { PlaceOutcome } from '@pcp/contracts';
+import { encodePlaceReply } from '@pcp/contracts';
 import { AppError } from '@pcp/service-kit';
 import canonicalize from 'canonicalize';
 import { createHash } from 'node:crypto';
@@ -55,13 +55,19 @@ export function isFinal(error: AppError): boolean {
   return status >= 400 && status < 500 && !retryable && ![409, 422, 429].includes(status);
 }
 
-/** A recorded answer as it is given, first and on every replay: the same status and bytes. */
-export function answerOf(attempt: RecordedAttempt, replayed: boolean): PlaceOutcome {
+/**
+ * A recorded answer as it is given, first and on every replay: the same status and the
+ * recorded text's bytes, never parsed.
+ */
+export function answerOf(
+  attempt: Pick<RecordedAttempt, 'order_id' | 'response_status' | 'response_body'>,
+  replayed: boolean,
+): Uint8Array {
   const status = attempt.response_status ?? 500;
-  const body = attempt.response_body ?? '';
-  return status < 300
-    ? { replayed, status, orderId: attempt.order_id, order: body }
-    : { replayed, status, problem: JSON.parse(body) as PlaceOutcome['problem'] };
+  return encodePlaceReply(
+    status < 300 ? { replayed, status, orderId: attempt.order_id } : { replayed, status },
+    attempt.response_body ?? '',
+  );
 }
 
 /** Counts what each request's Idempotency-Key decided. */

@@ -1,6 +1,12 @@
-import type { PartnerMode } from '@pcp/contracts';
+import type { OrderError, PartnerMode } from '@pcp/contracts';
+import { runPrepared } from '@pcp/service-kit';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
-import type { OrderingDatabase, PlaceAttemptRow, PlaceStep } from '../db/ordering.table.js';
+import type {
+  OrderingDatabase,
+  PlaceAttemptRow,
+  PlaceSnapshot,
+  PlaceStep,
+} from '../db/ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
 
@@ -9,7 +15,7 @@ export type Claim =
    * `resumed`: a key whose earlier run did not finish, taken up from its last recovery point;
    * `expired`: it is past its deadline, so it is settled instead of resumed.
    */
-  | { kind: 'claimed'; attempt: PlaceAttemptRow; resumed: boolean; expired: boolean }
+  | { kind: 'claimed'; attempt: HeldAttempt; resumed: boolean; expired: boolean }
   | { kind: 'replay'; attempt: RecordedAttempt }
   | { kind: 'conflict' }
   | { kind: 'busy'; retryAfterSeconds: number };
@@ -21,23 +27,59 @@ export type RecordedAttempt = Pick<
 >;
 
 /**
- * The recorded answer of a key, if it has one: a final answer never changes, so a replay
- * reads it without a lock or a transaction (one round trip, and not the attempt's snapshot).
+ * An attempt as the run holding it knows it: what its steps read and write. The bookkeeping
+ * columns (lease and answer deadlines, settlement) stay in the database, never read back.
  */
-export function findRecordedAttempt(db: Db, key: string): Promise<RecordedAttempt | undefined> {
-  return db
-    .selectFrom('place_attempts')
-    .select([
-      'partner_id',
-      'end_user_id',
-      'fingerprint',
-      'order_id',
-      'response_status',
-      'response_body',
-    ])
-    .where('idempotency_key', '=', key)
-    .where('response_status', 'is not', null)
-    .executeTakeFirst();
+export type HeldAttempt = Pick<
+  PlaceAttemptRow,
+  | 'idempotency_key'
+  | 'partner_id'
+  | 'end_user_id'
+  | 'mode'
+  | 'order_id'
+  | 'step'
+  | 'snapshot'
+  | 'charge_id'
+  | 'store_rejection'
+  | 'lease_owner'
+  | 'response_status'
+  | 'response_body'
+  | 'created_at'
+>;
+
+/** The columns of a held attempt, as every statement that reads one names them. */
+const heldColumns = [
+  'idempotency_key',
+  'partner_id',
+  'end_user_id',
+  'mode',
+  'order_id',
+  'step',
+  'snapshot',
+  'charge_id',
+  'store_rejection',
+  'lease_owner',
+  'response_status',
+  'response_body',
+  'created_at',
+] as const;
+
+/**
+ * The recorded answer of a key, if it has one: a final answer never changes, so a replay
+ * reads it without a lock or a transaction (one prepared statement, and not the attempt's
+ * snapshot); its text is replied as it is stored.
+ */
+export async function findRecordedAttempt(
+  db: Db,
+  key: string,
+): Promise<RecordedAttempt | undefined> {
+  const [row] = await runPrepared<RecordedAttempt>(db as Kysely<unknown>, {
+    sql: `select partner_id, end_user_id, fingerprint, order_id, response_status, response_body
+            from place_attempts
+           where idempotency_key = $1 and response_status is not null`,
+    parameters: [key],
+  });
+  return row;
 }
 
 interface ClaimRequest {
@@ -73,8 +115,8 @@ export async function claimAttempt(db: Db, claim: ClaimRequest): Promise<Claim> 
   }
 }
 
-function insertAttempt(db: Db, claim: ClaimRequest): Promise<PlaceAttemptRow | undefined> {
-  return db
+async function insertAttempt(db: Db, claim: ClaimRequest): Promise<HeldAttempt | undefined> {
+  const insert = db
     .insertInto('place_attempts')
     .values({
       idempotency_key: claim.key,
@@ -91,8 +133,9 @@ function insertAttempt(db: Db, claim: ClaimRequest): Promise<PlaceAttemptRow | u
       expires_at: sql<Date>`now() + ${claim.retentionMs} * interval '1 millisecond'`,
     })
     .onConflict((oc) => oc.column('idempotency_key').doNothing())
-    .returningAll()
-    .executeTakeFirst();
+    .returning(heldColumns);
+  const [row] = await runPrepared<HeldAttempt>(db as Kysely<unknown>, insert.compile());
+  return row;
 }
 
 /** The claim of a key that exists, under its row lock; undefined once it is gone. */
@@ -125,7 +168,7 @@ async function claimKnownAttempt(trx: Db, claim: ClaimRequest): Promise<Claim | 
       updated_at: sql<Date>`now()`,
     })
     .where('idempotency_key', '=', claim.key)
-    .returningAll()
+    .returning(heldColumns)
     .returning(sql<boolean>`expires_at <= now()`.as('expired'))
     .executeTakeFirstOrThrow();
   const { expired, ...attempt } = taken;
@@ -139,42 +182,81 @@ export class LeaseLostError extends Error {
   }
 }
 
+/** What a step learnt, recorded with its next point. */
+export interface AttemptChanges {
+  readonly snapshot?: PlaceSnapshot;
+  readonly charge_id?: string | null;
+  readonly store_rejection?: OrderError[];
+  /** The sweeper finishes the attempt this long from now if it is abandoned. */
+  readonly settleAfterMs?: number;
+}
+
 /**
  * Record the next recovery point (with what the step learnt) as the run holding `attempt`,
- * from the step it read: a run that lost its lease, or whose key another run moved on in
- * the meantime, writes nothing, so a step never goes backwards.
+ * from the step it read, as one prepared statement: a run that lost its lease, or whose key
+ * another run moved on in the meantime, writes nothing, so a step never goes backwards. The
+ * attempt as it now stands is this run's own knowledge, not read back (the snapshot is the
+ * bulk of a row).
  */
 export async function advanceAttempt(
   db: Db,
-  attempt: Pick<PlaceAttemptRow, 'idempotency_key' | 'lease_owner' | 'step'>,
+  attempt: HeldAttempt,
   step: PlaceStep,
-  changes: Omit<UpdateObject<OrderingDatabase, 'place_attempts'>, 'step' | 'idempotency_key'> = {},
-): Promise<PlaceAttemptRow> {
+  changes: AttemptChanges = {},
+): Promise<HeldAttempt> {
+  const { settleAfterMs, snapshot, store_rejection, ...plain } = changes;
+  await compareAndSet(db, attempt, {
+    ...plain,
+    step,
+    ...(snapshot ? { snapshot: JSON.stringify(snapshot) } : {}),
+    ...(store_rejection ? { store_rejection: JSON.stringify(store_rejection) } : {}),
+    ...(settleAfterMs === undefined
+      ? {}
+      : { settle_at: sql<Date>`now() + ${settleAfterMs} * interval '1 millisecond'` }),
+  });
+  return {
+    ...attempt,
+    ...plain,
+    step,
+    ...(snapshot ? { snapshot } : {}),
+    ...(store_rejection ? { store_rejection } : {}),
+  };
+}
+
+/** One update of the held attempt, compare-and-set on its lease and step; LeaseLostError if none. */
+async function compareAndSet(
+  db: Db,
+  attempt: HeldAttempt,
+  set: UpdateObject<OrderingDatabase, 'place_attempts'>,
+): Promise<void> {
   if (attempt.lease_owner === null) throw new LeaseLostError();
-  const row = await db
+  const update = db
     .updateTable('place_attempts')
-    .set({ ...changes, step, updated_at: sql<Date>`now()` })
+    .set({ ...set, updated_at: sql<Date>`now()` })
     .where('idempotency_key', '=', attempt.idempotency_key)
     .where('lease_owner', '=', attempt.lease_owner)
     .where('step', '=', attempt.step)
-    .returningAll()
-    .executeTakeFirst();
-  if (!row) throw new LeaseLostError();
-  return row;
+    .returning('step');
+  const statement = update.compile();
+  // In a transaction the statement stays on its connection; alone it is a prepared one.
+  const updated = db.isTransaction
+    ? (await db.executeQuery(statement)).rows
+    : await runPrepared(db as Kysely<unknown>, statement);
+  if (updated.length === 0) throw new LeaseLostError();
 }
 
 /**
  * The final answer, replayed from now on for the retention (24 hours from the
- * answer); the lease and any settlement end with it. Keeps the recording run's lease owner
- * in the returned row so the caller can tell which run wrote it.
+ * answer); the lease and any settlement end with it.
  */
-export function recordAttemptOutcome(
+export async function recordAttemptOutcome(
   db: Db,
-  attempt: Pick<PlaceAttemptRow, 'idempotency_key' | 'lease_owner' | 'step'>,
+  attempt: HeldAttempt,
   response: { status: number; body: string },
   retentionMs: number,
-): Promise<PlaceAttemptRow> {
-  return advanceAttempt(db, attempt, 'recorded', {
+): Promise<HeldAttempt> {
+  await compareAndSet(db, attempt, {
+    step: 'recorded',
     response_status: response.status,
     response_body: response.body,
     lease_owner: null,
@@ -182,6 +264,13 @@ export function recordAttemptOutcome(
     settle_at: null,
     expires_at: sql<Date>`now() + ${retentionMs} * interval '1 millisecond'`,
   });
+  return {
+    ...attempt,
+    step: 'recorded',
+    lease_owner: null,
+    response_status: response.status,
+    response_body: response.body,
+  };
 }
 
 /** Keep the key while a step runs; false when another run has it. */

@@ -4,18 +4,16 @@ import {
   type OrderContext,
   type OrderError,
   type PlaceOrderRequest,
-  type PlaceOutcome,
   type ValidatedOrder,
 } from '@pcp/contracts';
 import { AppError, type BusClient, type Logger, type RequestContext } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
 import type { OrderEvaluation, OrderEvaluator } from '../validate/order-evaluator.js';
 import type {
   OrderDetails,
   OrderingDatabase,
-  PlaceAttemptRow,
+  OrderRow,
   PlaceSnapshot,
   PlaceStep,
 } from '../db/ordering.table.js';
@@ -24,6 +22,7 @@ import { insertOrder, toOrder } from '../lifecycle/order.repository.js';
 import { answerOf, isFinal } from './idempotency.js';
 import {
   advanceAttempt,
+  type HeldAttempt,
   LeaseLostError,
   recordAttemptOutcome,
   releaseLease,
@@ -70,9 +69,9 @@ type ActiveStep = Exclude<PlaceStep, 'recorded'>;
 /** One step of place: its work from its recovery point, and its compensation. */
 interface SagaStep {
   /** Do the step's work and record the next point (or the final answer). */
-  run(attempt: PlaceAttemptRow, run: Run): Promise<PlaceAttemptRow>;
+  run(attempt: HeldAttempt, run: Run): Promise<HeldAttempt>;
   /** Past the key's deadline: release what the order may hold and record the final answer. */
-  compensate(attempt: PlaceAttemptRow, ctx: RequestContext): Promise<PlaceAttemptRow>;
+  compensate(attempt: HeldAttempt, ctx: RequestContext): Promise<HeldAttempt>;
 }
 
 /**
@@ -107,7 +106,6 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
   });
   for (const step of ['started', 'validated', 'submitting', 'capturing'])
     expiredAt.inc({ step }, 0);
-  const settleSoon = () => sql<Date>`now() + ${deps.settleAfterMs} * interval '1 millisecond'`;
 
   const steps: Record<ActiveStep, SagaStep> = {
     started: {
@@ -135,7 +133,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
   };
 
   /** started: validate and price the order; record the snapshot, or the refusal. */
-  async function validate(attempt: PlaceAttemptRow, run: Run): Promise<PlaceAttemptRow> {
+  async function validate(attempt: HeldAttempt, run: Run): Promise<HeldAttempt> {
     if (!run.input) throw new Error('an attempt that was never validated has nothing to resume');
     const evaluation = await deps.evaluate(run.input, run.ctx);
     run.context = evaluation.context;
@@ -156,26 +154,32 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
           : { acceptanceWindowSeconds: deps.testAcceptanceWindowSeconds }),
       },
     };
-    return advance(attempt, 'validated', { snapshot: JSON.stringify(snapshot) });
+    return advance(attempt, 'validated', { snapshot });
   }
 
   /** validated: authorize the order's charge; on to the store, to capture, or the order. */
-  async function authorizePayment(attempt: PlaceAttemptRow, run: Run): Promise<PlaceAttemptRow> {
+  async function authorizePayment(attempt: HeldAttempt, run: Run): Promise<HeldAttempt> {
     const snapshot = snapshotOf(attempt);
     const charge = await authorize(attempt, snapshot, run.ctx);
     const chargeId = charge?.chargeId ?? null;
     // A snapshot from before `submits` was recorded asks the store on the next step.
     if (snapshot.submits !== false) {
-      return advance(attempt, 'submitting', { charge_id: chargeId, settle_at: settleSoon() });
+      return advance(attempt, 'submitting', {
+        charge_id: chargeId,
+        settleAfterMs: deps.settleAfterMs,
+      });
     }
     if (chargeId) {
-      return advance(attempt, 'capturing', { charge_id: chargeId, settle_at: settleSoon() });
+      return advance(attempt, 'capturing', {
+        charge_id: chargeId,
+        settleAfterMs: deps.settleAfterMs,
+      });
     }
     return recordOrder(attempt, snapshot, null);
   }
 
   /** submitting: POST the order to the store; its refusal, or on to capture (or the order). */
-  async function submitOrder(attempt: PlaceAttemptRow, run: Run): Promise<PlaceAttemptRow> {
+  async function submitOrder(attempt: HeldAttempt, run: Run): Promise<HeldAttempt> {
     const snapshot = snapshotOf(attempt);
     run.context ??= await bus.request(
       subjects.stores.orderContext,
@@ -184,24 +188,21 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
     );
     const rejection = await submitToStore(run.context, attempt, snapshot, run.ctx);
     if (rejection) {
-      return advance(attempt, 'rejected', { store_rejection: JSON.stringify(rejection) });
+      return advance(attempt, 'rejected', { store_rejection: rejection });
     }
     const accepted = { ...snapshot, storeAccepted: run.context.submission !== null };
     if (!attempt.charge_id) return recordOrder(attempt, accepted, null);
-    return advance(attempt, 'capturing', { snapshot: JSON.stringify(accepted) });
+    return advance(attempt, 'capturing', { snapshot: accepted });
   }
 
   /** capturing: capture the charge, then record the order and its answer. */
-  async function captureAndRecord(attempt: PlaceAttemptRow, run: Run): Promise<PlaceAttemptRow> {
+  async function captureAndRecord(attempt: HeldAttempt, run: Run): Promise<HeldAttempt> {
     const snapshot = snapshotOf(attempt);
     return recordOrder(attempt, snapshot, await capture(attempt, snapshot, run.ctx));
   }
 
   /** rejected: release the authorization and record the store's refusal as the answer. */
-  function recordRejection(
-    attempt: PlaceAttemptRow,
-    ctx: RequestContext,
-  ): Promise<PlaceAttemptRow> {
+  function recordRejection(attempt: HeldAttempt, ctx: RequestContext): Promise<HeldAttempt> {
     const errors = attempt.store_rejection ?? [];
     const refusal = new AppError('STORE_REJECTED', 'The store did not accept the order', {
       errors,
@@ -211,10 +212,10 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
 
   /** A key past its deadline: its payment released where the order may hold one, answered EXPIRED. */
   async function expire(
-    attempt: PlaceAttemptRow,
+    attempt: HeldAttempt,
     ctx: RequestContext,
     holds: { release: boolean; storeMayHold: boolean },
-  ): Promise<PlaceAttemptRow> {
+  ): Promise<HeldAttempt> {
     if (holds.release) await releasePayment(attempt, ctx);
     expiredAt.inc({ step: attempt.step });
     if (holds.storeMayHold) {
@@ -232,10 +233,10 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
 
   /** Take the attempt from its last recovery point to its final answer. */
   function run(
-    attempt: PlaceAttemptRow,
+    attempt: HeldAttempt,
     input: PlaceOrderRequest | undefined,
     ctx: RequestContext,
-  ): Promise<PlaceOutcome> {
+  ): Promise<Uint8Array> {
     return holding(attempt, ctx, async (progress) => {
       const state: Run = { ctx, ...(input ? { input } : {}) };
       while (progress.attempt.step !== 'recorded') {
@@ -250,7 +251,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
    * order holds is released, and it answers IDEMPOTENCY_KEY_EXPIRED (a store's refusal, once
    * known, stays its answer).
    */
-  function settleExpired(attempt: PlaceAttemptRow, ctx: RequestContext): Promise<PlaceOutcome> {
+  function settleExpired(attempt: HeldAttempt, ctx: RequestContext): Promise<Uint8Array> {
     return holding(attempt, ctx, async ({ attempt: current }) =>
       current.step === 'recorded' ? current : steps[current.step].compensate(current, ctx),
     );
@@ -263,10 +264,10 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
    * retryable one frees the key for the next request at once.
    */
   async function holding(
-    attempt: PlaceAttemptRow,
+    attempt: HeldAttempt,
     ctx: RequestContext,
-    work: (progress: { attempt: PlaceAttemptRow }) => Promise<PlaceAttemptRow>,
-  ): Promise<PlaceOutcome> {
+    work: (progress: { attempt: HeldAttempt }) => Promise<HeldAttempt>,
+  ): Promise<Uint8Array> {
     const key = attempt.idempotency_key;
     const holder = attempt.lease_owner ?? '';
     const renewal = setInterval(() => {
@@ -305,10 +306,10 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
   }
 
   async function advance(
-    attempt: PlaceAttemptRow,
+    attempt: HeldAttempt,
     step: PlaceStep,
     changes: Parameters<typeof advanceAttempt>[3],
-  ): Promise<PlaceAttemptRow> {
+  ): Promise<HeldAttempt> {
     const row = await advanceAttempt(db, attempt, step, changes);
     failpoint(step);
     return row;
@@ -320,7 +321,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
 
   /** The order's charge, authorized; null when there is nothing to charge. */
   async function authorize(
-    attempt: PlaceAttemptRow,
+    attempt: HeldAttempt,
     snapshot: PlaceSnapshot,
     ctx: RequestContext,
   ): Promise<Charge | null> {
@@ -353,7 +354,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
   }
 
   async function capture(
-    attempt: PlaceAttemptRow,
+    attempt: HeldAttempt,
     snapshot: PlaceSnapshot,
     ctx: RequestContext,
   ): Promise<OrderDetails['payment']> {
@@ -372,7 +373,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
   }
 
   /** Release whatever the attempt's order holds (idempotent; nothing when it holds nothing). */
-  async function releasePayment(attempt: PlaceAttemptRow, ctx: RequestContext): Promise<void> {
+  async function releasePayment(attempt: HeldAttempt, ctx: RequestContext): Promise<void> {
     await payments(() =>
       bus.request(subjects.payments.release, { orderId: attempt.order_id }, ctx, {
         timeoutMs: deps.paymentsTimeoutMs,
@@ -385,7 +386,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
    * in the state the step leaves it in): never used, never recorded as a final answer; the
    * key stays to be resumed or settled, and the reconciler reports the charge.
    */
-  function unexpectedCharge(attempt: PlaceAttemptRow, charge: Charge, wanted: string): AppError {
+  function unexpectedCharge(attempt: HeldAttempt, charge: Charge, wanted: string): AppError {
     deps.logger.error(
       { orderId: attempt.order_id, chargeId: charge.chargeId, status: charge.status, wanted },
       'payments answered with a charge this place attempt cannot use',
@@ -424,7 +425,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
   /** The store's refusal, or undefined once it took the order (or has no URL to send to). */
   async function submitToStore(
     context: OrderContext,
-    attempt: PlaceAttemptRow,
+    attempt: HeldAttempt,
     snapshot: PlaceSnapshot,
     ctx: RequestContext,
   ): Promise<OrderError[] | undefined> {
@@ -469,40 +470,39 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
    * deadline (confirmed when the store's URL took it), with its first estimate.
    */
   async function recordOrder(
-    attempt: PlaceAttemptRow,
+    attempt: HeldAttempt,
     snapshot: PlaceSnapshot,
     payment: OrderDetails['payment'],
-  ): Promise<PlaceAttemptRow> {
+  ): Promise<HeldAttempt> {
     const now = deps.clock();
     const details = { ...snapshot.details, payment };
     const storeAccepted = snapshot.storeAccepted === true;
+    const row: OrderRow = {
+      order_id: attempt.order_id,
+      partner_id: attempt.partner_id,
+      end_user_id: attempt.end_user_id,
+      store_id: snapshot.storeId,
+      store_partner_id: snapshot.storePartnerId,
+      mode: attempt.mode,
+      fulfillment_mode: details.fulfillment.mode,
+      state: 'open',
+      status: storeAccepted ? 'confirmed' : 'pending',
+      version: 1,
+      details,
+      charge_id: attempt.charge_id,
+      total_minor: snapshot.totalMinor,
+      currency: snapshot.currency,
+      estimated_ready_at: estimatedReadyAtOf(now, details.fulfillment, snapshot.timing),
+      accept_by: acceptByOf(now, snapshot.timing, storeAccepted),
+      cancel_reason: null,
+      cancelled_by: null,
+      created_at: now,
+      updated_at: now,
+    };
+    // The order's text, serialized once: the recorded answer, replied as it is from now on.
+    const body = JSON.stringify(toOrder(row));
     const recorded = await db.transaction().execute(async (trx) => {
-      const row = await insertOrder(
-        trx,
-        {
-          order_id: attempt.order_id,
-          partner_id: attempt.partner_id,
-          end_user_id: attempt.end_user_id,
-          store_id: snapshot.storeId,
-          store_partner_id: snapshot.storePartnerId,
-          mode: attempt.mode,
-          fulfillment_mode: details.fulfillment.mode,
-          state: 'open',
-          status: storeAccepted ? 'confirmed' : 'pending',
-          version: 1,
-          details: JSON.stringify(details),
-          charge_id: attempt.charge_id,
-          total_minor: snapshot.totalMinor,
-          currency: snapshot.currency,
-          estimated_ready_at: estimatedReadyAtOf(now, details.fulfillment, snapshot.timing),
-          accept_by: acceptByOf(now, snapshot.timing, storeAccepted),
-          cancel_reason: null,
-          created_at: now,
-          updated_at: now,
-        },
-        deps.prefix,
-      );
-      const body = JSON.stringify(toOrder(row));
+      await insertOrder(trx, row, deps.prefix);
       return recordAttemptOutcome(trx, attempt, { status: 201, body }, deps.retentionMs);
     });
     failpoint('recorded');
@@ -512,11 +512,11 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
 
   /** A final failure becomes the key's answer, after releasing its payment where asked. */
   async function recordFailure(
-    attempt: PlaceAttemptRow,
+    attempt: HeldAttempt,
     error: AppError,
     ctx: RequestContext,
     options: { release: boolean },
-  ): Promise<PlaceAttemptRow> {
+  ): Promise<HeldAttempt> {
     if (options.release) await releasePayment(attempt, ctx);
     const problem = {
       errorCode: error.code,
@@ -547,7 +547,7 @@ const PAYMENT_OUTCOMES = new Set([
   'PAYMENT_TYPE_NOT_ALLOWED',
 ]);
 
-function snapshotOf(attempt: PlaceAttemptRow): PlaceSnapshot {
+function snapshotOf(attempt: HeldAttempt): PlaceSnapshot {
   if (!attempt.snapshot) throw new Error('an attempt past validation has its snapshot');
   return attempt.snapshot;
 }

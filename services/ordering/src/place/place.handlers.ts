@@ -1,12 +1,13 @@
 import { parseContract, placeOrderRequest, subjects } from '@pcp/contracts';
 import {
   AppError,
-  handle,
+  handleBytes,
   requestInvalid,
   requireEndUser,
   requirePartner,
   requestMode,
   type HandlerBinding,
+  type RequestContext,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
@@ -26,17 +27,25 @@ export interface PlaceHandlerDeps {
   readonly retentionMs: number;
 }
 
+/** Place one order: the HTTP body as it arrived, answered as the place subject replies. */
+export type PlaceOrder = (body: unknown, ctx: RequestContext) => Promise<Uint8Array>;
+
+/** The place subject, answered by `place`. */
+export function placeHandler(place: PlaceOrder): HandlerBinding {
+  return handleBytes(subjects.ordering.place, place);
+}
+
 /**
- * The place subject (docs/guide/orders.md#idempotency): the Idempotency-Key decides first (a
- * recorded answer is replayed byte for byte; another body, partner or end user is a conflict; a
- * live run makes it busy), then the saga runs the attempt from its last recovery point, or settles
- * it once it is past its deadline.
+ * Place (docs/guide/orders.md#idempotency): the Idempotency-Key decides first (a recorded
+ * answer is replayed byte for byte; another body, partner or end user is a conflict; a live run
+ * makes it busy), then the saga runs the attempt from its last recovery point, or settles it
+ * once it is past its deadline. The answer is `encodePlaceReply`'s bytes.
  */
-export function placeHandler(deps: PlaceHandlerDeps): HandlerBinding {
+export function createPlaceOrder(deps: PlaceHandlerDeps): PlaceOrder {
   const { db } = deps;
   const count = idempotencyMetric(deps.registry);
 
-  return handle(subjects.ordering.place, async (body, ctx) => {
+  return async (body, ctx) => {
     const partnerId = requirePartner(ctx, 'distribution');
     const endUserId = requireEndUser(ctx);
     const key = ctx.idempotencyKey;
@@ -94,5 +103,5 @@ export function placeHandler(deps: PlaceHandlerDeps): HandlerBinding {
           ? deps.saga.settleExpired(claim.attempt, ctx)
           : deps.saga.run(claim.attempt, parsed.data, ctx);
     }
-  });
+  };
 }

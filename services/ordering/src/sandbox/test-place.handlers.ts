@@ -1,6 +1,8 @@
 import {
   catalogSetDocument,
+  decodePlaceReply,
   placeOrderRequest,
+  recordedPlaceProblem,
   sandboxCustomerEndUserId,
   sandboxCustomerPartnerId,
   subjects,
@@ -22,6 +24,7 @@ import {
   type RequestContext,
 } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
+import type { PlaceOrder } from '../place/place.handlers.js';
 import { orderableCandidates } from './orderable-items.js';
 
 /** Items tried per order: the first ones the catalog lists that validate lets through. */
@@ -35,10 +38,12 @@ const CANDIDATES = 25;
  */
 export function testPlaceHandler(deps: {
   readonly bus: BusClient;
-  /** Ordering's own validate, place and order read, in-process. */
+  /** Ordering's own validate and order read, in-process. */
   readonly local: LocalSubjects;
+  /** Ordering's own place, in-process. */
+  readonly place: PlaceOrder;
 }): HandlerBinding {
-  const { bus, local } = deps;
+  const { bus, local, place } = deps;
 
   return handle(subjects.ordering.testPlaceStoreOrder, async (input, ctx) => {
     const partnerId = requireTestPartner(ctx);
@@ -61,18 +66,18 @@ export function testPlaceHandler(deps: {
     };
     const paymentId = paymentType === 'CARD' ? await testCard(customer) : undefined;
     const request = await orderOf(store, document, input, customer, paymentId);
-    const outcome = await local.request(subjects.ordering.place, request, {
-      ...customer,
-      idempotencyKey: randomUUID(),
-    });
-    if (outcome.problem) {
-      throw new AppError(outcome.problem.errorCode as AppError['code'], outcome.problem.detail, {
-        ...(outcome.problem.errors ? { errors: outcome.problem.errors } : {}),
+    const { head, recorded } = decodePlaceReply(
+      await place(request, { ...customer, idempotencyKey: randomUUID() }),
+    );
+    if (head.status >= 300) {
+      const problem = recordedPlaceProblem.parse(JSON.parse(Buffer.from(recorded).toString()));
+      throw new AppError(problem.errorCode as AppError['code'], problem.detail, {
+        ...(problem.errors ? { errors: problem.errors } : {}),
       });
     }
     const order = await local.request(
       subjects.ordering.getOrder,
-      { orderId: outcome.orderId ?? '' },
+      { orderId: head.orderId ?? '' },
       customer,
     );
     return order satisfies Order;

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { ORDERING_SCHEMA, type OrderingDatabase } from '../../src/app.js';
+import type { PlaceSnapshot } from '../../src/db/ordering.table.js';
 import {
   advanceAttempt,
   claimAttempt,
@@ -33,6 +34,8 @@ afterAll(async () => {
 });
 
 const partnerId = randomUUID();
+/** Only how a snapshot is stored matters here. */
+const snapshot = { storeId: randomUUID() } as unknown as PlaceSnapshot;
 const claimFor = (key: string, holder: string, leaseMs = 60_000) =>
   claimAttempt(db, {
     key,
@@ -66,7 +69,7 @@ describe('leases', () => {
       LeaseLostError,
     );
     if (second.kind !== 'claimed') throw new Error(second.kind);
-    const moved = await advanceAttempt(db, second.attempt, 'validated', { snapshot: '{}' });
+    const moved = await advanceAttempt(db, second.attempt, 'validated', { snapshot });
     expect(moved).toMatchObject({ step: 'validated', lease_owner: 'replica-a:run-2' });
   });
 
@@ -74,7 +77,7 @@ describe('leases', () => {
     const key = randomUUID();
     const claim = await claimFor(key, 'replica-a:run-1');
     if (claim.kind !== 'claimed') throw new Error(claim.kind);
-    const validated = await advanceAttempt(db, claim.attempt, 'validated', { snapshot: '{}' });
+    const validated = await advanceAttempt(db, claim.attempt, 'validated', { snapshot });
     const capturing = await advanceAttempt(db, validated, 'capturing', { charge_id: randomUUID() });
     // A stale copy of the row (the run's own, read before) cannot move it back.
     await expect(advanceAttempt(db, validated, 'submitting')).rejects.toBeInstanceOf(
@@ -87,6 +90,28 @@ describe('leases', () => {
       3_600_000,
     );
     expect(recorded).toMatchObject({ step: 'recorded', response_status: 201, lease_owner: null });
+    // What the run knows is what the row says (nothing is read back).
+    expect(
+      await db
+        .selectFrom('place_attempts')
+        .select([
+          'step',
+          'snapshot',
+          'charge_id',
+          'response_status',
+          'response_body',
+          'lease_owner',
+        ])
+        .where('idempotency_key', '=', key)
+        .executeTakeFirst(),
+    ).toEqual({
+      step: 'recorded',
+      snapshot,
+      charge_id: capturing.charge_id,
+      response_status: 201,
+      response_body: '{}',
+      lease_owner: null,
+    });
     await expect(advanceAttempt(db, capturing, 'recorded')).rejects.toBeInstanceOf(LeaseLostError);
   });
 

@@ -1,7 +1,9 @@
 import {
   dayOfWeek,
+  decodePlaceReply,
   events,
   orderContextAt,
+  recordedPlaceProblem,
   subjects,
   type OrderProfile,
   type OrderRequest,
@@ -214,13 +216,17 @@ describe("validate reads the store's cached profile; place reads it live", () =>
     paused = true;
     // No event arrived: validate, a preview, may answer from its profile within the TTL.
     expect(await validate()).toEqual([]);
-    const outcome = await bus.request(
-      subjects.ordering.place,
-      { ...order, amounts: { total: 0 } },
-      { ...ctx(), endUserId: 'end-user-1', idempotencyKey: randomUUID() },
+    const { head, recorded } = decodePlaceReply(
+      await bus.requestRaw(
+        subjects.ordering.place,
+        { ...order, amounts: { total: 0 } },
+        { ...ctx(), endUserId: 'end-user-1', idempotencyKey: randomUUID() },
+      ),
     );
-    expect(outcome.problem?.errorCode).toBe('ORDER_INVALID');
-    expect(outcome.problem?.errors?.map((e) => e.code)).toContain('STORE_CLOSED');
+    const problem = recordedPlaceProblem.parse(JSON.parse(recorded.toString()));
+    expect(head.status).toBe(400);
+    expect(problem.errorCode).toBe('ORDER_INVALID');
+    expect(problem.errors?.map((e) => e.code)).toContain('STORE_CLOSED');
     expect(asked.contexts).toBe(1);
   });
 
