@@ -19,7 +19,7 @@ import {
   STORES_SCHEMA,
   type StoresDatabase,
 } from '../../src/app.js';
-import { discoveryPageQuery } from '../../src/db/store-discovery.repository.js';
+import { discoveryPageStatement } from '../../src/db/store-discovery.repository.js';
 import { SCAN_BATCH_MAX } from '../../src/domain/open-store-scan.js';
 import { PICKUP_SEARCH_RADIUS_METERS } from '../../src/handlers/discovery.handlers.js';
 
@@ -48,7 +48,8 @@ const clientQuery = pg.Client.prototype.query;
 function recordingQuery(this: pg.Client, ...args: unknown[]): unknown {
   const [first, second] = args;
   const config = typeof first === 'string' ? { text: first } : (first as pg.QueryConfig);
-  if (!/ from "stores"/.test(config.text ?? '')) {
+  const text = config.text ?? '';
+  if (!/\bfrom "?stores\b/.test(text) || text.includes('outbox')) {
     return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
   }
   statements.parameters.push(((Array.isArray(second) ? second : config.values) ?? []).length);
@@ -183,8 +184,7 @@ describe('discovery without a scheduledTime', () => {
 
     // The plan: every store in the search box is ranked from the index (no heap page read
     // for any of the 6,000); only the page's 20 whole rows come from the table.
-    const compiled = discoveryPageQuery(
-      db,
+    const compiled = discoveryPageStatement(
       {
         center: mostlyClosed,
         fulfillmentType: 'PICKUP',
@@ -193,7 +193,7 @@ describe('discovery without a scheduledTime', () => {
         mode: 'live',
       },
       { limit: 20, offset: 0 },
-    ).compile();
+    );
     const explained = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
       CompiledQuery.raw(`explain (analyze, format json) ${compiled.sql}`, [...compiled.parameters]),
     );
