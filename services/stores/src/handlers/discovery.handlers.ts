@@ -6,7 +6,7 @@ import {
   discoverStores,
   loadStores,
   maxDeliveryRadius,
-  nearestCandidatesQuery,
+  nearestCandidates,
   type DiscoveredRow,
   type DiscoveryCandidate,
 } from '../db/store-discovery.repository.js';
@@ -66,8 +66,7 @@ export function discoveryHandlers(
         limit,
         scanCap: options.scanCap,
         isOpen: (candidate: DiscoveryCandidate) => isOpenAt(candidate, at),
-        nextBatch: (after, size) =>
-          nearestCandidatesQuery(db, query, { after, limit: size, at }).execute(),
+        nextBatch: (after, size) => nearestCandidates(db, query, { after, limit: size, at }),
       });
       const page = await loadStores(db, found.page);
       return { stores: page.map(view), totalCount: found.openCount, hasMore: found.hasMore };

@@ -1,21 +1,12 @@
 import { subjects, type DiscoverStoresInput } from '@pcp/contracts';
 import {
   createBusClient,
+  createDatabase,
   type BusClient,
   type RequestContext,
   type ServiceInstance,
 } from '@pcp/service-kit';
-import {
-  CompiledQuery,
-  Kysely,
-  PostgresDialect,
-  sql,
-  type KyselyPlugin,
-  type PluginTransformResultArgs,
-  type QueryResult,
-  type RawBuilder,
-  type UnknownRow,
-} from 'kysely';
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -28,7 +19,7 @@ import {
   STORES_SCHEMA,
   type StoresDatabase,
 } from '../../src/app.js';
-import { discoveryPageQuery } from '../../src/db/store-discovery.repository.js';
+import { discoveryPageStatement } from '../../src/db/store-discovery.repository.js';
 import { SCAN_BATCH_MAX } from '../../src/domain/open-store-scan.js';
 import { PICKUP_SEARCH_RADIUS_METERS } from '../../src/handlers/discovery.handlers.js';
 
@@ -45,24 +36,40 @@ let db: Kysely<StoresDatabase>;
 let service: ServiceInstance;
 let client: BusClient;
 
-/** What each statement the service ran cost: its parameters and the rows it returned. */
+/** What each statement reading stores (discovery's) cost: its parameters and rows returned. */
 const statements = { parameters: [] as number[], rows: [] as number[] };
+type QueryArgs = Parameters<pg.Client['query']>;
+const clientQuery = pg.Client.prototype.query;
 /**
- * The statements that read stores (discovery's): the outbox relay's ticks (its lock, its
- * batches) run on the same database and are not discovery's cost.
+ * Client.query, recording the statements that read the stores table. Discovery runs them
+ * prepared, straight on the pool, so they are seen here, below Kysely; the outbox relay's
+ * ticks run on the same database and read no stores.
  */
-const storeReads = new WeakSet<object>();
-const rowCounter: KyselyPlugin = {
-  transformQuery: (args) => {
-    const touchesOutbox = JSON.stringify(args.node).includes('"outbox"');
-    if (args.node.kind === 'SelectQueryNode' && !touchesOutbox) storeReads.add(args.queryId);
-    return args.node;
-  },
-  transformResult: (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> => {
-    if (storeReads.has(args.queryId)) statements.rows.push(args.result.rows.length);
-    return Promise.resolve(args.result);
-  },
-};
+function recordingQuery(this: pg.Client, ...args: unknown[]): unknown {
+  const [first, second] = args;
+  const config = typeof first === 'string' ? { text: first } : (first as pg.QueryConfig);
+  const text = config.text ?? '';
+  if (!/\bfrom "?stores\b/.test(text) || text.includes('outbox')) {
+    return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+  }
+  statements.parameters.push(((Array.isArray(second) ? second : config.values) ?? []).length);
+  const record = (result: pg.QueryResult) => statements.rows.push(result.rows.length);
+  const callback = args.at(-1);
+  if (typeof callback === 'function') {
+    const done = callback as (error: Error | null, result?: pg.QueryResult) => void;
+    args[args.length - 1] = (error: Error | null, result?: pg.QueryResult) => {
+      if (!error && result) record(result);
+      done(error, result);
+    };
+    return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+  }
+  return (clientQuery as (...a: unknown[]) => Promise<pg.QueryResult>)
+    .apply(this, args as QueryArgs)
+    .then((result) => {
+      record(result);
+      return result;
+    });
+}
 
 const distribution = (): RequestContext => ({
   requestId: randomUUID(),
@@ -125,17 +132,12 @@ const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).fla
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  const pool = new pg.Pool({
-    connectionString: env.databaseUrl,
-    options: `-c search_path=${STORES_SCHEMA}`,
-    max: 4,
-  });
-  db = new Kysely<StoresDatabase>({
-    dialect: new PostgresDialect({ pool }),
-    plugins: [rowCounter],
-    log: (event) => {
-      if (event.level === 'query') statements.parameters.push(event.query.parameters.length);
-    },
+  pg.Client.prototype.query = recordingQuery as typeof clientQuery;
+  db = createDatabase<StoresDatabase>({
+    url: env.databaseUrl,
+    schema: STORES_SCHEMA,
+    maxConnections: 4,
+    applicationName: 'discovery-bounds-test',
   });
   service = createStoresService({
     nc: env.nc,
@@ -162,6 +164,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  pg.Client.prototype.query = clientQuery;
   await service?.stop();
   await db?.destroy();
   await env?.cleanup();
@@ -181,8 +184,7 @@ describe('discovery without a scheduledTime', () => {
 
     // The plan: every store in the search box is ranked from the index (no heap page read
     // for any of the 6,000); only the page's 20 whole rows come from the table.
-    const compiled = discoveryPageQuery(
-      db,
+    const compiled = discoveryPageStatement(
       {
         center: mostlyClosed,
         fulfillmentType: 'PICKUP',
@@ -191,7 +193,7 @@ describe('discovery without a scheduledTime', () => {
         mode: 'live',
       },
       { limit: 20, offset: 0 },
-    ).compile();
+    );
     const explained = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
       CompiledQuery.raw(`explain (analyze, format json) ${compiled.sql}`, [...compiled.parameters]),
     );

@@ -1,29 +1,12 @@
-// EXPLAIN (ANALYZE, BUFFERS) of the stores service's own discovery queries, compiled without
+// EXPLAIN (ANALYZE, BUFFERS) of the stores service's own discovery statements, built without
 // a connection, at a location of the bench database.
-import {
-  DummyDriver,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-} from 'kysely';
 import type { FulfillmentType } from '@pcp/contracts';
 import {
-  discoveryPageQuery,
-  nearestCandidatesQuery,
+  discoveryPageStatement,
+  nearestCandidatesStatement,
 } from '../../../../../services/stores/src/db/store-discovery.repository.js';
-import type { StoresDatabase } from '../../../../../services/stores/src/db/store.table.js';
 import type { BenchPlatform } from '../../platform/bench-platform.js';
 import type { Coordinates } from './stores.js';
-
-const compiler = new Kysely<StoresDatabase>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  },
-});
 
 /** The discovery query of the stores service for `limit` stores, or its walk's batch. */
 function discoveryQuery(
@@ -41,8 +24,8 @@ function discoveryQuery(
     mode: 'live' as const,
   };
   return walk
-    ? nearestCandidatesQuery(compiler, q, { after: undefined, limit, at: new Date() }).compile()
-    : discoveryPageQuery(compiler, q, { limit, offset: 0 }).compile();
+    ? nearestCandidatesStatement(q, { after: undefined, limit, at: new Date() })
+    : discoveryPageStatement(q, { limit, offset: 0 });
 }
 
 export async function explainDiscovery(
