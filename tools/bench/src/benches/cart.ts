@@ -9,9 +9,10 @@ import { cpuLoadRow, cpuMeter, type CpuFigures } from '../load/cpu.js';
 import { pacedLoad, peakLoad, type LoadResult } from '../load/paced-load.js';
 import { BenchPlatform, type Partner } from '../platform/bench-platform.js';
 import { Report, type Row } from '../report.js';
-import { envNumber, fail, log, round2 } from '../setup.js';
+import { envNumber, envNumbers, fail, log, round2 } from '../setup.js';
 
-const RATES = [500, 1000, 1500];
+/** What BENCH_ONLY may list: the paced loads, add's peak, the baselines. */
+const LOADS = ['add', 'reprice', 'peak', 'baselines'];
 const WARMUP_RATE = 300;
 const WARMUP_SECONDS = 5;
 const TARGET_RATE = 1500;
@@ -38,14 +39,26 @@ export async function run(): Promise<void> {
   const seconds = envNumber('BENCH_SECONDS', 15);
   const port = envNumber('BENCH_PORT', 18083);
   const itemCount = envNumber('BENCH_ITEMS', 10_000);
+  // e.g. BENCH_ONLY=add BENCH_RATES=800: one load at one rate, to profile it.
+  const rates = envNumbers('BENCH_RATES', `500,1000,${TARGET_RATE}`);
+  const only = (process.env.BENCH_ONLY ?? LOADS.join(',')).split(',').map((name) => name.trim());
   if (
     !(seconds > 0) ||
     !Number.isInteger(port) ||
     !Number.isInteger(itemCount) ||
-    itemCount < 100
+    itemCount < 100 ||
+    !rates.every((rate) => rate > 0)
   ) {
-    fail(new Error('BENCH_SECONDS must be positive, BENCH_PORT an integer, BENCH_ITEMS >= 100'));
+    fail(
+      new Error(
+        'BENCH_SECONDS and BENCH_RATES must be positive, BENCH_PORT an integer, BENCH_ITEMS >= 100',
+      ),
+    );
   }
+  if (only.length === 0 || only.some((name) => !LOADS.includes(name))) {
+    fail(new Error(`BENCH_ONLY lists some of ${LOADS.join(', ')}`));
+  }
+  const runs = (load: string) => only.includes(load);
   const platform = await BenchPlatform.create({ port, serveDocuments: true });
   const withCpu = cpuMeter(platform);
   const report = new Report();
@@ -181,8 +194,6 @@ export async function run(): Promise<void> {
           new Map(),
         ]),
       );
-      const atTarget = (key: Key) => results.get(key)!.get(TARGET_RATE)!;
-
       const addPeak = await measurePlatform({
         cartsUrl,
         headers,
@@ -191,55 +202,13 @@ export async function run(): Promise<void> {
         doc,
         results,
       });
-      const [bare, floor, floorJson] = await measureBaselines(
-        verified.text,
-        pricedBytes,
-        addBodies,
-        results,
-      );
-
-      report.table('Platform vs bare Fastify and vs the floors', [
-        {
-          measure: 'peak req/s (unthrottled)',
-          platform: addPeak.achievedRate,
-          'bare Fastify': bare.achievedRate,
-          'platform / bare': round2(addPeak.achievedRate / bare.achievedRate),
-          floor: floor.achievedRate,
-          'platform / floor': round2(addPeak.achievedRate / floor.achievedRate),
-          'floor + JSON': floorJson.achievedRate,
-        },
-        ...(['add', 'reprice'] as const).map((workload) => ({
-          measure: `p99 ms at ${TARGET_RATE} req/s (${workload})`,
-          platform: atTarget(workload).p99,
-          'bare Fastify': atTarget('baseline').p99,
-          'platform / bare': round2(atTarget(workload).p99 / atTarget('baseline').p99),
-          floor: atTarget('floor').p99,
-          'platform / floor': round2(atTarget(workload).p99 / atTarget('floor').p99),
-          'floor + JSON': atTarget('floorJson').p99,
-        })),
-      ]);
-
-      const meets = (r: LoadResult) =>
-        r.achievedRate >= TARGET_RATE * RATE_TOLERANCE &&
-        r.p99 < TARGET_P99_MS &&
-        r.non2xx === 0 &&
-        r.errors === 0;
-      const describe = (workload: Key) => {
-        const r = atTarget(workload);
-        return (
-          `${workload} ${meets(r) ? 'met' : 'not met'} (achieved ${r.achievedRate} req/s, ` +
-          `p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors})`
-        );
-      };
-      const met = meets(atTarget('add')) && meets(atTarget('reprice'));
-      report.verdicts = [
-        `target 1,500 req/s with p99 < ${TARGET_P99_MS} ms: ${met ? 'met' : 'not met'}`,
-        `  ${describe('add')}; ${describe('reprice')}`,
-        `  peak (unthrottled add): ${addPeak.achievedRate} req/s, p99 ${addPeak.p99} ms`,
-        `  the floor (Fastify → NATS → fixed reply) at ${TARGET_RATE} req/s: p99 ` +
-          `${atTarget('floor').p99} ms, ${floor.achievedRate} req/s peak; with JSON work: ` +
-          `p99 ${atTarget('floorJson').p99} ms, ${floorJson.achievedRate} req/s peak`,
-      ];
+      const baselines = runs('baselines')
+        ? await measureBaselines(verified.text, pricedBytes, addBodies, results)
+        : undefined;
+      // The comparison needs every load, at the target rate among them.
+      if (addPeak && baselines && runs('add') && runs('reprice') && rates.includes(TARGET_RATE)) {
+        compare(addPeak, baselines, results);
+      }
       if (firstFailure) log(`first failed response: ${firstFailure}`);
       report.print();
     },
@@ -249,7 +218,58 @@ export async function run(): Promise<void> {
     },
   );
 
-  /** add and reprice paced at RATES, then add unthrottled: its peak. */
+  /** The platform's figures against the baselines', and the verdicts on the target. */
+  function compare(
+    addPeak: Measured,
+    [bare, floor, floorJson]: [Measured, Measured, Measured],
+    results: Map<Key, Map<number, Measured>>,
+  ): void {
+    const atTarget = (key: Key) => results.get(key)!.get(TARGET_RATE)!;
+    report.table('Platform vs bare Fastify and vs the floors', [
+      {
+        measure: 'peak req/s (unthrottled)',
+        platform: addPeak.achievedRate,
+        'bare Fastify': bare.achievedRate,
+        'platform / bare': round2(addPeak.achievedRate / bare.achievedRate),
+        floor: floor.achievedRate,
+        'platform / floor': round2(addPeak.achievedRate / floor.achievedRate),
+        'floor + JSON': floorJson.achievedRate,
+      },
+      ...(['add', 'reprice'] as const).map((workload) => ({
+        measure: `p99 ms at ${TARGET_RATE} req/s (${workload})`,
+        platform: atTarget(workload).p99,
+        'bare Fastify': atTarget('baseline').p99,
+        'platform / bare': round2(atTarget(workload).p99 / atTarget('baseline').p99),
+        floor: atTarget('floor').p99,
+        'platform / floor': round2(atTarget(workload).p99 / atTarget('floor').p99),
+        'floor + JSON': atTarget('floorJson').p99,
+      })),
+    ]);
+
+    const meets = (r: LoadResult) =>
+      r.achievedRate >= TARGET_RATE * RATE_TOLERANCE &&
+      r.p99 < TARGET_P99_MS &&
+      r.non2xx === 0 &&
+      r.errors === 0;
+    const describe = (workload: Key) => {
+      const r = atTarget(workload);
+      return (
+        `${workload} ${meets(r) ? 'met' : 'not met'} (achieved ${r.achievedRate} req/s, ` +
+        `p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors})`
+      );
+    };
+    const met = meets(atTarget('add')) && meets(atTarget('reprice'));
+    report.verdicts = [
+      `target 1,500 req/s with p99 < ${TARGET_P99_MS} ms: ${met ? 'met' : 'not met'}`,
+      `  ${describe('add')}; ${describe('reprice')}`,
+      `  peak (unthrottled add): ${addPeak.achievedRate} req/s, p99 ${addPeak.p99} ms`,
+      `  the floor (Fastify → NATS → fixed reply) at ${TARGET_RATE} req/s: p99 ` +
+        `${atTarget('floor').p99} ms, ${floor.achievedRate} req/s peak; with JSON work: ` +
+        `p99 ${atTarget('floorJson').p99} ms, ${floorJson.achievedRate} req/s peak`,
+    ];
+  }
+
+  /** The loads of BENCH_ONLY among add and reprice paced at the rates, then add's peak. */
   async function measurePlatform({
     cartsUrl,
     headers,
@@ -264,17 +284,18 @@ export async function run(): Promise<void> {
     repriceBodies: Buffer[];
     doc: GeneratedCatalogSet;
     results: Map<Key, Map<number, Measured>>;
-  }): Promise<Measured> {
+  }): Promise<Measured | undefined> {
     const platformCpu = ['gateway', 'ordering', 'catalog', 'nats'];
     const rows: Row[] = [];
     for (const [workload, path, bodies] of [
       ['add', 'add', addBodies],
       ['reprice', 'update', repriceBodies],
     ] as const) {
+      if (!runs(workload)) continue;
       const url = `${cartsUrl}/${path}`;
       log(`${workload}: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
       await pacedPost({ url, headers, bodies, rate: WARMUP_RATE, seconds: WARMUP_SECONDS });
-      for (const rate of RATES) {
+      for (const rate of rates) {
         log(`${workload}: ${rate} req/s for ${seconds} s (open loop, evenly spaced)`);
         const result = await withCpu(platformCpu, () =>
           pacedPost({ url, headers, bodies, rate, seconds }),
@@ -283,11 +304,14 @@ export async function run(): Promise<void> {
         rows.push(cpuLoadRow(`${workload} (POST /carts/${path})`, rate, result));
       }
     }
-    log(`add: unthrottled for ${seconds} s with ${CONNECTIONS} connections (peak throughput)`);
-    const addPeak = await withCpu(platformCpu, () =>
-      unthrottled(`${cartsUrl}/add`, headers, addBodies),
-    );
-    rows.push(cpuLoadRow(`add unthrottled (${CONNECTIONS} conns)`, 'max', addPeak));
+    let addPeak: Measured | undefined;
+    if (runs('peak')) {
+      log(`add: unthrottled for ${seconds} s with ${CONNECTIONS} connections (peak throughput)`);
+      addPeak = await withCpu(platformCpu, () =>
+        unthrottled(`${cartsUrl}/add`, headers, addBodies),
+      );
+      rows.push(cpuLoadRow(`add unthrottled (${CONNECTIONS} conns)`, 'max', addPeak));
+    }
     report.table(
       `Platform: gateway → NATS → ordering (+ catalog version check), ${CART_LINES}-line cart ` +
         `with nested modifiers, ${Object.keys(doc.items).length}-item catalog; latency from ` +
@@ -337,7 +361,7 @@ export async function run(): Promise<void> {
       const load = { url: baseline.url, bodies: addBodies };
       log(`${baseline.label}: warming up at ${WARMUP_RATE} req/s for ${WARMUP_SECONDS} s`);
       await pacedPost({ ...load, rate: WARMUP_RATE, seconds: WARMUP_SECONDS });
-      for (const rate of RATES) {
+      for (const rate of rates) {
         log(`${baseline.label}: ${rate} req/s for ${seconds} s`);
         const result = await withCpu(baseline.cpu, () => pacedPost({ ...load, rate, seconds }));
         results.get(baseline.key)!.set(rate, result);
