@@ -1,6 +1,7 @@
 // Console sessions (docs/guide/authentication.md#console-sessions): an API key exchanged for a
 // session cookie, its flags, its CSRF rules, its tenant, its ends (revocation, suspension, the
 // cap, idle and absolute expiry, sign-out) on two gateways, and hostile input.
+import { createSessionClient } from '@pcp/client';
 import { authInvalidationSubject, sessionCookieName } from '@pcp/contracts';
 import { createGatewayService, gatewayEnvSchema, type GatewayService } from '@pcp/gateway';
 import { createKey, revokeKey, setSuspended } from '@pcp/gateway/admin';
@@ -426,6 +427,38 @@ describe('a session ends', () => {
       .poll(async () => (await read(used)).status, { timeout: 2_000, interval: 100 })
       .toBe(401);
     expect(Date.now() - signedInAt).toBeGreaterThanOrEqual(4_000);
+  });
+});
+
+describe('the typed client of a session', () => {
+  /** A fetch that keeps the one cookie, as a browser would for the page. */
+  function browserFetch(): typeof fetch {
+    let cookie: string | undefined;
+    return async (input, init) => {
+      const request = new Request(input, init);
+      if (cookie) request.headers.set('cookie', cookie);
+      request.headers.set('x-forwarded-for', newAddress());
+      const response = await fetch(request);
+      const set = response.headers.getSetCookie()[0];
+      if (set) cookie = /Max-Age=0/.test(set) ? undefined : set.split(';')[0];
+      return response;
+    };
+  }
+
+  it('signs in, writes with the CSRF token it learned, and signs out', async () => {
+    const partner = await platform.newPartner('commerce');
+    const client = createSessionClient({ baseUrl: platform.baseUrl, fetch: browserFetch() });
+    const signedIn = await client.POST('/v1/sessions', { body: { apiKey: partner.apiKey } });
+    expect(signedIn.data?.partnerId).toBe(partner.partnerId);
+    const storeId = newStoreId();
+    const created = await client.PUT('/v1/commerce/stores/{storeId}', {
+      params: { path: { storeId } },
+      body: storeProfile({ orderSubmissionUrl: undefined }),
+    });
+    expect(created.response.status).toBe(201);
+    expect((await client.DELETE('/v1/sessions/current')).response.status).toBe(204);
+    const after = await client.GET('/v1/commerce/stores');
+    expect(after.error).toMatchObject({ status: 401, errorCode: 'UNAUTHORIZED' });
   });
 });
 
