@@ -3,9 +3,8 @@
 // cap, idle and absolute expiry, sign-out) on two gateways, and hostile input.
 import { createSessionClient } from '@pcp/client';
 import { authInvalidationSubject, sessionCookieName } from '@pcp/contracts';
-import { createGatewayService, gatewayEnvSchema, type GatewayService } from '@pcp/gateway';
+import type { GatewayService } from '@pcp/gateway';
 import { createKey, revokeKey, setSuspended } from '@pcp/gateway/admin';
-import { loadConfig } from '@pcp/service-kit';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
@@ -21,24 +20,7 @@ const extraGateways: GatewayService[] = [];
 
 /** A gateway replica of the platform's, with `overrides` of its configuration. */
 async function startGateway(overrides: Record<string, string> = {}): Promise<GatewayService> {
-  const gateway = createGatewayService({
-    nc: env.nc,
-    db: platform.gatewayDb,
-    redis: env.redis,
-    logger: env.logger,
-    metrics: env.newMetrics('gateway'),
-    config: loadConfig(gatewayEnvSchema, {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      OPS_PORT: '0',
-      OPS_HOST: '127.0.0.1',
-      NATS_SUBJECT_PREFIX: env.prefix,
-      REDIS_KEY_PREFIX: env.redisKeyPrefix,
-      AUTH_CACHE_TTL_MS: '60000',
-      TRUST_PROXY: 'true',
-      ...overrides,
-    }),
-  });
+  const gateway = platform.newGateway(overrides);
   await gateway.start();
   extraGateways.push(gateway);
   return gateway;
@@ -52,7 +34,7 @@ beforeAll(async () => {
   platform = await startPlatform(env, {
     gatewayEnv: { AUTH_CACHE_TTL_MS: '60000', TRUST_PROXY: 'true', SESSIONS_PER_PARTNER: '3' },
   });
-  second = await startGateway({ SESSIONS_PER_PARTNER: '3' });
+  second = await startGateway();
 });
 
 afterAll(async () => {
@@ -142,8 +124,10 @@ describe('signing in', () => {
     expect(lifetime).toBeLessThanOrEqual(12 * 3_600_000);
     const [pair, ...attributes] = session.setCookie.split('; ');
     expect(pair).toMatch(/^__Host-pcp_session=[A-Za-z0-9_-]{43}$/);
-    expect(attributes.sort()).toEqual(
-      ['HttpOnly', 'Max-Age=43199', 'Path=/', 'SameSite=Strict', 'Secure'].sort(),
+    const maxAge = attributes.find((attribute) => attribute.startsWith('Max-Age='));
+    expect(Number(maxAge?.slice('Max-Age='.length))).toBeGreaterThan(12 * 3_600 - 60);
+    expect(attributes.filter((attribute) => attribute !== maxAge).sort()).toEqual(
+      ['HttpOnly', 'Path=/', 'SameSite=Strict', 'Secure'].sort(),
     );
     // The key is nowhere in the answer; the page reads its session again after a reload.
     const current = await withSession(session, 'GET', '/v1/sessions/current');
@@ -403,11 +387,10 @@ describe('a session ends', () => {
     const short = await startGateway({
       SESSION_IDLE_TIMEOUT_MS: '1500',
       SESSION_MAX_AGE_MS: '4000',
-      AUTH_CACHE_TTL_MS: '10000',
     });
     const partner = await platform.newPartner('commerce');
     const idle = await signIn(partner.apiKey, short.url());
-    expect(idle.setCookie).toContain('Max-Age=3');
+    expect(idle.setCookie).toMatch(/Max-Age=[34]$/);
     const used = await signIn(partner.apiKey, short.url());
     const signedInAt = Date.now();
     const read = (session: Signed) =>
