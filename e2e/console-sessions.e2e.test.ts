@@ -245,6 +245,15 @@ describe('a session acts as its key', () => {
     expect(created.status, created.text).toBe(201);
     const read = await withSession(session, 'GET', `/v1/commerce/stores/${storeId}`);
     expect(read.status).toBe(200);
+    // A POST likewise: refused without the token, through with it.
+    const pause = (csrf?: null) =>
+      withSession(session, 'POST', `/v1/commerce/stores/${storeId}/status`, {
+        body: { status: 'paused', reason: 'too_busy' },
+        ...(csrf === null ? { csrf } : {}),
+      });
+    expectProblem(await pause(null), 403, 'CSRF_REJECTED');
+    const paused = await pause();
+    expect(paused.status, paused.text).toBe(200);
   });
 
   it('never reads another partner’s data, nor the other mode’s', async () => {
