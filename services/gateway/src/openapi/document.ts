@@ -3,6 +3,7 @@ import { errorCodes, isErrorCode, orderEventKind, storeEventKind } from '@pcp/co
 import { jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { problemExample } from '../docs/error-docs.js';
 import { guideUrl, type GuideName, type GuideSection } from '../docs/guides.js';
+import { ACCOUNT_TAG } from '../routes/account.routes.js';
 import { CATALOGSET_SCHEMA_PATH } from './catalogset-schema.js';
 import { responseHeaders, type ResponseHeaderName } from './headers.js';
 import { createRouteTransform } from './route-transform.js';
@@ -102,6 +103,14 @@ const tags = (catalogSetSchema: { url: string; description: string }, docsUrl: s
       description:
         'Your order-status webhook endpoint, its signing secret and its deliveries (see the ' +
         "document's webhooks for what each delivery carries).",
+    },
+    {
+      name: ACCOUNT_TAG,
+      guide: 'requests',
+      description:
+        'What your integration did and may still do: your recent requests with their status ' +
+        'and errorCode (the errors grouped by code), your API keys and their last use, and ' +
+        'your rate-limit usage; each for the calling key’s mode only.',
     },
     {
       name: SANDBOX_TAG,
