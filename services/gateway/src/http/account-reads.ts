@@ -23,10 +23,10 @@ import type { RateLimiter } from './rate-limit.js';
 
 /** What the partner's account routes read (docs/guide/requests.md): the caller's own only. */
 export interface AccountReads {
-  requests(principal: Principal, query: RequestLogQuery): Promise<RequestLogPage>;
-  errors(principal: Principal): Promise<RequestErrorGroups>;
-  keys(principal: Principal): Promise<ApiKeyList>;
-  rateLimits(principal: Principal): Promise<RateLimitUsage>;
+  readonly requests: (principal: Principal, query: RequestLogQuery) => Promise<RequestLogPage>;
+  readonly errors: (principal: Principal) => Promise<RequestErrorGroups>;
+  readonly keys: (principal: Principal) => Promise<ApiKeyList>;
+  readonly rateLimits: (principal: Principal) => Promise<RateLimitUsage>;
 }
 
 /** How far back `errors` groups. */

@@ -54,59 +54,49 @@ export const accountRoutes: FastifyPluginAsync<{ reads: AccountReads }> = async 
       async (request) => reads.requests(request.principal!, request.query),
     );
 
-    app.get(
-      `${prefix}/requests/errors`,
+    // The reads without parameters: each the caller's principal in, its answer out.
+    const plainReads = [
       {
-        config,
-        schema: {
-          tags,
-          operationId: `list${name}RequestErrors`,
-          summary: 'Your errors of the last 24 hours, by error code',
-          description:
-            'For each errorCode answered to your key’s mode in the last 24 hours (at most 100 ' +
-            'codes, the latest first): how many, the latest one’s time, requestId and status, ' +
-            'and the code’s page (the ProblemDetail type).',
-          response: { 200: jsonResponse(requestErrorGroups, 'Your recent errors by code') },
-        },
+        path: '/requests/errors',
+        operationId: `list${name}RequestErrors`,
+        summary: 'Your errors of the last 24 hours, by error code',
+        description:
+          'For each errorCode answered to your key’s mode in the last 24 hours (at most 100 ' +
+          'codes, the latest first): how many, the latest one’s time, requestId and status, ' +
+          'and the code’s page (the ProblemDetail type).',
+        response: jsonResponse(requestErrorGroups, 'Your recent errors by code'),
+        read: reads.errors,
       },
-      async (request) => reads.errors(request.principal!),
-    );
-
-    app.get(
-      `${prefix}/keys`,
       {
-        config,
-        schema: {
-          tags,
-          operationId: `list${name}Keys`,
-          summary: 'List your API keys of this mode',
-          description:
-            'Your keys of the calling key’s mode (live or test), newest first, revoked ones ' +
-            'included (at most 100): their public key id, creation, last use (to the minute, ' +
-            'written within a second) and revocation. Never a secret.',
-          response: { 200: jsonResponse(apiKeyList, 'Your keys of this mode') },
-        },
+        path: '/keys',
+        operationId: `list${name}Keys`,
+        summary: 'List your API keys of this mode',
+        description:
+          'Your keys of the calling key’s mode (live or test), newest first, revoked ones ' +
+          'included (at most 100): their public key id, creation, last use (to the minute, ' +
+          'written within a second) and revocation. Never a secret.',
+        response: jsonResponse(apiKeyList, 'Your keys of this mode'),
+        read: reads.keys,
       },
-      async (request) => reads.keys(request.principal!),
-    );
-
-    app.get(
-      `${prefix}/rate-limits`,
       {
-        config,
-        schema: {
-          tags,
-          operationId: `get${name}RateLimits`,
-          summary: 'Read your rate-limit usage',
-          description:
-            'Each budget your routes count against (reads, writes; discovery for marketfront ' +
-            'partners) in your key’s mode: its limit per minute, the requests counted in the ' +
-            'current one-minute window (this one included), what remains and when the window ' +
-            'ends. Reading it counts as one read.',
-          response: { 200: jsonResponse(rateLimitUsage, 'Your rate-limit usage') },
-        },
+        path: '/rate-limits',
+        operationId: `get${name}RateLimits`,
+        summary: 'Read your rate-limit usage',
+        description:
+          'Each budget your routes count against (reads, writes; discovery for marketfront ' +
+          'partners) in your key’s mode: its limit per minute, the requests counted in the ' +
+          'current one-minute window (this one included), what remains and when the window ' +
+          'ends. Reading it counts as one read.',
+        response: jsonResponse(rateLimitUsage, 'Your rate-limit usage'),
+        read: reads.rateLimits,
       },
-      async (request) => reads.rateLimits(request.principal!),
-    );
+    ];
+    for (const { path, response, read, ...documented } of plainReads) {
+      app.get(
+        `${prefix}${path}`,
+        { config, schema: { tags, ...documented, response: { 200: response } } },
+        async (request) => read(request.principal!),
+      );
+    }
   }
 };

@@ -1,4 +1,10 @@
-import { parseContract, problemDetail } from '@pcp/contracts';
+import {
+  parseContract,
+  problemDetail,
+  type ApiKeyList,
+  type RateLimitUsage,
+  type RequestLogEntry,
+} from '@pcp/contracts';
 import { createDatabase } from '@pcp/service-kit';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { sql, type Kysely } from 'kysely';
@@ -78,16 +84,7 @@ async function send(
   };
 }
 
-interface Entry {
-  at: string;
-  method: string;
-  path: string;
-  status: number;
-  errorCode?: string;
-  requestId: string;
-  idempotencyKey?: string;
-  latencyMs: number;
-}
+type Entry = RequestLogEntry;
 
 /** Poll `read` until `done` holds (the log is written within a flush). */
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -513,12 +510,7 @@ describe('the keys', () => {
 
     const live = await send('/v1/commerce/keys', partner.apiKey);
     expect(live.status).toBe(200);
-    const keys = live.body.keys as {
-      keyId: string;
-      mode: string;
-      lastUsedAt?: string;
-      revokedAt?: string;
-    }[];
+    const keys = live.body.keys as ApiKeyList['keys'];
     expect(keys.map((key) => key.keyId).sort()).toEqual(
       [partner.keyId, second.keyId, revoked.keyId].sort(),
     );
@@ -552,13 +544,7 @@ describe('the rate-limit usage', () => {
     const start = Date.now();
     const first = await send('/v1/marketfront/rate-limits', market.apiKey);
     expect(first.status).toBe(200);
-    const usage = first.body.limits as {
-      bucket: string;
-      limitPerMinute: number;
-      used: number;
-      remaining: number;
-      resetsAt: string;
-    }[];
+    const usage = first.body.limits as RateLimitUsage['limits'];
     expect(usage.map((limit) => limit.bucket)).toEqual(['reads', 'writes', 'discovery']);
     expect(usage[0]).toMatchObject({ limitPerMinute: 500, used: 1, remaining: 499 });
     const resetsIn = Date.parse(usage[0]!.resetsAt) - start;
