@@ -5,7 +5,7 @@ import {
   type RateLimitUsage,
   type RequestLogEntry,
 } from '@pcp/contracts';
-import { createDatabase } from '@pcp/service-kit';
+import { createDatabase, createMetrics } from '@pcp/service-kit';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +18,7 @@ import {
   setRateLimits,
 } from '../../src/admin/partner-admin.js';
 import { GATEWAY_SCHEMA, type GatewayDatabase, type GatewayService } from '../../src/app.js';
+import { createRequestRecorder } from '../../src/http/request-recorder.js';
 import { createLoneGateway } from '../support/lone-gateway.js';
 
 // The request log, keys and rate-limit usage (docs/guide/requests.md) on a gateway alone:
@@ -496,6 +497,55 @@ describe('the buffer', () => {
       .where('key_id', '=', partner.keyId)
       .executeTakeFirstOrThrow();
     expect(key.last_used_at).not.toBeNull();
+  });
+});
+
+describe('a database that refuses the writes', () => {
+  it('drops (and counts) each refused batch, and goes on recording', async () => {
+    // A schema with no request_log: every INSERT fails, as a database in trouble would.
+    const broken = createDatabase<GatewayDatabase>({
+      url: env.databaseUrl,
+      schema: 'no_such_schema',
+      applicationName: 'test-gateway-broken',
+    });
+    const metrics = createMetrics('gateway');
+    const recorder = createRequestRecorder({
+      db: broken,
+      logger: env.logger,
+      metrics,
+      flushMs: 60_000,
+      maxBuffered: 100,
+      retentionDays: 30,
+      maxPerTenant: 100,
+      sweepIntervalMs: 86_400_000,
+    });
+    const refused = async () =>
+      (
+        await metrics.registry.getSingleMetric('pcp_gateway_request_log_dropped_total')?.get()
+      )?.values.find((value) => value.labels.reason === 'write_failed')?.value ?? 0;
+    const row = (requestId: string) => ({
+      tenant_id: randomUUID(),
+      at: new Date(),
+      method: 'GET',
+      path: '/v1/commerce/stores',
+      status: 200,
+      error_code: null,
+      request_id: requestId,
+      idempotency_key: null,
+      latency_ms: 1,
+      key_id: '0123456789abcdef',
+    });
+    try {
+      recorder.record(row('first'));
+      recorder.record(row('second'));
+      await recorder.flush();
+      expect(await refused()).toBe(2);
+      recorder.record(row('third'));
+      await recorder.close();
+      expect(await refused()).toBe(3);
+    } finally {
+      await broken.destroy();
+    }
   });
 });
 
