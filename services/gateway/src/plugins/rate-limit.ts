@@ -1,5 +1,5 @@
 import { AppError } from '@pcp/service-kit';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RateClass } from '../db/partner.table.js';
 import type { RateLimitDecision, RateLimiter } from '../http/rate-limit.js';
@@ -17,7 +17,7 @@ export interface RateLimitOptions {
 
 /** A route's `rateClass` counts each authenticated request against the partner's budget. */
 const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (app, { rateLimiter }) => {
-  app.addHook('onRequest', async (request, reply) => {
+  const limit = async (request: FastifyRequest, reply: FastifyReply) => {
     const { principal } = request;
     const rateClass = request.routeOptions.config.rateClass;
     if (!rateClass || !principal) return;
@@ -31,6 +31,14 @@ const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (app, { rateLimite
       throw error;
     }
     setRateLimitHeaders(reply, decision);
+  };
+  // Sign-in learns its partner from its body's key, just before its handler.
+  const signsIn = (request: FastifyRequest) => request.routeOptions.config.session === 'sign-in';
+  app.addHook('onRequest', async (request, reply) => {
+    if (!signsIn(request)) await limit(request, reply);
+  });
+  app.addHook('preHandler', async (request, reply) => {
+    if (signsIn(request)) await limit(request, reply);
   });
 };
 
