@@ -10,6 +10,7 @@ import {
 } from '@pcp/contracts';
 import { streamName, type Logger } from '@pcp/service-kit';
 import {
+  ConsumerEvents,
   DeliverPolicy,
   type ConsumerMessages,
   type JsMsg,
@@ -62,7 +63,13 @@ export function createLiveEventHub(registry?: Registry) {
     /** One frame, built once, to every listener of each topic. */
     publish(topics: readonly string[], frame: string) {
       for (const topic of topics) {
-        for (const listener of listeners.get(topic) ?? []) listener(frame);
+        for (const listener of listeners.get(topic) ?? []) {
+          try {
+            listener(frame);
+          } catch {
+            // One stream's failure is its own (it ends on its socket's close), never the others'.
+          }
+        }
       }
     },
   };
@@ -72,9 +79,11 @@ export type LiveEventFanout = ReturnType<typeof createLiveEventHub>;
 /** A message of the source: the topics it goes to and its frame, or undefined to drop it. */
 type Decoded = { topics: string[]; frame: string } | undefined;
 
+const text = new TextDecoder();
+
 function json(data: Uint8Array): unknown {
   try {
-    return JSON.parse(new TextDecoder().decode(data));
+    return JSON.parse(text.decode(data));
   } catch {
     return undefined;
   }
@@ -131,6 +140,15 @@ export async function startLiveEventSource(options: LiveEventSourceOptions) {
   const deliver = (decoded: Decoded) => {
     if (decoded) hub.publish(decoded.topics, decoded.frame);
   };
+  /** Say what the consumer went through: nats.js recreates it by itself. */
+  const watch = async (messages: ConsumerMessages, subject: string) => {
+    const known = new Set<string>(Object.values(ConsumerEvents));
+    for await (const status of await messages.status()) {
+      if (!known.has(status.type)) continue;
+      const level = status.type === ConsumerEvents.OrderedConsumerRecreated ? 'info' : 'warn';
+      logger[level]({ subject, status: status.type, data: status.data }, 'live event consumer');
+    }
+  };
   const js = nc.jetstream();
   const consuming: ConsumerMessages[] = [];
   const consumers: { delete(): Promise<boolean> }[] = [];
@@ -150,11 +168,13 @@ export async function startLiveEventSource(options: LiveEventSourceOptions) {
         name_prefix: 'gateway_live_',
       });
       consumers.push(consumer);
-      consuming.push(
-        await consumer.consume({
-          max_messages: 256,
-          callback: (msg: JsMsg) => deliver(decode(msg.data)),
-        }),
+      const messages = await consumer.consume({
+        max_messages: 256,
+        callback: (msg: JsMsg) => deliver(decode(msg.data)),
+      });
+      consuming.push(messages);
+      watch(messages, source.subject).catch((error: unknown) =>
+        logger.warn({ err: error, subject: source.subject }, 'live event consumer status lost'),
       );
     }
     const noticeSubject = `${prefix}.${webhookAttemptNotices.wildcard}`;
