@@ -1,14 +1,13 @@
 import { createPlatformClient } from '@pcp/client';
 import { events } from '@pcp/contracts';
-import { createGatewayService, gatewayEnvSchema } from '@pcp/gateway';
 import { createKey, createPartner, setRateLimits } from '@pcp/gateway/admin';
-import { createMetrics, loadConfig } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { createLoneGateway } from '../services/gateway/test/support/lone-gateway.js';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
@@ -327,15 +326,26 @@ describe('live event streams', () => {
     );
     expect(refused.status, refused.text).toBe(429);
     expect(refused.body.errorCode).toBe('RATE_LIMITED');
-    // A refused store check holds no place either.
+    // A closed stream gives its place back; a refused store check takes none.
     held[0]!.drop();
+    const foreign = await emptyStore((await partner('commerce')).apiKey);
     await expect
       .poll(async () => {
-        const again = await storeStream(storeIds[1]!, commerce.apiKey);
-        again.drop();
-        return again.status;
+        const notFound = await call(
+          platform.baseUrl,
+          'GET',
+          `/v1/commerce/stores/${foreign}/events`,
+          { apiKey: commerce.apiKey },
+        );
+        return notFound.status;
       })
-      .toBe(200);
+      .toBe(404);
+    const again = await storeStream(storeIds[1]!, commerce.apiKey);
+    expect(again.status).toBe(200);
+    const full = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeIds[1]}/events`, {
+      apiKey: commerce.apiKey,
+    });
+    expect(full.status, full.text).toBe(429);
   });
 
   it('drops a client that never reads once its backlog passes the bound, and serves the others', async () => {
@@ -369,21 +379,7 @@ describe('live event streams', () => {
   it('ends every stream at once when the gateway closes', async () => {
     const commerce = await partner('commerce');
     const storeId = await emptyStore(commerce.apiKey);
-    const gateway = createGatewayService({
-      nc: env.nc,
-      db: platform.gatewayDb,
-      redis: env.redis,
-      logger: env.logger,
-      metrics: createMetrics('gateway'),
-      config: loadConfig(gatewayEnvSchema, {
-        PORT: '0',
-        HOST: '127.0.0.1',
-        OPS_PORT: '0',
-        OPS_HOST: '127.0.0.1',
-        NATS_SUBJECT_PREFIX: env.prefix,
-        REDIS_KEY_PREFIX: env.redisKeyPrefix,
-      }),
-    });
+    const gateway = createLoneGateway(env, platform.gatewayDb);
     await gateway.start();
     const market = await partner('distribution');
     const open = [
