@@ -100,6 +100,8 @@ export function sseStreams(
       };
       closers.add(close);
       res.on('close', close);
+      // The client may have gone while the route checked its request: nothing will close it.
+      if (res.destroyed || !res.socket || res.socket.destroyed) close();
 
       return {
         get closed() {
