@@ -18,6 +18,8 @@ export * from './orders.js';
 export * from './webhooks.js';
 export * from './live-events.js';
 export * from './sandbox.js';
+export * from './sessions.js';
 /** The documents' example store address, shared with the test fixtures and the demo. */
 export { exampleStoreAddress } from './examples.js';
 export * from './fixture-catalogs.js';
+export * from './request-log.js';

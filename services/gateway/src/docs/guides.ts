@@ -18,6 +18,7 @@ export const guideNames = [
   'webhooks',
   'live-events',
   'errors',
+  'requests',
   'sandbox',
 ] as const;
 export type GuideName = (typeof guideNames)[number];
