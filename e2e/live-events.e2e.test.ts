@@ -238,6 +238,15 @@ describe('live event streams', () => {
     const other = await partner('distribution');
     const stream = await partnerStream(market.apiKey);
     const otherStream = await partnerStream(other.apiKey);
+    // The console's EventSource: the session cookie instead of the key.
+    const session = await call(platform.baseUrl, 'POST', '/v1/sessions', {
+      body: { apiKey: market.apiKey },
+    });
+    expect(session.status, session.text).toBe(201);
+    const cookie = session.headers.getSetCookie()[0]!.split(';')[0]!;
+    const byCookie = await openSse(new URL('/v1/marketfront/events', platform.baseUrl), { cookie });
+    streams.push(byCookie);
+    expect(byCookie.status, byCookie.text()).toBe(200);
     const mine = randomUUID();
     const theirs = randomUUID();
     const ids = [
@@ -263,10 +272,12 @@ describe('live event streams', () => {
     ];
     const [created] = await waitForEvents(stream, (event) => event.id === ids[0], 1);
     expect(created!.event).toBe('order.created');
+    expect((await waitForEvents(byCookie, (event) => event.id === ids[0], 1))[0]).toEqual(created);
     const [otherEvent] = await waitForEvents(otherStream, (event) => event.id === ids[2], 1);
     expect(otherEvent!.event).toBe('order.status_changed');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(about(stream, 'orderId', theirs)).toEqual([]);
+    expect(about(byCookie, 'orderId', theirs)).toEqual([]);
     expect(otherStream.events.map((event) => event.id)).toEqual([ids[2]]);
   });
 
