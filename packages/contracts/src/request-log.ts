@@ -64,7 +64,7 @@ export const requestLogPage = z
   })
   .meta({
     id: 'RequestLogPage',
-    examples: [{ requests: [requestLogEntryExample], nextCursor: 'MTc2Mzc5NDcwMDEyM3w0Mg' }],
+    examples: [{ requests: [requestLogEntryExample], nextCursor: 'MTc5NTM3MDcwMDEyM3w0Mg' }],
   });
 export type RequestLogPage = z.infer<typeof requestLogPage>;
 

@@ -2120,7 +2120,7 @@ export interface components {
      *           "latencyMs": 4
      *         }
      *       ],
-     *       "nextCursor": "MTc2Mzc5NDcwMDEyM3w0Mg"
+     *       "nextCursor": "MTc5NTM3MDcwMDEyM3w0Mg"
      *     }
      */
     RequestLogPage: {

@@ -17,9 +17,9 @@ import {
   revokeKey,
   setRateLimits,
 } from '../../src/admin/partner-admin.js';
-import { GATEWAY_SCHEMA, type GatewayDatabase, type GatewayService } from '../../src/app.js';
+import type { GatewayDatabase, GatewayService } from '../../src/app.js';
 import { createRequestRecorder } from '../../src/http/request-recorder.js';
-import { createLoneGateway } from '../support/lone-gateway.js';
+import { createGatewayDatabase, createLoneGateway } from '../support/lone-gateway.js';
 
 // The request log, keys and rate-limit usage (docs/guide/requests.md) on a gateway alone:
 // these routes read the gateway's own database and Redis, no service behind it.
@@ -31,11 +31,7 @@ const opened: GatewayService[] = [];
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  db = createDatabase<GatewayDatabase>({
-    url: env.databaseUrl,
-    schema: GATEWAY_SCHEMA,
-    applicationName: 'test-gateway',
-  });
+  db = createGatewayDatabase(env);
   gateway = await startGateway({ REQUEST_LOG_FLUSH_MS: '20' });
 });
 
