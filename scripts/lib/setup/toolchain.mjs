@@ -1,7 +1,7 @@
 // What the commands need besides the servers: the dependencies, the Node they run on, promtool
 // and the build.
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { log, root, run, which } from './shell.mjs';
 
@@ -71,10 +71,45 @@ export function ensurePromtool() {
 }
 
 /**
- * Incremental TypeScript build of every package (fast when nothing changed).
+ * Incremental TypeScript build of every package (fast when nothing changed), then the
+ * partner console's static files when its sources changed.
  * @returns {void}
  */
 export function build() {
   log('building (tsc -b)');
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-b']);
+  buildConsole();
+}
+
+const consoleDir = join(root, 'packages', 'console');
+
+/**
+ * The newest modification time under `path` (a file, or a folder walked whole).
+ * @param {string} path
+ * @returns {number}
+ */
+function newestChange(path) {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(path).reduce(
+    (newest, name) => Math.max(newest, newestChange(join(path, name))),
+    stat.mtimeMs,
+  );
+}
+
+/**
+ * `vite build` of the partner console into packages/console/dist, which the gateway serves
+ * at /console; skipped when the build is newer than its sources and the lock file.
+ * @returns {void}
+ */
+function buildConsole() {
+  const built = join(consoleDir, 'dist', 'index.html');
+  const sources = ['src', 'public', 'index.html', 'vite.config.ts', 'package.json']
+    .map((name) => join(consoleDir, name))
+    .concat(join(root, 'package-lock.json'));
+  const newestSource = Math.max(...sources.map(newestChange));
+  if (existsSync(built) && statSync(built).mtimeMs >= newestSource) return;
+  log('building the console (vite build)');
+  run(join(root, 'node_modules', '.bin', 'vite'), ['build'], { cwd: consoleDir });
 }

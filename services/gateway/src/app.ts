@@ -20,6 +20,7 @@ import type { NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { Histogram } from 'prom-client';
 import { registerApi } from './api.js';
+import { consoleRoutes } from './routes/console.routes.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
 import type { GatewayDatabase } from './db/partner.table.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/problem.js';
@@ -197,6 +198,8 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
       heartbeatMs: config.WEBHOOK_STREAM_HEARTBEAT_MS,
     },
   });
+  // The partner console: static files, not part of the API document.
+  void app.register(consoleRoutes);
 
   let ops: Awaited<ReturnType<typeof startOpsServer>> | undefined;
   // After the HTTP server (Fastify closes it before the onClose hooks), so probes see the drain.
