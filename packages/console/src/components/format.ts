@@ -2,8 +2,11 @@
 export function formatInstant(iso: string | null | undefined, timeZone?: string): string {
   if (!iso) return '—';
   return new Intl.DateTimeFormat(undefined, {
-    dateStyle: 'medium',
-    timeStyle: 'short',
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: '2-digit',
     ...(timeZone ? { timeZone, timeZoneName: 'short' } : {}),
   }).format(new Date(iso));
 }

@@ -45,7 +45,6 @@ export function ProblemMessage({ error }: { error: ProblemDetail | Error | undef
         )}
         {error.requestId && (
           <span>
-            {' '}
             Request id <code>{error.requestId}</code>
           </span>
         )}

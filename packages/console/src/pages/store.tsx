@@ -181,7 +181,9 @@ function CurrentStatus({ status, timeZone }: { status: StoreStatus; timeZone: st
       {status.status === 'paused' && (
         <>
           <dt>Reason</dt>
-          <dd>{status.reason ?? '—'}</dd>
+          <dd>
+            {pauseReasons.find(([value]) => value === status.reason)?.[1] ?? status.reason ?? '—'}
+          </dd>
           <dt>Paused by</dt>
           <dd>{status.pausedBy === 'platform' ? 'The platform (orders not accepted)' : 'You'}</dd>
           <dt>Since</dt>
