@@ -233,6 +233,14 @@ describe('a commerce partner in the console', () => {
     await checkPage(page, 'store-items-problem');
   });
 
+  it('answers an unknown console address with a page of its own', async () => {
+    await page.goto('/console/stores/not-a-store/anything');
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await checkPage(page, 'not-found');
+    await page.getByRole('link', { name: 'Go to the overview' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  });
+
   it('works on a phone and in the dark theme', async () => {
     const phone = await newConsoleContext(browser, platform.baseUrl, { phone: true });
     const phonePage = await phone.newPage();

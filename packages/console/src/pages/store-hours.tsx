@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type SpecialHours, type Store, type WeeklyWindow } from '../api.js';
 import { fieldText } from '../components/form.js';
-import { ProblemMessage, problemOf } from '../components/problem.js';
+import { ProblemMessage } from '../components/problem.js';
+import { useAction } from '../components/use-action.js';
 import { localDate } from '../components/time.js';
 import { useLoad } from '../components/use-load.js';
 
@@ -50,32 +51,24 @@ export function StoreHours({ store, onChange }: { store: Store; onChange: () => 
 
 function WeeklyHours({ store, onChange }: { store: Store; onChange: () => void }) {
   const [windows, setWindows] = useState<WeeklyWindow[]>(() => store.availability ?? []);
-  const [error, setError] = useState<ReturnType<typeof problemOf>>();
-  const [notice, setNotice] = useState('');
-  const [saving, setSaving] = useState(false);
+  const { run, pending: saving, feedback } = useAction();
 
   const update = (index: number, field: 'start' | 'end', value: string) =>
     setWindows(windows.map((w, i) => (i === index ? { ...w, [field]: fromInput(value) } : w)));
 
   const save = async (event: Event) => {
     event.preventDefault();
-    setSaving(true);
-    setError(undefined);
-    setNotice('');
-    try {
-      await ok(
-        api.PUT('/v1/commerce/stores/{storeId}', {
-          params: { path: { storeId: store.storeId } },
-          body: profileOf(store, windows),
-        }),
-      );
-      setNotice('Weekly hours saved.');
-      onChange();
-    } catch (failure) {
-      setError(problemOf(failure));
-    } finally {
-      setSaving(false);
-    }
+    const saved = await run(
+      () =>
+        ok(
+          api.PUT('/v1/commerce/stores/{storeId}', {
+            params: { path: { storeId: store.storeId } },
+            body: profileOf(store, windows),
+          }),
+        ),
+      'Weekly hours saved.',
+    );
+    if (saved) onChange();
   };
 
   return (
@@ -96,29 +89,17 @@ function WeeklyHours({ store, onChange }: { store: Store; onChange: () => void }
               {ofDay.length === 0 && <span class="muted">Closed</span>}
               {ofDay.map(({ window, index }, n) => (
                 <div key={index} class="window">
-                  <label>
-                    <span class="visually-hidden">
-                      {day} window {n + 1} opens
-                    </span>
-                    <input
-                      type="time"
-                      value={toInput(window.start)}
-                      required
-                      onInput={(event) => update(index, 'start', event.currentTarget.value)}
-                    />
-                  </label>
+                  <TimeField
+                    label={`${day} window ${n + 1} opens`}
+                    value={window.start}
+                    onChange={(value) => update(index, 'start', value)}
+                  />
                   <span aria-hidden="true">–</span>
-                  <label>
-                    <span class="visually-hidden">
-                      {day} window {n + 1} closes
-                    </span>
-                    <input
-                      type="time"
-                      value={toInput(window.end)}
-                      required
-                      onInput={(event) => update(index, 'end', event.currentTarget.value)}
-                    />
-                  </label>
+                  <TimeField
+                    label={`${day} window ${n + 1} closes`}
+                    value={window.end}
+                    onChange={(value) => update(index, 'end', value)}
+                  />
                   <button
                     type="button"
                     class="button ghost"
@@ -145,11 +126,23 @@ function WeeklyHours({ store, onChange }: { store: Store; onChange: () => void }
       <button type="submit" class="button primary" disabled={saving}>
         Save weekly hours
       </button>
-      <p class="notice" role="status">
-        {notice}
-      </p>
-      <ProblemMessage error={error} />
+      {feedback}
     </form>
+  );
+}
+
+/** A time input labelled for screen readers only (the day's legend says the rest). */
+function TimeField(props: { label: string; value: string; onChange: (value: string) => void }) {
+  return (
+    <label>
+      <span class="visually-hidden">{props.label}</span>
+      <input
+        type="time"
+        value={toInput(props.value)}
+        required
+        onInput={(event) => props.onChange(event.currentTarget.value)}
+      />
+    </label>
   );
 }
 
@@ -170,25 +163,21 @@ function SpecialHoursPanel({ store }: { store: Store }) {
       ok(api.GET('/v1/commerce/stores/{storeId}/special-hours', { params: { path: { storeId } } })),
     storeId,
   );
-  const [error, setError] = useState<ReturnType<typeof problemOf>>();
-  const [notice, setNotice] = useState('');
+  const { run, feedback } = useAction();
   const [closed, setClosed] = useState(true);
 
   const put = async (days: SpecialDay[], done: string) => {
-    setError(undefined);
-    setNotice('');
-    try {
-      await ok(
-        api.PUT('/v1/commerce/stores/{storeId}/special-hours', {
-          params: { path: { storeId } },
-          body: { days },
-        }),
-      );
-      setNotice(done);
-      special.reload();
-    } catch (failure) {
-      setError(problemOf(failure));
-    }
+    const saved = await run(
+      () =>
+        ok(
+          api.PUT('/v1/commerce/stores/{storeId}/special-hours', {
+            params: { path: { storeId } },
+            body: { days },
+          }),
+        ),
+      done,
+    );
+    if (saved) special.reload();
   };
 
   const current = special.data?.days ?? [];
@@ -269,10 +258,7 @@ function SpecialHoursPanel({ store }: { store: Store }) {
           Add special hours
         </button>
       </form>
-      <p class="notice" role="status">
-        {notice}
-      </p>
-      <ProblemMessage error={error} />
+      {feedback}
     </article>
   );
 }

@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Store } from '../api.js';
 import { formatInstant } from '../components/format.js';
 import { fieldText } from '../components/form.js';
-import { ProblemMessage, problemOf } from '../components/problem.js';
+import { ProblemMessage } from '../components/problem.js';
+import { useAction } from '../components/use-action.js';
 import { nextLocalMidnight } from '../components/time.js';
 import { useLoad } from '../components/use-load.js';
 
@@ -26,31 +27,22 @@ export function StoreItems({ store }: { store: Store }) {
       ),
     storeId,
   );
-  const [error, setError] = useState<ReturnType<typeof problemOf>>();
-  const [notice, setNotice] = useState('');
-  const [pending, setPending] = useState(false);
+  const { run, pending, feedback } = useAction();
 
   /** Whether the change was made. */
   const apply = async (items: Change[], done: string): Promise<boolean> => {
-    setPending(true);
-    setError(undefined);
-    setNotice('');
-    try {
-      await ok(
-        api.PUT('/v1/commerce/stores/{storeId}/item-availability', {
-          params: { path: { storeId } },
-          body: { items },
-        }),
-      );
-      setNotice(done);
-      overrides.reload();
-      return true;
-    } catch (failure) {
-      setError(problemOf(failure));
-      return false;
-    } finally {
-      setPending(false);
-    }
+    const applied = await run(
+      () =>
+        ok(
+          api.PUT('/v1/commerce/stores/{storeId}/item-availability', {
+            params: { path: { storeId } },
+            body: { items },
+          }),
+        ),
+      done,
+    );
+    if (applied) overrides.reload();
+    return applied;
   };
 
   const [formError, setFormError] = useState<string>();
@@ -156,10 +148,7 @@ export function StoreItems({ store }: { store: Store }) {
         <button type="submit" class="button danger" disabled={pending}>
           86 these items
         </button>
-        <p class="notice" role="status">
-          {notice}
-        </p>
-        <ProblemMessage error={error} />
+        {feedback}
       </form>
     </div>
   );

@@ -1,8 +1,8 @@
-import { useState } from 'preact/hooks';
 import { api, ok, type Store, type StoreStatus } from '../api.js';
 import { formatInstant, statusLabel } from '../components/format.js';
 import { fieldText } from '../components/form.js';
-import { ProblemMessage, problemOf } from '../components/problem.js';
+import { ProblemMessage } from '../components/problem.js';
+import { useAction } from '../components/use-action.js';
 import { nextLocalMidnight } from '../components/time.js';
 import { useLoad } from '../components/use-load.js';
 import { href } from '../router.js';
@@ -91,29 +91,19 @@ function StoreStatusPanel({ store, onChange }: { store: Store; onChange: () => v
     () => ok(api.GET('/v1/commerce/stores/{storeId}/status', { params: { path: { storeId } } })),
     storeId,
   );
-  const [error, setError] = useState<ReturnType<typeof problemOf>>();
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState('');
+  const { run, pending: busy, feedback } = useAction();
 
   const change = async (body: StatusChange, done: string) => {
-    setBusy(true);
-    setError(undefined);
-    setNotice('');
-    try {
-      await ok(
-        api.POST('/v1/commerce/stores/{storeId}/status', {
-          params: { path: { storeId } },
-          body,
-        }),
-      );
-      setNotice(done);
-      status.reload();
-      onChange();
-    } catch (failure) {
-      setError(problemOf(failure));
-    } finally {
-      setBusy(false);
-    }
+    const changed = await run(
+      () =>
+        ok(
+          api.POST('/v1/commerce/stores/{storeId}/status', { params: { path: { storeId } }, body }),
+        ),
+      done,
+    );
+    if (!changed) return;
+    status.reload();
+    onChange();
   };
 
   const current = status.data;
@@ -133,10 +123,7 @@ function StoreStatusPanel({ store, onChange }: { store: Store; onChange: () => v
             Resume: go online
           </button>
         )}
-        <p class="notice" role="status">
-          {notice}
-        </p>
-        <ProblemMessage error={error} />
+        {feedback}
       </article>
       <PauseForm
         disabled={busy}

@@ -35,7 +35,9 @@ export function StoresPage() {
                 <th scope="col">Status</th>
                 <th scope="col">Open now</th>
                 <th scope="col">Next opens</th>
-                <th scope="col">Catalog</th>
+                <th scope="col" class="wide-only">
+                  Catalog
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -52,7 +54,7 @@ export function StoresPage() {
                   </td>
                   <td>{store.isOpenNow ? 'Yes' : 'No'}</td>
                   <td>{store.isOpenNow ? '—' : formatInstant(store.nextOpenAt, store.timezone)}</td>
-                  <td>{store.catalogSetId ? 'Active' : 'None'}</td>
+                  <td class="wide-only">{store.catalogSetId ? 'Active' : 'None'}</td>
                 </tr>
               ))}
             </tbody>
