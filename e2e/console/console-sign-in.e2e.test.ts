@@ -137,4 +137,23 @@ describe('signing in', () => {
     );
     await context.close();
   });
+
+  it('a session ended in another tab sends this one back to sign in, saying why', async () => {
+    const partner = await platform.newPartner('commerce');
+    const context = await newConsoleContext(browser, platform.baseUrl);
+    const [first, second] = [await context.newPage(), await context.newPage()];
+    await signIn(first, partner.apiKey);
+    await second.goto('/console/overview');
+    await second.getByRole('heading', { name: 'Overview' }).waitFor();
+
+    await first.getByRole('button', { name: 'Sign out' }).click();
+    await first.getByRole('heading', { name: 'Sign in to the partner console' }).waitFor();
+    await second
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('link', { name: 'Stores' })
+      .click();
+    await second.getByText('Your session has ended. Sign in again to go on.').waitFor();
+    await checkPage(second, 'session-ended');
+    await context.close();
+  });
 });

@@ -53,11 +53,28 @@ export function setCsrfToken(token: string | undefined): void {
 
 const unsafe = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+let sessionEnded: () => void = () => undefined;
+
+/**
+ * What to do when the API answers 401 to a signed-in page: the session expired or was ended
+ * (signed out elsewhere, its key revoked), so the app goes back to the sign-in page.
+ */
+export function onSessionEnded(listener: () => void): void {
+  sessionEnded = listener;
+}
+
 export const api = createClient<paths>({ baseUrl: location.origin, credentials: 'same-origin' });
 api.use({
   onRequest({ request }) {
     if (csrfToken && unsafe.has(request.method)) request.headers.set('x-csrf-token', csrfToken);
     return request;
+  },
+  onResponse({ response }) {
+    if (response.status === 401) {
+      setCsrfToken(undefined);
+      sessionEnded();
+    }
+    return response;
   },
 });
 

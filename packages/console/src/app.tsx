@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { currentSession, signOut, type Session } from './api.js';
+import { currentSession, onSessionEnded, signOut, type Session } from './api.js';
 import { ProblemMessage, problemOf } from './components/problem.js';
 import { ThemeToggle } from './components/theme.js';
 import { OverviewPage } from './pages/overview.js';
@@ -43,8 +43,14 @@ export function App() {
   const route = useRoute();
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [error, setError] = useState<ReturnType<typeof problemOf>>();
+  /** Whether the last session ended under the page (expired, ended elsewhere, key revoked). */
+  const [ended, setEnded] = useState(false);
 
   useEffect(() => {
+    onSessionEnded(() => {
+      setSession(null);
+      setEnded(true);
+    });
     currentSession().then(
       (found) => setSession(found ?? null),
       (failure: unknown) => {
@@ -84,8 +90,10 @@ export function App() {
         </div>
         <ProblemMessage error={error} />
         <SignInPage
+          message={ended ? 'Your session has ended. Sign in again to go on.' : undefined}
           onSignedIn={(signedIn) => {
             setError(undefined);
+            setEnded(false);
             setSession(signedIn);
           }}
         />

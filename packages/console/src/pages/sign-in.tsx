@@ -8,7 +8,11 @@ const KEY_SHAPE = /^pcp_(live|test)_\S+$/;
  * Paste an API key once: it is exchanged for a session cookie and dropped. The field is a
  * password field (not remembered by the browser's autofill), cleared after each attempt.
  */
-export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+export function SignInPage(props: {
+  /** Why the partner is here again, if a session just ended. */
+  message?: string | undefined;
+  onSignedIn: (session: Session) => void;
+}) {
   const [error, setError] = useState<ReturnType<typeof problemOf>>();
   const [busy, setBusy] = useState(false);
   const [formatError, setFormatError] = useState<string>();
@@ -28,7 +32,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
     setError(undefined);
     setBusy(true);
     try {
-      onSignedIn(await signIn(apiKey));
+      props.onSignedIn(await signIn(apiKey));
     } catch (failure) {
       setError(problemOf(failure));
       setBusy(false);
@@ -41,6 +45,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
       <div class="sign-in-card">
         <img src="/console/favicon.svg" alt="" width={40} height={40} />
         <h1>Sign in to the partner console</h1>
+        {props.message && (
+          <p class="session-ended" role="status">
+            {props.message}
+          </p>
+        )}
         <p class="muted">
           Paste one of your API keys. It is exchanged for a session on this browser and never kept:
           not in storage, not in the address bar. A <code>pcp_test_</code> key opens test mode.
