@@ -86,6 +86,21 @@ async function testOnly(
 
 const ids = <T>(list: T[], key: keyof T) => list.map((entry) => entry[key]);
 
+/** A console session of `apiKey` (docs/guide/authentication.md#console-sessions). */
+async function signIn(apiKey: string) {
+  const response = await call(platform.baseUrl, 'POST', '/v1/sessions', { body: { apiKey } });
+  expect(response.status, response.text).toBe(201);
+  const cookie = response.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+  return {
+    body: response.body as { partnerId: string; mode: Mode; csrfToken: string },
+    /** A request by the session's cookie, with its CSRF token. */
+    send: (method: string, path: string) =>
+      call(platform.baseUrl, method, path, {
+        headers: { cookie, 'x-csrf-token': response.body.csrfToken as string },
+      }),
+  };
+}
+
 async function webhookEndpoint(world: World) {
   const read = await send('GET', '/v1/marketfront/webhooks', world.marketKey);
   expect(read.status, read.text).toBe(200);
@@ -495,6 +510,36 @@ const cases: Record<string, Case> = {
       expect((error as Error).name).toMatch(/TimeoutError|AbortError/);
     }
     expect(streamed).not.toContain(data.orderId);
+  },
+  'POST /v1/sessions': async (data, caller) => {
+    // A session is of its key's mode: it reads the other mode's data as a stranger would.
+    const session = await signIn(caller.commerceKey);
+    expect(session.body.mode).toBe(caller.mode);
+    expectNotFound(
+      await session.send('GET', `/v1/commerce/stores/${data.storeId}`),
+      'STORE_NOT_FOUND',
+    );
+    const list = await session.send('GET', '/v1/commerce/stores?limit=100');
+    expect(ids(list.body.stores as { storeId: string }[], 'storeId')).not.toContain(data.storeId);
+    const market = await signIn(caller.marketKey);
+    expectNotFound(
+      await market.send('GET', `/v1/marketfront/orders/${data.orderId}`),
+      'ORDER_NOT_FOUND',
+    );
+  },
+  'GET /v1/sessions/current': async (data, caller) => {
+    const mine = await signIn(caller.marketKey);
+    const theirs = await signIn(data.marketKey);
+    const current = await mine.send('GET', '/v1/sessions/current');
+    expect(current.body).toEqual(mine.body);
+    expect(current.body.partnerId).not.toBe(theirs.body.partnerId);
+  },
+  'DELETE /v1/sessions/current': async (data, caller) => {
+    // Signing out one mode's session leaves the same partner's session of the other mode.
+    const mine = await signIn(caller.commerceKey);
+    const theirs = await signIn(data.commerceKey);
+    expect((await mine.send('DELETE', '/v1/sessions/current')).status).toBe(204);
+    expect((await theirs.send('GET', '/v1/sessions/current')).status).toBe(200);
   },
   'POST /v1/test/reset': async (data, caller) => {
     const reset = () => send('POST', '/v1/test/reset', caller.commerceKey);

@@ -15,6 +15,7 @@ import { paymentRoutes } from './routes/payments.routes.js';
 import { docsRoutes } from './routes/docs.routes.js';
 import { publicRoutes } from './routes/public.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
+import { sessionRoutes } from './routes/sessions.routes.js';
 import { storeRoutes } from './routes/stores.routes.js';
 import { testHelperRoutes } from './routes/test-helpers.routes.js';
 import { itemAvailabilityRoutes } from './routes/item-availability.routes.js';
@@ -58,6 +59,7 @@ export function registerApi(app: FastifyInstance, options: ApiOptions): void {
   void app.register(publicRoutes, { docsUrl });
   void app.register(docsRoutes, { docsUrl });
   void app.register(schemaRoutes, { publicBaseUrl });
+  void app.register(sessionRoutes);
   void app.register(storeRoutes);
   void app.register(itemAvailabilityRoutes);
   void app.register(catalogRoutes);

@@ -3,6 +3,50 @@
  * packages/client/openapi.json. Do not edit: run `npm run generate:client`.
  */
 export interface paths {
+  '/v1/sessions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign in: exchange an API key for a console session cookie
+     * @description Answers the session and sets it as the __Host-pcp_session cookie (HttpOnly, Secure, SameSite=Strict). The session acts as the key (its partner, kind and mode) on every /v1 operation of that kind, until it is idle for an hour, twelve hours pass, the key is revoked or the partner suspended, or it is signed out. Writes by cookie need X-CSRF-Token: csrfToken. A wrong key is 401 UNAUTHORIZED and counts against the address's failed authentications.
+     */
+    post: operations['createSession'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sessions/current': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The console session of the cookie, with its CSRF token
+     * @description What sign-in answered, for a page loaded again. Without a live session cookie: 401 UNAUTHORIZED.
+     */
+    get: operations['getCurrentSession'];
+    put?: never;
+    post?: never;
+    /**
+     * Sign out: end the console session
+     * @description Ends the session on every gateway and clears the cookie. Needs X-CSRF-Token like every write of a session.
+     */
+    delete: operations['deleteCurrentSession'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/commerce/stores/{storeId}': {
     parameters: {
       query?: never;
@@ -836,6 +880,15 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
+    /**
+     * @example {
+     *       "apiKey": "pcp_test_3f9a0c1b2d4e5f60_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     *     }
+     */
+    SessionCreateInputInput: {
+      /** @description Your API key (pcp_live_… or pcp_test_…): exchanged once, never stored */
+      apiKey: string;
+    };
     ProblemDetail: {
       type: string;
       title: string;
@@ -1796,6 +1849,42 @@ export interface components {
       deliveries: components['schemas']['WebhookDelivery'][];
       nextCursor: string | null;
     };
+    /**
+     * @example {
+     *       "partnerId": "6c2b7f0e-93a1-4d5e-8b2f-0a9c1d7e5f34",
+     *       "accountId": "6c2b7f0e-93a1-4d5e-8b2f-0a9c1d7e5f34",
+     *       "kind": "commerce",
+     *       "mode": "live",
+     *       "keyId": "3f9a0c1b2d4e5f60",
+     *       "expiresAt": "2026-11-27T04:00:00.000Z",
+     *       "csrfToken": "R2q3yXzW0mB8c1Jf5kLp9sTg4vHn6dQe7aUo2iYr3xC"
+     *     }
+     */
+    Session: {
+      /**
+       * Format: uuid
+       * @description The tenant the session acts as: your partner id, or your test tenant id in test mode
+       */
+      partnerId: string;
+      /**
+       * Format: uuid
+       * @description Your partner id, whatever the mode
+       */
+      accountId: string;
+      /** @enum {string} */
+      kind: 'commerce' | 'distribution';
+      /** @enum {string} */
+      mode: 'live' | 'test';
+      /** @description The public id of the key the session was made from */
+      keyId: string;
+      /**
+       * Format: date-time
+       * @description When the session ends at the latest; it ends earlier after an hour without a request
+       */
+      expiresAt: string;
+      /** @description Send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session */
+      csrfToken: string;
+    };
   };
   responses: never;
   parameters: never;
@@ -1809,6 +1898,8 @@ export interface components {
     'X-RateLimit-Remaining': number;
     /** @description Seconds until the current window ends and the budget is full again. */
     'X-RateLimit-Reset': number;
+    /** @description The console session cookie, __Host-pcp_session (HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age: the seconds left of the session), or its removal (Max-Age=0) on sign-out. Browsers keep and send it; scripts cannot read it. */
+    'Set-Cookie': string;
     /** @description The authentication scheme to use: an API key as Authorization: Bearer <key>. */
     'WWW-Authenticate': 'Bearer';
     /** @description Seconds to wait before the next call (RFC 9110): honour it before polling again or retrying. */
@@ -1824,6 +1915,462 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+  createSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SessionCreateInputInput'];
+      };
+    };
+    responses: {
+      /** @description The session, also set as the cookie */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Set-Cookie': components['headers']['Set-Cookie'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Session'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Payload Too Large: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`PAYLOAD_TOO_LARGE`](http://localhost:8080/docs/errors/PAYLOAD_TOO_LARGE): Payload too large
+       */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unsupported Media Type: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNSUPPORTED_MEDIA_TYPE`](http://localhost:8080/docs/errors/UNSUPPORTED_MEDIA_TYPE): Unsupported media type
+       */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  getCurrentSession: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The session */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Session'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  deleteCurrentSession: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed out; the cookie is cleared */
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Set-Cookie': components['headers']['Set-Cookie'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
   getStore: {
     parameters: {
       query?: never;
@@ -1942,6 +2489,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -2336,6 +2884,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -2626,6 +3175,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -2891,6 +3441,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -3055,6 +3606,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -3258,6 +3810,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -3478,6 +4031,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -3702,6 +4256,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -3950,6 +4505,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -4130,6 +4686,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -4336,6 +4893,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -4551,6 +5109,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -4739,6 +5298,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -4970,6 +5530,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -5219,6 +5780,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -5415,6 +5977,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -5626,6 +6189,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -5819,6 +6383,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -6045,6 +6610,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -6216,6 +6782,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -6392,6 +6959,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -6576,6 +7144,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -6798,6 +7367,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -7009,6 +7579,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -7195,6 +7766,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -7402,6 +7974,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -7556,6 +8129,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -7761,6 +8335,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -7930,6 +8505,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -8141,6 +8717,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        *     - [`PAYMENT_TYPE_NOT_ALLOWED`](http://localhost:8080/docs/errors/PAYMENT_TYPE_NOT_ALLOWED): Payment type not allowed
        */
       403: {
@@ -8355,6 +8932,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -8531,6 +9109,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -8773,6 +9352,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -8978,6 +9558,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -9243,6 +9824,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -9610,6 +10192,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -9918,6 +10501,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -10228,6 +10812,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -10623,6 +11208,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
         headers: {
@@ -11033,6 +11619,7 @@ export interface operations {
        * @description Forbidden: a ProblemDetail whose errorCode is one of
        *
        *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        *     - [`PAYMENT_TYPE_NOT_ALLOWED`](http://localhost:8080/docs/errors/PAYMENT_TYPE_NOT_ALLOWED): Payment type not allowed
        */
       403: {

@@ -30,9 +30,30 @@ export interface ApiKeyTable {
   revoked_at: Date | null;
 }
 
+/** A console session (docs/guide/authentication.md#console-sessions). */
+export interface ConsoleSessionTable {
+  /** SHA-256 of the session's random token; the token itself is only in the cookie. */
+  token_hash: Buffer;
+  /** The key it was made from: the session lives only while the key is active. */
+  key_id: string;
+  /** The partner (its live id), as admin commands name it. */
+  partner_id: string;
+  /** The tenant the key acts as: the partner's id, or its test tenant's. */
+  tenant_id: string;
+  kind: PartnerKind;
+  mode: PartnerMode;
+  created_at: Generated<Date>;
+  /** The absolute end of the session, whatever its use. */
+  expires_at: Date;
+  /** The session's last request, updated at most about once a minute (the idle timeout). */
+  last_seen_at: Generated<Date>;
+}
+
 export type PartnerRow = Selectable<PartnerTable>;
+export type ConsoleSessionRow = Selectable<ConsoleSessionTable>;
 
 export interface GatewayDatabase {
   partners: PartnerTable;
   api_keys: ApiKeyTable;
+  console_sessions: ConsoleSessionTable;
 }

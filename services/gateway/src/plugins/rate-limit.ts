@@ -1,5 +1,5 @@
 import { AppError, type Logger } from '@pcp/service-kit';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { GatewayConfig } from '../config.js';
 import type { RateClass } from '../db/partner.table.js';
@@ -41,7 +41,7 @@ const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (app, { redis, log
       discovery: config.RATE_LIMIT_DISCOVERY_PER_MIN,
     },
   });
-  app.addHook('onRequest', async (request, reply) => {
+  const limit = async (request: FastifyRequest, reply: FastifyReply) => {
     const { principal } = request;
     const rateClass = request.routeOptions.config.rateClass;
     if (!rateClass || !principal) return;
@@ -55,6 +55,14 @@ const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (app, { redis, log
       throw error;
     }
     setRateLimitHeaders(reply, decision);
+  };
+  // Sign-in learns its partner from its body's key, just before its handler.
+  const signsIn = (request: FastifyRequest) => request.routeOptions.config.session === 'sign-in';
+  app.addHook('onRequest', async (request, reply) => {
+    if (!signsIn(request)) await limit(request, reply);
+  });
+  app.addHook('preHandler', async (request, reply) => {
+    if (signsIn(request)) await limit(request, reply);
   });
 };
 

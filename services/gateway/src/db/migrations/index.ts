@@ -2,12 +2,14 @@ import type { Migration } from 'kysely';
 import * as createPartners from './2026-11-22T0000-create-partners.js';
 import * as partnerSuspension from './2026-12-02T0100-partner-suspension.js';
 import * as partnerModes from './2026-12-20T0000-partner-modes.js';
+import * as consoleSessions from './2026-12-22T0100-console-sessions.js';
 
-/** Migrations of the `gateway` schema (partners and their API keys). */
+/** Migrations of the `gateway` schema (partners, their API keys and console sessions). */
 export const gatewayMigrations: Record<string, Migration> = {
   '2026-11-22T0000-create-partners': createPartners,
   '2026-12-02T0100-partner-suspension': partnerSuspension,
   '2026-12-20T0000-partner-modes': partnerModes,
+  '2026-12-22T0100-console-sessions': consoleSessions,
 };
 
 export const GATEWAY_SCHEMA = 'gateway';
