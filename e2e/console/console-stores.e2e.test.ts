@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { generateCatalogSet } from '@pcp/testing/catalog-generator';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from '../catalog-host.js';
@@ -22,7 +22,7 @@ let browser: Browser;
 let host: Awaited<ReturnType<typeof startCatalogHost>>;
 let commerce: { apiKey: string };
 let distribution: { apiKey: string };
-let store: { storeId: string; catalogSetId: string; itemIds: string[] };
+let store: { storeId: string; catalogSetId: string; soda: string };
 let context: BrowserContext;
 let page: Page;
 /** The X-CSRF-Token of every unsafe request the console sent. */
@@ -42,7 +42,8 @@ beforeAll(async () => {
     platform.newPartner('distribution'),
   ]);
   const storeId = await createStore(platform.baseUrl, commerce.apiKey);
-  const document = generateCatalogSet({ storeId, items: 3 });
+  // A catalog whose soda is on an always-open menu with no required options: carts take it.
+  const { document, ids } = cartTestCatalog(storeId);
   await ingestCatalog({
     baseUrl: platform.baseUrl,
     apiKey: commerce.apiKey,
@@ -50,10 +51,7 @@ beforeAll(async () => {
     host,
     document,
   });
-  const read = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, {
-    apiKey: commerce.apiKey,
-  });
-  store = { storeId, catalogSetId: read.body.catalogSetId, itemIds: Object.keys(document.items) };
+  store = { storeId, catalogSetId: ids.catalogSetId, soda: ids.soda };
 
   context = await newConsoleContext(browser, platform.baseUrl);
   page = await context.newPage();
@@ -175,7 +173,7 @@ describe('a commerce partner in the console', () => {
   });
 
   it('86s an item until tonight: the cart refuses it, and the switch puts it back', async () => {
-    const [itemId] = store.itemIds as [string];
+    const itemId = store.soda;
     expect((await cartAdd(itemId)).status).toBe(200);
 
     await openStoreTab('Item availability');

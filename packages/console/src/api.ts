@@ -26,15 +26,7 @@ export type ItemAvailability = Body<'/v1/commerce/stores/{storeId}/item-availabi
 export type WeeklyWindow = Store['availability'][number];
 
 /** What the gateway answers for a session (POST /v1/sessions, GET /v1/sessions/current). */
-export interface Session {
-  readonly partnerId: string;
-  readonly accountId: string;
-  readonly kind: 'commerce' | 'distribution';
-  readonly mode: 'live' | 'test';
-  readonly keyId: string;
-  readonly expiresAt: string;
-  readonly csrfToken: string;
-}
+export type Session = components['schemas']['Session'];
 
 /** A refused request: the gateway's ProblemDetail, or one made up for a network failure. */
 export class ApiProblem extends Error {
@@ -69,8 +61,10 @@ api.use({
     if (csrfToken && unsafe.has(request.method)) request.headers.set('x-csrf-token', csrfToken);
     return request;
   },
-  onResponse({ response }) {
-    if (response.status === 401) {
+  onResponse({ request, response }) {
+    // A 401 of the session routes is an answer (no session, a wrong key), not an ending.
+    const sessionRoute = new URL(request.url).pathname.startsWith('/v1/sessions');
+    if (response.status === 401 && !sessionRoute) {
       setCsrfToken(undefined);
       sessionEnded();
     }
@@ -126,37 +120,9 @@ export async function ok<T>(
   return result.data as T;
 }
 
-/** A call of the session routes (not in the typed paths yet): the JSON body, or ApiProblem. */
-async function sessionCall(method: string, body?: unknown): Promise<unknown> {
-  const path = method === 'POST' ? '/v1/sessions' : '/v1/sessions/current';
-  let response: Response;
-  try {
-    response = await fetch(path, {
-      method,
-      credentials: 'same-origin',
-      headers: {
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(csrfToken && unsafe.has(method) ? { 'x-csrf-token': csrfToken } : {}),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-  } catch {
-    throw new ApiProblem(problemOf(0, undefined, path));
-  }
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  if (!response.ok) throw new ApiProblem(problemOf(response.status, parsed, path));
-  return parsed;
-}
-
 /** Exchange a pasted API key for a session cookie; the key goes nowhere else. */
 export async function signIn(apiKey: string): Promise<Session> {
-  const session = (await sessionCall('POST', { apiKey })) as Session;
+  const session = await ok(api.POST('/v1/sessions', { body: { apiKey } }));
   setCsrfToken(session.csrfToken);
   return session;
 }
@@ -164,7 +130,7 @@ export async function signIn(apiKey: string): Promise<Session> {
 /** The cookie's session after a reload, or undefined when there is none (401). */
 export async function currentSession(): Promise<Session | undefined> {
   try {
-    const session = (await sessionCall('GET')) as Session;
+    const session = await ok(api.GET('/v1/sessions/current'));
     setCsrfToken(session.csrfToken);
     return session;
   } catch (error) {
@@ -176,7 +142,7 @@ export async function currentSession(): Promise<Session | undefined> {
 /** End the session on the server (its cookie is cleared); the token is forgotten here too. */
 export async function signOut(): Promise<void> {
   try {
-    await sessionCall('DELETE');
+    await ok(api.DELETE('/v1/sessions/current'));
   } finally {
     setCsrfToken(undefined);
   }
