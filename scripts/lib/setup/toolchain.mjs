@@ -47,27 +47,40 @@ export function onBundledNode() {
   return new Promise(() => undefined);
 }
 
-const PROMTOOL_INSTALL = 'apt-get install -y --no-install-recommends prometheus';
-
 /**
- * promtool (Debian's `prometheus` package), which the alert rule and dashboard tests run:
- * installed with apt-get where this is root on Debian, else a failure naming the command.
+ * `binary` from Debian's `debianPackage`, which `purpose` needs: installed with apt-get where
+ * this is root on Debian, else a failure naming the command.
+ * @param {string} binary
+ * @param {string} debianPackage
+ * @param {string} purpose
  */
-export function ensurePromtool() {
-  if (which('promtool')) return;
+function ensureDebianPackage(binary, debianPackage, purpose) {
+  if (which(binary)) return;
+  const install = `apt-get install -y --no-install-recommends ${debianPackage}`;
   const canInstall = process.getuid?.() === 0 && which('apt-get');
   if (!canInstall) {
-    throw new Error(
-      `promtool is not installed (the alert rule tests run it). Install it with:\n  ${PROMTOOL_INSTALL}`,
-    );
+    throw new Error(`${binary} is not installed (${purpose}). Install it with:\n  ${install}`);
   }
-  log('installing prometheus (promtool, for the alert rule tests)');
+  log(`installing ${debianPackage} (${binary}, for ${purpose})`);
   const quiet = {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   };
   run('apt-get', ['update', '-qq'], quiet);
-  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'prometheus'], quiet);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', debianPackage], quiet);
+}
+
+/** promtool (Debian's `prometheus` package), which the alert rule and dashboard tests run. */
+export function ensurePromtool() {
+  ensureDebianPackage('promtool', 'prometheus', 'the alert rule tests');
+}
+
+/**
+ * Debian's Chromium, which the console's browser tests drive (e2e/console: playwright-core
+ * downloads no browser of its own).
+ */
+export function ensureChromium() {
+  ensureDebianPackage('chromium', 'chromium', "the console's browser tests");
 }
 
 /**
