@@ -21,3 +21,4 @@ export * from './sessions.js';
 /** The documents' example store address, shared with the test fixtures and the demo. */
 export { exampleStoreAddress } from './examples.js';
 export * from './fixture-catalogs.js';
+export * from './request-log.js';

@@ -2,8 +2,10 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { AppError, type BusClient } from '@pcp/service-kit';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { AccountReads } from './http/account-reads.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { openApiOptions } from './openapi/document.js';
+import { accountRoutes } from './routes/account.routes.js';
 import { addressRoutes } from './routes/addresses.routes.js';
 import { cartRoutes } from './routes/carts.routes.js';
 import { catalogDryRunRoutes } from './routes/catalog-dry-run.routes.js';
@@ -41,6 +43,8 @@ export interface ApiOptions {
   readonly catalogDryRunTimeoutMs: number;
   /** The test-mode webhook stream (docs/guide/sandbox.md#webhook-stream). */
   readonly webhookStreams: WebhookStreamOptions;
+  /** The request log, keys and rate-limit usage (docs/guide/requests.md). */
+  readonly accountReads: AccountReads;
 }
 
 /**
@@ -73,15 +77,21 @@ export function registerApi(app: FastifyInstance, options: ApiOptions): void {
     placeTimeoutMs: options.placeTimeoutMs,
     paymentsTimeoutMs: options.paymentsTimeoutMs,
   });
+  void app.register(accountRoutes, { reads: options.accountReads });
   void app.register(discoveryRoutes);
   void app.register(cartRoutes);
   void app.register(orderRoutes, { placeTimeoutMs: options.placeTimeoutMs });
 }
 
-/** A bus for rendering the document: no route is ever called. */
-const unconnectedBus: BusClient = {
-  request: () => Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Not connected')),
-  requestRaw: () => Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Not connected')),
+const notConnected = () => Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Not connected'));
+
+/** A bus and account reads for rendering the document: no route is ever called. */
+const unconnectedBus: BusClient = { request: notConnected, requestRaw: notConnected };
+const unconnectedAccountReads: AccountReads = {
+  requests: notConnected,
+  errors: notConnected,
+  keys: notConnected,
+  rateLimits: notConnected,
 };
 
 /**
@@ -103,6 +113,7 @@ export async function buildOpenApiDocument(
     paymentsTimeoutMs: 0,
     catalogDryRunTimeoutMs: 0,
     webhookStreams: { wakeups: { watch: () => () => undefined }, perPartner: 1, heartbeatMs: 0 },
+    accountReads: unconnectedAccountReads,
   });
   try {
     await app.ready();

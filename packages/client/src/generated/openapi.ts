@@ -615,6 +615,166 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/commerce/requests': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your recent requests, newest first
+     * @description Each authenticated request of your key’s mode: time, method, path (without the query string), status, errorCode, requestId, Idempotency-Key and latency; never bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up within a second. limit is 1..100 (default 50); status is error (400 and above) or a status code; errorCode one code. nextCursor is absent on the last page; otherwise send it back as before (it is opaque: one that was not issued is 400 REQUEST_INVALID). Unknown parameters are 400 REQUEST_INVALID.
+     */
+    get: operations['listCommerceRequests'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/commerce/requests/errors': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your errors of the last 24 hours, by error code
+     * @description For each errorCode answered to your key’s mode in the last 24 hours (at most 100 codes, the latest first): how many, the latest one’s time, requestId and status, and the code’s page (the ProblemDetail type).
+     */
+    get: operations['listCommerceRequestErrors'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/commerce/keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your API keys of this mode
+     * @description Your keys of the calling key’s mode (live or test), newest first, revoked ones included (at most 100): their public key id, creation, last use (to the minute, written within a second) and revocation. Never a secret.
+     */
+    get: operations['listCommerceKeys'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/commerce/rate-limits': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read your rate-limit usage
+     * @description Each budget your routes count against (reads, writes; discovery for marketfront partners) in your key’s mode: its limit per minute, the requests counted in the current one-minute window (this one included), what remains and when the window ends. Reading it counts as one read.
+     */
+    get: operations['getCommerceRateLimits'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/marketfront/requests': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your recent requests, newest first
+     * @description Each authenticated request of your key’s mode: time, method, path (without the query string), status, errorCode, requestId, Idempotency-Key and latency; never bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up within a second. limit is 1..100 (default 50); status is error (400 and above) or a status code; errorCode one code. nextCursor is absent on the last page; otherwise send it back as before (it is opaque: one that was not issued is 400 REQUEST_INVALID). Unknown parameters are 400 REQUEST_INVALID.
+     */
+    get: operations['listMarketfrontRequests'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/marketfront/requests/errors': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your errors of the last 24 hours, by error code
+     * @description For each errorCode answered to your key’s mode in the last 24 hours (at most 100 codes, the latest first): how many, the latest one’s time, requestId and status, and the code’s page (the ProblemDetail type).
+     */
+    get: operations['listMarketfrontRequestErrors'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/marketfront/keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your API keys of this mode
+     * @description Your keys of the calling key’s mode (live or test), newest first, revoked ones included (at most 100): their public key id, creation, last use (to the minute, written within a second) and revocation. Never a secret.
+     */
+    get: operations['listMarketfrontKeys'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/marketfront/rate-limits': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read your rate-limit usage
+     * @description Each budget your routes count against (reads, writes; discovery for marketfront partners) in your key’s mode: its limit per minute, the requests counted in the current one-minute window (this one included), what remains and when the window ends. Reading it counts as one read.
+     */
+    get: operations['getMarketfrontRateLimits'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/marketfront/stores/discover': {
     parameters: {
       query?: never;
@@ -1884,6 +2044,132 @@ export interface components {
       expiresAt: string;
       /** @description Send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session */
       csrfToken: string;
+    };
+    /**
+     * @example {
+     *       "at": "2026-11-22T18:05:00.123Z",
+     *       "method": "GET",
+     *       "path": "/v1/commerce/stores/0b9d7e4c-6a2f-4f1e-8c3d-2a1b0c9d8e7f",
+     *       "status": 404,
+     *       "errorCode": "STORE_NOT_FOUND",
+     *       "requestId": "3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09",
+     *       "latencyMs": 4
+     *     }
+     */
+    RequestLogEntry: {
+      /** Format: date-time */
+      at: string;
+      method: string;
+      path: string;
+      status: number;
+      errorCode?: string;
+      requestId: string;
+      idempotencyKey?: string;
+      latencyMs: number;
+    };
+    /**
+     * @example {
+     *       "requests": [
+     *         {
+     *           "at": "2026-11-22T18:05:00.123Z",
+     *           "method": "GET",
+     *           "path": "/v1/commerce/stores/0b9d7e4c-6a2f-4f1e-8c3d-2a1b0c9d8e7f",
+     *           "status": 404,
+     *           "errorCode": "STORE_NOT_FOUND",
+     *           "requestId": "3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09",
+     *           "latencyMs": 4
+     *         }
+     *       ],
+     *       "nextCursor": "MTc5NTM3MDcwMDEyM3w0Mg"
+     *     }
+     */
+    RequestLogPage: {
+      requests: components['schemas']['RequestLogEntry'][];
+      nextCursor?: string;
+    };
+    /**
+     * @example {
+     *       "since": "2026-11-21T18:05:00.000Z",
+     *       "groups": [
+     *         {
+     *           "errorCode": "STORE_NOT_FOUND",
+     *           "status": 404,
+     *           "count": 3,
+     *           "lastAt": "2026-11-22T18:05:00.123Z",
+     *           "lastRequestId": "3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09",
+     *           "docsUrl": "https://api.example.com/docs/errors/STORE_NOT_FOUND"
+     *         }
+     *       ]
+     *     }
+     */
+    RequestErrorGroups: {
+      /** Format: date-time */
+      since: string;
+      groups: {
+        errorCode: string;
+        status: number;
+        count: number;
+        /** Format: date-time */
+        lastAt: string;
+        lastRequestId: string;
+        docsUrl: string;
+      }[];
+    };
+    /**
+     * @example {
+     *       "keys": [
+     *         {
+     *           "keyId": "3f9c0a1b2d4e5f67",
+     *           "mode": "live",
+     *           "createdAt": "2026-11-01T09:00:00.000Z",
+     *           "lastUsedAt": "2026-11-22T18:05:00.000Z"
+     *         }
+     *       ]
+     *     }
+     */
+    ApiKeyList: {
+      keys: {
+        keyId: string;
+        /** @enum {string} */
+        mode: 'live' | 'test';
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        lastUsedAt?: string;
+        /** Format: date-time */
+        revokedAt?: string;
+      }[];
+    };
+    /**
+     * @example {
+     *       "limits": [
+     *         {
+     *           "bucket": "reads",
+     *           "limitPerMinute": 1000,
+     *           "used": 12,
+     *           "remaining": 988,
+     *           "resetsAt": "2026-11-22T18:06:00.000Z"
+     *         },
+     *         {
+     *           "bucket": "writes",
+     *           "limitPerMinute": 100,
+     *           "used": 0,
+     *           "remaining": 100,
+     *           "resetsAt": "2026-11-22T18:05:00.000Z"
+     *         }
+     *       ]
+     *     }
+     */
+    RateLimitUsage: {
+      limits: {
+        /** @enum {string} */
+        bucket: 'reads' | 'writes' | 'discovery';
+        limitPerMinute: number;
+        used: number;
+        remaining: number;
+        /** Format: date-time */
+        resetsAt: string;
+      }[];
     };
   };
   responses: never;
@@ -9595,6 +9881,1240 @@ export interface operations {
        *     - [`UNSUPPORTED_MEDIA_TYPE`](http://localhost:8080/docs/errors/UNSUPPORTED_MEDIA_TYPE): Unsupported media type
        */
       415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  listCommerceRequests: {
+    parameters: {
+      query?: {
+        limit?: number;
+        before?: string;
+        status?: string;
+        errorCode?: string;
+      };
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of your requests */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RequestLogPage'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  listCommerceRequestErrors: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Your recent errors by code */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RequestErrorGroups'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  listCommerceKeys: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Your keys of this mode */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKeyList'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  getCommerceRateLimits: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Your rate-limit usage */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitUsage'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  listMarketfrontRequests: {
+    parameters: {
+      query?: {
+        limit?: number;
+        before?: string;
+        status?: string;
+        errorCode?: string;
+      };
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of your requests */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RequestLogPage'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  listMarketfrontRequestErrors: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Your recent errors by code */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RequestErrorGroups'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  listMarketfrontKeys: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Your keys of this mode */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKeyList'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  getMarketfrontRateLimits: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Your rate-limit usage */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitUsage'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];

@@ -1,7 +1,8 @@
-import type { PartnerKind, PartnerMode, PaymentType } from '@pcp/contracts';
+import type { PartnerKind, PartnerMode, PaymentType, RateLimitBucket } from '@pcp/contracts';
 import type { ColumnType, Generated, JSONColumnType, Selectable } from 'kysely';
+import type { RequestLogTable } from './request-log.table.js';
 
-export type RateClass = 'reads' | 'writes' | 'discovery';
+export type RateClass = RateLimitBucket;
 /** Per-partner overrides of the per-minute limits; absent classes use the defaults. */
 export type RateLimitOverrides = Partial<Record<RateClass, number>>;
 
@@ -28,6 +29,8 @@ export interface ApiKeyTable {
   mode: Generated<PartnerMode>;
   created_at: Generated<Date>;
   revoked_at: Date | null;
+  /** When a request last used it, written at most once a minute per key and replica. */
+  last_used_at: ColumnType<Date | null, never, Date>;
 }
 
 /** A console session (docs/guide/authentication.md#console-sessions). */
@@ -56,4 +59,5 @@ export interface GatewayDatabase {
   partners: PartnerTable;
   api_keys: ApiKeyTable;
   console_sessions: ConsoleSessionTable;
+  request_log: RequestLogTable;
 }

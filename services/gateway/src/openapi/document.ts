@@ -10,6 +10,7 @@ import {
 import { jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { problemExample } from '../docs/error-docs.js';
 import { guideUrl, type GuideName, type GuideSection } from '../docs/guides.js';
+import { ACCOUNT_TAG } from '../routes/account.routes.js';
 import { CATALOGSET_SCHEMA_PATH } from './catalogset-schema.js';
 import { responseHeaders, type ResponseHeaderName } from './headers.js';
 import { createRouteTransform } from './route-transform.js';
@@ -117,6 +118,14 @@ const tags = (catalogSetSchema: { url: string; description: string }, docsUrl: s
         'The partner console signs in with an API key once and then uses a short-lived ' +
         'session cookie (cookieAuth) instead of the key; its writes carry X-CSRF-Token ' +
         '(csrfToken). Integrations use their key (bearerAuth).',
+    },
+    {
+      name: ACCOUNT_TAG,
+      guide: 'requests',
+      description:
+        'What your integration did and may still do: your recent requests with their status ' +
+        'and errorCode (the errors grouped by code), your API keys and their last use, and ' +
+        'your rate-limit usage; each for the calling key’s mode only.',
     },
     {
       name: SANDBOX_TAG,
