@@ -16,6 +16,7 @@ COPY packages/service-kit/package.json packages/service-kit/
 COPY packages/catalog-validation/package.json packages/catalog-validation/
 COPY packages/client/package.json packages/client/
 COPY packages/testing/package.json packages/testing/
+COPY packages/console/package.json packages/console/
 COPY tools/demo/package.json tools/demo/
 COPY services/gateway/package.json services/gateway/
 COPY services/stores/package.json services/stores/
@@ -30,7 +31,8 @@ COPY tsconfig.base.json tsconfig.json ./
 COPY packages/ packages/
 COPY services/ services/
 COPY tools/ tools/
-RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund
+# The partner console's static files (vite build, about a second) before the dev tools go.
+RUN npx tsc -b && npm run build -w packages/console && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:24.21.0-trixie-slim AS runtime
 ENV NODE_ENV=production
@@ -54,6 +56,8 @@ COPY --from=build /app/services/gateway/package.json services/gateway/
 COPY --from=build /app/services/gateway/dist/ services/gateway/dist/
 # The partner guides the gateway serves at /docs/guide (read at start from /app/docs/guide).
 COPY docs/guide/ docs/guide/
+# The partner console the gateway serves at /console (read at start).
+COPY --from=build /app/packages/console/dist/ packages/console/dist/
 COPY --from=build /app/services/stores/package.json services/stores/
 COPY --from=build /app/services/stores/dist/ services/stores/dist/
 COPY --from=build /app/services/catalog/package.json services/catalog/

@@ -8,7 +8,16 @@ const unusedVars = [
 ];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.data/**', 'deploy/k8s/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/.tsbuild/**',
+      '.data/**',
+      'deploy/k8s/**',
+      'test-results/**',
+    ],
+  },
   js.configs.recommended,
   {
     files: ['**/*.mjs', '**/*.js'],
@@ -31,7 +40,7 @@ export default tseslint.config(
     rules: { 'no-unused-vars': unusedVars },
   },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: {
@@ -57,7 +66,7 @@ export default tseslint.config(
   {
     // Each workspace declares what it imports in its own package.json, so it installs and runs
     // alone (the image prunes devDependencies): only tests and tools may use devDependencies.
-    files: ['**/*.ts', '**/*.mjs', '**/*.js'],
+    files: ['**/*.ts', '**/*.tsx', '**/*.mjs', '**/*.js'],
     plugins: { import: importPlugin },
     rules: {
       'import/no-extraneous-dependencies': [
@@ -73,10 +82,23 @@ export default tseslint.config(
             'packages/*/generate/**',
             'services/gateway/openapi/**',
             '*.config.{ts,js}',
+            'packages/console/vite.config.ts',
           ],
           includeTypes: true,
         },
       ],
+    },
+  },
+  {
+    // The partner console runs in the browser: its globals, not Node's (TypeScript's DOM lib
+    // types them; this tells the JavaScript rules the same).
+    files: ['packages/console/src/**'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'history', 'localStorage', 'fetch', 'URL'].map(
+          (name) => [name, 'readonly'],
+        ),
+      ),
     },
   },
   {

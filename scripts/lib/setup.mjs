@@ -7,7 +7,13 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ensureServers } from './setup/servers.mjs';
 import { fail, log, root, run } from './setup/shell.mjs';
-import { build, ensureDependencies, ensurePromtool, onBundledNode } from './setup/toolchain.mjs';
+import {
+  build,
+  ensureChromium,
+  ensureDependencies,
+  ensurePromtool,
+  onBundledNode,
+} from './setup/toolchain.mjs';
 
 export { waitUntilAnswers } from './setup/network.mjs';
 export { asPostgresUser, giveToPostgresUser, postgresBinaries } from './setup/own-postgres.mjs';
@@ -27,6 +33,7 @@ export async function prepareTests() {
     await onBundledNode();
     await ensureServers({ dockerFallback: true });
     ensurePromtool();
+    ensureChromium();
     build();
     log('type-checking tests');
     run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.tests.json']);

@@ -1,7 +1,7 @@
 // What the commands need besides the servers: the dependencies, the Node they run on, promtool
 // and the build.
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { log, root, run, which } from './shell.mjs';
 
@@ -47,34 +47,82 @@ export function onBundledNode() {
   return new Promise(() => undefined);
 }
 
-const PROMTOOL_INSTALL = 'apt-get install -y --no-install-recommends prometheus';
-
 /**
- * promtool (Debian's `prometheus` package), which the alert rule and dashboard tests run:
- * installed with apt-get where this is root on Debian, else a failure naming the command.
+ * `binary` from Debian's `debianPackage`, which `purpose` needs: installed with apt-get where
+ * this is root on Debian, else a failure naming the command.
+ * @param {string} binary
+ * @param {string} debianPackage
+ * @param {string} purpose
  */
-export function ensurePromtool() {
-  if (which('promtool')) return;
+function ensureDebianPackage(binary, debianPackage, purpose) {
+  if (which(binary)) return;
+  const install = `apt-get install -y --no-install-recommends ${debianPackage}`;
   const canInstall = process.getuid?.() === 0 && which('apt-get');
   if (!canInstall) {
-    throw new Error(
-      `promtool is not installed (the alert rule tests run it). Install it with:\n  ${PROMTOOL_INSTALL}`,
-    );
+    throw new Error(`${binary} is not installed (${purpose}). Install it with:\n  ${install}`);
   }
-  log('installing prometheus (promtool, for the alert rule tests)');
+  log(`installing ${debianPackage} (${binary}, for ${purpose})`);
   const quiet = {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   };
   run('apt-get', ['update', '-qq'], quiet);
-  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'prometheus'], quiet);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', debianPackage], quiet);
+}
+
+/** promtool (Debian's `prometheus` package), which the alert rule and dashboard tests run. */
+export function ensurePromtool() {
+  ensureDebianPackage('promtool', 'prometheus', 'the alert rule tests');
 }
 
 /**
- * Incremental TypeScript build of every package (fast when nothing changed).
+ * Debian's Chromium, which the console's browser tests drive (e2e/console: playwright-core
+ * downloads no browser of its own).
+ */
+export function ensureChromium() {
+  ensureDebianPackage('chromium', 'chromium', "the console's browser tests");
+}
+
+/**
+ * Incremental TypeScript build of every package (fast when nothing changed), then the
+ * partner console's static files when its sources changed.
  * @returns {void}
  */
 export function build() {
   log('building (tsc -b)');
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-b']);
+  buildConsole();
+}
+
+const consoleDir = join(root, 'packages', 'console');
+
+/**
+ * The newest modification time under `path` (a file, or a folder walked whole).
+ * @param {string} path
+ * @returns {number}
+ */
+function newestChange(path) {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(path).reduce(
+    (newest, name) => Math.max(newest, newestChange(join(path, name))),
+    stat.mtimeMs,
+  );
+}
+
+/**
+ * `vite build` of the partner console into packages/console/dist, which the gateway serves
+ * at /console; skipped when the build is newer than its sources and the lock file.
+ * @returns {void}
+ */
+function buildConsole() {
+  const built = join(consoleDir, 'dist', 'index.html');
+  const sources = ['src', 'public', 'index.html', 'vite.config.ts', 'package.json']
+    .map((name) => join(consoleDir, name))
+    .concat(join(root, 'package-lock.json'));
+  const newestSource = Math.max(...sources.map(newestChange));
+  if (existsSync(built) && statSync(built).mtimeMs >= newestSource) return;
+  log('building the console (vite build)');
+  run(join(root, 'node_modules', '.bin', 'vite'), ['build'], { cwd: consoleDir });
 }

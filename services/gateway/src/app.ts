@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { Histogram } from 'prom-client';
 import { registerApi } from './api.js';
 import { createLiveEventHub, startLiveEventSource } from './live/live-events.js';
+import { consoleRoutes } from './routes/console.routes.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
 import type { GatewayDatabase } from './db/partner.table.js';
 import { createAccountReads } from './http/account-reads.js';
@@ -243,6 +244,8 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     },
     accountReads: createAccountReads({ db: deps.db, rateLimiter, docsUrl }),
   });
+  // The partner console: static files, not part of the API document.
+  void app.register(consoleRoutes);
 
   let liveSource: Awaited<ReturnType<typeof startLiveEventSource>> | undefined;
   // After the HTTP server closed (its preClose ended the streams): nothing listens any more.
