@@ -1,24 +1,19 @@
-import { createDatabase } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createPartner, revokeKey } from '../../src/admin/partner-admin.js';
 import { createAuthenticator } from '../../src/auth/authenticator.js';
 import { createSessionStore, type SessionStoreOptions } from '../../src/auth/session-store.js';
-import { GATEWAY_SCHEMA } from '../../src/db/migrations/index.js';
 import { findActiveKey, revokeApiKey, updateSuspension } from '../../src/db/partner.repository.js';
 import type { GatewayDatabase } from '../../src/db/partner.table.js';
+import { createGatewayDatabase } from '../support/lone-gateway.js';
 
 let env: TestEnvironment;
 let db: Kysely<GatewayDatabase>;
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  db = createDatabase<GatewayDatabase>({
-    url: env.databaseUrl,
-    schema: GATEWAY_SCHEMA,
-    applicationName: 'test',
-  });
+  db = createGatewayDatabase(env);
 });
 
 afterAll(async () => {
