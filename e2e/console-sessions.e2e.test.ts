@@ -6,6 +6,7 @@ import { authInvalidationSubject, sessionCookieName } from '@pcp/contracts';
 import type { GatewayService } from '@pcp/gateway';
 import { createKey, revokeKey, setSuspended } from '@pcp/gateway/admin';
 import { randomBytes } from 'node:crypto';
+import { get, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { newStoreId, storeProfile } from '@pcp/testing/fixtures';
@@ -244,6 +245,15 @@ describe('a session acts as its key', () => {
     expect(created.status, created.text).toBe(201);
     const read = await withSession(session, 'GET', `/v1/commerce/stores/${storeId}`);
     expect(read.status).toBe(200);
+    // A POST likewise: refused without the token, through with it.
+    const pause = (csrf?: null) =>
+      withSession(session, 'POST', `/v1/commerce/stores/${storeId}/status`, {
+        body: { status: 'paused', reason: 'too_busy' },
+        ...(csrf === null ? { csrf } : {}),
+      });
+    expectProblem(await pause(null), 403, 'CSRF_REJECTED');
+    const paused = await pause();
+    expect(paused.status, paused.text).toBe(200);
   });
 
   it('never reads another partner’s data, nor the other mode’s', async () => {
@@ -268,6 +278,32 @@ describe('a session acts as its key', () => {
     expect(
       (await withSession(ownerSession, 'GET', `/v1/commerce/stores/${storeId}`)).body.name,
     ).toBe('Chicago Burgers');
+  });
+});
+
+describe('the webhook stream by cookie', () => {
+  /** The stream's status and content type, its connection dropped once they arrive. */
+  async function openStream(session: Signed) {
+    const request = get(new URL('/v1/marketfront/webhooks/stream', platform.baseUrl), {
+      agent: false,
+      headers: { cookie: session.cookie, accept: 'text/event-stream' },
+    });
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      request.once('response', resolve).once('error', reject);
+    });
+    response.on('error', () => undefined);
+    request.destroy();
+    return { status: response.statusCode, type: response.headers['content-type'] };
+  }
+
+  it('opens for a test-mode session, as EventSource sends it, and not for a live one', async () => {
+    const partner = await platform.newPartner('distribution', { mode: 'test' });
+    expect(await openStream(await signIn(partner.apiKey))).toMatchObject({
+      status: 200,
+      type: expect.stringContaining('text/event-stream'),
+    });
+    const live = await signIn((await platform.newPartner('distribution')).apiKey);
+    expect((await openStream(live)).status).toBe(403);
   });
 });
 

@@ -15,6 +15,7 @@ import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
 import { sodaOrder } from './orders.js';
+import { openSse, type OpenStream } from './sse.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 type Mode = 'live' | 'test';
@@ -577,6 +578,62 @@ const cases: Record<string, Case> = {
     }
     expect(streamed).not.toContain(data.orderId);
   },
+  'GET /v1/commerce/stores/{storeId}/events': async (data, caller) => {
+    expectNotFound(
+      await send('GET', `/v1/commerce/stores/${data.storeId}/events`, caller.commerceKey),
+      'STORE_NOT_FOUND',
+    );
+    // The other mode's store pauses and resumes: its own stream hears it, the caller's none.
+    await withStreams(
+      [
+        [`/v1/commerce/stores/${data.storeId}/events`, data.commerceKey],
+        [`/v1/commerce/stores/${caller.storeId}/events`, caller.commerceKey],
+      ],
+      async ([own, other]) => {
+        for (const status of ['paused', 'online']) {
+          const set = await send(
+            'POST',
+            `/v1/commerce/stores/${data.storeId}/status`,
+            data.commerceKey,
+            {
+              body: { status, ...(status === 'paused' ? { reason: 'too_busy' } : {}) },
+            },
+          );
+          expect(set.status, set.text).toBeLessThan(300);
+        }
+        await own!.waitFor(2);
+        expect(own!.events.map((event) => event.event)).toEqual([
+          'store.status_changed',
+          'store.status_changed',
+        ]);
+        expect(other!.events).toEqual([]);
+      },
+    );
+  },
+  'GET /v1/marketfront/events': async (data, caller) => {
+    // A delivery of the other mode tried again: its tenant's stream hears it, the caller's none.
+    await withStreams(
+      [
+        ['/v1/marketfront/events', data.marketKey],
+        ['/v1/marketfront/events', caller.marketKey],
+      ],
+      async ([own, other]) => {
+        const resent = await send(
+          'POST',
+          `/v1/marketfront/webhooks/deliveries/${data.deliveryId}/resend`,
+          data.marketKey,
+        );
+        expect(resent.status, resent.text).toBeLessThan(300);
+        const [attempt] = await own!.waitFor(1, 15_000);
+        expect(attempt!.event).toBe('webhook.delivery_attempted');
+        expect(JSON.parse(attempt!.data)).toMatchObject({
+          deliveryId: data.deliveryId,
+          orderId: data.orderId,
+        });
+        expect(other!.events).toEqual([]);
+      },
+    );
+  },
   'POST /v1/sessions': async (data, caller) => {
     // A session is of its key's mode: it reads the other mode's data as a stranger would.
     const session = await signIn(caller.commerceKey);
@@ -626,6 +683,27 @@ const cases: Record<string, Case> = {
     });
   },
 };
+
+/**
+ * Open a live stream for each `[path, apiKey]`, run `check` with them, and close them. The
+ * streams share one source, so once one has an event every other one has it too if it ever will.
+ */
+async function withStreams(
+  opened: [path: string, apiKey: string][],
+  check: (streams: OpenStream[]) => Promise<void>,
+) {
+  const streams = await Promise.all(
+    opened.map(([path, apiKey]) =>
+      openSse(new URL(path, platform.baseUrl), { authorization: `Bearer ${apiKey}` }),
+    ),
+  );
+  try {
+    for (const stream of streams) expect(stream.status, stream.text()).toBe(200);
+    await check(streams);
+  } finally {
+    for (const stream of streams) stream.drop();
+  }
+}
 
 /** A key of `mode` for the partner: its first (live) key, or a test key made beside it. */
 async function keyOf(partner: { partnerId: string; apiKey: string }, mode: Mode) {

@@ -48,6 +48,7 @@ import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { newBuyer, sodaOrder } from './orders.js';
+import { openSse } from './sse.js';
 import {
   orderEventEnvelope,
   startWebhookReceiver,
@@ -299,6 +300,13 @@ describe.skipIf(!natsServer)('the platform under per-service NATS users', () => 
       headers: { 'x-end-user-id': buyer.endUser },
     });
     expect(validated.data?.isValid, JSON.stringify(validated.data?.errors)).toBe(true);
+    const storeStream = await openSse(
+      new URL(`/v1/commerce/stores/${storeId}/events`, platform.baseUrl),
+      { authorization: `Bearer ${commercePartner.apiKey}` },
+    );
+    const marketStream = await openSse(new URL('/v1/marketfront/events', platform.baseUrl), {
+      authorization: `Bearer ${distribution.apiKey}`,
+    });
     const placed = await placeOrder(market, {
       body: sodaOrder(catalog.ids, storeId, buyer.paymentId),
       endUserId: buyer.endUser,
@@ -309,7 +317,9 @@ describe.skipIf(!natsServer)('the platform under per-service NATS users', () => 
       payment: { paymentId: buyer.paymentId },
     });
 
-    // a status change by the store, and both events delivered as signed webhooks
+    // a status change by the store, and both events delivered as signed webhooks, and on the
+    // live streams opened before the order (the gateway's ordered consumers, ordering's
+    // attempt notices)
     const confirmed = await commerce.POST('/v1/commerce/orders/{orderId}/status', {
       params: { path: { orderId } },
       body: { status: 'confirmed' },
@@ -324,6 +334,13 @@ describe.skipIf(!natsServer)('the platform under per-service NATS users', () => 
       return request.payload.type as string;
     });
     expect(kinds.sort()).toEqual(['order.created', 'order.status_changed']);
+    const live = ['order.created', 'order.status_changed'];
+    expect((await storeStream.waitFor(2)).map((event) => event.event)).toEqual(live);
+    await expect
+      .poll(() => marketStream.events.map((event) => event.event))
+      .toEqual(expect.arrayContaining([...live, 'webhook.delivery_attempted']));
+    storeStream.drop();
+    marketStream.drop();
 
     for (const user of natsUsers) expect(serviceViolations.get(user), user).toEqual([]);
   }, 60_000);
@@ -473,10 +490,21 @@ describe.skipIf(!natsServer)('what the permissions refuse', () => {
       stores.nc.publish(subject, '{}');
       await expectRefused(stores, 'publish', subject);
     }
-    // the gateway has no JetStream at all
+    // the gateway's JetStream is its live streams' consumers: none of the services' durables,
+    // no other event, no stream changes
     const gateway = await probe('gateway');
-    gateway.nc.publish('$JS.API.INFO');
-    await expectRefused(gateway, 'publish', '$JS.API.INFO');
+    for (const subject of [
+      '$JS.API.INFO',
+      `$JS.API.STREAM.DELETE.${env.prefix}_events`,
+      `$JS.API.CONSUMER.DELETE.${env.prefix}_events.ordering-webhook-deliveries`,
+      `$JS.API.CONSUMER.MSG.NEXT.${env.prefix}_events.ordering-webhook-deliveries`,
+      `$JS.API.CONSUMER.CREATE.${env.prefix}_events.ordering-webhook-deliveries.${statusChanged}`,
+      `$JS.API.CONSUMER.CREATE.${env.prefix}_events.mine.${activated}`,
+      `$JS.API.CONSUMER.CREATE.${env.prefix}_events`,
+    ]) {
+      gateway.nc.publish(subject, '{}');
+      await expectRefused(gateway, 'publish', subject);
+    }
   });
 
   it('lets ordering’s admin command list and republish its dead letters, and stores delete none', async () => {

@@ -1,4 +1,12 @@
-import { natsCalls, natsPermissions, natsUsers, serviceNames, subjects } from '@pcp/contracts';
+import {
+  jetStreamConsumers,
+  liveEventSources,
+  natsCalls,
+  natsPermissions,
+  natsUsers,
+  serviceNames,
+  subjects,
+} from '@pcp/contracts';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -105,6 +113,22 @@ describe('the NATS permissions', () => {
       expect(allowed).not.toContain('pcp.>');
       expect(allowed).not.toContain('pcp.events.>');
       expect(allowed).not.toContain('_INBOX.>');
+    }
+  });
+
+  it('let the gateway read only the live streams’ events, and never touch a service’s durable', () => {
+    const { publish } = natsPermissions('pcp', 'gateway');
+    const creates = publish.allow.filter((subject) => subject.includes('.CONSUMER.CREATE.'));
+    expect(creates.sort()).toEqual(
+      liveEventSources
+        .map((event) => `$JS.API.CONSUMER.CREATE.pcp_events.*.pcp.${event.subject}`)
+        .sort(),
+    );
+    expect(publish.allow.filter((subject) => subject.startsWith('$JS.ACK.'))).toEqual([]);
+    for (const { stream, durable } of jetStreamConsumers.filter((c) => c.stream === 'events')) {
+      for (const verb of ['MSG.NEXT', 'DELETE', 'CREATE']) {
+        expect(publish.deny).toContain(`$JS.API.CONSUMER.${verb}.pcp_${stream}.${durable}`);
+      }
     }
   });
 

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { access } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
-import { get, type IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { createPartner } from '@pcp/gateway/admin';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { hostAndPort, startTcpProxy } from '@pcp/testing/tcp-proxy';
+import { openSse, type SseEvent } from './sse.js';
 import {
   publishOrderEvent,
   startWebhookReceiver,
@@ -58,76 +58,14 @@ async function testPartner() {
   return { apiKey: partner.apiKey, tenant: partner.testPartnerId };
 }
 
-interface SseEvent {
-  id?: string;
-  event: string;
-  data: string;
-}
-
-/** An open stream: the events so far, as they arrive. */
-interface OpenStream {
-  readonly status: number;
-  readonly events: SseEvent[];
-  /** The body as it arrived (a refused stream's ProblemDetail). */
-  text(): string;
-  waitFor(count: number, timeoutMs?: number): Promise<SseEvent[]>;
-  /** Drop the connection, as a network would. */
-  drop(): void;
-}
-
-/**
- * Open a stream with its own connection (no pool), so dropping it closes the socket as a
- * network failure would.
- */
-async function openStream(
-  apiKey: string,
-  resume: { lastEventId?: string; query?: string } = {},
-): Promise<OpenStream> {
+/** Open the webhook stream with `apiKey`, resuming where asked. */
+function openStream(apiKey: string, resume: { lastEventId?: string; query?: string } = {}) {
   const url = new URL('/v1/marketfront/webhooks/stream', platform.baseUrl);
   if (resume.query) url.searchParams.set('lastEventId', resume.query);
-  const request = get(url, {
-    agent: false,
-    headers: {
-      authorization: `Bearer ${apiKey}`,
-      ...(resume.lastEventId ? { 'last-event-id': resume.lastEventId } : {}),
-    },
+  return openSse(url, {
+    authorization: `Bearer ${apiKey}`,
+    ...(resume.lastEventId ? { 'last-event-id': resume.lastEventId } : {}),
   });
-  const response = await new Promise<IncomingMessage>((resolve, reject) => {
-    request.once('response', resolve).once('error', reject);
-  });
-  const events: SseEvent[] = [];
-  let body = '';
-  let buffer = '';
-  response.setEncoding('utf8');
-  response.on('error', () => undefined);
-  response.on('data', (text: string) => {
-    body += text;
-    buffer += text;
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event: SseEvent = { event: 'message', data: '' };
-      for (const line of block.split('\n')) {
-        if (line.startsWith('id: ')) event.id = line.slice(4);
-        else if (line.startsWith('event: ')) event.event = line.slice(7);
-        else if (line.startsWith('data: ')) event.data = line.slice(6);
-      }
-      if (event.data !== '') events.push(event);
-    }
-  });
-  return {
-    status: response.statusCode ?? 0,
-    events,
-    text: () => body,
-    async waitFor(count, timeoutMs = 10_000) {
-      await expect.poll(() => events.length, { timeout: timeoutMs }).toBeGreaterThanOrEqual(count);
-      return events.slice(0, count);
-    },
-    drop() {
-      request.destroy();
-    },
-  };
 }
 
 const webhookIdOf = (event: SseEvent) =>

@@ -60,6 +60,12 @@ export async function send(baseUrl: string, request: FuzzRequest): Promise<FuzzR
               text: Buffer.concat(chunks).toString('utf8'),
               bytes,
             });
+          // An event stream that opened never ends by itself: its head is the answer.
+          if (headers.get('content-type')?.startsWith('text/event-stream')) {
+            incoming.destroy();
+            settle();
+            return;
+          }
           incoming.on('data', (chunk: Buffer) => {
             bytes += chunk.byteLength;
             chunks.push(chunk);

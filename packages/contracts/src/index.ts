@@ -16,6 +16,7 @@ export * from './cart.js';
 export * from './payments.js';
 export * from './orders.js';
 export * from './webhooks.js';
+export * from './live-events.js';
 export * from './sandbox.js';
 export * from './sessions.js';
 /** The documents' example store address, shared with the test fixtures and the demo. */

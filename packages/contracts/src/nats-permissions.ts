@@ -1,4 +1,5 @@
 import { events } from './events.js';
+import { webhookAttemptNotices } from './live-events.js';
 import { serviceNames, type ServiceName } from './messaging.js';
 import { subjects, webhookStreamWake } from './subjects.js';
 
@@ -192,7 +193,8 @@ const REPLY_WINDOW = '2m';
 
 /** One user's NATS permissions, in the server's configuration shape. */
 export interface NatsPermissions {
-  readonly publish: { readonly allow: readonly string[] };
+  /** `deny` takes precedence over `allow`. */
+  readonly publish: { readonly allow: readonly string[]; readonly deny?: readonly string[] };
   readonly subscribe: { readonly allow: readonly string[] };
   /** Replies to the requests it received (services only), bounded in count and time. */
   readonly allow_responses?: { readonly max: number; readonly expires: string };
@@ -243,17 +245,61 @@ function jetStreamSubjects(prefix: string, use: JetStreamUse): string[] {
   ];
 }
 
+/** The events the gateway's live streams read (docs/guide/live-events.md). */
+export const liveEventSources = [events.orderStatusChanged, events.storeChanged] as const;
+
+/**
+ * The JetStream API the gateway's live streams use: an ordered consumer of each event of
+ * `liveEventSources` (the filter is in the create subject, so it can read no other), created,
+ * pulled, checked and deleted by name. Consumer names are one token, so `*` would reach the
+ * services' durables too: `durableSubjects` denies those.
+ */
+function liveEventSubjects(prefix: string): string[] {
+  const stream = `${prefix}_${natsStreams.events}`;
+  return [
+    `$JS.API.STREAM.INFO.${stream}`,
+    ...liveEventSources.map(
+      (event) => `$JS.API.CONSUMER.CREATE.${stream}.*.${prefix}.${event.subject}`,
+    ),
+    ...['MSG.NEXT', 'INFO', 'DELETE'].map((verb) => `$JS.API.CONSUMER.${verb}.${stream}.*`),
+  ];
+}
+
+/** The API subjects of the services' durables of the events stream: the gateway's deny list. */
+function durableSubjects(prefix: string): string[] {
+  const durables = jetStreamConsumers.filter(({ stream }) => stream === natsStreams.events);
+  return durables.flatMap(({ durable }) => {
+    const id = `${prefix}_${natsStreams.events}.${durable}`;
+    return [
+      `$JS.API.CONSUMER.CREATE.${id}`,
+      `$JS.API.CONSUMER.CREATE.${id}.>`,
+      `$JS.API.CONSUMER.MSG.NEXT.${id}`,
+      `$JS.API.CONSUMER.DELETE.${id}`,
+    ];
+  });
+}
+
 /** What `user` may publish and subscribe to in the deployment (or test run) `prefix`. */
 export function natsPermissions(prefix: string, user: NatsUser): NatsPermissions {
   const inbox = `${natsInboxPrefix(user)}.>`;
   const calls = natsCalls(user).map((name) => `${prefix}.${name}`);
   if (user === 'gateway') {
     return {
-      // Its own subjects: the admin command announces key changes to every gateway.
-      publish: { allow: [...calls, `${prefix}.gateway.>`] },
-      // Its open webhook streams wake when ordering appends to their tenant's log.
+      // Its own subjects (the admin command announces key changes to every gateway) and its
+      // live streams' consumers.
+      publish: {
+        allow: [...calls, `${prefix}.gateway.>`, ...liveEventSubjects(prefix)],
+        deny: durableSubjects(prefix),
+      },
+      // Its open webhook streams wake when ordering appends to their tenant's log; its live
+      // streams hear of each webhook try.
       subscribe: {
-        allow: [`${prefix}.gateway.>`, inbox, `${prefix}.${webhookStreamWake.wildcard}`],
+        allow: [
+          `${prefix}.gateway.>`,
+          inbox,
+          `${prefix}.${webhookStreamWake.wildcard}`,
+          `${prefix}.${webhookAttemptNotices.wildcard}`,
+        ],
       },
     };
   }
@@ -261,8 +307,12 @@ export function natsPermissions(prefix: string, user: NatsUser): NatsPermissions
   const owned = Object.values(events)
     .filter((event) => event.subject.startsWith(`events.${user}.`))
     .map((event) => `${prefix}.${event.subject}`);
-  // Ordering wakes the gateway's open webhook streams (a plain publish, no reply).
-  const wakes = user === 'ordering' ? [`${prefix}.${webhookStreamWake.wildcard}`] : [];
+  // Ordering wakes the gateway's open webhook streams and tells its live streams of each
+  // webhook try (plain publishes, no reply).
+  const wakes =
+    user === 'ordering'
+      ? [`${prefix}.${webhookStreamWake.wildcard}`, `${prefix}.${webhookAttemptNotices.wildcard}`]
+      : [];
   return {
     publish: {
       allow: [...calls, ...owned, ...wakes, ...(use ? jetStreamSubjects(prefix, use) : [])],

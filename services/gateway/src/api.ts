@@ -21,6 +21,7 @@ import { sessionRoutes } from './routes/sessions.routes.js';
 import { storeRoutes } from './routes/stores.routes.js';
 import { testHelperRoutes } from './routes/test-helpers.routes.js';
 import { itemAvailabilityRoutes } from './routes/item-availability.routes.js';
+import { liveEventRoutes, type LiveEventsOptions } from './routes/live-events.routes.js';
 import { webhookStreamRoutes, type WebhookStreamOptions } from './routes/webhook-stream.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 
@@ -43,6 +44,8 @@ export interface ApiOptions {
   readonly catalogDryRunTimeoutMs: number;
   /** The test-mode webhook stream (docs/guide/sandbox.md#webhook-stream). */
   readonly webhookStreams: WebhookStreamOptions;
+  /** The live event streams (docs/guide/live-events.md). */
+  readonly liveEvents: LiveEventsOptions;
   /** The request log, keys and rate-limit usage (docs/guide/requests.md). */
   readonly accountReads: AccountReads;
 }
@@ -72,6 +75,7 @@ export function registerApi(app: FastifyInstance, options: ApiOptions): void {
   void app.register(orderLifecycleRoutes, { statusChangeTimeoutMs: options.paymentsTimeoutMs });
   void app.register(webhookRoutes);
   void app.register(webhookStreamRoutes, options.webhookStreams);
+  void app.register(liveEventRoutes, options.liveEvents);
   void app.register(paymentRoutes, { timeoutMs: options.paymentsTimeoutMs });
   void app.register(testHelperRoutes, {
     placeTimeoutMs: options.placeTimeoutMs,
@@ -113,6 +117,12 @@ export async function buildOpenApiDocument(
     paymentsTimeoutMs: 0,
     catalogDryRunTimeoutMs: 0,
     webhookStreams: { wakeups: { watch: () => () => undefined }, perPartner: 1, heartbeatMs: 0 },
+    liveEvents: {
+      hub: { listen: () => () => undefined },
+      perPartner: 1,
+      heartbeatMs: 0,
+      maxQueuedBytes: 0,
+    },
     accountReads: unconnectedAccountReads,
   });
   try {

@@ -20,6 +20,7 @@ import type { NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { Histogram } from 'prom-client';
 import { registerApi } from './api.js';
+import { createLiveEventHub, startLiveEventSource } from './live/live-events.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
 import type { GatewayDatabase } from './db/partner.table.js';
 import { createAccountReads } from './http/account-reads.js';
@@ -75,6 +76,9 @@ export interface GatewayDeps {
     | 'CATALOG_VALIDATION_TIMEOUT_MS'
     | 'WEBHOOK_STREAMS_PER_PARTNER'
     | 'WEBHOOK_STREAM_HEARTBEAT_MS'
+    | 'LIVE_STREAMS_PER_PARTNER'
+    | 'LIVE_STREAM_HEARTBEAT_MS'
+    | 'LIVE_STREAM_MAX_QUEUED_BYTES'
     | 'REQUEST_LOG_RETENTION_DAYS'
     | 'REQUEST_LOG_MAX_PER_PARTNER'
     | 'REQUEST_LOG_SWEEP_INTERVAL_MS'
@@ -212,6 +216,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     done();
   });
 
+  const liveEvents = createLiveEventHub(deps.metrics.registry);
   registerApi(app, {
     bus,
     publicBaseUrl,
@@ -230,7 +235,19 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
       perPartner: config.WEBHOOK_STREAMS_PER_PARTNER,
       heartbeatMs: config.WEBHOOK_STREAM_HEARTBEAT_MS,
     },
+    liveEvents: {
+      hub: liveEvents,
+      perPartner: config.LIVE_STREAMS_PER_PARTNER,
+      heartbeatMs: config.LIVE_STREAM_HEARTBEAT_MS,
+      maxQueuedBytes: config.LIVE_STREAM_MAX_QUEUED_BYTES,
+    },
     accountReads: createAccountReads({ db: deps.db, rateLimiter, docsUrl }),
+  });
+
+  let liveSource: Awaited<ReturnType<typeof startLiveEventSource>> | undefined;
+  // After the HTTP server closed (its preClose ended the streams): nothing listens any more.
+  app.addHook('onClose', async () => {
+    await liveSource?.stop();
   });
 
   let ops: Awaited<ReturnType<typeof startOpsServer>> | undefined;
@@ -244,6 +261,13 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     url: () => listeningUrl,
     opsUrl: () => `http://${config.OPS_HOST}:${ops?.port ?? config.OPS_PORT}`,
     async start() {
+      // Before the port opens, so a stream opened at once hears every event after it.
+      liveSource = await startLiveEventSource({
+        nc: deps.nc,
+        prefix: config.NATS_SUBJECT_PREFIX,
+        logger,
+        hub: liveEvents,
+      });
       listeningUrl = await app.listen({ port: config.PORT, host: config.HOST });
       const natsConnected = natsReadiness(deps.nc);
       // Probes and Prometheus on their own port, which the public ingress does not expose.

@@ -61,6 +61,17 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   WEBHOOK_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(5),
   /** How often a quiet webhook stream gets a comment line (and its log is read again). */
   WEBHOOK_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /** Live event streams (docs/guide/live-events.md) one partner may hold open on one replica. */
+  LIVE_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(10),
+  /** How often a quiet live event stream gets a comment line. */
+  LIVE_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /** Bytes a live stream may have waiting for a slow client; past them it is dropped. */
+  LIVE_STREAM_MAX_QUEUED_BYTES: z.coerce
+    .number()
+    .int()
+    .min(16 * 1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
   /** Days the request log keeps a request (docs/guide/requests.md#retention). */
   REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   /** Requests the log keeps per tenant (a partner's live or test mode): the newest. */

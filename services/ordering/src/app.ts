@@ -1,4 +1,4 @@
-import { events, natsStreams, webhookStreamWake } from '@pcp/contracts';
+import { events, natsStreams, webhookAttemptNotices, webhookStreamWake } from '@pcp/contracts';
 import {
   createBusClient,
   createOutboxRelay,
@@ -161,6 +161,15 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     pollMs: config.WEBHOOK_POLL_MS,
     schedule: config.WEBHOOK_RETRY_SCHEDULE_MS,
     breakerResetMs: config.WEBHOOK_BREAKER_RESET_MS,
+    attempted: (partnerId, notice) => {
+      try {
+        const subject = `${deps.subjectPrefix}.${webhookAttemptNotices.subject(partnerId)}`;
+        deps.nc.publish(subject, JSON.stringify(notice));
+      } catch (error) {
+        // A closing connection: the try is recorded; only the live streams' cue is lost.
+        deps.logger.debug({ err: error }, 'webhook attempt notice not published');
+      }
+    },
   });
   const saga = createPlaceSaga({
     db,

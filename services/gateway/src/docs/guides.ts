@@ -16,6 +16,7 @@ export const guideNames = [
   'orders',
   'payments',
   'webhooks',
+  'live-events',
   'errors',
   'requests',
   'sandbox',

@@ -112,6 +112,13 @@ const tags = (catalogSetSchema: { url: string; description: string }, docsUrl: s
         "document's webhooks for what each delivery carries).",
     },
     {
+      name: 'Live events',
+      guide: 'live-events',
+      description:
+        'Server-sent event streams that keep a page current without polling: a store’s order ' +
+        'and store events, your orders’ events and webhook tries.',
+    },
+    {
       name: 'Console sessions',
       guide: { guide: 'authentication', heading: 'Console sessions' },
       description:

@@ -137,7 +137,11 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
     throw new AppError('UNAUTHORIZED', detail);
   }
 
-  async function byKey(request: FastifyRequest, apiKey: string | null): Promise<Principal> {
+  async function byKey(
+    request: FastifyRequest,
+    apiKey: string | null,
+    refusal = 'Send a valid API key as Authorization: Bearer <key>',
+  ): Promise<Principal> {
     // A key verified recently costs no I/O and passes even from an address over its failure
     // budget. Anything else from such an address is refused before its key is looked up;
     // every 401 (no key, a malformed one, an unknown or wrong one) counts against it.
@@ -151,7 +155,7 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
       logger.error({ err: error }, 'key lookup failed');
       throw new AppError('SERVICE_UNAVAILABLE', 'Authentication is unavailable; retry later');
     }
-    return principal ?? refuse(request, 'Send a valid API key as Authorization: Bearer <key>');
+    return principal ?? refuse(request, refusal);
   }
 
   async function bySession(request: FastifyRequest, token: string): Promise<Principal> {
@@ -212,7 +216,7 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
   app.addHook('preHandler', async (request) => {
     if (request.routeOptions.config.session !== 'sign-in') return;
     const { apiKey } = request.body as { apiKey: string };
-    request.principal = await byKey(request, apiKey);
+    request.principal = await byKey(request, apiKey, 'Send a valid, active API key as apiKey');
   });
 };
 

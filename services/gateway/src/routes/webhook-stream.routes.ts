@@ -2,8 +2,8 @@ import { MAX_WEBHOOK_STREAM_READ, subjects, type WebhookStreamEvent } from '@pcp
 import { AppError } from '@pcp/service-kit';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
+import { SSE_HEARTBEAT, sseFrame, sseStreams } from '../http/sse.js';
 import { problemResponses } from '../openapi/responses.js';
 
 /** Wake-ups of a tenant's open streams: ordering appended to its log. */
@@ -23,9 +23,6 @@ export interface WebhookStreamOptions {
 /** The first event of a stream: the secret the listener signs its forwarded deliveries with. */
 export const STREAM_OPENED_EVENT = 'pcp.stream_opened';
 
-/** How long an ended stream's socket may take to flush before it is destroyed. */
-const END_GRACE_MS = 1_000;
-
 const seqText = z.string().regex(/^\d{1,15}$/, 'a sequence number (digits)');
 
 /** Where a stream resumes: the Last-Event-ID header, else the lastEventId query. */
@@ -42,7 +39,7 @@ function resumeAfter(request: FastifyRequest, query: string | undefined): number
   return Number(value);
 }
 
-/** One server-sent event. Every field is one line: the data is JSON, which has no newline. */
+/** One stream event as a server-sent event. */
 function frame(event: WebhookStreamEvent): string {
   const data = {
     webhookId: event.webhookId,
@@ -50,7 +47,7 @@ function frame(event: WebhookStreamEvent): string {
     createdAt: event.createdAt,
     body: event.body,
   };
-  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`;
+  return sseFrame({ id: String(event.seq), event: event.type, data });
 }
 
 /**
@@ -63,12 +60,9 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
 ) => {
   const { bus } = gateway;
   const app = gateway.withTypeProvider<ZodTypeProvider>();
-  const openByTenant = new Map<string, number>();
-  /** Ends every open stream: the gateway is closing. */
-  const closers = new Set<() => void>();
-  gateway.addHook('preClose', (done) => {
-    for (const close of closers) close();
-    done();
+  const streams = sseStreams(gateway, {
+    perPartner: options.perPartner,
+    what: 'webhook streams',
   });
 
   app.get(
@@ -104,24 +98,7 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
     async (request, reply) => {
       const tenant = request.ctx.partnerId!;
       let after = resumeAfter(request, request.query.lastEventId);
-      const open = openByTenant.get(tenant) ?? 0;
-      if (open >= options.perPartner) {
-        throw new AppError(
-          'RATE_LIMITED',
-          `At most ${options.perPartner} webhook streams of a partner may be open at once; ` +
-            'close one first',
-          { retryAfterSeconds: 5 },
-        );
-      }
-      openByTenant.set(tenant, open + 1);
-      let held = true;
-      const release = () => {
-        if (!held) return;
-        held = false;
-        const left = (openByTenant.get(tenant) ?? 1) - 1;
-        if (left > 0) openByTenant.set(tenant, left);
-        else openByTenant.delete(tenant);
-      };
+      const release = streams.admit(tenant);
       let secret: string;
       try {
         ({ secret } = await bus.request(subjects.ordering.openWebhookStream, {}, request.ctx));
@@ -130,48 +107,13 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
         throw error;
       }
 
-      reply.hijack();
-      const res: ServerResponse = reply.raw;
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-        'x-request-id': request.id,
-        // A stream's connection is not reused: once it ends (a drop, the gateway closing) the
-        // socket goes too, and a closing gateway is not kept waiting by it.
-        connection: 'close',
-      });
-      let closed = false;
+      const stream = streams.open(request, reply, release);
       let wake: (() => void) | undefined;
       const stopWatching = options.wakeups.watch(tenant, () => wake?.());
-      const close = () => {
-        if (closed) return;
-        closed = true;
+      stream.onClose(() => {
         wake?.();
         stopWatching();
-        closers.delete(close);
-        release();
-        res.end();
-        // A client that stopped reading never takes the end: its socket goes after a grace,
-        // so neither it nor a closing gateway waits on it.
-        setTimeout(() => res.destroy(), END_GRACE_MS).unref();
-      };
-      closers.add(close);
-      res.on('close', close);
-
-      /** Write, and wait while the client is slow: at most one page is ever held here. */
-      const write = async (text: string) => {
-        if (res.write(text) || closed) return;
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-        });
-      };
+      });
       /** Until a wake-up or the heartbeat; true when it was the heartbeat. */
       const nextWake = () =>
         new Promise<boolean>((resolve) => {
@@ -188,10 +130,10 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
         wake = () => {
           pending = true;
         };
-        await write(
+        await stream.write(
           `retry: 1000\nevent: ${STREAM_OPENED_EVENT}\ndata: ${JSON.stringify({ secret })}\n\n`,
         );
-        while (!closed) {
+        while (!stream.closed) {
           pending = false;
           wake = () => {
             pending = true;
@@ -202,19 +144,22 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
             request.ctx,
           );
           for (const event of page.events) {
-            if (closed) return;
-            await write(frame(event));
+            if (stream.closed) return;
+            await stream.write(frame(event));
             after = event.seq;
           }
-          if (page.events.length === MAX_WEBHOOK_STREAM_READ || pending || closed) continue;
-          if (await nextWake()) await write(': heartbeat\n\n');
+          if (page.events.length === MAX_WEBHOOK_STREAM_READ || pending || stream.closed) continue;
+          if (await nextWake()) await stream.write(SSE_HEARTBEAT);
         }
       };
-      pump().then(close, (error: unknown) => {
-        // The listener reconnects with its Last-Event-ID and loses nothing.
-        request.log.warn({ err: error, requestId: request.id }, 'webhook stream ended');
-        close();
-      });
+      pump().then(
+        () => stream.close(),
+        (error: unknown) => {
+          // The listener reconnects with its Last-Event-ID and loses nothing.
+          request.log.warn({ err: error, requestId: request.id }, 'webhook stream ended');
+          stream.close();
+        },
+      );
     },
   );
 };

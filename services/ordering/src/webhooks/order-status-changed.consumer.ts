@@ -1,4 +1,4 @@
-import { events, type WebhookPayload } from '@pcp/contracts';
+import { events, orderEventPayload } from '@pcp/contracts';
 import { storedOrigin, type ConsumerWork, type HandlerOutcome } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { JsMsg } from 'nats';
@@ -60,21 +60,7 @@ export function webhookRecorder(
     if (!parsed.success) return { deadLetter: 'not an order-status-changed event' };
     const event = parsed.data;
     const { data } = event;
-    const payload: WebhookPayload = {
-      type: data.event,
-      timestamp: event.occurredAt,
-      data: {
-        orderId: data.orderId,
-        storeId: data.storeId,
-        state: data.state,
-        status: data.status,
-        previousStatus: data.previousStatus,
-        version: event.version,
-        estimatedReadyAt: data.estimatedReadyAt ?? null,
-        cancelReason: data.cancelReason ?? null,
-        cancelledBy: data.cancelledBy ?? null,
-      },
-    };
+    const payload = orderEventPayload(event);
     await record({
       deliveryId: randomUUID(),
       eventId: event.id,

@@ -1,4 +1,4 @@
-import { events, type StoreWebhookPayload } from '@pcp/contracts';
+import { events, storeEventPayload } from '@pcp/contracts';
 import { storedOrigin, type ConsumerWork, type HandlerOutcome } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { JsMsg } from 'nats';
@@ -29,19 +29,15 @@ export function storeEventRecorder(
     if (!parsed.success) return { deadLetter: 'not a store-changed event' };
     const envelope = parsed.data;
     // The mode picks the endpoints; partners are told nothing of it (an endpoint has one).
-    const { event: kind, mode, ...data } = envelope.data;
-    const payload: StoreWebhookPayload = {
-      type: kind,
-      timestamp: envelope.occurredAt,
-      data: { ...data, version: envelope.version },
-    };
+    const { mode } = envelope.data;
+    const payload = storeEventPayload(envelope);
     const recorded = await recordStoreEvent(
       db,
       {
         eventId: envelope.id,
-        storeId: data.storeId,
+        storeId: envelope.data.storeId,
         version: envelope.version,
-        eventType: kind,
+        eventType: payload.type,
         mode,
         payload: JSON.stringify(payload),
         occurredAt: new Date(envelope.occurredAt),

@@ -1,3 +1,4 @@
+import type { WebhookAttemptNotice } from '@pcp/contracts';
 import { open, resumeOrigin, type Keyring, type Logger } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
@@ -48,6 +49,8 @@ export interface WebhookDispatcherOptions {
   readonly breakerVolume?: number;
   /** How long an open breaker holds a partner's deliveries before one try goes through. */
   readonly breakerResetMs: number;
+  /** Told of each try once its outcome is committed (the gateway's live streams' cue). */
+  readonly attempted: (partnerId: string, notice: WebhookAttemptNotice) => void;
 }
 
 /** A try that failed, thrown inside the breaker so it counts against the partner. */
@@ -200,17 +203,30 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       });
       return;
     }
+    /** Record a try that was made, then tell of it. */
+    const record = async (tried: Exclude<TryOutcome, { kind: 'postponed' }>) => {
+      await settle(tried);
+      options.attempted(delivery.partner_id, {
+        deliveryId: delivery.delivery_id,
+        orderId: delivery.order_id,
+        storeId: delivery.store_id,
+        status: tried.kind === 'retry' ? 'failed' : tried.kind,
+        attempts,
+        responseStatus: tried.status,
+        attemptedAt: new Date().toISOString(),
+      });
+    };
     if (outcome.kind === 'delivered') {
       deliveries.inc({ outcome: 'delivered' });
       const seconds = Math.max(0, Date.now() - delivery.occurred_at.getTime()) / 1000;
       (delivery.order_id === null ? storeLag : lag).observe(seconds);
-      await settle({ kind: 'delivered', attempts, status: outcome.status });
+      await record({ kind: 'delivered', attempts, status: outcome.status });
       return;
     }
     if (outcome.kind === 'gone') {
       deliveries.inc({ outcome: 'gone' });
       const reason = 'the endpoint answered 410 Gone, so it was disabled';
-      await settle({
+      await record({
         kind: 'dead',
         attempts,
         status: outcome.status,
@@ -223,7 +239,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     const delay = nextRetryDelay(options.schedule, attempts, outcome.retryAfterMs);
     deliveries.inc({ outcome: delay === undefined ? 'dead' : 'retry' });
     const failed = { attempts, status: outcome.status, error: outcome.error };
-    await settle(
+    await record(
       delay === undefined
         ? { kind: 'dead', ...failed }
         : { kind: 'retry', delayMs: delay, ...failed },
