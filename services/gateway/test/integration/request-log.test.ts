@@ -1,6 +1,7 @@
 import {
   parseContract,
   problemDetail,
+  sessionCookieName,
   type ApiKeyList,
   type RateLimitUsage,
   type RequestLogEntry,
@@ -176,6 +177,37 @@ describe('the request log', () => {
     for (const secret of ['example.com', 'pat%40', 'secret-query', 'secret-body', 'email']) {
       expect(stored).not.toContain(secret);
     }
+  });
+
+  it('logs a console session’s requests under its key’s tenant, and reads them by the cookie', async () => {
+    const partner = await newPartner();
+    const signedIn = await send('/v1/sessions', undefined, {
+      method: 'POST',
+      body: { apiKey: partner.apiKey },
+    });
+    expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(201);
+    const token = new RegExp(`^${sessionCookieName}=([^;]+)`).exec(
+      signedIn.headers.getSetCookie()[0] ?? '',
+    )?.[1];
+    const cookie = { cookie: `${sessionCookieName}=${token}` };
+    const requestId = `session-${randomUUID()}`;
+    expectProblem(
+      await send('/v1/commerce/requests?limit=0', undefined, {
+        headers: { ...cookie, 'x-request-id': requestId },
+      }),
+      400,
+      'REQUEST_INVALID',
+    );
+    const entries = await eventually(
+      async () => (await send('/v1/commerce/requests', undefined, { headers: cookie })).body,
+      (page: { requests: Entry[] }) => page.requests.some((entry) => entry.requestId === requestId),
+    );
+    expect(entries.requests.find((entry) => entry.requestId === requestId)).toMatchObject({
+      path: '/v1/commerce/requests',
+      status: 400,
+      errorCode: 'REQUEST_INVALID',
+    });
+    expect(entries.requests.map((entry) => entry.path)).toContain('/v1/sessions');
   });
 
   it('does not log a request without a valid key', async () => {
