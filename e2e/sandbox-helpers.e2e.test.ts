@@ -286,8 +286,8 @@ const among =
   (o) =>
     sql`${sql.ref(name)}::text = any(${o[key]}::text[])`;
 /** Rows the tenant made itself, or the sandbox customer made for it. */
-const byPartnerOrCustomer: Rows = (o) =>
-  sql`(partner_id = ${o.partnerId}
+const byPartnerOrCustomer = (o: Pick<Owned, 'partnerId' | 'customer'>) =>
+  sql<boolean>`(partner_id = ${o.partnerId}
     or (partner_id = ${sandboxCustomerPartnerId} and end_user_id = ${o.customer}))`;
 
 /**
@@ -367,75 +367,40 @@ describe('reset', () => {
   async function ownedBy(partnerId: string): Promise<Owned> {
     const { storesDb, catalogDb, orderingDb, paymentsDb } = platform;
     const customer = sandboxCustomerEndUserId(partnerId);
-    const storeIds = (
-      await storesDb
-        .selectFrom('stores')
-        .select('store_id')
-        .where('partner_id', '=', partnerId)
-        .execute()
-    ).map((row) => row.store_id);
-    const runIds = (
-      await catalogDb
-        .selectFrom('ingest_runs')
-        .select('run_id')
-        .where('partner_id', '=', partnerId)
-        .execute()
-    ).map((row) => row.run_id);
-    const versionIds =
-      runIds.length === 0
-        ? []
-        : (
-            await catalogDb
-              .selectFrom('catalog_versions')
-              .select('version_id')
-              .where('run_id', 'in', runIds)
-              .execute()
-          ).map((row) => row.version_id);
-    const orderIds = (
-      await orderingDb
-        .selectFrom('orders')
-        .select('order_id')
-        .where((eb) =>
-          eb.or([eb('partner_id', '=', partnerId), eb('store_partner_id', '=', partnerId)]),
-        )
-        .execute()
-    ).map((row) => row.order_id);
-    const chargeIds = (
-      await paymentsDb
-        .selectFrom('charges')
-        .select('charge_id')
-        .where((eb) =>
-          eb.or([
-            eb('partner_id', '=', partnerId),
-            eb.and([
-              eb('partner_id', '=', sandboxCustomerPartnerId),
-              eb('end_user_id', '=', customer),
-            ]),
-          ]),
-        )
-        .execute()
-    ).map((row) => row.charge_id);
-    const storeEventIds = (
-      await orderingDb
-        .selectFrom('webhook_deliveries')
-        .innerJoin(
-          'webhook_store_events',
-          'webhook_store_events.event_id',
-          'webhook_deliveries.event_id',
-        )
-        .select('webhook_store_events.event_id')
-        .where('webhook_deliveries.partner_id', '=', partnerId)
-        .execute()
-    ).map((row) => row.event_id);
+    const ids = async (
+      db: Parameters<RawBuilder<unknown>['execute']>[0],
+      query: RawBuilder<{ id: string }>,
+    ) => (await query.execute(db)).rows.map((row) => row.id);
+    const runIds = await ids(
+      catalogDb,
+      sql`select run_id as id from ingest_runs where partner_id = ${partnerId}`,
+    );
     return {
       partnerId,
       customer,
-      storeIds,
+      storeIds: await ids(
+        storesDb,
+        sql`select store_id as id from stores where partner_id = ${partnerId}`,
+      ),
       runIds,
-      versionIds,
-      orderIds,
-      chargeIds,
-      storeEventIds,
+      versionIds: await ids(
+        catalogDb,
+        sql`select version_id as id from catalog_versions where run_id::text = any(${runIds}::text[])`,
+      ),
+      orderIds: await ids(
+        orderingDb,
+        sql`select order_id as id from orders
+          where partner_id = ${partnerId} or store_partner_id = ${partnerId}`,
+      ),
+      chargeIds: await ids(
+        paymentsDb,
+        sql`select charge_id as id from charges where ${byPartnerOrCustomer({ partnerId, customer })}`,
+      ),
+      storeEventIds: await ids(
+        orderingDb,
+        sql`select event_id as id from webhook_deliveries join webhook_store_events using (event_id)
+          where webhook_deliveries.partner_id = ${partnerId}`,
+      ),
     };
   }
 
