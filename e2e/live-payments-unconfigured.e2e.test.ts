@@ -8,6 +8,7 @@ import { createPlatformClient, placeOrder } from '@pcp/client';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
+import { insertLiveCard } from '@pcp/testing/live-card';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
@@ -73,24 +74,10 @@ describe('a deployment without a live card processor', () => {
     );
 
     // A live card vaulted while a live processor was configured: its order is refused too.
-    const paymentId = randomUUID();
-    await platform.paymentsDb
-      .insertInto('cards')
-      .values({
-        payment_id: paymentId,
-        partner_id: market.partnerId,
-        end_user_id: endUser,
-        processor_token: 'tok_live',
-        fingerprint: `fp-${paymentId}`,
-        card_hash: null,
-        brand: 'VISA',
-        last4: '4242',
-        exp_month: 12,
-        exp_year: 2035,
-        mode: 'live',
-        deleted_at: null,
-      })
-      .execute();
+    const paymentId = await insertLiveCard(platform.paymentsDb, {
+      partnerId: market.partnerId,
+      endUserId: endUser,
+    });
     expectNotConfigured(
       await call(platform.baseUrl, 'POST', '/v1/marketfront/orders/place', {
         apiKey: market.apiKey,
