@@ -124,6 +124,18 @@ describe('the fixture stores', () => {
     });
     expect(data).toMatchObject({ timezone: 'Asia/Tokyo', currency: 'JPY' });
   });
+
+  it('are test stores: a live key finds none of them', async () => {
+    const live = await platform.newPartner('distribution');
+    const client = createPlatformClient({ baseUrl: platform.baseUrl, apiKey: live.apiKey });
+    for (const storeId of fixtureStoreIds) {
+      const { response, error } = await client.GET('/v1/marketfront/stores/{storeId}', {
+        params: { path: { storeId } },
+      });
+      expect(response.status).toBe(404);
+      expect(error).toMatchObject({ errorCode: 'STORE_NOT_FOUND' });
+    }
+  });
 });
 
 describe('the fixture stores’ occasional events', () => {

@@ -7,7 +7,7 @@ import {
   waitUntilServing,
   type ObservedProcess,
 } from '@pcp/testing/service-process';
-import { hostAndPort, startTcpProxy } from '@pcp/testing/tcp-proxy';
+import { hostAndPort, startTcpProxy } from '@pcp/platform';
 
 /**
  * Issue 15: readiness reflects the process's own dependencies, liveness does not (an outage

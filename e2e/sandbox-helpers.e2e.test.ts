@@ -1,10 +1,12 @@
 import {
   fixtureCommercePartnerId,
+  sandboxCustomerEndUserId,
   sandboxCustomerPartnerId,
   subjects,
   type Order,
 } from '@pcp/contracts';
 import { createBusClient, type BusClient, type RequestContext } from '@pcp/service-kit';
+import { sql, type RawBuilder } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
@@ -14,6 +16,7 @@ import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { seedPlacedOrder } from './seed-order.js';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -32,8 +35,8 @@ const tenant = (
   mode,
 });
 
-/** A store of `owner`, open all day, selling the cart test catalog (ingested). */
-async function storeOf(owner: RequestContext): Promise<string> {
+/** A store of `owner`, open all day, selling the cart test catalog (ingested); its soda's id. */
+async function storeOf(owner: RequestContext): Promise<{ storeId: string; soda: string }> {
   const storeId = randomUUID();
   await bus.request(
     subjects.stores.upsert,
@@ -43,7 +46,7 @@ async function storeOf(owner: RequestContext): Promise<string> {
     },
     owner,
   );
-  const { document } = cartTestCatalog(storeId);
+  const { document, ids } = cartTestCatalog(storeId);
   const { catalogIngestId } = await bus.request(
     subjects.catalog.notify,
     { storeId, callbackUrl: host.serveJson(`/${randomUUID()}.json`, document) },
@@ -52,7 +55,7 @@ async function storeOf(owner: RequestContext): Promise<string> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const run = await bus.request(subjects.catalog.status, { storeId, catalogIngestId }, owner);
-    if (run.status === 'succeeded') return storeId;
+    if (run.status === 'succeeded') return { storeId, soda: ids.soda };
     if (run.status === 'failed' || Date.now() > deadline) throw new Error(`ingest ${run.status}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -82,7 +85,12 @@ async function eventsOf(orderId: string) {
 beforeAll(async () => {
   env = await createTestEnvironment();
   platform = await startPlatform(env, {
-    orderingEnv: { ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS: '60000' },
+    orderingEnv: {
+      ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS: '60000',
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOWLIST: '127.0.0.1/32',
+      WEBHOOK_POLL_MS: '100',
+    },
   });
   host = await startCatalogHost();
   bus = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 15_000, logger: env.logger });
@@ -97,7 +105,7 @@ afterAll(async () => {
 describe('place at the own store', () => {
   it('places the first orderable item as the sandbox customer, through the real place', async () => {
     const commerce = tenant('commerce');
-    const storeId = await storeOf(commerce);
+    const { storeId } = await storeOf(commerce);
     const order = await place(commerce, storeId);
     expect(order).toMatchObject({ storeId, state: 'open', status: 'pending' });
     expect(order.paymentType).toBe('PAY_AT_STORE');
@@ -120,7 +128,7 @@ describe('place at the own store', () => {
 
   it('is STORE_NOT_FOUND at another partner store and FORBIDDEN for a live key or a distribution partner', async () => {
     const owner = tenant('commerce');
-    const storeId = await storeOf(owner);
+    const { storeId } = await storeOf(owner);
     await expectAppError(place(tenant('commerce'), storeId), 'STORE_NOT_FOUND');
     await expectAppError(place(tenant('commerce', 'live', owner.partnerId), storeId), 'FORBIDDEN');
     await expectAppError(place(tenant('distribution'), storeId), 'FORBIDDEN');
@@ -143,7 +151,7 @@ describe('advance', () => {
   let storeId: string;
   beforeAll(async () => {
     commerce = tenant('commerce');
-    storeId = await storeOf(commerce);
+    ({ storeId } = await storeOf(commerce));
   });
 
   it('walks a pickup order to completed one step at a time, each step an event', async () => {
@@ -253,54 +261,173 @@ describe('advance', () => {
   });
 });
 
+/** The rows of one tenant, by the ids of what it made, read before a reset deletes them. */
+interface Owned {
+  partnerId: string;
+  /** The end user the sandbox customer orders as for the tenant. */
+  customer: string;
+  storeIds: string[];
+  runIds: string[];
+  versionIds: string[];
+  orderIds: string[];
+  chargeIds: string[];
+  storeEventIds: string[];
+}
+
+/** The id lists of `Owned`. */
+type IdList = { [K in keyof Owned]: Owned[K] extends string[] ? K : never }[keyof Owned];
+type Schema = 'stores' | 'catalog' | 'ordering' | 'payments' | 'gateway';
+/** Which rows of a table are the tenant's: a condition on the table's own columns. */
+type Rows = (owner: Owned) => RawBuilder<boolean>;
+
+const byPartner: Rows = (o) => sql`partner_id = ${o.partnerId}`;
+const among =
+  (name: string, key: IdList): Rows =>
+  (o) =>
+    sql`${sql.ref(name)}::text = any(${o[key]}::text[])`;
+/** Rows the tenant made itself, or the sandbox customer made for it. */
+const byPartnerOrCustomer = (o: Pick<Owned, 'partnerId' | 'customer'>) =>
+  sql<boolean>`(partner_id = ${o.partnerId}
+    or (partner_id = ${sandboxCustomerPartnerId} and end_user_id = ${o.customer}))`;
+
+/**
+ * Every table of every service schema: the tenant's rows of it (`rows`), or why none are.
+ * A reset must delete a tenant's rows of each table but those it `keeps`, and no other row;
+ * the test fails when a table is added without saying which of its rows are whose.
+ */
+const tables: Record<Schema, Record<string, { rows: Rows; keeps?: string } | { none: string }>> = {
+  stores: {
+    stores: { rows: byPartner },
+    item_availability_overrides: { rows: among('store_id', 'storeIds') },
+    outbox: { rows: among('aggregate_id', 'storeIds') },
+    fixture_store_events: { none: 'the fixture stores’ schedule, the platform’s' },
+  },
+  catalog: {
+    ingest_runs: { rows: byPartner },
+    catalog_versions: { rows: among('version_id', 'versionIds') },
+    catalog_document_chunks: { rows: among('version_id', 'versionIds') },
+    active_catalogs: { rows: among('version_id', 'versionIds') },
+    ingest_partner_turns: { rows: byPartner },
+    outbox: { rows: among('aggregate_id', 'storeIds') },
+  },
+  ordering: {
+    orders: { rows: among('order_id', 'orderIds') },
+    outbox: { rows: among('aggregate_id', 'orderIds') },
+    place_attempts: {
+      rows: (o) => sql`(${byPartnerOrCustomer(o)} or ${among('order_id', 'orderIds')(o)})`,
+    },
+    addresses: { rows: byPartnerOrCustomer },
+    store_acceptance_timeouts: { rows: (o) => sql`store_partner_id = ${o.partnerId}` },
+    webhook_endpoints: { rows: byPartner },
+    webhook_deliveries: {
+      rows: (o) => sql`(${byPartner(o)} or ${among('order_id', 'orderIds')(o)})`,
+    },
+    webhook_store_events: { rows: among('event_id', 'storeEventIds') },
+    webhook_streams: {
+      rows: byPartner,
+      keeps: 'a pcp listen open across a reset keeps receiving, signed with the same secret',
+    },
+    webhook_stream_events: { rows: byPartner },
+  },
+  payments: {
+    cards: { rows: byPartnerOrCustomer },
+    charges: { rows: among('charge_id', 'chargeIds') },
+    refunds: { rows: among('charge_id', 'chargeIds') },
+    velocity_events: {
+      rows: (o) =>
+        sql`(subject like ${`${o.partnerId}/%`}
+            or subject = ${`${sandboxCustomerPartnerId}/${o.customer}`})`,
+    },
+    reconciler_lease: { none: 'the reconciler’s lease, the service’s' },
+  },
+  gateway: {
+    partners: { none: 'the partner itself, the operator’s (the admin command)' },
+    api_keys: { none: 'the partner’s keys, the operator’s' },
+  },
+};
+
 describe('reset', () => {
-  /** Rows of each partner-keyed table that belong to `partnerId` (or its sandbox customer). */
-  async function rowsOf(partnerId: string) {
-    const count = async (query: {
-      executeTakeFirstOrThrow(): Promise<{ n: string | number | bigint }>;
-    }) => Number((await query.executeTakeFirstOrThrow()).n);
+  const databases = () => ({
+    stores: platform.storesDb,
+    catalog: platform.catalogDb,
+    ordering: platform.orderingDb,
+    payments: platform.paymentsDb,
+    gateway: platform.gatewayDb,
+  });
+  /** The schema's own tables, without the migrator's. */
+  async function tablesOf(schema: Schema): Promise<string[]> {
+    const { rows } = await sql<{ name: string }>`select table_name as name
+      from information_schema.tables
+      where table_schema = current_schema() and table_type = 'BASE TABLE'
+        and table_name not like 'kysely_migration%'`.execute(databases()[schema]);
+    return rows.map((row) => row.name).sort();
+  }
+
+  /** The ids of what `partnerId` made, to find its rows again after a reset. */
+  async function ownedBy(partnerId: string): Promise<Owned> {
     const { storesDb, catalogDb, orderingDb, paymentsDb } = platform;
+    const customer = sandboxCustomerEndUserId(partnerId);
+    const ids = async (
+      db: Parameters<RawBuilder<unknown>['execute']>[0],
+      query: RawBuilder<{ id: string }>,
+    ) => (await query.execute(db)).rows.map((row) => row.id);
+    const runIds = await ids(
+      catalogDb,
+      sql`select run_id as id from ingest_runs where partner_id = ${partnerId}`,
+    );
     return {
-      stores: await count(
-        storesDb
-          .selectFrom('stores')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where('partner_id', '=', partnerId),
+      partnerId,
+      customer,
+      storeIds: await ids(
+        storesDb,
+        sql`select store_id as id from stores where partner_id = ${partnerId}`,
       ),
-      runs: await count(
-        catalogDb
-          .selectFrom('ingest_runs')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where('partner_id', '=', partnerId),
+      runIds,
+      versionIds: await ids(
+        catalogDb,
+        sql`select version_id as id from catalog_versions where run_id::text = any(${runIds}::text[])`,
       ),
-      versions: await count(
-        catalogDb
-          .selectFrom('catalog_versions')
-          .innerJoin('ingest_runs', 'ingest_runs.run_id', 'catalog_versions.run_id')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where('ingest_runs.partner_id', '=', partnerId),
+      orderIds: await ids(
+        orderingDb,
+        sql`select order_id as id from orders
+          where partner_id = ${partnerId} or store_partner_id = ${partnerId}`,
       ),
-      orders: await count(
-        orderingDb
-          .selectFrom('orders')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where((eb) =>
-            eb.or([eb('partner_id', '=', partnerId), eb('store_partner_id', '=', partnerId)]),
-          ),
+      chargeIds: await ids(
+        paymentsDb,
+        sql`select charge_id as id from charges where ${byPartnerOrCustomer({ partnerId, customer })}`,
       ),
-      charges: await count(
-        paymentsDb
-          .selectFrom('charges')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where((eb) =>
-            eb.or([
-              eb('partner_id', '=', partnerId),
-              eb('end_user_id', '=', `sandbox-customer-${partnerId}`),
-            ]),
-          ),
+      storeEventIds: await ids(
+        orderingDb,
+        sql`select event_id as id from webhook_deliveries join webhook_store_events using (event_id)
+          where webhook_deliveries.partner_id = ${partnerId}`,
       ),
     };
   }
+
+  /** The owner's rows of every table that holds any, keyed `<schema>.<table>`. */
+  async function rowsOf(owner: Owned): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const [schema, byTable] of Object.entries(tables) as [Schema, (typeof tables)[Schema]][]) {
+      for (const [table, ownership] of Object.entries(byTable)) {
+        if (!('rows' in ownership)) continue;
+        const { rows } = await sql<{ n: string }>`select count(*) as n from ${sql.table(table)}
+          where ${ownership.rows(owner)}`.execute(databases()[schema]);
+        counts[`${schema}.${table}`] = Number(rows[0]!.n);
+      }
+    }
+    return counts;
+  }
+
+  const isKept = (name: string) => {
+    const [schema, table] = name.split('.') as [Schema, string];
+    return 'keeps' in tables[schema][table]!;
+  };
+  /** After a reset: the rows a reset keeps, none of the others. */
+  const kept = (counts: Record<string, number>) =>
+    Object.fromEntries(Object.entries(counts).map(([name, n]) => [name, isKept(name) ? n : 0]));
+  /** What a reset reports of the tenant's rows: every table's count but those it keeps. */
+  const deletable = (counts: Record<string, number>) =>
+    Object.fromEntries(Object.entries(counts).filter(([name]) => !isKept(name)));
 
   async function resetAll(who: RequestContext) {
     const parts = await Promise.all([
@@ -312,54 +439,120 @@ describe('reset', () => {
     return Object.assign({}, ...parts.map((part) => part.deleted)) as Record<string, number>;
   }
 
-  it('deletes every row of the calling test tenant and nothing of another tenant', async () => {
-    const a = tenant('commerce');
-    const b = tenant('commerce');
-    const live = tenant('commerce', 'live');
-    const storeA = await storeOf(a);
-    const storeB = await storeOf(b);
-    await storeOf(live);
-    const orderA = await place(a, storeA, { paymentType: 'CARD' });
-    await advance(a, orderA.orderId ?? '', 'cancelled');
-    await place(a, storeA);
-    await place(b, storeB, { paymentType: 'CARD' });
-    const before = {
-      a: await rowsOf(a.partnerId),
-      b: await rowsOf(b.partnerId),
-      live: await rowsOf(live.partnerId),
+  /** A test distribution tenant with an address, a card, an endpoint, a stream and an order. */
+  async function distributionTenant(receiver: WebhookReceiver) {
+    const who = {
+      ...tenant('distribution'),
+      endUserId: `diner-${randomUUID()}`,
+      paymentTypes: ['CARD' as const],
     };
-    expect(before.a).toEqual({ stores: 1, runs: 1, versions: 1, orders: 2, charges: 1 });
-
-    await expectAppError(
-      bus.request(subjects.ordering.testReset, {}, { ...a, mode: 'live' }),
-      'FORBIDDEN',
+    await bus.request(
+      subjects.ordering.saveAddress,
+      { address1: '401 N Wabash Ave', city: 'Chicago', state: 'IL', postalCode: '60611' },
+      who,
     );
-    const deleted = await resetAll(a);
-    expect(deleted).toMatchObject({
-      'stores.stores': 1,
-      'catalog.ingest_runs': 1,
-      'catalog.catalog_versions': 1,
-      'catalog.active_catalogs': 1,
-      'ordering.orders': 2,
-      'ordering.place_attempts': 2,
-      'payments.charges': 1,
-      'payments.refunds': 1,
-      'payments.cards': 1,
+    await bus.request(
+      subjects.payments.vaultCard,
+      {
+        cardNumber: '4242424242424242',
+        expMonth: 12,
+        expYear: 2035,
+        cvc: '123',
+        cardholderName: 'Pat Doe',
+      },
+      who,
+    );
+    await bus.request(
+      subjects.ordering.putWebhook,
+      { url: receiver.url, events: ['order.created', 'order.status_changed'] },
+      who,
+    );
+    await bus.request(subjects.ordering.openWebhookStream, {}, who);
+    // At a store of nobody here (not a fixture store: its kitchen would move the order on).
+    const orderId = await seedPlacedOrder(platform.orderingDb, env.prefix, {
+      store: randomUUID(),
+      storePartner: { partnerId: randomUUID() },
+      placer: who,
     });
-    // Order a: created, cancelled; order b: created.
-    expect(deleted['ordering.outbox']).toBe(3);
-    expect(await rowsOf(a.partnerId)).toEqual({
-      stores: 0,
-      runs: 0,
-      versions: 0,
-      orders: 0,
-      charges: 0,
-    });
-    expect(await rowsOf(b.partnerId)).toEqual(before.b);
-    expect(await rowsOf(live.partnerId)).toEqual(before.live);
-    // B's store still takes orders, and a second reset finds nothing of A.
-    expect((await place(b, storeB)).status).toBe('pending');
-    const again = await resetAll(a);
-    expect(Object.values(again).every((n) => n === 0)).toBe(true);
+    // Recorded for its endpoint and its stream once the outbox relay published it.
+    await receiver.waitFor(1, (request) => request.payload.data?.orderId === orderId, 15_000);
+    return who;
+  }
+
+  it('covers every table of every service schema', async () => {
+    for (const schema of Object.keys(tables) as Schema[]) {
+      expect(Object.keys(tables[schema]).sort(), schema).toEqual(await tablesOf(schema));
+    }
+  });
+
+  it('deletes every row of the calling test tenant, table by table, and nothing of another tenant', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const a = tenant('commerce');
+      const b = tenant('commerce');
+      const live = tenant('commerce', 'live');
+      const { storeId: storeA, soda } = await storeOf(a);
+      const { storeId: storeB } = await storeOf(b);
+      await storeOf(live);
+      const orderA = await place(a, storeA, { paymentType: 'CARD' });
+      await advance(a, orderA.orderId ?? '', 'cancelled');
+      await advance(a, (await place(a, storeA)).orderId ?? '', 'timeout');
+      await place(b, storeB, { paymentType: 'CARD' });
+      // After A's orders: the soda is the one item they could order.
+      await bus.request(
+        subjects.stores.setItemAvailability,
+        { storeId: storeA, items: [{ itemId: soda, available: false }] },
+        a,
+      );
+      const d = await distributionTenant(receiver);
+      const e = await distributionTenant(receiver);
+
+      const owners = {
+        a: await ownedBy(a.partnerId),
+        b: await ownedBy(b.partnerId),
+        d: await ownedBy(d.partnerId),
+        e: await ownedBy(e.partnerId),
+        live: await ownedBy(live.partnerId),
+      };
+      const before = {
+        a: await rowsOf(owners.a),
+        b: await rowsOf(owners.b),
+        d: await rowsOf(owners.d),
+        e: await rowsOf(owners.e),
+        live: await rowsOf(owners.live),
+      };
+      // What the two tenants reset made, between them, reaches every table a tenant has rows of
+      // (but the store events a store's change fans out, which these never made).
+      const made = Object.keys(before.a).filter(
+        (name) => before.a[name]! > 0 || before.d[name]! > 0,
+      );
+      expect(made.sort()).toEqual(
+        Object.keys(before.a)
+          .filter((name) => name !== 'ordering.webhook_store_events')
+          .sort(),
+      );
+
+      await expectAppError(
+        bus.request(subjects.ordering.testReset, {}, { ...a, mode: 'live' }),
+        'FORBIDDEN',
+      );
+      const deletedA = await resetAll(a);
+      const deletedD = await resetAll(d);
+      // Counted per table: each one the tenant had rows of, but the one kept, all of them.
+      expect(deletedA).toEqual(deletable(before.a));
+      expect(deletedD).toEqual(deletable(before.d));
+      expect(await rowsOf(owners.a)).toEqual(kept(before.a));
+      expect(await rowsOf(owners.d)).toEqual(kept(before.d));
+      expect(before.d['ordering.webhook_streams']).toBe(1);
+      for (const other of ['b', 'e', 'live'] as const) {
+        expect(await rowsOf(owners[other]), other).toEqual(before[other]);
+      }
+      // B's store still takes orders, and a second reset finds nothing of A.
+      expect((await place(b, storeB)).status).toBe('pending');
+      const again = await resetAll(a);
+      expect(Object.values(again).every((n) => n === 0)).toBe(true);
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartner } from '@pcp/gateway/admin';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
-import { hostAndPort, startTcpProxy } from '@pcp/testing/tcp-proxy';
+import { hostAndPort, startTcpProxy } from '@pcp/platform';
 import { openSse, type SseEvent } from './sse.js';
 import {
   publishOrderEvent,

@@ -1,6 +1,7 @@
 // Smoke test (CI runs it after `npm test`; `node scripts/smoke.mjs` locally): `npm start` in the
-// background, `npm run demo` against it once ready, then Ctrl-C; exit 0 only when the demo
-// passed and the platform stopped cleanly. The test itself: tools/platform/src/smoke.ts.
+// background, `npm run demo` (live, then `--sandbox`) and `pcp listen`/`pcp trigger` against it
+// once ready, then Ctrl-C; exit 0 only when they passed and the platform stopped cleanly. The
+// test itself: tools/platform/src/smoke.ts.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fail, root } from './lib/setup/shell.mjs';

@@ -3,6 +3,7 @@ import type { PlatformClient } from './client.js';
 import type { paths } from './generated/openapi.js';
 import type { PlaceOrderRequest } from './place.js';
 import { PlatformProblem } from './problem.js';
+import { delay, retryAfterMs } from './waiting.js';
 
 /**
  * The platform's fixture stores (docs/guide/sandbox.md#fixture-stores): test-mode distribution partners
@@ -55,13 +56,24 @@ function orderableCandidates(document: CatalogSet, limit: number): string[] {
   return found;
 }
 
-/** A request's answer: its data, or its ProblemDetail thrown as a PlatformProblem. */
+/** Tries of a read or a validate that the platform answers as retryable (a cold catalog). */
+const TRIES = 3;
+
+/**
+ * A request's answer: its data, or its ProblemDetail thrown as a PlatformProblem. A retryable
+ * answer (503, 504, 429) is asked again after its Retry-After or a second per try, up to
+ * TRIES: every request here is a read or a validate, safe to repeat.
+ */
 async function answered<T>(
-  request: Promise<{ data?: T; error?: unknown; response: Response }>,
+  request: () => Promise<{ data?: T; error?: unknown; response: Response }>,
 ): Promise<T> {
-  const { data, error, response } = await request;
-  if (data === undefined) throw PlatformProblem.fromResponse(response, error);
-  return data;
+  for (let attempt = 1; ; attempt++) {
+    const { data, error, response } = await request();
+    if (data !== undefined) return data;
+    const problem = PlatformProblem.fromResponse(response, error);
+    if (!problem.retryable || attempt >= TRIES) throw problem;
+    await delay(retryAfterMs(response.headers) ?? attempt * 1_000, undefined);
+  }
 }
 
 /** No fixture store takes an order now; the message gives each store's reason. */
@@ -75,13 +87,13 @@ async function orderAt(
   storeId: string,
   { endUserId, paymentId }: FixtureStoreOrderOptions,
 ): Promise<PlaceOrderRequest> {
-  const store = await answered(
+  const store = await answered(() =>
     client.GET('/v1/marketfront/stores/{storeId}', { params: { path: { storeId } } }),
   );
   if (!store.isOpenNow || store.status === 'paused') {
     throw new NoFixtureStoreError(`${store.name}: ${store.isOpenNow ? 'paused' : 'closed now'}`);
   }
-  const document = await answered(
+  const document = await answered(() =>
     client.GET('/v1/marketfront/stores/{storeId}/catalogset', { params: { path: { storeId } } }),
   );
   const candidates = orderableCandidates(document, CANDIDATES);
@@ -103,7 +115,7 @@ async function orderAt(
   if (candidates.length === 0)
     throw new NoFixtureStoreError(`${store.name}: no item to order as it is`);
   // One validate finds the candidates that cannot be ordered now (their line's pointer).
-  const probe = await answered(
+  const probe = await answered(() =>
     client.POST('/v1/marketfront/orders/validate', {
       params: { header },
       body: { ...base, cart: cartOf(candidates) },
@@ -119,7 +131,7 @@ async function orderAt(
   if (chosen === undefined)
     throw new NoFixtureStoreError(`${store.name}: nothing can be ordered now`);
   const cart = cartOf([chosen]);
-  const priced = await answered(
+  const priced = await answered(() =>
     client.POST('/v1/marketfront/orders/validate', {
       params: { header },
       body: { ...base, cart },

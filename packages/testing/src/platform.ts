@@ -89,7 +89,8 @@ export async function startPlatform(
   options: {
     gatewayEnv?: Record<string, string>;
     catalogEnv?: Record<string, string>;
-    paymentsEnv?: Record<string, string>;
+    /** `PAYMENT_PROCESSOR_URL: undefined`: a deployment with no live processor. */
+    paymentsEnv?: Record<string, string | undefined>;
     orderingEnv?: Record<string, string>;
     /** Every service's and the gateway's logger (default: the environment's). */
     logger?: Logger;

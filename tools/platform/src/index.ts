@@ -14,6 +14,7 @@ export {
   type ProcessDefinition,
 } from './processes.js';
 export { childrenOf, memoryOf, type Memory } from './proc.js';
+export { hostAndPort, startTcpProxy } from './tcp-proxy.js';
 export {
   developerRestarts,
   Supervisor,

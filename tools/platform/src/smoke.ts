@@ -1,8 +1,9 @@
 // Smoke test (CI runs it after `npm test`; `node scripts/smoke.mjs` locally): `npm start` in the
 // background, logging to .data/smoke-start.log; once every process is ready, `npm run demo`
-// against it, then `pcp listen` and `pcp trigger` with a test key (smoke-sandbox.ts); then
-// Ctrl-C (SIGINT) to `npm start` and wait until it stopped. Exit 0 only when the demo and the
-// sandbox part passed and the platform stopped cleanly; on failure the log's tail is printed.
+// against it and `npm run demo -- --sandbox`, then `pcp listen` (its connection dropped once)
+// and `pcp trigger` with a test key (smoke-sandbox.ts); then Ctrl-C (SIGINT) to `npm start`
+// and wait until it stopped. Exit 0 only when both demos and the sandbox part passed and the
+// platform stopped cleanly; on failure the log's tail is printed.
 // PORT and PROCESSOR_SIMULATOR_PORT move the gateway and the simulator as for `npm start`; the
 // services' ops ports (platformProcesses) are fixed, so they must be free.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -119,18 +120,22 @@ async function readyThenDemo(platform: ChildProcess): Promise<boolean> {
     );
     return false;
   }
-  say('the platform is ready; npm run demo');
-  // The demo runs from its TypeScript sources (a workspace's, through tsx), as npm run demo does.
+  // The demo runs from its TypeScript sources (a workspace's, through tsx), as npm run demo does:
+  // with live keys, then with test keys.
   const demoArgs = ['--conditions=@pcp/source', '--import', 'tsx', 'tools/demo/src/main.ts'];
-  const demo = spawn(process.execPath, demoArgs, {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, DEMO_BASE_URL: `http://localhost:${port}` },
-  });
-  const code = await exited(demo);
-  if (code !== 0) {
-    say(`the demo failed (exit ${code})`);
-    return false;
+  say('the platform is ready');
+  for (const flags of [[], ['--sandbox']]) {
+    say(`npm run demo${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}`);
+    const demo = spawn(process.execPath, [...demoArgs, ...flags], {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, DEMO_BASE_URL: `http://localhost:${port}` },
+    });
+    const code = await exited(demo);
+    if (code !== 0) {
+      say(`the demo${flags.length > 0 ? ` ${flags.join(' ')}` : ''} failed (exit ${code})`);
+      return false;
+    }
   }
   return smokeSandboxStream(`http://127.0.0.1:${port}`);
 }

@@ -153,7 +153,8 @@ export const testHelperRoutes: FastifyPluginAsync<TestHelperRoutesOptions> = asy
           'Test keys only. Deletes every row of your test tenant in each service: stores ' +
           'with their item availability, catalogs and ingest runs, orders placed by you or ' +
           'at your stores with their events, addresses, your webhook endpoint and its ' +
-          'deliveries, cards, charges and refunds; nothing of your live data or of any other ' +
+          "deliveries, your webhook stream's events (the stream and its secret stay), " +
+          'cards, charges and refunds; nothing of your live data or of any other ' +
           'partner. 200 with the rows deleted, by "<service>.<table>". Each service deletes ' +
           'in its own transaction, all four at once: when one fails (503 SERVICE_UNAVAILABLE, ' +
           '504 UPSTREAM_TIMEOUT) the others may have deleted theirs already. A reset is ' +

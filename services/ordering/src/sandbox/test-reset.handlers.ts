@@ -10,8 +10,10 @@ const count = (result: { numDeletedRows: bigint }[]) =>
  * `ordering.testReset` (docs/guide/sandbox.md#reset): in one transaction, every ordering row
  * of the calling test tenant: the orders it placed or its stores took (and their outbox
  * events, deliveries and place attempts), its place attempts, addresses, webhook endpoint and
- * deliveries, its stores' acceptance-timeout runs, and what the sandbox customer made for it.
- * A place still running (its lease held, no answer yet) is left to finish.
+ * deliveries, its webhook stream's log, its stores' acceptance-timeout runs, and what the
+ * sandbox customer made for it. A place still running (its lease held, no answer yet) is left
+ * to finish. The stream itself (its secret) stays: a `pcp listen` open across the reset keeps
+ * receiving, signed as before.
  */
 export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
   return handle(subjects.ordering.testReset, async (_input, ctx) => {
@@ -113,6 +115,10 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
         .deleteFrom('webhook_endpoints')
         .where('partner_id', '=', partnerId)
         .execute();
+      const streamed = await trx
+        .deleteFrom('webhook_stream_events')
+        .where('partner_id', '=', partnerId)
+        .execute();
       return {
         'ordering.orders': count(orders),
         'ordering.outbox': count(outbox),
@@ -121,6 +127,7 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
         'ordering.webhook_endpoints': count(endpoints),
         'ordering.webhook_deliveries': deliveries.length,
         'ordering.webhook_store_events': count(storeEvents),
+        'ordering.webhook_stream_events': count(streamed),
         'ordering.store_acceptance_timeouts': count(timeouts),
       };
     });

@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { expectAppError } from '@pcp/testing/expect-app-error';
+import { insertLiveCard } from '@pcp/testing/live-card';
 import {
   createPaymentsService,
   PAYMENTS_SCHEMA,
@@ -243,24 +244,10 @@ describe('without a live processor', () => {
     );
     expect(refused.info).toMatchObject({ status: 503, retryable: false });
     // A live card vaulted while a live processor was configured: authorizing it is refused too.
-    const paymentId = randomUUID();
-    await db
-      .insertInto('cards')
-      .values({
-        payment_id: paymentId,
-        partner_id: ctx.partnerId!,
-        end_user_id: ctx.endUserId!,
-        processor_token: 'tok_live',
-        fingerprint: `fp-${paymentId}`,
-        card_hash: null,
-        brand: 'VISA',
-        last4: '4242',
-        exp_month: 12,
-        exp_year: 2035,
-        mode: 'live',
-        deleted_at: null,
-      })
-      .execute();
+    const paymentId = await insertLiveCard(db, {
+      partnerId: ctx.partnerId!,
+      endUserId: ctx.endUserId!,
+    });
     const orderId = randomUUID();
     await expectAppError(
       bus.request(

@@ -1,9 +1,9 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /**
- * A TCP relay on 127.0.0.1 in front of a real server, which a test cuts (as a network
- * partition or the server's outage would: open connections drop, new ones are refused) and
- * restores on the same port, without touching the server other tests share.
+ * A TCP relay on 127.0.0.1 in front of a real server, which a test or the smoke run cuts (as
+ * a network partition or the server's outage would: open connections drop, new ones are
+ * refused) and restores on the same port, without touching the server others share.
  */
 export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
