@@ -20,3 +20,4 @@ export * from './sandbox.js';
 /** The documents' example store address, shared with the test fixtures and the demo. */
 export { exampleStoreAddress } from './examples.js';
 export * from './fixture-catalogs.js';
+export * from './partner-orders.js';
