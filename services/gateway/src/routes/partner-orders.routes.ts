@@ -64,8 +64,10 @@ export const partnerOrderRoutes: FastifyPluginAsync = async (gateway) => {
           'try of each delivery to your endpoint: attempt number, outcome, response status, ' +
           'latency and error). At most the 100 most recent status events and the 200 most ' +
           'recent webhook tries are listed; eventsOmitted counts the older ones left out. An ' +
-          'order placed by another partner answers 404 ORDER_NOT_FOUND, like an unknown id.',
+          'order placed by another partner answers 404 ORDER_NOT_FOUND, like an unknown id; ' +
+          'a query parameter (it takes none) is 400 REQUEST_INVALID.',
         params: z.object({ orderId: guid }),
+        querystring: z.strictObject({}),
         response: {
           200: jsonResponse(orderTimeline, 'The order’s steps, oldest first'),
           ...problemResponses('ORDER_NOT_FOUND'),
