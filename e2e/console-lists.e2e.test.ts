@@ -9,6 +9,7 @@ import {
   type operations,
   type PlatformClient,
 } from '@pcp/client';
+import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
@@ -24,6 +25,8 @@ import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.j
 type Partner = { partnerId: string; apiKey: string; client: PlatformClient };
 type StatusChange = operations['changeOrderStatus']['requestBody']['content']['application/json'];
 type TimelineEvent = components['schemas']['OrderTimeline']['events'][number];
+type WebhookTry = Extract<TimelineEvent, { kind: 'webhook' }>;
+const isTry = (event: TimelineEvent): event is WebhookTry => event.kind === 'webhook';
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -352,7 +355,11 @@ describe('GET /v1/marketfront/orders/{orderId}/timeline', () => {
   };
 
   /** The timeline once each of the order's versions has a delivered webhook try. */
-  async function settledTimeline(orderId: string, versions: number): Promise<TimelineEvent[]> {
+  async function settledTimeline(
+    orderId: string,
+    versions: number,
+    timeout = 15_000,
+  ): Promise<TimelineEvent[]> {
     let events: TimelineEvent[] = [];
     await expect
       .poll(
@@ -364,7 +371,7 @@ describe('GET /v1/marketfront/orders/{orderId}/timeline', () => {
             ),
           ).size;
         },
-        { timeout: 15_000, interval: 100 },
+        { timeout, interval: 100 },
       )
       .toBe(versions);
     return events;
@@ -416,7 +423,7 @@ describe('GET /v1/marketfront/orders/{orderId}/timeline', () => {
     const times = events.map((event) => Date.parse(event.at));
     expect(times).toEqual([...times].sort((a, b) => a - b));
 
-    const tries = events.filter((event) => event.kind === 'webhook');
+    const tries = events.filter(isTry);
     const first = tries.filter((event) => event.version === 1);
     expect(first).toEqual([
       expect.objectContaining({
@@ -446,15 +453,12 @@ describe('GET /v1/marketfront/orders/{orderId}/timeline', () => {
         }),
       ),
     );
-    for (const event of tries) {
-      if (event.kind === 'webhook') expect(event.latencyMs).toBeGreaterThanOrEqual(0);
-    }
-    // Each try comes after the change it announces.
+    // Each try comes after the change it announces, and took some time.
     const changedAt = new Map(
       events.flatMap((event) => (event.kind === 'status' ? [[event.version, event.at]] : [])),
     );
     for (const event of tries) {
-      if (event.kind !== 'webhook') continue;
+      expect(event.latencyMs).toBeGreaterThanOrEqual(0);
       expect(Date.parse(event.at)).toBeGreaterThanOrEqual(
         Date.parse(changedAt.get(event.version)!),
       );
@@ -479,6 +483,51 @@ describe('GET /v1/marketfront/orders/{orderId}/timeline', () => {
       cancelledBy: 'store',
     });
   });
+
+  it('keeps 100 status events (the first two and the most recent) and the 200 most recent tries, counting the rest', async () => {
+    const orderId = await place();
+    await move(orderId, { status: 'confirmed' });
+    // The store moves its estimate 100 times: versions 3 to 102.
+    const soon = Date.now() + 3_600_000;
+    for (let step = 0; step < 100; step++) {
+      const estimatedReadyAt = new Date(soon + step * 60_000).toISOString();
+      await move(orderId, { status: 'confirmed', estimatedReadyAt });
+    }
+    const delivered = await settledTimeline(orderId, 102, 60_000);
+    const realTries = delivered.filter(isTry);
+    const firstDelivery = realTries.find((event) => event.version === 1)!;
+    // The first delivery's many older tries (as if its endpoint had failed for an hour).
+    await sql`
+      insert into webhook_delivery_attempts
+             (delivery_id, attempt, outcome, response_status, latency_ms, error, tried_at)
+      select ${firstDelivery.deliveryId}::uuid, n,
+             'failed', 503, 10, 'the endpoint answered HTTP 503',
+             now() - interval '2 hours' + n * interval '1 second'
+        from generate_series(1, 250) n
+    `.execute(platform.orderingDb);
+
+    const { events, eventsOmitted } = await timeline(orderId);
+    const statuses = events.filter((event) => event.kind === 'status');
+    expect(statuses.map((event) => event.version)).toEqual([
+      1,
+      2,
+      ...Array.from({ length: 98 }, (_, index) => index + 5),
+    ]);
+    const tries = events.filter(isTry);
+    expect(tries).toHaveLength(200);
+    // The most recent: every real try, and the latest of the old ones.
+    expect(tries.slice(-realTries.length)).toEqual(realTries);
+    expect(eventsOmitted).toBe(2 + realTries.length + 250 - 200);
+    // The events an order has once are never left out.
+    expect(steps(events).slice(0, 6)).toEqual([
+      'placed',
+      'payment authorized 23.64 USD',
+      'payment captured 23.64 USD',
+      'v1 - → pending',
+      'store accepted',
+      'v2 pending → confirmed',
+    ]);
+  }, 120_000);
 
   it("answers another partner's order, an unknown one and a malformed id like getOrder", async () => {
     const orderId = await place();

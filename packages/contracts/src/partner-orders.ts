@@ -50,9 +50,10 @@ export const orderSummaryList = z
 export type OrderSummaryList = z.infer<typeof orderSummaryList>;
 
 /**
- * A timeline holds at most this many status events and this many webhook attempts: the most
- * recent ones (an order has a handful of statuses, but a store may move its estimate and a
- * partner resend a delivery again and again). `eventsOmitted` counts the older ones left out.
+ * A timeline holds at most this many status events (versions 1 and 2, which hold the store's
+ * answer, and the most recent others) and this many webhook tries (the most recent): an order
+ * has a handful of statuses, but a store may move its estimate and a partner resend a delivery
+ * again and again. `eventsOmitted` counts the ones left out.
  */
 export const orderTimelineLimits = { statusEvents: 100, webhookAttempts: 200 } as const;
 
@@ -123,7 +124,7 @@ export const orderTimeline = z
     events: z
       .array(orderTimelineEvent)
       .max(orderTimelineLimits.statusEvents + orderTimelineLimits.webhookAttempts + onceEvents),
-    /** Older status events and webhook attempts left out (see the limits). */
+    /** Status events and webhook tries left out (see the limits). */
     eventsOmitted: z.number().int().positive().optional(),
   })
   .meta({

@@ -62,8 +62,9 @@ export const partnerOrderRoutes: FastifyPluginAsync = async (gateway) => {
           'cancelled); store (accepted, or denied with its reason); status (each version: ' +
           'its status, previous status, estimatedReadyAt and who cancelled); webhook (each ' +
           'try of each delivery to your endpoint: attempt number, outcome, response status, ' +
-          'latency and error). At most the 100 most recent status events and the 200 most ' +
-          'recent webhook tries are listed; eventsOmitted counts the older ones left out. An ' +
+          'latency and error). At most 100 status events are listed (versions 1 and 2, then ' +
+          'the most recent) and the 200 most recent webhook tries; eventsOmitted counts the ' +
+          'ones left out. An ' +
           'order placed by another partner answers 404 ORDER_NOT_FOUND, like an unknown id; ' +
           'a query parameter (it takes none) is 400 REQUEST_INVALID.',
         params: z.object({ orderId: guid }),

@@ -21,7 +21,7 @@ import {
   listPartnerOrders,
   listStoreOrders,
   lockStoreOrder,
-  recentStatusChanges,
+  keptStatusChanges,
   toOrder,
 } from './order.repository.js';
 import { orderTimelineOf } from './order-timeline.js';
@@ -203,7 +203,7 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
       const order = await findOrder(db, orderId);
       if (!order || order.partner_id !== partnerId) throw orderNotFound();
       const [changes, attempts] = await Promise.all([
-        recentStatusChanges(db, orderId, orderTimelineLimits.statusEvents),
+        keptStatusChanges(db, orderId, orderTimelineLimits.statusEvents),
         recentOrderAttempts(db, {
           orderId,
           partnerId,

@@ -212,21 +212,27 @@ export async function listPartnerOrders(
 }
 
 /**
- * The `limit` most recent versions of an order's status history, oldest first, and how many
- * it has in all.
+ * At most `limit` versions of an order's status history, oldest first: its first two (placed,
+ * and the store's answer to a pending order) and the most recent others; and how many it has
+ * in all. Each part is a range of the history's key.
  */
-export async function recentStatusChanges(
+export async function keptStatusChanges(
   db: Db,
   orderId: string,
   limit: number,
 ): Promise<{ rows: OrderStatusChangeRow[]; total: number }> {
-  const rows = await db
-    .selectFrom('order_status_changes')
-    .selectAll()
-    .select(sql<number>`(count(*) over ())::int`.as('total'))
-    .where('order_id', '=', orderId)
-    .orderBy('version', 'desc')
-    .limit(limit)
-    .execute();
-  return { rows: rows.reverse(), total: rows[0]?.total ?? 0 };
+  const { rows } = await sql<OrderStatusChangeRow & { total: number }>`
+    select c.*,
+           (select count(*)::int from order_status_changes every
+             where every.order_id = ${orderId}) as total
+      from order_status_changes c
+     where c.order_id = ${orderId}
+       and (c.version <= 2
+            or c.version in (select recent.version from order_status_changes recent
+                              where recent.order_id = ${orderId} and recent.version > 2
+                              order by recent.version desc
+                              limit ${limit - 2}))
+     order by c.version
+  `.execute(db);
+  return { rows, total: rows[0]?.total ?? 0 };
 }
