@@ -14,10 +14,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
+import { createStore } from './ingest.js';
 import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
 import { seedPlacedOrder } from './seed-order.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
@@ -110,12 +110,7 @@ describe('GET /v1/commerce/stores/{storeId}/catalog-ingests', () => {
   const runs: string[] = [];
 
   beforeAll(async () => {
-    storeId = randomUUID();
-    const put = await commerce.client.PUT('/v1/commerce/stores/{storeId}', {
-      params: { path: { storeId } },
-      body: storeProfile(),
-    });
-    expect(put.response.status).toBe(201);
+    storeId = await createStore(platform.baseUrl, commerce.apiKey);
     const catalog = cartTestCatalog(storeId);
     const repriced = structuredClone(catalog.document);
     for (const item of Object.values(repriced.items)) item.basePrice += 1;
@@ -216,12 +211,7 @@ describe('GET /v1/marketfront/orders', () => {
   const orders: string[] = [];
 
   beforeAll(async () => {
-    storeId = randomUUID();
-    const put = await commerce.client.PUT('/v1/commerce/stores/{storeId}', {
-      params: { path: { storeId } },
-      body: storeProfile(),
-    });
-    expect(put.response.status).toBe(201);
+    storeId = await createStore(platform.baseUrl, commerce.apiKey);
     const start = Date.now() - 60_000;
     for (let index = 0; index < 5; index++) {
       orders.unshift(

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { availability } from './availability.js';
 import { dateTime, guid, maxListPage, moneyAmount } from './common.js';
-import { catalogIngestStatusExamples, catalogSetExample, exampleIds } from './examples.js';
+import {
+  catalogIngestStatusExamples,
+  catalogIngestSummaryExample,
+  catalogSetExample,
+  exampleIds,
+} from './examples.js';
 import { currencyCode } from './stores.js';
 
 /** Limits of one CatalogSet document (docs/guide/catalogs.md#limits). */
@@ -149,14 +154,7 @@ export const catalogSetDryRun = z
       {
         valid: true,
         errors: [],
-        summary: {
-          items: 2,
-          sections: 1,
-          modifierGroups: 1,
-          added: 1,
-          removed: 0,
-          priceChanged: 1,
-        },
+        summary: catalogIngestSummaryExample,
       },
     ],
   });
@@ -197,14 +195,7 @@ export const catalogIngestList = z
             createdAt: '2026-11-22T09:00:00Z',
             startedAt: '2026-11-22T09:00:01Z',
             finishedAt: '2026-11-22T09:00:04Z',
-            changeSummary: {
-              items: 2,
-              sections: 1,
-              modifierGroups: 1,
-              added: 1,
-              removed: 0,
-              priceChanged: 1,
-            },
+            changeSummary: catalogIngestSummaryExample,
             errorCount: 0,
           },
         ],

@@ -1,6 +1,6 @@
 import { events, type Order, type OrderEventKind, type OrderStatus } from '@pcp/contracts';
 import { createdAtKey, insertOutboxEvent, olderThan, pageOf, type ListKey } from '@pcp/service-kit';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 
 import type { OrderingDatabase, OrderRow, OrderStatusChangeRow } from '../db/ordering.table.js';
 
@@ -141,28 +141,19 @@ export function updateOrderStatus(
     .executeTakeFirstOrThrow();
 }
 
-/**
- * One page of a store's orders, newest first (created_at desc, order_id desc), all or of
- * one status, after `after` (a keyset on the list's indexes); `next` is the last order's
- * key when more follow.
- */
+/** One page of a store's orders (`newestFirst`). */
 export async function listStoreOrders(
   db: Db,
   query: { storeId: string; status?: OrderStatus; limit: number; after?: ListKey },
 ): Promise<{ rows: OrderRow[]; next: ListKey | null }> {
-  let select = db
-    .selectFrom('orders')
-    .selectAll()
-    .select(createdAtKey.as('created_at_key'))
-    .where('store_id', '=', query.storeId);
-  if (query.status) select = select.where('status', '=', query.status);
-  if (query.after) select = select.where(olderThan(query.after, 'order_id'));
-  const rows = await select
-    .orderBy('created_at', 'desc')
-    .orderBy('order_id', 'desc')
-    .limit(query.limit + 1)
-    .execute();
-  return pageOf(rows, query.limit, (row) => row.order_id);
+  return newestFirst(
+    db
+      .selectFrom('orders')
+      .selectAll()
+      .select(createdAtKey.as('created_at_key'))
+      .where('store_id', '=', query.storeId),
+    query,
+  );
 }
 
 /** An order as the placing partner's list shows it: no details read. */
@@ -178,32 +169,43 @@ export type OrderSummaryRow = Pick<
   | 'updated_at'
 > & { created_at_key: string };
 
-/**
- * One page of the orders a distribution partner placed, newest first (created_at desc,
- * order_id desc), all or of one status, after `after` (a keyset on the partner's indexes);
- * `next` is the last order's key when more follow.
- */
+/** One page of the orders a distribution partner placed (`newestFirst`), without details. */
 export async function listPartnerOrders(
   db: Db,
   query: { partnerId: string; status?: OrderStatus; limit: number; after?: ListKey },
 ): Promise<{ rows: OrderSummaryRow[]; next: ListKey | null }> {
-  let select = db
-    .selectFrom('orders')
-    .select([
-      'order_id',
-      'store_id',
-      'state',
-      'status',
-      'total_minor',
-      'currency',
-      'created_at',
-      'updated_at',
-      createdAtKey.as('created_at_key'),
-    ])
-    .where('partner_id', '=', query.partnerId);
-  if (query.status) select = select.where('status', '=', query.status);
-  if (query.after) select = select.where(olderThan(query.after, 'order_id'));
-  const rows = await select
+  return newestFirst(
+    db
+      .selectFrom('orders')
+      .select([
+        'order_id',
+        'store_id',
+        'state',
+        'status',
+        'total_minor',
+        'currency',
+        'created_at',
+        'updated_at',
+        createdAtKey.as('created_at_key'),
+      ])
+      .where('partner_id', '=', query.partnerId),
+    query,
+  );
+}
+
+/**
+ * One page of the orders `select` picks, newest first (created_at desc, order_id desc), all or
+ * of one status, after `after` (a keyset on the list's indexes); `next` is the last order's key
+ * when more follow.
+ */
+async function newestFirst<Row extends { order_id: string; created_at_key: string }>(
+  select: SelectQueryBuilder<OrderingDatabase, 'orders', Row>,
+  query: { status?: OrderStatus; limit: number; after?: ListKey },
+): Promise<{ rows: Row[]; next: ListKey | null }> {
+  let page = select;
+  if (query.status) page = page.where('status', '=', query.status);
+  if (query.after) page = page.where(olderThan(query.after, 'order_id'));
+  const rows = await page
     .orderBy('created_at', 'desc')
     .orderBy('order_id', 'desc')
     .limit(query.limit + 1)
