@@ -68,6 +68,18 @@ describe('log lines', () => {
     platform.processor.setFaults({ errorRate: 0 });
     requests.push({ requestId: failed.requestId, partnerId: distribution.partnerId });
 
+    // A console session: refused and made with the key in a body, then used by its cookie.
+    const signIn = (apiKey: string) =>
+      call(platform.baseUrl, 'POST', '/v1/sessions', { body: { apiKey } });
+    expect((await signIn(wrongKey)).status).toBe(401);
+    const session = await signIn(commerce.apiKey);
+    expect(session.status).toBe(201);
+    const sessionCookie = session.headers.getSetCookie()[0]!.split(';')[0]!;
+    const byCookie = await call(platform.baseUrl, 'GET', '/v1/commerce/stores', {
+      headers: { cookie: sessionCookie, 'x-csrf-token': session.body.csrfToken },
+    });
+    expect(byCookie.status).toBe(200);
+
     const text = logged.raw.join('');
     const secrets = {
       commerceKey: commerce.apiKey,
@@ -80,6 +92,8 @@ describe('log lines', () => {
       cardNumber: TEST_CARD.cardNumber,
       processorKey: 'sk_test_simulator',
       basicCredentials: Buffer.from(`user:${distribution.apiKey}`).toString('base64'),
+      sessionToken: sessionCookie.slice(sessionCookie.indexOf('=') + 1),
+      csrfToken: session.body.csrfToken as string,
     };
     for (const [name, secret] of Object.entries(secrets)) {
       expect(text.includes(secret), `${name} is in the logs`).toBe(false);

@@ -5,7 +5,7 @@
 // when an operation is added to the document without a case here.
 import { createPlatformClient, ingestCatalog } from '@pcp/client';
 import { buildOpenApiDocument } from '@pcp/gateway';
-import { createKey, setRateLimits } from '@pcp/gateway/admin';
+import { createKey, keyIdOf, setRateLimits } from '@pcp/gateway/admin';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
@@ -86,6 +86,21 @@ async function testOnly(
 
 const ids = <T>(list: T[], key: keyof T) => list.map((entry) => entry[key]);
 
+/** A console session of `apiKey` (docs/guide/authentication.md#console-sessions). */
+async function signIn(apiKey: string) {
+  const response = await call(platform.baseUrl, 'POST', '/v1/sessions', { body: { apiKey } });
+  expect(response.status, response.text).toBe(201);
+  const cookie = response.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+  return {
+    body: response.body as { partnerId: string; mode: Mode; csrfToken: string },
+    /** A request by the session's cookie, with its CSRF token. */
+    send: (method: string, path: string) =>
+      call(platform.baseUrl, method, path, {
+        headers: { cookie, 'x-csrf-token': response.body.csrfToken as string },
+      }),
+  };
+}
+
 async function webhookEndpoint(world: World) {
   const read = await send('GET', '/v1/marketfront/webhooks', world.marketKey);
   expect(read.status, read.text).toBe(200);
@@ -121,6 +136,72 @@ const cartOf = (world: World) => ({
 
 const orderBody = (store: World, payment: World) =>
   sodaOrder(store.ids, store.storeId, payment.paymentId);
+
+type Area = 'commerce' | 'marketfront';
+const areaKey = (world: World, area: Area) =>
+  area === 'commerce' ? world.commerceKey : world.marketKey;
+
+/** A failed request (404 NOT_FOUND) of the world's key, once its own log shows it. */
+async function loggedFailure(area: Area, world: World): Promise<string> {
+  const requestId = `isolation-${randomUUID()}`;
+  const failed = await send('GET', `/v1/${area}/no-such-route`, areaKey(world, area), {
+    headers: { 'X-Request-Id': requestId },
+  });
+  expectNotFound(failed, 'NOT_FOUND');
+  const deadline = Date.now() + 10_000;
+  while ((await requestIdsOf(area, world, '&status=404')).includes(requestId) === false) {
+    expect(Date.now(), 'the request is logged within a flush').toBeLessThan(deadline);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return requestId;
+}
+
+async function requestIdsOf(area: Area, world: World, query = '') {
+  const log = await send('GET', `/v1/${area}/requests?limit=100${query}`, areaKey(world, area));
+  expect(log.status, log.text).toBe(200);
+  return ids(log.body.requests as { requestId: string }[], 'requestId');
+}
+
+async function readsUsed(area: Area, world: World): Promise<number> {
+  const usage = await send('GET', `/v1/${area}/rate-limits`, areaKey(world, area));
+  expect(usage.status, usage.text).toBe(200);
+  return (usage.body.limits as { bucket: string; used: number }[]).find(
+    (limit) => limit.bucket === 'reads',
+  )!.used;
+}
+
+/** The cases of the request log, keys and rate-limit usage of one area (docs/guide/requests.md). */
+const accountCases = (area: Area): Record<string, Case> => ({
+  [`GET /v1/${area}/requests`]: async (data, caller) => {
+    const theirs = await loggedFailure(area, data);
+    const mine = await loggedFailure(area, caller);
+    const seen = await requestIdsOf(area, caller);
+    expect(seen).toContain(mine);
+    expect(seen).not.toContain(theirs);
+  },
+  [`GET /v1/${area}/requests/errors`]: async (data, caller) => {
+    const theirs = await loggedFailure(area, data);
+    const errors = await send('GET', `/v1/${area}/requests/errors`, areaKey(caller, area));
+    expect(errors.status, errors.text).toBe(200);
+    expect(ids(errors.body.groups as { lastRequestId: string }[], 'lastRequestId')).not.toContain(
+      theirs,
+    );
+  },
+  [`GET /v1/${area}/keys`]: async (data, caller) => {
+    const listed = await send('GET', `/v1/${area}/keys`, areaKey(caller, area));
+    expect(listed.status, listed.text).toBe(200);
+    const keys = listed.body.keys as { keyId: string; mode: string }[];
+    expect(ids(keys, 'keyId')).toContain(keyIdOf(areaKey(caller, area)));
+    expect(ids(keys, 'keyId')).not.toContain(keyIdOf(areaKey(data, area)));
+    expect(new Set(ids(keys, 'mode'))).toEqual(new Set([caller.mode]));
+  },
+  [`GET /v1/${area}/rate-limits`]: async (data, caller) => {
+    const before = await readsUsed(area, caller);
+    for (let i = 0; i < 5; i++) await readsUsed(area, data);
+    // Only this read is the caller's (fewer if its window ended meanwhile).
+    expect(await readsUsed(area, caller)).toBeLessThanOrEqual(before + 1);
+  },
+});
 
 /**
  * One case per operation of the document, `METHOD /path` as the document writes it. The
@@ -535,6 +616,38 @@ const cases: Record<string, Case> = {
     }
     expect(streamed).not.toContain(data.orderId);
   },
+  'POST /v1/sessions': async (data, caller) => {
+    // A session is of its key's mode: it reads the other mode's data as a stranger would.
+    const session = await signIn(caller.commerceKey);
+    expect(session.body.mode).toBe(caller.mode);
+    expectNotFound(
+      await session.send('GET', `/v1/commerce/stores/${data.storeId}`),
+      'STORE_NOT_FOUND',
+    );
+    const list = await session.send('GET', '/v1/commerce/stores?limit=100');
+    expect(ids(list.body.stores as { storeId: string }[], 'storeId')).not.toContain(data.storeId);
+    const market = await signIn(caller.marketKey);
+    expectNotFound(
+      await market.send('GET', `/v1/marketfront/orders/${data.orderId}`),
+      'ORDER_NOT_FOUND',
+    );
+  },
+  'GET /v1/sessions/current': async (data, caller) => {
+    const mine = await signIn(caller.marketKey);
+    const theirs = await signIn(data.marketKey);
+    const current = await mine.send('GET', '/v1/sessions/current');
+    expect(current.body).toEqual(mine.body);
+    expect(current.body.partnerId).not.toBe(theirs.body.partnerId);
+  },
+  'DELETE /v1/sessions/current': async (data, caller) => {
+    // Signing out one mode's session leaves the same partner's session of the other mode.
+    const mine = await signIn(caller.commerceKey);
+    const theirs = await signIn(data.commerceKey);
+    expect((await mine.send('DELETE', '/v1/sessions/current')).status).toBe(204);
+    expect((await theirs.send('GET', '/v1/sessions/current')).status).toBe(200);
+  },
+  ...accountCases('commerce'),
+  ...accountCases('marketfront'),
   'POST /v1/test/reset': async (data, caller) => {
     const reset = () => send('POST', '/v1/test/reset', caller.commerceKey);
     await testOnly(caller, reset, async () => {

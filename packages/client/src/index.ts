@@ -7,7 +7,13 @@
  * validator's weight.
  */
 export type { paths, components, operations } from './generated/openapi.js';
-export { createPlatformClient, type PlatformClient, type PlatformClientOptions } from './client.js';
+export {
+  createPlatformClient,
+  createSessionClient,
+  type PlatformClient,
+  type PlatformClientOptions,
+  type SessionClientOptions,
+} from './client.js';
 export { PlatformProblem, type ProblemDetail, type OrderError } from './problem.js';
 export { orderErrorCode, orderErrorCodes, type OrderErrorCode } from './order-errors.js';
 export {

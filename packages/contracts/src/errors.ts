@@ -38,6 +38,9 @@ export const errorCodes = {
   UNAUTHORIZED: entry(401, 'authentication', false, 'Unauthorized'),
   SESSION_USER_REQUIRED: entry(401, 'authentication', false, 'End user required'),
   FORBIDDEN: entry(403, 'authorization', false, 'Forbidden'),
+  // Not named by the contract: a console session's write without its X-CSRF-Token, or any
+  // request of a session sent from another site (docs/guide/authentication.md#console-sessions).
+  CSRF_REJECTED: entry(403, 'authorization', false, 'Cross-site request refused'),
   PAYMENT_TYPE_NOT_ALLOWED: entry(403, 'payment', false, 'Payment type not allowed'),
   REQUEST_INVALID: entry(400, 'validation', false, 'Invalid request'),
   CLIENT_CONTEXT_REQUIRED: entry(400, 'validation', false, 'Client context required'),

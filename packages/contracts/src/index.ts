@@ -17,7 +17,9 @@ export * from './payments.js';
 export * from './orders.js';
 export * from './webhooks.js';
 export * from './sandbox.js';
+export * from './sessions.js';
 /** The documents' example store address, shared with the test fixtures and the demo. */
 export { exampleStoreAddress } from './examples.js';
 export * from './fixture-catalogs.js';
 export * from './partner-orders.js';
+export * from './request-log.js';

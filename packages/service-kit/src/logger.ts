@@ -7,12 +7,14 @@ const CENSOR = '[redacted]';
 
 /**
  * Fields that must never reach a log line, wherever the code puts them: credentials (the
- * gateway's `Authorization: Bearer` key, webhook signing secrets, the processor's key,
+ * gateway's `Authorization: Bearer` key, console session cookies and CSRF tokens, webhook signing secrets, the processor's key,
  * passwords) and card data. Paths reach two levels down (`body.card.cvc`).
  */
 const secretFields = [
   'authorization',
+  'cookie',
   'apiKey',
+  'csrfToken',
   'key',
   'secret',
   'previousSecret',
@@ -39,6 +41,10 @@ const redactedPaths = [
   '*.headers["x-api-key"]',
   '*.headers.authorization',
   '*.*.headers.authorization',
+  'headers["x-csrf-token"]',
+  '*.headers["x-csrf-token"]',
+  'headers["set-cookie"]',
+  '*.headers["set-cookie"]',
 ];
 
 /**

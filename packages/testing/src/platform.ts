@@ -44,6 +44,11 @@ import type { TestEnvironment } from './environment.js';
 export interface TestPlatform {
   readonly baseUrl: string;
   readonly gateway: GatewayService;
+  /**
+   * Another replica of the gateway (not started; the test stops it): the same database,
+   * subjects and configuration, with `env` overriding it.
+   */
+  newGateway(env?: Record<string, string>): GatewayService;
   readonly gatewayDb: Kysely<GatewayDatabase>;
   readonly storesDb: Kysely<StoresDatabase>;
   readonly catalogDb: Kysely<CatalogDatabase>;
@@ -198,29 +203,32 @@ export async function startPlatform(
   await applyJetStreamTopology(await migrator.jetstreamManager(), jetStreamTopology(env.prefix));
   for (const worker of [...Object.values(workers), stores, catalog]) await worker.start();
 
-  const config = loadConfig(gatewayEnvSchema, {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    OPS_PORT: '0',
-    OPS_HOST: '127.0.0.1',
-    NATS_SUBJECT_PREFIX: env.prefix,
-    REDIS_KEY_PREFIX: env.redisKeyPrefix,
-    NATS_REQUEST_TIMEOUT_MS: '2000',
-    ...gatewayEnv,
-  });
-  const gateway = createGatewayService({
-    nc: options.connections?.gateway ?? env.nc,
-    db: gatewayDb,
-    redis: env.redis,
-    logger,
-    metrics: env.newMetrics('gateway'),
-    config,
-  });
+  const newGateway = (overrides: Record<string, string> = {}) =>
+    createGatewayService({
+      nc: options.connections?.gateway ?? env.nc,
+      db: gatewayDb,
+      redis: env.redis,
+      logger,
+      metrics: env.newMetrics('gateway'),
+      config: loadConfig(gatewayEnvSchema, {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        OPS_PORT: '0',
+        OPS_HOST: '127.0.0.1',
+        NATS_SUBJECT_PREFIX: env.prefix,
+        REDIS_KEY_PREFIX: env.redisKeyPrefix,
+        NATS_REQUEST_TIMEOUT_MS: '2000',
+        ...gatewayEnv,
+        ...overrides,
+      }),
+    });
+  const gateway = newGateway();
   await gateway.start();
 
   return {
     baseUrl: gateway.url(),
     gateway,
+    newGateway,
     gatewayDb,
     storesDb,
     get stores() {

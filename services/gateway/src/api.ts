@@ -2,8 +2,10 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { AppError, type BusClient } from '@pcp/service-kit';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { AccountReads } from './http/account-reads.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { openApiOptions } from './openapi/document.js';
+import { accountRoutes } from './routes/account.routes.js';
 import { addressRoutes } from './routes/addresses.routes.js';
 import { cartRoutes } from './routes/carts.routes.js';
 import { catalogDryRunRoutes } from './routes/catalog-dry-run.routes.js';
@@ -17,6 +19,7 @@ import { paymentRoutes } from './routes/payments.routes.js';
 import { docsRoutes } from './routes/docs.routes.js';
 import { publicRoutes } from './routes/public.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
+import { sessionRoutes } from './routes/sessions.routes.js';
 import { storeRoutes } from './routes/stores.routes.js';
 import { testHelperRoutes } from './routes/test-helpers.routes.js';
 import { itemAvailabilityRoutes } from './routes/item-availability.routes.js';
@@ -42,6 +45,8 @@ export interface ApiOptions {
   readonly catalogDryRunTimeoutMs: number;
   /** The test-mode webhook stream (docs/guide/sandbox.md#webhook-stream). */
   readonly webhookStreams: WebhookStreamOptions;
+  /** The request log, keys and rate-limit usage (docs/guide/requests.md). */
+  readonly accountReads: AccountReads;
 }
 
 /**
@@ -60,6 +65,7 @@ export function registerApi(app: FastifyInstance, options: ApiOptions): void {
   void app.register(publicRoutes, { docsUrl });
   void app.register(docsRoutes, { docsUrl });
   void app.register(schemaRoutes, { publicBaseUrl });
+  void app.register(sessionRoutes);
   void app.register(storeRoutes);
   void app.register(itemAvailabilityRoutes);
   void app.register(catalogRoutes);
@@ -75,15 +81,21 @@ export function registerApi(app: FastifyInstance, options: ApiOptions): void {
     placeTimeoutMs: options.placeTimeoutMs,
     paymentsTimeoutMs: options.paymentsTimeoutMs,
   });
+  void app.register(accountRoutes, { reads: options.accountReads });
   void app.register(discoveryRoutes);
   void app.register(cartRoutes);
   void app.register(orderRoutes, { placeTimeoutMs: options.placeTimeoutMs });
 }
 
-/** A bus for rendering the document: no route is ever called. */
-const unconnectedBus: BusClient = {
-  request: () => Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Not connected')),
-  requestRaw: () => Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Not connected')),
+const notConnected = () => Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Not connected'));
+
+/** A bus and account reads for rendering the document: no route is ever called. */
+const unconnectedBus: BusClient = { request: notConnected, requestRaw: notConnected };
+const unconnectedAccountReads: AccountReads = {
+  requests: notConnected,
+  errors: notConnected,
+  keys: notConnected,
+  rateLimits: notConnected,
 };
 
 /**
@@ -105,6 +117,7 @@ export async function buildOpenApiDocument(
     paymentsTimeoutMs: 0,
     catalogDryRunTimeoutMs: 0,
     webhookStreams: { wakeups: { watch: () => () => undefined }, perPartner: 1, heartbeatMs: 0 },
+    accountReads: unconnectedAccountReads,
   });
   try {
     await app.ready();

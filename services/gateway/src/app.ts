@@ -22,14 +22,17 @@ import { Histogram } from 'prom-client';
 import { registerApi } from './api.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
 import type { GatewayDatabase } from './db/partner.table.js';
+import { createAccountReads } from './http/account-reads.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/problem.js';
+import { createRateLimiter, type RedisCommands } from './http/rate-limit.js';
+import { createRequestRecorder } from './http/request-recorder.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import auth from './plugins/auth.js';
 import endUser from './plugins/end-user.js';
 import idempotencyKey from './plugins/idempotency-key.js';
-import type { RedisCommands } from './http/rate-limit.js';
 import rateLimit from './plugins/rate-limit.js';
 import requestContext from './plugins/request-context.js';
+import requestLog from './plugins/request-log.js';
 
 export { buildOpenApiDocument } from './api.js';
 export { gatewayMigrations, GATEWAY_SCHEMA } from './db/migrations/index.js';
@@ -59,6 +62,10 @@ export interface GatewayDeps {
     | 'AUTH_CACHE_MAX_KEYS'
     | 'AUTH_CACHE_MAX_UNKNOWN_KEYS'
     | 'AUTH_FAILURES_PER_MIN_PER_IP'
+    | 'SESSION_IDLE_TIMEOUT_MS'
+    | 'SESSION_MAX_AGE_MS'
+    | 'SESSIONS_PER_PARTNER'
+    | 'SESSION_CACHE_MAX'
     | 'OPS_PORT'
     | 'OPS_HOST'
     | 'NATS_SUBJECT_PREFIX'
@@ -68,6 +75,11 @@ export interface GatewayDeps {
     | 'CATALOG_VALIDATION_TIMEOUT_MS'
     | 'WEBHOOK_STREAMS_PER_PARTNER'
     | 'WEBHOOK_STREAM_HEARTBEAT_MS'
+    | 'REQUEST_LOG_RETENTION_DAYS'
+    | 'REQUEST_LOG_MAX_PER_PARTNER'
+    | 'REQUEST_LOG_SWEEP_INTERVAL_MS'
+    | 'REQUEST_LOG_FLUSH_MS'
+    | 'REQUEST_LOG_BUFFER_MAX_ROWS'
   >;
 }
 
@@ -159,13 +171,35 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     done();
   });
 
+  const rateLimiter = createRateLimiter({
+    redis: deps.redis,
+    keyPrefix: config.REDIS_KEY_PREFIX,
+    logger,
+    defaults: {
+      reads: config.RATE_LIMIT_READS_PER_MIN,
+      writes: config.RATE_LIMIT_WRITES_PER_MIN,
+      discovery: config.RATE_LIMIT_DISCOVERY_PER_MIN,
+    },
+  });
+  const recorder = createRequestRecorder({
+    db: deps.db,
+    logger,
+    metrics: deps.metrics,
+    flushMs: config.REQUEST_LOG_FLUSH_MS,
+    maxBuffered: config.REQUEST_LOG_BUFFER_MAX_ROWS,
+    retentionDays: config.REQUEST_LOG_RETENTION_DAYS,
+    maxPerTenant: config.REQUEST_LOG_MAX_PER_PARTNER,
+    sweepIntervalMs: config.REQUEST_LOG_SWEEP_INTERVAL_MS,
+  });
+
   // Then, each reading the route's config: the API key, the end user, the rate limit; the
-  // Idempotency-Key just before the handler.
+  // Idempotency-Key just before the handler. Each answer of a principal goes to its log.
   void app.register(auth, deps);
   void app.register(endUser);
-  void app.register(rateLimit, deps);
+  void app.register(rateLimit, { rateLimiter });
   void app.register(idempotencyKey);
   void app.register(requestContext);
+  void app.register(requestLog, { recorder });
 
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -196,6 +230,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
       perPartner: config.WEBHOOK_STREAMS_PER_PARTNER,
       heartbeatMs: config.WEBHOOK_STREAM_HEARTBEAT_MS,
     },
+    accountReads: createAccountReads({ db: deps.db, rateLimiter, docsUrl }),
   });
 
   let ops: Awaited<ReturnType<typeof startOpsServer>> | undefined;

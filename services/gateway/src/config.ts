@@ -33,7 +33,14 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   AUTH_CACHE_MAX_UNKNOWN_KEYS: cacheEntries.default(10_000),
   /** Failed authentications one client address may make per minute before it gets 429s. */
   AUTH_FAILURES_PER_MIN_PER_IP: perMinute.default(30),
-  /** Port of /health/ready and /metrics, off the public port (host: OPS_HOST). */
+  /** A console session unused this long ends (docs/guide/authentication.md#console-sessions). */
+  SESSION_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(3_600_000),
+  /** A console session ends this long after sign-in, however used. */
+  SESSION_MAX_AGE_MS: z.coerce.number().int().min(1_000).max(604_800_000).default(43_200_000),
+  /** Active console sessions per partner and mode; a new one past it ends the oldest. */
+  SESSIONS_PER_PARTNER: z.coerce.number().int().min(1).max(1_000).default(20),
+  /** Console sessions remembered per replica (each for at most AUTH_CACHE_TTL_MS). */
+  SESSION_CACHE_MAX: cacheEntries.default(10_000),
   /**
    * How long a payments request (vaulting a card) may take: longer than the payments
    * service's PAYMENT_PROCESSOR_TIMEOUT_MS (10 s), so its 503 arrives rather than a 504.
@@ -54,6 +61,17 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   WEBHOOK_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(5),
   /** How often a quiet webhook stream gets a comment line (and its log is read again). */
   WEBHOOK_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /** Days the request log keeps a request (docs/guide/requests.md#retention). */
+  REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  /** Requests the log keeps per tenant (a partner's live or test mode): the newest. */
+  REQUEST_LOG_MAX_PER_PARTNER: z.coerce.number().int().min(1).max(10_000_000).default(50_000),
+  /** How often a replica deletes requests past the retention and past the tenant's cap. */
+  REQUEST_LOG_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(86_400_000).default(300_000),
+  /** How often a replica writes the requests it answered (one INSERT per 500). */
+  REQUEST_LOG_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+  /** Requests a replica holds unwritten at most; past it the oldest are dropped (and counted). */
+  REQUEST_LOG_BUFFER_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
+  /** Port of /health/ready and /metrics, off the public port (host: OPS_HOST). */
   OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(platformOpsPorts.gateway),
   /**
    * On SIGTERM, how long the gateway keeps serving while unready (answering `Connection:

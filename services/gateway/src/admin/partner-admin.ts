@@ -20,6 +20,7 @@ import {
   updateSuspension,
 } from '../db/partner.repository.js';
 import type { GatewayDatabase, RateLimitOverrides } from '../db/partner.table.js';
+import { deleteSessionsOf } from '../db/session.repository.js';
 
 type Db = Kysely<GatewayDatabase>;
 
@@ -117,7 +118,12 @@ export function keyIdOf(keyIdOrKey: string): string {
 /** Revoke by key id (the 16 hex digits after `pcp_<mode>_`, as `list-partners` shows). */
 export async function revokeKey(db: Db, keyId: string) {
   if (!KEY_ID.test(keyId)) throw new AdminError('--key-id must be 16 hex digits');
-  const revoked = await revokeApiKey(db, keyId);
+  // Its console sessions end with it (gateways also stop honouring them on the announcement).
+  const revoked = await db.transaction().execute(async (trx) => {
+    const key = await revokeApiKey(trx, keyId);
+    if (key) await deleteSessionsOf(trx, { keyId });
+    return key;
+  });
   if (!revoked) throw new AdminError(`no active key ${keyId}`);
   return { keyId: revoked.key_id, partnerId: revoked.partner_id, revokedAt: revoked.revoked_at };
 }
@@ -165,10 +171,17 @@ export async function setPaymentTypes(db: Db, partnerId: string, values: string[
   return { partnerId, paymentTypes: updated.payment_types };
 }
 
-/** Suspend a partner (every key refused until resumed) or resume it; keys stay as they are. */
+/**
+ * Suspend a partner (every key refused until resumed, its console sessions ended) or resume
+ * it; keys stay as they are.
+ */
 export async function setSuspended(db: Db, partnerId: string, suspended: boolean) {
   const updated = guid.safeParse(partnerId).success
-    ? await updateSuspension(db, partnerId, suspended ? new Date() : null)
+    ? await db.transaction().execute(async (trx) => {
+        const partner = await updateSuspension(trx, partnerId, suspended ? new Date() : null);
+        if (partner && suspended) await deleteSessionsOf(trx, { partnerId });
+        return partner;
+      })
     : undefined;
   if (!updated) throw new AdminError(`no partner ${partnerId}`);
   return { partnerId, suspendedAt: updated.suspended_at };

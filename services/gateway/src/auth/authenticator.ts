@@ -17,6 +17,8 @@ export interface Principal {
   readonly keyId: string;
   readonly paymentTypes: readonly PaymentType[];
   readonly rateLimits: RateLimitOverrides;
+  /** How the request proved it: an API key, or a console session made from one. */
+  readonly via: 'key' | 'session';
 }
 
 interface VerifiedKey {
@@ -74,6 +76,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
         keyId: row.key_id,
         paymentTypes: row.payment_types,
         rateLimits: row.rate_limits,
+        via: 'key',
       },
     };
     if (cacheable) verified.set(keyId, found);
@@ -97,6 +100,14 @@ export function createAuthenticator(options: AuthenticatorOptions) {
       const found = await lookup(keyId);
       return found && apiKeyMatches(apiKey, found.keyHash) ? found.principal : null;
     },
+    /**
+     * The principal of the active key with that public id, its secret unchecked: for a console
+     * session, which proved the key when it was made and lives only while the key is active.
+     * Null when the key is revoked, its partner suspended, or there is no such key.
+     */
+    async activeKey(keyId: string): Promise<Principal | null> {
+      return (await lookup(keyId))?.principal ?? null;
+    },
     /** Forget cached keys of a partner (or one key) after an admin change. */
     invalidate(target: { partnerId?: string; keyId?: string }): void {
       invalidations++;
@@ -114,3 +125,5 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     },
   };
 }
+
+export type Authenticator = ReturnType<typeof createAuthenticator>;

@@ -1,7 +1,8 @@
-import type { PartnerKind, PartnerMode, PaymentType } from '@pcp/contracts';
+import type { PartnerKind, PartnerMode, PaymentType, RateLimitBucket } from '@pcp/contracts';
 import type { ColumnType, Generated, JSONColumnType, Selectable } from 'kysely';
+import type { RequestLogTable } from './request-log.table.js';
 
-export type RateClass = 'reads' | 'writes' | 'discovery';
+export type RateClass = RateLimitBucket;
 /** Per-partner overrides of the per-minute limits; absent classes use the defaults. */
 export type RateLimitOverrides = Partial<Record<RateClass, number>>;
 
@@ -28,11 +29,35 @@ export interface ApiKeyTable {
   mode: Generated<PartnerMode>;
   created_at: Generated<Date>;
   revoked_at: Date | null;
+  /** When a request last used it, written at most once a minute per key and replica. */
+  last_used_at: ColumnType<Date | null, never, Date>;
+}
+
+/** A console session (docs/guide/authentication.md#console-sessions). */
+export interface ConsoleSessionTable {
+  /** SHA-256 of the session's random token; the token itself is only in the cookie. */
+  token_hash: Buffer;
+  /** The key it was made from: the session lives only while the key is active. */
+  key_id: string;
+  /** The partner (its live id), as admin commands name it. */
+  partner_id: string;
+  /** The tenant the key acts as: the partner's id, or its test tenant's. */
+  tenant_id: string;
+  kind: PartnerKind;
+  mode: PartnerMode;
+  created_at: Generated<Date>;
+  /** The absolute end of the session, whatever its use. */
+  expires_at: Date;
+  /** The session's last request, updated at most about once a minute (the idle timeout). */
+  last_seen_at: Generated<Date>;
 }
 
 export type PartnerRow = Selectable<PartnerTable>;
+export type ConsoleSessionRow = Selectable<ConsoleSessionTable>;
 
 export interface GatewayDatabase {
   partners: PartnerTable;
   api_keys: ApiKeyTable;
+  console_sessions: ConsoleSessionTable;
+  request_log: RequestLogTable;
 }

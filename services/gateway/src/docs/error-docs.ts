@@ -77,6 +77,21 @@ export const errorDocs = {
       instance: '/v1/marketfront/stores/discover',
     },
   },
+  CSRF_REJECTED: {
+    rules: { guide: 'authentication', heading: 'Console sessions' },
+    description:
+      'A request authenticated by the console session cookie was refused as possibly forged ' +
+      'by another site: a POST, PUT, PATCH or DELETE without the X-CSRF-Token header or with ' +
+      "one that is not the session's csrfToken, or any request the browser marked " +
+      'Sec-Fetch-Site: cross-site. Requests with an API key (Authorization: Bearer) never get it.',
+    action:
+      'Send the csrfToken that sign-in (or GET /v1/sessions/current) answered as X-CSRF-Token, ' +
+      'from a page of the gateway’s own origin. Retrying without it does not change the answer.',
+    example: {
+      detail: "Send the session's csrfToken as X-CSRF-Token",
+      instance: '/v1/commerce/stores/5f1e9c3a-7b2d-4e8f-9a6c-1d0b3e5f7a92/status',
+    },
+  },
   PAYMENT_TYPE_NOT_ALLOWED: {
     rules: { guide: 'payments', heading: 'Payment types' },
     description:

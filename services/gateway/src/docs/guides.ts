@@ -17,6 +17,7 @@ export const guideNames = [
   'payments',
   'webhooks',
   'errors',
+  'requests',
   'sandbox',
 ] as const;
 export type GuideName = (typeof guideNames)[number];

@@ -6,6 +6,13 @@ import type { Duplex } from 'node:stream';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The errorCode of the ProblemDetail sent, if one was: what the request log keeps. */
+    errorCode: ErrorCode | undefined;
+  }
+}
+
 /**
  * A failure recorded against an Idempotency-Key (docs/guide/orders.md#idempotency): it renders with
  * the request id and time it was first answered at, so every replay is the same bytes.
@@ -62,6 +69,7 @@ export function sendProblem(
   if (error.retryAfterSeconds) reply.header('retry-after', String(error.retryAfterSeconds));
   if (error instanceof RecordedProblem && error.replayed)
     reply.header('idempotent-replayed', 'true');
+  reply.errorCode = error.code;
   return reply
     .code(error.info.status)
     .type(PROBLEM_CONTENT_TYPE)
@@ -106,6 +114,7 @@ function fromFastifyError(error: FastifyError): AppError | undefined {
  * 5xx never carries internal detail.
  */
 export function installErrorHandling(app: FastifyInstance, docsUrl: string, logger: Logger): void {
+  app.decorateReply('errorCode', undefined);
   app.setErrorHandler((error: FastifyError, request, reply) => {
     let appError = error instanceof AppError ? error : fromFastifyError(error);
     if (!appError) {

@@ -29,7 +29,31 @@ if ttl == -1 then
   ttl = 1000 * ARGV[2]
 end
 return {consumed, ttl}`;
-const CONSUME_SHA = createHash('sha1').update(CONSUME_SCRIPT).digest('hex');
+/**
+ * A counter's count and milliseconds left (PTTL: -2 without a window). One key per call, so
+ * the counters may live on different nodes of a cluster.
+ */
+const USAGE_SCRIPT = `return {tonumber(redis.call('get', KEYS[1])) or 0, redis.call('pttl', KEYS[1])}`;
+
+interface Script {
+  readonly text: string;
+  readonly sha: string;
+}
+const script = (text: string): Script => ({
+  text,
+  sha: createHash('sha1').update(text).digest('hex'),
+});
+const CONSUME = script(CONSUME_SCRIPT);
+const USAGE = script(USAGE_SCRIPT);
+
+/** One budget's current window, as read without counting against it. */
+export interface RateLimitWindow {
+  readonly rateClass: RateClass;
+  readonly limit: number;
+  readonly used: number;
+  /** Milliseconds until the window ends; 0 when none is open. */
+  readonly msLeft: number;
+}
 
 interface Waiter {
   resolve: (result: RateLimiterRes) => void;
@@ -75,23 +99,36 @@ export function createRateLimiter(options: {
     return limiter;
   }
 
-  async function evalConsume(key: string, points: number): Promise<unknown> {
-    const args = ['1', key, String(points), String(WINDOW_SECONDS)];
+  async function evalScript(
+    { sha, text }: Script,
+    keys: readonly string[],
+    args: readonly string[],
+  ): Promise<unknown> {
+    const rest = [String(keys.length), ...keys, ...args];
     try {
-      return await options.redis.sendCommand(['EVALSHA', CONSUME_SHA, ...args]);
+      return await options.redis.sendCommand(['EVALSHA', sha, ...rest]);
     } catch (error) {
       // Redis restarted or its scripts were flushed: EVAL loads the script again.
       if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
-      return options.redis.sendCommand(['EVAL', CONSUME_SCRIPT, ...args]);
+      return options.redis.sendCommand(['EVAL', text, ...rest]);
     }
   }
+
+  const counterKey = (partnerId: string, rateClass: RateClass) =>
+    `${options.keyPrefix}rl:${rateClass}:${partnerId}`;
+  const limitOf = (rateClass: RateClass, overrides: RateLimitOverrides) =>
+    overrides[rateClass] ?? options.defaults[rateClass];
 
   async function flush(batch: Batch, partnerId: string, rateClass: RateClass): Promise<void> {
     const { waiters, limit } = batch;
     let total: number;
     let msBeforeNext: number;
     try {
-      const [consumed, ttl] = (await evalConsume(batch.key, waiters.length)) as [number, number];
+      const [consumed, ttl] = (await evalScript(
+        CONSUME,
+        [batch.key],
+        [String(waiters.length), String(WINDOW_SECONDS)],
+      )) as [number, number];
       total = consumed;
       msBeforeNext = ttl;
     } catch {
@@ -111,7 +148,7 @@ export function createRateLimiter(options: {
   }
 
   function count(partnerId: string, rateClass: RateClass, limit: number): Promise<RateLimiterRes> {
-    const key = `${options.keyPrefix}rl:${rateClass}:${partnerId}`;
+    const key = counterKey(partnerId, rateClass);
     const batchKey = `${key} ${limit}`;
     return new Promise((resolve, reject) => {
       let batch = pending.get(batchKey);
@@ -136,7 +173,7 @@ export function createRateLimiter(options: {
       rateClass: RateClass,
       overrides: RateLimitOverrides,
     ): Promise<RateLimitDecision> {
-      const limit = overrides[rateClass] ?? options.defaults[rateClass];
+      const limit = limitOf(rateClass, overrides);
       try {
         return decision(limit, await count(partnerId, rateClass, limit));
       } catch (rejection) {
@@ -156,6 +193,37 @@ export function createRateLimiter(options: {
         options.logger.error({ err: rejection }, 'rate limiter failed');
         throw rejection;
       }
+    },
+
+    /**
+     * The current window of each of `rateClasses` for the partner, read from the counters
+     * `consume` keeps, counting nothing. Throws SERVICE_UNAVAILABLE when Redis fails: the
+     * in-memory budget of a failover is this replica's alone, not the partner's usage.
+     */
+    async usage(
+      partnerId: string,
+      rateClasses: readonly RateClass[],
+      overrides: RateLimitOverrides,
+    ): Promise<RateLimitWindow[]> {
+      let read: [number, number][];
+      try {
+        read = (await Promise.all(
+          rateClasses.map((rateClass) => evalScript(USAGE, [counterKey(partnerId, rateClass)], [])),
+        )) as [number, number][];
+      } catch (error) {
+        options.logger.error({ err: error }, 'rate-limit usage read failed');
+        throw new AppError('SERVICE_UNAVAILABLE', 'Rate-limit usage is unavailable; retry later');
+      }
+      return rateClasses.map((rateClass, i) => {
+        // PTTL: -2 without a window; -1 for a counter whose expiry the next consume sets.
+        const [count, ttl] = read[i] ?? [0, -2];
+        return {
+          rateClass,
+          limit: limitOf(rateClass, overrides),
+          used: ttl === -2 ? 0 : count,
+          msLeft: ttl === -1 ? WINDOW_SECONDS * 1000 : Math.max(0, ttl),
+        };
+      });
     },
   };
 }

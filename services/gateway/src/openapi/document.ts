@@ -1,8 +1,16 @@
 import type { SwaggerOptions, SwaggerTransformObject } from '@fastify/swagger';
-import { errorCodes, isErrorCode, orderEventKind, storeEventKind } from '@pcp/contracts';
+import {
+  csrfTokenHeader,
+  errorCodes,
+  isErrorCode,
+  orderEventKind,
+  sessionCookieName,
+  storeEventKind,
+} from '@pcp/contracts';
 import { jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { problemExample } from '../docs/error-docs.js';
 import { guideUrl, type GuideName, type GuideSection } from '../docs/guides.js';
+import { ACCOUNT_TAG } from '../routes/account.routes.js';
 import { CATALOGSET_SCHEMA_PATH } from './catalogset-schema.js';
 import { responseHeaders, type ResponseHeaderName } from './headers.js';
 import { createRouteTransform } from './route-transform.js';
@@ -102,6 +110,22 @@ const tags = (catalogSetSchema: { url: string; description: string }, docsUrl: s
       description:
         'Your order-status webhook endpoint, its signing secret and its deliveries (see the ' +
         "document's webhooks for what each delivery carries).",
+    },
+    {
+      name: 'Console sessions',
+      guide: { guide: 'authentication', heading: 'Console sessions' },
+      description:
+        'The partner console signs in with an API key once and then uses a short-lived ' +
+        'session cookie (cookieAuth) instead of the key; its writes carry X-CSRF-Token ' +
+        '(csrfToken). Integrations use their key (bearerAuth).',
+    },
+    {
+      name: ACCOUNT_TAG,
+      guide: 'requests',
+      description:
+        'What your integration did and may still do: your recent requests with their status ' +
+        'and errorCode (the errors grouped by code), your API keys and their last use, and ' +
+        'your rate-limit usage; each for the calling key’s mode only.',
     },
     {
       name: SANDBOX_TAG,
@@ -318,7 +342,27 @@ export function openApiOptions(options: {
         description: 'Guides: the rules of the API',
       },
       tags: tags(catalogSetSchema, options.docsUrl),
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer' },
+          cookieAuth: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: sessionCookieName,
+            description:
+              'A console session (POST /v1/sessions), instead of the key when no ' +
+              'Authorization header is sent.',
+          },
+          csrfToken: {
+            type: 'apiKey',
+            in: 'header',
+            name: csrfTokenHeader,
+            description:
+              "The session's csrfToken: with cookieAuth, required on POST, PUT, PATCH and " +
+              'DELETE (403 CSRF_REJECTED without it).',
+          },
+        },
+      },
       security: [{ bearerAuth: [] }],
       webhooks: partnerWebhooks(),
     },

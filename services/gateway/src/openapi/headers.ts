@@ -119,6 +119,14 @@ export const responseHeaders = {
     enum: ['Bearer'],
     examples: ['Bearer'],
   },
+  'Set-Cookie': {
+    type: 'string',
+    description:
+      'The console session cookie, __Host-pcp_session (HttpOnly; Secure; SameSite=Strict; ' +
+      'Path=/; Max-Age: the seconds left of the session), or its removal (Max-Age=0) on ' +
+      'sign-out. Browsers keep and send it; scripts cannot read it.',
+    examples: ['__Host-pcp_session=9sV…; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200'],
+  },
 } as const satisfies Record<string, HeaderSchema>;
 export type ResponseHeaderName = keyof typeof responseHeaders;
 

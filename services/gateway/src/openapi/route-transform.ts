@@ -26,6 +26,7 @@ type JsonObject = Record<string, unknown>;
 const authenticatedRouteCodes: readonly ErrorCode[] = [
   'UNAUTHORIZED', // no, a malformed or an unknown key
   'FORBIDDEN', // a key of the other kind of partner, or a live key on a test-only route
+  'CSRF_REJECTED', // a console session's write without its X-CSRF-Token, or from another site
   'REQUEST_INVALID', // a malformed X-End-User-Id, parameter or body
   'RATE_LIMITED', // the partner's budget, or an address failing authentication
   'INTERNAL',
@@ -45,7 +46,24 @@ const idempotencyCodes: readonly ErrorCode[] = [
 const recordedFailureStatuses = new Set([400, 403, 404]);
 /** Retryable answers at these statuses tell when to retry (409 in progress, 429, 503). */
 const retryAfterStatuses = new Set([409, 429, 503]);
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const codeOrder = new Map(Object.keys(errorCodes).map((code, index) => [code, index]));
+
+/** Routes that need a key or a console session. */
+function isAuthenticated(config: FastifyContextConfig): boolean {
+  return config.area !== undefined || config.testOnly === true || config.session === 'current';
+}
+
+/**
+ * Who may call a route: its partner's key, or a console session of that partner, whose
+ * writes need its CSRF token too (docs/guide/authentication.md#console-sessions).
+ */
+function securityOf(takesWrites: boolean): Record<string, string[]>[] {
+  const session: Record<string, string[]> = takesWrites
+    ? { cookieAuth: [], csrfToken: [] }
+    : { cookieAuth: [] };
+  return [{ bearerAuth: [] }, session];
+}
 
 function isZodSchema(value: unknown): value is z.ZodType {
   return value instanceof z.ZodType;
@@ -68,7 +86,7 @@ function problemCodesOf(
   const codes: ErrorCode[] = Object.values(declared).flatMap((response) =>
     isProblemResponse(response) ? response.errorCodes : [],
   );
-  if (config.area || config.testOnly) codes.push(...authenticatedRouteCodes);
+  if (isAuthenticated(config)) codes.push(...authenticatedRouteCodes);
   if (config.endUser) codes.push('SESSION_USER_REQUIRED');
   if (takesBody) codes.push(...bodyCodes);
   if (config.idempotencyKey) codes.push(...idempotencyCodes);
@@ -150,7 +168,7 @@ function requestHeadersOf(rendered: unknown, config: FastifyContextConfig): Json
   };
   if (config.idempotencyKey) add('Idempotency-Key', true);
   if (config.endUser) add('X-End-User-Id', config.endUser === 'required');
-  if (config.area || config.testOnly) add('X-Request-Id', false);
+  if (isAuthenticated(config)) add('X-Request-Id', false);
   return { type: 'object', properties, required: [...required] };
 }
 
@@ -223,6 +241,10 @@ export function createRouteTransform(options: { docsUrl: string }): SwaggerTrans
       }
     }
     transformed.schema.headers = requestHeadersOf(transformed.schema.headers, config);
+    if (config.area !== undefined && schema.security === undefined) {
+      const writes = methodsOf(input.route.method).some((method) => !SAFE_METHODS.has(method));
+      transformed.schema.security = securityOf(writes);
+    }
     if (config.testOnly) {
       const operation = transformed.schema as FastifySchema & Record<string, unknown>;
       operation.tags = [...new Set([...(operation.tags ?? []), SANDBOX_TAG])];

@@ -1,6 +1,6 @@
-import { authInvalidationSubject } from '@pcp/contracts';
+import { authInvalidationSubject, type Session } from '@pcp/contracts';
 import { AppError, type Logger, type ServiceMetrics } from '@pcp/service-kit';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
@@ -8,6 +8,8 @@ import { Counter } from 'prom-client';
 import { bearerToken } from '../auth/api-key.js';
 import { createAuthenticator, type Principal } from '../auth/authenticator.js';
 import { createFailedAuthLimiter } from '../auth/failed-auth-limiter.js';
+import { sessionTokenFrom } from '../auth/session-cookie.js';
+import { createSessionStore, csrfTokenMatches, type SessionStore } from '../auth/session-store.js';
 import type { GatewayConfig } from '../config.js';
 import { findActiveKey } from '../db/partner.repository.js';
 import type { GatewayDatabase } from '../db/partner.table.js';
@@ -21,12 +23,26 @@ declare module 'fastify' {
      * FORBIDDEN. The OpenAPI document marks them too.
      */
     testOnly?: true;
+    /**
+     * The console session routes (docs/guide/authentication.md#console-sessions): `sign-in`
+     * authenticates the API key in its body; `current` needs the session cookie.
+     */
+    session?: 'sign-in' | 'current';
   }
   interface FastifyRequest {
     /** The authenticated partner; null on public routes. */
     principal: Principal | null;
+    /** The console session the request came with (and its token), when it came with one. */
+    consoleSession: { readonly token: string; readonly session: Session } | null;
+  }
+  interface FastifyInstance {
+    /** Console sessions: what the session routes make and end. */
+    readonly consoleSessions: SessionStore;
   }
 }
+
+/** Methods that change something: by cookie, they need the session's X-CSRF-Token. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface AuthOptions {
   readonly db: Kysely<GatewayDatabase>;
@@ -42,6 +58,10 @@ export interface AuthOptions {
     | 'AUTH_CACHE_MAX_KEYS'
     | 'AUTH_CACHE_MAX_UNKNOWN_KEYS'
     | 'AUTH_FAILURES_PER_MIN_PER_IP'
+    | 'SESSION_IDLE_TIMEOUT_MS'
+    | 'SESSION_MAX_AGE_MS'
+    | 'SESSIONS_PER_PARTNER'
+    | 'SESSION_CACHE_MAX'
     | 'REDIS_KEY_PREFIX'
     | 'NATS_SUBJECT_PREFIX'
   >;
@@ -49,8 +69,8 @@ export interface AuthOptions {
 
 /**
  * API keys: a route with an `area` (and any unknown route under /v1) needs a valid key of a
- * partner of that kind; `request.principal` is who called. Failed attempts count against the
- * caller's address.
+ * partner of that kind, or, without an Authorization header, a console session made from
+ * one; `request.principal` is who called. Failed attempts count against the caller's address.
  */
 const auth: FastifyPluginAsync<AuthOptions> = async (
   app,
@@ -79,12 +99,27 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
     logger,
   });
 
-  // Not a queue group: every replica must forget the key.
-  const invalidations = nc.subscribe(authInvalidationSubject(config.NATS_SUBJECT_PREFIX), {
+  const invalidationSubject = authInvalidationSubject(config.NATS_SUBJECT_PREFIX);
+  const sessions = createSessionStore({
+    db,
+    authenticator,
+    idleMs: config.SESSION_IDLE_TIMEOUT_MS,
+    maxAgeMs: config.SESSION_MAX_AGE_MS,
+    perTenant: config.SESSIONS_PER_PARTNER,
+    cacheTtlMs: config.AUTH_CACHE_TTL_MS,
+    cacheMax: config.SESSION_CACHE_MAX,
+    announceEnded: (ids) => nc.publish(invalidationSubject, JSON.stringify({ sessions: ids })),
+  });
+  app.decorate('consoleSessions', sessions);
+
+  // Not a queue group: every replica must forget the key (and the sessions).
+  const invalidations = nc.subscribe(invalidationSubject, {
     callback: (error, msg) => {
       if (error) return;
       try {
-        authenticator.invalidate(msg.json<{ partnerId?: string; keyId?: string }>());
+        const target = parseInvalidation(msg.json());
+        authenticator.invalidate(target);
+        sessions.invalidate(target);
       } catch {
         logger.warn('ignored a malformed auth invalidation message');
       }
@@ -95,38 +130,110 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
   });
 
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request) => {
-    const area = request.routeOptions.config.area;
-    // Unknown routes under /v1 still demand a key, so the API's shape is not probeable.
-    const needsKey = area !== undefined || /^\/v1(\/|$|\?)/.test(request.url);
-    if (!needsKey) return;
+  app.decorateRequest('consoleSession', null);
 
-    const apiKey = bearerToken(request.headers.authorization);
+  async function refuse(request: FastifyRequest, detail: string): Promise<never> {
+    await failedAuthentications.recordFailure(request.ip);
+    throw new AppError('UNAUTHORIZED', detail);
+  }
+
+  async function byKey(
+    request: FastifyRequest,
+    apiKey: string | null,
+    refusal = 'Send a valid API key as Authorization: Bearer <key>',
+  ): Promise<Principal> {
     // A key verified recently costs no I/O and passes even from an address over its failure
     // budget. Anything else from such an address is refused before its key is looked up;
     // every 401 (no key, a malformed one, an unknown or wrong one) counts against it.
-    let principal = apiKey ? authenticator.recentlyVerified(apiKey) : undefined;
-    if (!principal) {
-      await failedAuthentications.ensureAllowed(request.ip);
-      try {
-        principal = (apiKey && (await authenticator.authenticate(apiKey))) || undefined;
-      } catch (error) {
-        logger.error({ err: error }, 'key lookup failed');
-        throw new AppError('SERVICE_UNAVAILABLE', 'Authentication is unavailable; retry later');
-      }
-      if (!principal) {
-        await failedAuthentications.recordFailure(request.ip);
-        throw new AppError('UNAUTHORIZED', 'Send a valid API key as Authorization: Bearer <key>');
-      }
+    const recent = apiKey ? authenticator.recentlyVerified(apiKey) : undefined;
+    if (recent) return recent;
+    await failedAuthentications.ensureAllowed(request.ip);
+    let principal: Principal | null = null;
+    try {
+      principal = apiKey ? await authenticator.authenticate(apiKey) : null;
+    } catch (error) {
+      logger.error({ err: error }, 'key lookup failed');
+      throw new AppError('SERVICE_UNAVAILABLE', 'Authentication is unavailable; retry later');
     }
+    return principal ?? refuse(request, refusal);
+  }
+
+  async function bySession(request: FastifyRequest, token: string): Promise<Principal> {
+    // As a recently verified key: a remembered session costs no session read.
+    if (!sessions.remembers(token)) await failedAuthentications.ensureAllowed(request.ip);
+    let active: Awaited<ReturnType<SessionStore['resolve']>>;
+    try {
+      active = await sessions.resolve(token);
+    } catch (error) {
+      logger.error({ err: error }, 'session lookup failed');
+      throw new AppError('SERVICE_UNAVAILABLE', 'Authentication is unavailable; retry later');
+    }
+    if (!active) return refuse(request, 'The console session has ended: sign in again');
+    // SameSite=Strict keeps the cookie off other sites' requests; these checks hold even
+    // where a browser sends it anyway.
+    if (request.headers['sec-fetch-site'] === 'cross-site') {
+      throw new AppError('CSRF_REJECTED', 'A console session is not usable from another site');
+    }
+    if (
+      !SAFE_METHODS.has(request.method) &&
+      !csrfTokenMatches(token, request.headers['x-csrf-token'])
+    ) {
+      throw new AppError('CSRF_REJECTED', "Send the session's csrfToken as X-CSRF-Token");
+    }
+    request.consoleSession = { token, session: active.session };
+    return active.principal;
+  }
+
+  app.addHook('onRequest', async (request) => {
+    const { area, testOnly, session } = request.routeOptions.config;
+    // Sign-in authenticates the key in its body, once the body is read (below).
+    if (session === 'sign-in') return;
+    // Unknown routes under /v1 still demand a key, so the API's shape is not probeable.
+    const needsKey =
+      area !== undefined || session !== undefined || /^\/v1(\/|$|\?)/.test(request.url);
+    if (!needsKey) return;
+
+    const { authorization } = request.headers;
+    const token =
+      authorization === undefined && (area !== undefined || session !== undefined)
+        ? sessionTokenFrom(request.headers.cookie)
+        : undefined;
+    let principal: Principal;
+    if (token !== undefined) principal = await bySession(request, token);
+    else if (session === 'current') {
+      principal = await refuse(request, 'Sign in first: this needs the console session cookie');
+    } else principal = await byKey(request, bearerToken(authorization));
     request.principal = principal;
     if (area && principal.kind !== area) {
       throw new AppError('FORBIDDEN', `This endpoint is for ${area} partners`);
     }
-    if (request.routeOptions.config.testOnly && principal.mode !== 'test') {
+    if (testOnly && principal.mode !== 'test') {
       throw new AppError('FORBIDDEN', 'This endpoint is for test keys (pcp_test_…) only');
     }
   });
+
+  // Sign-in's key is in its body, read and validated by now (a malformed body is a 400).
+  app.addHook('preHandler', async (request) => {
+    if (request.routeOptions.config.session !== 'sign-in') return;
+    const { apiKey } = request.body as { apiKey: string };
+    request.principal = await byKey(request, apiKey, 'Send a valid, active API key as apiKey');
+  });
 };
+
+/** An invalidation message: a partner, a key, or sessions (hex token hashes) to forget. */
+function parseInvalidation(message: unknown): {
+  partnerId?: string;
+  keyId?: string;
+  sessions?: string[];
+} {
+  const { partnerId, keyId, sessions } = (message ?? {}) as Record<string, unknown>;
+  return {
+    ...(typeof partnerId === 'string' ? { partnerId } : {}),
+    ...(typeof keyId === 'string' ? { keyId } : {}),
+    ...(Array.isArray(sessions)
+      ? { sessions: sessions.filter((id): id is string => typeof id === 'string').slice(0, 1_000) }
+      : {}),
+  };
+}
 
 export default fp(auth, { name: 'auth' });

@@ -95,6 +95,21 @@ describe('createAuthenticator', () => {
     expect(await authenticator.authenticate(test.apiKey)).toBeNull();
   });
 
+  it('answers the principal of an active key id for a console session, and null once revoked', async () => {
+    const authenticator = countingAuthenticator(withDefaults);
+    const partner = await createPartner(db, { kind: 'commerce', name: 'Console', mode: 'test' });
+    expect(await authenticator.activeKey(partner.keyId)).toMatchObject({
+      partnerId: partner.testPartnerId,
+      keyId: partner.keyId,
+      mode: 'test',
+      via: 'key',
+    });
+    await revokeKey(db, partner.keyId);
+    authenticator.invalidate({ keyId: partner.keyId });
+    expect(await authenticator.activeKey(partner.keyId)).toBeNull();
+    expect(await authenticator.activeKey('0000000000000000')).toBeNull();
+  });
+
   it('authenticates a fresh key and refuses it once revoked (no cache)', async () => {
     const authenticator = countingAuthenticator({ ...withDefaults, ttlMs: 0 });
     const partner = await createPartner(db, { kind: 'distribution', name: 'Auth' });
@@ -107,6 +122,7 @@ describe('createAuthenticator', () => {
       keyId: partner.keyId,
       paymentTypes: ['CARD', 'PAY_AT_STORE'],
       rateLimits: { reads: 77 },
+      via: 'key',
     });
     expect(authenticator.recentlyVerified(partner.apiKey)).toBeUndefined();
 

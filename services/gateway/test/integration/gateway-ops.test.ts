@@ -1,12 +1,11 @@
-import { createDatabase } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createPartner } from '../../src/admin/partner-admin.js';
-import { GATEWAY_SCHEMA, type GatewayDatabase, type GatewayService } from '../../src/app.js';
-import { createLoneGateway } from '../support/lone-gateway.js';
+import type { GatewayDatabase, GatewayService } from '../../src/app.js';
+import { createGatewayDatabase, createLoneGateway } from '../support/lone-gateway.js';
 import { createRedisClient } from '../../src/redis-client.js';
 
 const FAILURES_PER_MINUTE = 5;
@@ -45,11 +44,7 @@ let partner: { partnerId: string; apiKey: string };
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  db = createDatabase<GatewayDatabase>({
-    url: env.databaseUrl,
-    schema: GATEWAY_SCHEMA,
-    applicationName: 'test-gateway',
-  });
+  db = createGatewayDatabase(env);
   relay = await startRelay(new URL(inject('servers').redisUrl));
   redis = createRedisClient(relay.url, env.logger);
   await redis.connect();

@@ -1,11 +1,10 @@
-import { createDatabase } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createPartner } from '../../src/admin/partner-admin.js';
-import { GATEWAY_SCHEMA, type GatewayDatabase, type GatewayService } from '../../src/app.js';
-import { createLoneGateway } from '../support/lone-gateway.js';
+import type { GatewayDatabase, GatewayService } from '../../src/app.js';
+import { createGatewayDatabase, createLoneGateway } from '../support/lone-gateway.js';
 
 // Hostile bodies of the special-hours and item-availability routes, answered by the gateway
 // itself: no service runs behind it, so a body that passes reaches the bus and answers 503,
@@ -20,11 +19,7 @@ let distribution: { apiKey: string };
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  db = createDatabase<GatewayDatabase>({
-    url: env.databaseUrl,
-    schema: GATEWAY_SCHEMA,
-    applicationName: 'test-gateway',
-  });
+  db = createGatewayDatabase(env);
   gateway = createLoneGateway(env, db, {
     NATS_REQUEST_TIMEOUT_MS: '2000',
     RATE_LIMIT_WRITES_PER_MIN: '10000',

@@ -1,10 +1,9 @@
-import { createDatabase } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { GATEWAY_SCHEMA, type GatewayDatabase, type GatewayService } from '../../src/app.js';
-import { createLoneGateway } from '../support/lone-gateway.js';
+import type { GatewayDatabase, GatewayService } from '../../src/app.js';
+import { createGatewayDatabase, createLoneGateway } from '../support/lone-gateway.js';
 
 const FAILURES_PER_MINUTE = 5;
 
@@ -26,11 +25,7 @@ async function startGateway(trustProxy: string, name: string) {
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  db = createDatabase<GatewayDatabase>({
-    url: env.databaseUrl,
-    schema: GATEWAY_SCHEMA,
-    applicationName: 'test-gateway',
-  });
+  db = createGatewayDatabase(env);
 });
 
 afterAll(async () => {

@@ -1,14 +1,24 @@
-import { createMetrics, loadConfig } from '@pcp/service-kit';
+import { createDatabase, createMetrics, loadConfig } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { TestEnvironment } from '@pcp/testing/environment';
 import {
   createGatewayService,
+  GATEWAY_SCHEMA,
   gatewayEnvSchema,
   type GatewayDatabase,
   type GatewayService,
 } from '../../src/app.js';
 
 type GatewayDeps = Parameters<typeof createGatewayService>[0];
+
+/** The gateway's schema of the test's database, connected as the gateway would. */
+export function createGatewayDatabase(testEnv: TestEnvironment): Kysely<GatewayDatabase> {
+  return createDatabase<GatewayDatabase>({
+    url: testEnv.databaseUrl,
+    schema: GATEWAY_SCHEMA,
+    applicationName: 'test-gateway',
+  });
+}
 
 /**
  * A gateway alone, on the test's subject prefix with no service behind it (an authenticated

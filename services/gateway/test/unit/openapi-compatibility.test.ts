@@ -20,11 +20,18 @@ const releasePath = join(import.meta.dirname, '..', '..', 'openapi', 'release.js
 
 const majorOf = (document: Document) => Number(String(document.info.version).split('.')[0]);
 
+/**
+ * api-smart-diff counts any change of the security schemes as breaking; a new one is another
+ * way to authenticate (the console's session cookie), which no client of the release needs.
+ */
+const isNewSecurityScheme = (diff: { action: string; path: readonly unknown[] }) =>
+  diff.action === 'add' && diff.path[0] === 'components' && diff.path[1] === 'securitySchemes';
+
 /** The changes of `current` that break clients of `release`, each as a readable line. */
 function breakingChanges(release: Document, current: Document): string[] {
   if (majorOf(current) > majorOf(release)) return [];
   return apiCompare(release, current)
-    .diffs.filter((diff) => diff.type === 'breaking')
+    .diffs.filter((diff) => diff.type === 'breaking' && !isNewSecurityScheme(diff))
     .map((diff) => `${diff.description ?? diff.action} at /${diff.path.join('/')}`);
 }
 

@@ -163,7 +163,14 @@ describe('the OpenAPI document', () => {
       notifyCatalogSetChanged: ['CATALOG_INGEST_QUEUE_FULL'],
       vaultCard: ['PAYMENT_VELOCITY_EXCEEDED'],
     };
-    for (const { operation: op } of operations.filter(({ path }) => path.startsWith('/v1/'))) {
+    // Every /v1 operation but sign-in, which takes its key in the body.
+    const authenticated = operations.filter(
+      ({ path, operation: op }) => path.startsWith('/v1/') && op.security?.length !== 0,
+    );
+    expect(authenticated.length).toBe(
+      operations.filter(({ path }) => path.startsWith('/v1/')).length - 1,
+    );
+    for (const { operation: op } of authenticated) {
       expect(codesOf(op, 401)).toContain('UNAUTHORIZED');
       expect(codesOf(op, 403)).toContain('FORBIDDEN');
       expect(codesOf(op, 429)).toEqual(['RATE_LIMITED', ...(own429[op.operationId] ?? [])]);
@@ -171,6 +178,11 @@ describe('the OpenAPI document', () => {
       expect(codesOf(op, 503)).toContain('SERVICE_UNAVAILABLE');
       expect(codesOf(op, 504)).toEqual(['UPSTREAM_TIMEOUT']);
     }
+    const signIn = operation('createSession');
+    expect(codesOf(signIn, 401)).toEqual(['UNAUTHORIZED']);
+    expect(codesOf(signIn, 403)).toEqual([]);
+    expect(codesOf(signIn, 413)).toEqual(['PAYLOAD_TOO_LARGE']);
+    expect(codesOf(operation('deleteCurrentSession'), 403)).toEqual(['FORBIDDEN', 'CSRF_REJECTED']);
     const place = operation('placeOrder');
     expect(codesOf(place, 400)).toEqual(
       expect.arrayContaining(['MISSING_IDEMPOTENCY_KEY', 'ORDER_INVALID', 'PAYMENT_DECLINED']),
@@ -313,6 +325,21 @@ describe('the OpenAPI document', () => {
     expect(payloadOf('catalog.activated')).toEqual({
       $ref: '#/components/schemas/StoreWebhookPayload',
     });
+  });
+
+  it('takes a key or a console session on partner operations, a session’s writes with its CSRF token', () => {
+    const session = { cookieAuth: [] };
+    const sessionWrite = { cookieAuth: [], csrfToken: [] };
+    expect(operation('getStore').security).toEqual([{ bearerAuth: [] }, session]);
+    expect(operation('upsertStore').security).toEqual([{ bearerAuth: [] }, sessionWrite]);
+    expect(operation('createSession').security).toEqual([]);
+    expect(operation('getCurrentSession').security).toEqual([session]);
+    expect(operation('deleteCurrentSession').security).toEqual([sessionWrite]);
+    expect(Object.keys(document.components.securitySchemes)).toEqual([
+      'bearerAuth',
+      'cookieAuth',
+      'csrfToken',
+    ]);
   });
 
   it('keeps only the component schemas it refers to', () => {

@@ -1,0 +1,152 @@
+import { MAX_LISTED_API_KEYS, MAX_REQUEST_ERROR_GROUPS, type PartnerMode } from '@pcp/contracts';
+import { sql, type Kysely } from 'kysely';
+import type { GatewayDatabase } from './partner.table.js';
+import type { RequestLogRow } from './request-log.table.js';
+
+type Db = Kysely<GatewayDatabase>;
+
+/** A request as the gateway records it. */
+export type RequestLogInsert = Omit<RequestLogRow, 'id'>;
+
+/** A place in the log, newest first: a row's time and id. */
+export interface RequestLogKey {
+  readonly at: Date;
+  readonly id: string;
+}
+
+/** Write a batch of requests in one statement: one array per column. */
+export async function insertRequests(db: Db, rows: readonly RequestLogInsert[]): Promise<void> {
+  const column = <T>(pick: (row: RequestLogInsert) => T) => rows.map(pick);
+  await sql`
+    insert into request_log
+      (tenant_id, at, method, path, status, error_code, request_id, idempotency_key, latency_ms, key_id)
+    select * from unnest(
+      ${column((row) => row.tenant_id)}::uuid[], ${column((row) => row.at)}::timestamptz[],
+      ${column((row) => row.method)}::text[], ${column((row) => row.path)}::text[],
+      ${column((row) => row.status)}::smallint[], ${column((row) => row.error_code)}::text[],
+      ${column((row) => row.request_id)}::text[], ${column((row) => row.idempotency_key)}::text[],
+      ${column((row) => row.latency_ms)}::integer[], ${column((row) => row.key_id)}::text[])
+  `.execute(db);
+}
+
+/** Set each key's last use, never moving it back. */
+export async function touchKeys(
+  db: Db,
+  uses: readonly { keyId: string; at: Date }[],
+): Promise<void> {
+  await sql`
+    update api_keys set last_used_at = used.at
+    from unnest(${uses.map((use) => use.keyId)}::text[], ${uses.map((use) => use.at)}::timestamptz[])
+      as used (key_id, at)
+    where api_keys.key_id = used.key_id
+      and (api_keys.last_used_at is null or api_keys.last_used_at < used.at)
+  `.execute(db);
+}
+
+/** A page of a tenant's requests, newest first, and the key of its last row when more follow. */
+export async function listRequests(
+  db: Db,
+  tenantId: string,
+  query: { limit: number; status?: 'error' | number; errorCode?: string },
+  before: RequestLogKey | undefined,
+): Promise<{ rows: RequestLogRow[]; next: RequestLogKey | undefined }> {
+  let select = db.selectFrom('request_log').selectAll().where('tenant_id', '=', tenantId);
+  if (before) select = select.where(sql<boolean>`(at, id) < (${before.at}, ${before.id}::bigint)`);
+  if (query.status === 'error') select = select.where('status', '>=', 400);
+  else if (query.status !== undefined) select = select.where('status', '=', query.status);
+  if (query.errorCode !== undefined) select = select.where('error_code', '=', query.errorCode);
+  const rows = await select
+    .orderBy('at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    rows: page,
+    next: rows.length > query.limit && last ? { at: last.at, id: last.id } : undefined,
+  };
+}
+
+/** A tenant's errors since `since`, by code, the latest first. */
+export function errorGroups(db: Db, tenantId: string, since: Date) {
+  return db
+    .selectFrom('request_log')
+    .select((eb) => [
+      'error_code',
+      eb.fn.countAll<string>().as('count'),
+      eb.fn.max('at').as('last_at'),
+      sql<string>`(array_agg(request_id order by at desc, id desc))[1]`.as('last_request_id'),
+      sql<number>`(array_agg(status order by at desc, id desc))[1]`.as('status'),
+    ])
+    .where('tenant_id', '=', tenantId)
+    .where('at', '>=', since)
+    .where('error_code', 'is not', null)
+    .groupBy('error_code')
+    .orderBy('last_at', 'desc')
+    .limit(MAX_REQUEST_ERROR_GROUPS)
+    .$narrowType<{ error_code: string }>()
+    .execute();
+}
+
+/** Delete up to `batch` requests older than `cutoff`, whoever's; answers how many went. */
+export async function deleteRequestsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
+  const deleted = await db
+    .deleteFrom('request_log')
+    .where(
+      'id',
+      'in',
+      db.selectFrom('request_log').select('id').where('at', '<', cutoff).limit(batch),
+    )
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}
+
+/**
+ * Delete up to `batch` of a tenant's requests beyond its newest `keep`; answers how many
+ * went (0 when it holds no more than that).
+ */
+export async function trimTenantRequests(
+  db: Db,
+  tenantId: string,
+  keep: number,
+  batch: number,
+): Promise<number> {
+  const boundary = await db
+    .selectFrom('request_log')
+    .select(['at', 'id'])
+    .where('tenant_id', '=', tenantId)
+    .orderBy('at', 'desc')
+    .orderBy('id', 'desc')
+    .offset(keep)
+    .limit(1)
+    .executeTakeFirst();
+  if (!boundary) return 0;
+  const deleted = await db
+    .deleteFrom('request_log')
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom('request_log')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where(sql<boolean>`(at, id) <= (${boundary.at}, ${boundary.id}::bigint)`)
+        .limit(batch),
+    )
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}
+
+/** A partner's keys of one mode, newest first. */
+export function listKeys(db: Db, accountId: string, mode: PartnerMode) {
+  return db
+    .selectFrom('api_keys')
+    .select(['key_id', 'mode', 'created_at', 'last_used_at', 'revoked_at'])
+    .where('partner_id', '=', accountId)
+    .where('mode', '=', mode)
+    .orderBy('created_at', 'desc')
+    .orderBy('key_id')
+    .limit(MAX_LISTED_API_KEYS)
+    .execute();
+}

@@ -1,0 +1,19 @@
+import type { Generated, Selectable } from 'kysely';
+
+/** One authenticated request (docs/guide/requests.md): never its body, headers or query. */
+export interface RequestLogTable {
+  id: Generated<string>;
+  /** The principal's tenant: the partner's id in live mode, its test tenant's in test mode. */
+  tenant_id: string;
+  at: Date;
+  method: string;
+  path: string;
+  status: number;
+  error_code: string | null;
+  request_id: string;
+  idempotency_key: string | null;
+  latency_ms: number;
+  key_id: string;
+}
+
+export type RequestLogRow = Selectable<RequestLogTable>;

@@ -1,0 +1,148 @@
+import type {
+  ApiKeyList,
+  ErrorCode,
+  PartnerKind,
+  RateLimitBucket,
+  RateLimitUsage,
+  RequestErrorGroups,
+  RequestLogPage,
+  RequestLogQuery,
+} from '@pcp/contracts';
+import { AppError } from '@pcp/service-kit';
+import type { Kysely } from 'kysely';
+import type { Principal } from '../auth/authenticator.js';
+import { errorDocUrl } from '../docs/error-docs.js';
+import type { GatewayDatabase } from '../db/partner.table.js';
+import {
+  errorGroups,
+  listKeys,
+  listRequests,
+  type RequestLogKey,
+} from '../db/request-log.repository.js';
+import type { RateLimiter } from './rate-limit.js';
+
+/** What the partner's account routes read (docs/guide/requests.md): the caller's own only. */
+export interface AccountReads {
+  readonly requests: (principal: Principal, query: RequestLogQuery) => Promise<RequestLogPage>;
+  readonly errors: (principal: Principal) => Promise<RequestErrorGroups>;
+  readonly keys: (principal: Principal) => Promise<ApiKeyList>;
+  readonly rateLimits: (principal: Principal) => Promise<RateLimitUsage>;
+}
+
+/** How far back `errors` groups. */
+const ERROR_WINDOW_MS = 86_400_000;
+
+/** The budgets each kind of partner's routes count against (discovery is the marketfront's). */
+const bucketsOf: Record<PartnerKind, readonly RateLimitBucket[]> = {
+  commerce: ['reads', 'writes'],
+  distribution: ['reads', 'writes', 'discovery'],
+};
+
+/** A cursor's text: the row's time (epoch milliseconds) and id. */
+const CURSOR_TEXT = /^(\d{1,15})\|(\d{1,19})$/;
+const MAX_ROW_ID = 2n ** 63n - 1n;
+
+/** Opaque to partners: base64url of `<epoch ms>|<id>`. */
+export function encodeRequestCursor(key: RequestLogKey): string {
+  return Buffer.from(`${key.at.getTime()}|${key.id}`).toString('base64url');
+}
+
+/** The place a cursor names, or 400 REQUEST_INVALID naming `before`. */
+export function decodeRequestCursor(cursor: string): RequestLogKey {
+  const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString() : '';
+  const match = CURSOR_TEXT.exec(text);
+  const at = new Date(Number(match?.[1]));
+  const id = match?.[2];
+  if (id === undefined || Number.isNaN(at.getTime()) || BigInt(id) > MAX_ROW_ID) {
+    const message =
+      "query parameter 'before': not a cursor of this list; send the nextCursor of the previous page";
+    throw new AppError('REQUEST_INVALID', message, {
+      errors: [{ code: 'INVALID_VALUE', message, pointer: null }],
+    });
+  }
+  return { at, id };
+}
+
+/** The account reads over the gateway's database and the rate limiter's counters. */
+export function createAccountReads(deps: {
+  db: Kysely<GatewayDatabase>;
+  rateLimiter: RateLimiter;
+  docsUrl: string;
+}): AccountReads {
+  const { db } = deps;
+  return {
+    async requests(principal, query) {
+      const before = query.before === undefined ? undefined : decodeRequestCursor(query.before);
+      const status =
+        query.status === undefined || query.status === 'error'
+          ? query.status
+          : Number(query.status);
+      const page = await listRequests(
+        db,
+        principal.partnerId,
+        { limit: query.limit, status, errorCode: query.errorCode },
+        before,
+      );
+      return {
+        requests: page.rows.map((row) => ({
+          at: row.at.toISOString(),
+          method: row.method,
+          path: row.path,
+          status: row.status,
+          ...(row.error_code === null ? {} : { errorCode: row.error_code }),
+          requestId: row.request_id,
+          ...(row.idempotency_key === null ? {} : { idempotencyKey: row.idempotency_key }),
+          latencyMs: row.latency_ms,
+        })),
+        ...(page.next ? { nextCursor: encodeRequestCursor(page.next) } : {}),
+      };
+    },
+
+    async errors(principal) {
+      const since = new Date(Date.now() - ERROR_WINDOW_MS);
+      const groups = await errorGroups(db, principal.partnerId, since);
+      return {
+        since: since.toISOString(),
+        groups: groups.map((group) => ({
+          errorCode: group.error_code,
+          status: group.status,
+          count: Number(group.count),
+          lastAt: new Date(group.last_at).toISOString(),
+          lastRequestId: group.last_request_id,
+          docsUrl: errorDocUrl(deps.docsUrl, group.error_code as ErrorCode),
+        })),
+      };
+    },
+
+    async keys(principal) {
+      const keys = await listKeys(db, principal.accountId, principal.mode);
+      return {
+        keys: keys.map((key) => ({
+          keyId: key.key_id,
+          mode: key.mode,
+          createdAt: key.created_at.toISOString(),
+          ...(key.last_used_at ? { lastUsedAt: key.last_used_at.toISOString() } : {}),
+          ...(key.revoked_at ? { revokedAt: key.revoked_at.toISOString() } : {}),
+        })),
+      };
+    },
+
+    async rateLimits(principal) {
+      const now = Date.now();
+      const windows = await deps.rateLimiter.usage(
+        principal.partnerId,
+        bucketsOf[principal.kind],
+        principal.rateLimits,
+      );
+      return {
+        limits: windows.map((window) => ({
+          bucket: window.rateClass,
+          limitPerMinute: window.limit,
+          used: window.used,
+          remaining: Math.max(0, window.limit - window.used),
+          resetsAt: new Date(now + window.msLeft).toISOString(),
+        })),
+      };
+    },
+  };
+}
