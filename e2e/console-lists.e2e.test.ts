@@ -9,6 +9,7 @@ import {
   type operations,
   type PlatformClient,
 } from '@pcp/client';
+import { sessionCookieName } from '@pcp/contracts';
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -518,6 +519,29 @@ describe('GET /v1/marketfront/orders/{orderId}/timeline', () => {
       'v2 pending → confirmed',
     ]);
   }, 120_000);
+
+  it('serves the console: the list and the timeline read by the session cookie', async () => {
+    const orderId = await place();
+    const signIn = await call(platform.baseUrl, 'POST', '/v1/sessions', {
+      body: { apiKey: market.apiKey },
+    });
+    expect(signIn.status, signIn.text).toBe(201);
+    const token = new RegExp(`^${sessionCookieName}=([^;]+)`).exec(
+      signIn.headers.getSetCookie()[0] ?? '',
+    )?.[1];
+    const byCookie = (path: string) =>
+      call(platform.baseUrl, 'GET', path, {
+        headers: { cookie: `${sessionCookieName}=${token}` },
+      });
+    for (const path of [
+      '/v1/marketfront/orders?limit=100',
+      `/v1/marketfront/orders/${orderId}/timeline`,
+    ]) {
+      const [cookie, bearer] = await Promise.all([byCookie(path), get(path, market.apiKey)]);
+      expect(cookie.status, cookie.text).toBe(200);
+      expect(cookie.body).toEqual(bearer.body);
+    }
+  });
 
   it("answers another partner's order, an unknown one and a malformed id like getOrder", async () => {
     const orderId = await place();
