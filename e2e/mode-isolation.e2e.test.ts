@@ -322,6 +322,21 @@ const cases: Record<string, Case> = {
       );
     }
   },
+  'GET /v1/commerce/stores/{storeId}/catalog-ingests': async (data, caller) => {
+    expectNotFound(
+      await send('GET', `/v1/commerce/stores/${data.storeId}/catalog-ingests`, caller.commerceKey),
+      'STORE_NOT_FOUND',
+    );
+    const own = await send(
+      'GET',
+      `/v1/commerce/stores/${caller.storeId}/catalog-ingests?limit=100`,
+      caller.commerceKey,
+    );
+    expect(own.status, own.text).toBe(200);
+    const runIds = ids(own.body.ingests as { catalogIngestId: string }[], 'catalogIngestId');
+    expect(runIds).toContain(caller.catalogIngestId);
+    expect(runIds).not.toContain(data.catalogIngestId);
+  },
   'GET /v1/marketfront/stores/{storeId}/catalogset': async (data, caller) =>
     expectNotFound(
       await send('GET', `/v1/marketfront/stores/${data.storeId}/catalogset`, caller.marketKey),
@@ -367,6 +382,30 @@ const cases: Record<string, Case> = {
       await send('GET', `/v1/marketfront/orders/${data.orderId}`, caller.marketKey),
       'ORDER_NOT_FOUND',
     ),
+  'GET /v1/marketfront/orders': async (data, caller) => {
+    const list = await send('GET', '/v1/marketfront/orders?limit=100', caller.marketKey);
+    expect(list.status, list.text).toBe(200);
+    const orderIds = ids(list.body.orders as { orderId: string }[], 'orderId');
+    expect(orderIds).toContain(caller.orderId);
+    expect(orderIds).not.toContain(data.orderId);
+  },
+  'GET /v1/marketfront/orders/{orderId}/timeline': async (data, caller) => {
+    expectNotFound(
+      await send('GET', `/v1/marketfront/orders/${data.orderId}/timeline`, caller.marketKey),
+      'ORDER_NOT_FOUND',
+    );
+    // The caller's own timeline lists only its own order's webhook tries.
+    const own = await send(
+      'GET',
+      `/v1/marketfront/orders/${caller.orderId}/timeline`,
+      caller.marketKey,
+    );
+    expect(own.status, own.text).toBe(200);
+    const tries = (own.body.events as { kind: string; deliveryId?: string }[]).filter(
+      (event) => event.kind === 'webhook',
+    );
+    expect(ids(tries, 'deliveryId')).not.toContain(data.deliveryId);
+  },
   'GET /v1/commerce/stores/{storeId}/orders': async (data, caller) => {
     expectNotFound(
       await send('GET', `/v1/commerce/stores/${data.storeId}/orders`, caller.commerceKey),

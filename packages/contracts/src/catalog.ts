@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { availability } from './availability.js';
-import { dateTime, guid, moneyAmount } from './common.js';
-import { catalogIngestStatusExamples, catalogSetExample, exampleIds } from './examples.js';
+import { dateTime, guid, maxListPage, moneyAmount } from './common.js';
+import {
+  catalogIngestStatusExamples,
+  catalogIngestSummaryExample,
+  catalogSetExample,
+  exampleIds,
+} from './examples.js';
 import { currencyCode } from './stores.js';
 
 /** Limits of one CatalogSet document (docs/guide/catalogs.md#limits). */
@@ -149,15 +154,54 @@ export const catalogSetDryRun = z
       {
         valid: true,
         errors: [],
-        summary: {
-          items: 2,
-          sections: 1,
-          modifierGroups: 1,
-          added: 1,
-          removed: 0,
-          priceChanged: 1,
-        },
+        summary: catalogIngestSummaryExample,
       },
     ],
   });
 export type CatalogSetDryRun = z.infer<typeof catalogSetDryRun>;
+
+/** One ingest run as a store's list shows it; its errors stay on its status resource. */
+export const catalogIngestRun = z
+  .object({
+    catalogIngestId: guid,
+    state: catalogIngestStatusValue,
+    createdAt: dateTime,
+    /** When a worker first took it up (absent while queued, and for a run superseded in the queue). */
+    startedAt: dateTime.optional(),
+    /** When it succeeded or failed. */
+    finishedAt: dateTime.optional(),
+    /** A succeeded run's summary, counted against the catalog active before it. */
+    changeSummary: catalogIngestSummary.optional(),
+    /** How many errors a failed run has on its status resource (0 otherwise). */
+    errorCount: z.number().int().nonnegative(),
+  })
+  .meta({ id: 'CatalogIngestRun' });
+export type CatalogIngestRun = z.infer<typeof catalogIngestRun>;
+
+export const catalogIngestList = z
+  .object({
+    ingests: z.array(catalogIngestRun).max(maxListPage),
+    /** Absent on the last page; otherwise send it back as `before` for the next page. */
+    nextCursor: z.string().optional(),
+  })
+  .meta({
+    id: 'CatalogIngestList',
+    examples: [
+      {
+        ingests: [
+          {
+            catalogIngestId: exampleIds.ingest,
+            state: 'succeeded',
+            createdAt: '2026-11-22T09:00:00Z',
+            startedAt: '2026-11-22T09:00:01Z',
+            finishedAt: '2026-11-22T09:00:04Z',
+            changeSummary: catalogIngestSummaryExample,
+            errorCount: 0,
+          },
+        ],
+        nextCursor:
+          'MjAyNi0xMS0yMlQwOTowMDowMC4wMDAwMDBafDhhN2I2YzVkLTRlM2YtNGExYi05YzJkLTBlMWYyYTNiNGM1ZA',
+      },
+    ],
+  });
+export type CatalogIngestList = z.infer<typeof catalogIngestList>;

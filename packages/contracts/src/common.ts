@@ -69,6 +69,20 @@ export const pageQuery = z.object({
 });
 export type PageQuery = z.infer<typeof pageQuery>;
 
+/** The most rows one page of this API's newer lists holds. */
+export const maxListPage = 100;
+
+/**
+ * The query of the newer lists (newest first, by an opaque keyset cursor): `limit` rows at
+ * most, `before` the previous page's nextCursor. Unknown parameters are refused (400), not
+ * ignored, so a misspelt filter never reads as "everything".
+ */
+export const listPageQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(maxListPage).default(20),
+  before: z.string().min(1).max(200).optional(),
+});
+export type ListPageQuery = z.infer<typeof listPageQuery>;
+
 /** Escape one reference token of an RFC 6901 JSON Pointer. */
 export function escapePointerToken(token: string | number): string {
   return String(token).replace(/~/g, '~0').replace(/\//g, '~1');

@@ -156,6 +156,16 @@ export const catalogSetExample = {
   },
 };
 
+/** What the example CatalogSet changed against the catalog before it. */
+export const catalogIngestSummaryExample = {
+  items: 2,
+  sections: 1,
+  modifierGroups: 1,
+  added: 1,
+  removed: 0,
+  priceChanged: 1,
+};
+
 export const catalogIngestStatusExamples = [
   {
     catalogIngestId: exampleIds.ingest,
@@ -164,7 +174,7 @@ export const catalogIngestStatusExamples = [
     createdAt: '2026-11-22T09:00:00Z',
     updatedAt: '2026-11-22T09:00:04Z',
     errors: [],
-    summary: { items: 2, sections: 1, modifierGroups: 1, added: 1, removed: 0, priceChanged: 1 },
+    summary: catalogIngestSummaryExample,
   },
   {
     catalogIngestId: exampleIds.ingest,

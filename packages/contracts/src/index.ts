@@ -22,4 +22,5 @@ export * from './sessions.js';
 /** The documents' example store address, shared with the test fixtures and the demo. */
 export { exampleStoreAddress } from './examples.js';
 export * from './fixture-catalogs.js';
+export * from './partner-orders.js';
 export * from './request-log.js';

@@ -1,7 +1,12 @@
 import { addCartItemInput, pricedCart, removeCartItemInput, updateCartItemInput } from './cart.js';
 import { z } from 'zod';
-import { catalogIngestStatus, catalogSetNotification, catalogSetDryRun } from './catalog.js';
-import { dateTime, guid, pageQuery } from './common.js';
+import {
+  catalogIngestList,
+  catalogIngestStatus,
+  catalogSetNotification,
+  catalogSetDryRun,
+} from './catalog.js';
+import { dateTime, guid, listPageQuery, pageQuery } from './common.js';
 import { chargeOwners, chargeOwnersInput } from './ledger.js';
 import { bytesReply, defineSubject } from './messaging.js';
 import {
@@ -59,6 +64,7 @@ import {
   webhookStreamReadInput,
 } from './webhooks.js';
 import { orderProfile } from './order-profile.js';
+import { orderSummaryList, orderTimeline, partnerOrdersQuery } from './partner-orders.js';
 import { serviceResetReply, testAdvanceInput, testStoreOrderInput } from './sandbox.js';
 
 /**
@@ -218,6 +224,13 @@ export const subjects = {
       z.object({ storeId: guid, catalogIngestId: guid }),
       catalogIngestStatus,
     ),
+    /** Commerce: the ingest runs of one of the caller's stores, newest first. */
+    listIngests: defineSubject(
+      'catalog',
+      'v1.ingest.list',
+      listPageQuery.extend({ storeId: guid }),
+      catalogIngestList,
+    ),
     /**
      * Commerce: a dry run of an ingest (download, validation, summary against the active
      * catalog); nothing is stored or activated.
@@ -312,6 +325,15 @@ export const subjects = {
     place: defineSubject('ordering', 'v1.orders.place', z.unknown(), bytesReply),
     /** Marketfront: an order of the calling partner. */
     getOrder: defineSubject('ordering', 'v1.orders.get', z.object({ orderId: guid }), order),
+    /** Marketfront: the orders the calling partner placed, newest first. */
+    listOrders: defineSubject('ordering', 'v1.orders.list', partnerOrdersQuery, orderSummaryList),
+    /** Marketfront: an order of the calling partner, step by step (placed, payment, store, status, webhooks). */
+    orderTimeline: defineSubject(
+      'ordering',
+      'v1.orders.timeline',
+      z.object({ orderId: guid }),
+      orderTimeline,
+    ),
     /** Commerce: the orders of one of the caller's stores, newest first. */
     listStoreOrders: defineSubject(
       'ordering',

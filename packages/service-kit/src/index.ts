@@ -26,3 +26,4 @@ export * from './outbox-admin.js';
 export * from './dead-letter-admin.js';
 export * from './secret-box.js';
 export * from './worker-task.js';
+export * from './list-page.js';

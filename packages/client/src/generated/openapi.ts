@@ -283,6 +283,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/commerce/stores/{storeId}/catalog-ingests': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a store’s catalog ingest runs, newest first
+     * @description Every ingest run of one of your stores that is still kept, newest first: its state (as its status resource shows it), when it was notified, first taken up and finished, the change summary of a succeeded run and the number of errors of a failed one (read them, with their paths, on its status resource). limit is 1..100 (default 20). nextCursor is absent on the last page; otherwise send it back as before for the next page (it is opaque; one that was not issued is 400 REQUEST_INVALID at /before, and so is an unknown query parameter). A store that is not yours answers 404 STORE_NOT_FOUND.
+     */
+    get: operations['listCatalogIngests'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/commerce/stores/{storeId}/catalogset-validation': {
     parameters: {
       query?: never;
@@ -401,6 +421,46 @@ export interface paths {
      * @description A step sends {status} (pending → confirmed → preparing → ready, then inTransit for delivery), optionally with estimatedReadyAt; finishing sends {state: "completed"} (from ready for pickup, from inTransit for delivery); cancelling sends {state: "cancelled", cancelReason} (1..500 characters) while the order is open and not in transit, and refunds a card payment. A pending order is confirmed before its acceptBy or the platform cancels it (cancelledBy platform): a move that comes after the deadline is 409 ORDER_STATUS_TRANSITION_INVALID. Denying a pending order may carry unavailableItemIds (1..100 items of its catalog): those items are unavailable until the end of the store’s local day; an id the store’s catalog lacks is 400 REQUEST_INVALID at /unavailableItemIds/<i>, and unavailableItemIds on an order that is no longer pending is 409. Sending the current status again changes nothing unless it brings another estimatedReadyAt. Any other move is 409 ORDER_STATUS_TRANSITION_INVALID. Each change is a new version and an order.status_changed (or order.cancelled) webhook carrying estimatedReadyAt, cancelReason and cancelledBy. An order of another partner’s store answers 404 ORDER_NOT_FOUND.
      */
     post: operations['changeOrderStatus'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/marketfront/orders': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the orders you placed, newest first
+     * @description Your orders (of the key’s mode), newest first, all or of one status, as summaries: read one in full with getOrder. limit is 1..100 (default 20). nextCursor is absent on the last page; otherwise send it back as before for the next page (it is opaque; one that was not issued is 400 REQUEST_INVALID at /before, and so is an unknown query parameter).
+     */
+    get: operations['listOrders'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/marketfront/orders/{orderId}/timeline': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An order you placed, step by step
+     * @description Every step of the order, oldest first, each with its time (at) and kind: placed; payment (a card order: authorized and captured when placed, refunded when cancelled); store (accepted, or denied with its reason); status (each version: its status, previous status, estimatedReadyAt and who cancelled); webhook (each try of each delivery to your endpoint: attempt number, outcome, response status, latency and error). At most 100 status events are listed (versions 1 and 2, then the most recent) and the 200 most recent webhook tries; eventsOmitted counts the ones left out. An order placed by another partner answers 404 ORDER_NOT_FOUND, like an unknown id; a query parameter (it takes none) is 400 REQUEST_INVALID.
+     */
+    get: operations['getOrderTimeline'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -1107,6 +1167,54 @@ export interface components {
         pointer: string | null;
       }[];
       errorsOmitted?: number;
+    };
+    CatalogIngestRun: {
+      /** Format: uuid */
+      catalogIngestId: string;
+      /** @enum {string} */
+      state: 'queued' | 'pulling' | 'processing' | 'succeeded' | 'failed';
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      startedAt?: string;
+      /** Format: date-time */
+      finishedAt?: string;
+      changeSummary?: {
+        items: number;
+        sections: number;
+        modifierGroups: number;
+        added: number;
+        removed: number;
+        priceChanged: number;
+      };
+      errorCount: number;
+    };
+    /**
+     * @example {
+     *       "ingests": [
+     *         {
+     *           "catalogIngestId": "8a7b6c5d-4e3f-4a1b-9c2d-0e1f2a3b4c5d",
+     *           "state": "succeeded",
+     *           "createdAt": "2026-11-22T09:00:00Z",
+     *           "startedAt": "2026-11-22T09:00:01Z",
+     *           "finishedAt": "2026-11-22T09:00:04Z",
+     *           "changeSummary": {
+     *             "items": 2,
+     *             "sections": 1,
+     *             "modifierGroups": 1,
+     *             "added": 1,
+     *             "removed": 0,
+     *             "priceChanged": 1
+     *           },
+     *           "errorCount": 0
+     *         }
+     *       ],
+     *       "nextCursor": "MjAyNi0xMS0yMlQwOTowMDowMC4wMDAwMDBafDhhN2I2YzVkLTRlM2YtNGExYi05YzJkLTBlMWYyYTNiNGM1ZA"
+     *     }
+     */
+    CatalogIngestList: {
+      ingests: components['schemas']['CatalogIngestRun'][];
+      nextCursor?: string;
     };
     PricedLineItem: {
       /** Format: uuid */
@@ -2048,6 +2156,186 @@ export interface components {
     WebhookDeliveryList: {
       deliveries: components['schemas']['WebhookDelivery'][];
       nextCursor: string | null;
+    };
+    OrderSummary: {
+      /** Format: uuid */
+      orderId: string;
+      /** Format: uuid */
+      storeId: string;
+      /** @enum {string} */
+      state: 'open' | 'completed' | 'cancelled';
+      /** @enum {string} */
+      status:
+        'pending' | 'confirmed' | 'preparing' | 'ready' | 'inTransit' | 'completed' | 'cancelled';
+      total: number;
+      currency: string;
+      /** Format: date-time */
+      placedAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    /**
+     * @example {
+     *       "orders": [
+     *         {
+     *           "orderId": "0b9d7e4c-6a2f-4f1e-8c3d-2a1b0c9d8e7f",
+     *           "storeId": "5f1e9c3a-7b2d-4e8f-9a6c-1d0b3e5f7a92",
+     *           "state": "open",
+     *           "status": "pending",
+     *           "total": 25.65,
+     *           "currency": "USD",
+     *           "placedAt": "2026-11-22T18:05:00Z",
+     *           "updatedAt": "2026-11-22T18:05:00Z"
+     *         }
+     *       ]
+     *     }
+     */
+    OrderSummaryList: {
+      orders: components['schemas']['OrderSummary'][];
+      nextCursor?: string;
+    };
+    /**
+     * @example {
+     *       "orderId": "0b9d7e4c-6a2f-4f1e-8c3d-2a1b0c9d8e7f",
+     *       "events": [
+     *         {
+     *           "at": "2026-11-22T18:05:00Z",
+     *           "kind": "placed"
+     *         },
+     *         {
+     *           "at": "2026-11-22T18:05:00Z",
+     *           "kind": "payment",
+     *           "action": "authorized",
+     *           "amount": 25.65,
+     *           "currency": "USD"
+     *         },
+     *         {
+     *           "at": "2026-11-22T18:05:00Z",
+     *           "kind": "payment",
+     *           "action": "captured",
+     *           "amount": 25.65,
+     *           "currency": "USD"
+     *         },
+     *         {
+     *           "at": "2026-11-22T18:05:00Z",
+     *           "kind": "status",
+     *           "version": 1,
+     *           "state": "open",
+     *           "status": "pending",
+     *           "previousStatus": null,
+     *           "estimatedReadyAt": "2026-11-22T18:45:00Z",
+     *           "cancelledBy": null
+     *         },
+     *         {
+     *           "at": "2026-11-22T18:05:01Z",
+     *           "kind": "webhook",
+     *           "deliveryId": "7c6d5e4f-3a2b-4c1d-8e0f-9a8b7c6d5e4f",
+     *           "eventType": "order.created",
+     *           "version": 1,
+     *           "attempt": 1,
+     *           "outcome": "delivered",
+     *           "responseStatus": 200,
+     *           "latencyMs": 84,
+     *           "error": null
+     *         },
+     *         {
+     *           "at": "2026-11-22T18:07:30Z",
+     *           "kind": "store",
+     *           "action": "accepted",
+     *           "reason": null
+     *         },
+     *         {
+     *           "at": "2026-11-22T18:07:30Z",
+     *           "kind": "status",
+     *           "version": 2,
+     *           "state": "open",
+     *           "status": "confirmed",
+     *           "previousStatus": "pending",
+     *           "estimatedReadyAt": "2026-11-22T18:45:00Z",
+     *           "cancelledBy": null
+     *         }
+     *       ]
+     *     }
+     */
+    OrderTimeline: {
+      /** Format: uuid */
+      orderId: string;
+      events: (
+        | {
+            /** Format: date-time */
+            at: string;
+            /** @constant */
+            kind: 'placed';
+          }
+        | {
+            /** Format: date-time */
+            at: string;
+            /** @constant */
+            kind: 'payment';
+            /** @enum {string} */
+            action: 'authorized' | 'captured' | 'refunded';
+            amount: number;
+            currency: string;
+          }
+        | {
+            /** Format: date-time */
+            at: string;
+            /** @constant */
+            kind: 'store';
+            /** @enum {string} */
+            action: 'accepted' | 'denied';
+            reason: string | null;
+          }
+        | {
+            /** Format: date-time */
+            at: string;
+            /** @constant */
+            kind: 'status';
+            version: number;
+            /** @enum {string} */
+            state: 'open' | 'completed' | 'cancelled';
+            /** @enum {string} */
+            status:
+              | 'pending'
+              | 'confirmed'
+              | 'preparing'
+              | 'ready'
+              | 'inTransit'
+              | 'completed'
+              | 'cancelled';
+            previousStatus:
+              | (
+                  | 'pending'
+                  | 'confirmed'
+                  | 'preparing'
+                  | 'ready'
+                  | 'inTransit'
+                  | 'completed'
+                  | 'cancelled'
+                )
+              | null;
+            estimatedReadyAt: string | null;
+            cancelledBy: ('store' | 'platform') | null;
+          }
+        | {
+            /** Format: date-time */
+            at: string;
+            /** @constant */
+            kind: 'webhook';
+            /** Format: uuid */
+            deliveryId: string;
+            /** @enum {string} */
+            eventType: 'order.created' | 'order.status_changed' | 'order.cancelled';
+            version: number;
+            attempt: number;
+            /** @enum {string} */
+            outcome: 'delivered' | 'failed' | 'dead';
+            responseStatus: number | null;
+            latencyMs: number;
+            error: string | null;
+          }
+      )[];
+      eventsOmitted?: number;
     };
     /**
      * @example {
@@ -6209,6 +6497,181 @@ export interface operations {
       };
     };
   };
+  listCatalogIngests: {
+    parameters: {
+      query?: {
+        limit?: number;
+        before?: string;
+      };
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path: {
+        storeId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the store’s ingest runs, newest first */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CatalogIngestList'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Not Found: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`STORE_NOT_FOUND`](http://localhost:8080/docs/errors/STORE_NOT_FOUND): Store not found
+       */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
   validateCatalogSet: {
     parameters: {
       query?: never;
@@ -7593,6 +8056,336 @@ export interface operations {
        *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
        *     - [`LIVE_PAYMENTS_NOT_CONFIGURED`](http://localhost:8080/docs/errors/LIVE_PAYMENTS_NOT_CONFIGURED): Live payments not configured
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  listOrders: {
+    parameters: {
+      query?: {
+        limit?: number;
+        before?: string;
+        status?:
+          'pending' | 'confirmed' | 'preparing' | 'ready' | 'inTransit' | 'completed' | 'cancelled';
+      };
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of your orders, newest first */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrderSummaryList'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  getOrderTimeline: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path: {
+        orderId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The order’s steps, oldest first */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrderTimeline'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Not Found: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`ORDER_NOT_FOUND`](http://localhost:8080/docs/errors/ORDER_NOT_FOUND): Order not found
+       */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
        */
       503: {
         headers: {

@@ -33,6 +33,8 @@ export interface IngestRunTable {
   parked_at: Date | null;
   /** When the run first showed `processing` (shown while its activation event is pending). */
   processing_at: Date | null;
+  /** When a worker first took the run up (its first claim). */
+  started_at: ColumnType<Date | null, never, Date | null>;
   version_id: string | null;
   activation_event_id: ColumnType<string | null, never, string | null>;
   created_at: Generated<Date>;

@@ -1,4 +1,5 @@
 import type { CatalogIngestError, CatalogIngestStatusValue, PartnerMode } from '@pcp/contracts';
+import { createdAtKeyOf, olderThan, pageOf, type ListKey } from '@pcp/service-kit';
 import { sql, type Expression, type Kysely } from 'kysely';
 import type { CatalogDatabase, IngestRunRow } from './catalog.table.js';
 
@@ -124,23 +125,61 @@ export async function markPublished(db: Db, runId: string): Promise<void> {
     .execute();
 }
 
+/** Runs with whether their activation event still waits in the outbox and when it was published. */
+function runsWithActivation(db: Db) {
+  return db
+    .selectFrom('ingest_runs')
+    .leftJoin('outbox', 'outbox.event_id', 'ingest_runs.activation_event_id')
+    .select([
+      sql<boolean>`outbox.event_id is not null and outbox.published_at is null`.as('event_pending'),
+      'outbox.published_at as event_published_at',
+    ]);
+}
+
 /**
  * A partner's run of one of its stores (another partner's or store's run is not found),
  * with whether its activation event still waits in the outbox and when it was published.
  */
 export function findPartnerRun(db: Db, runId: string, storeId: string, partnerId: string) {
-  return db
-    .selectFrom('ingest_runs')
-    .leftJoin('outbox', 'outbox.event_id', 'ingest_runs.activation_event_id')
+  return runsWithActivation(db)
     .selectAll('ingest_runs')
-    .select([
-      sql<boolean>`outbox.event_id is not null and outbox.published_at is null`.as('event_pending'),
-      'outbox.published_at as event_published_at',
-    ])
     .where('ingest_runs.run_id', '=', runId)
     .where('ingest_runs.store_id', '=', storeId)
     .where('ingest_runs.partner_id', '=', partnerId)
     .executeTakeFirst();
+}
+
+/**
+ * One page of a partner's store's runs, newest first (created_at desc, run_id desc) after
+ * `after`, on the store's keyset index; each run's errors counted, not read. `next` is the
+ * last run's key when more follow.
+ */
+export async function listStoreRuns(
+  db: Db,
+  query: { storeId: string; partnerId: string; limit: number; after?: ListKey },
+) {
+  let select = runsWithActivation(db)
+    .select([
+      'ingest_runs.run_id',
+      'ingest_runs.status',
+      'ingest_runs.summary',
+      'ingest_runs.processing_at',
+      'ingest_runs.started_at',
+      'ingest_runs.created_at',
+      'ingest_runs.updated_at',
+      sql<number>`jsonb_array_length(ingest_runs.errors)`.as('error_count'),
+      createdAtKeyOf('ingest_runs.created_at').as('created_at_key'),
+    ])
+    .where('ingest_runs.store_id', '=', query.storeId)
+    .where('ingest_runs.partner_id', '=', query.partnerId);
+  if (query.after)
+    select = select.where(olderThan(query.after, 'ingest_runs.run_id', 'ingest_runs.created_at'));
+  const rows = await select
+    .orderBy('ingest_runs.created_at', 'desc')
+    .orderBy('ingest_runs.run_id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
+  return pageOf(rows, query.limit, (row) => row.run_id);
 }
 
 export type ClaimOutcome =
@@ -233,6 +272,7 @@ export function claimRun(
           status: sql`case when status = 'queued' then 'pulling' else status end`,
           updated_at: sql`case when status = 'queued' then now() else updated_at end`,
           attempts: sql`attempts + 1`,
+          started_at: sql`coalesce(started_at, now())`,
           lease_owner: input.workerId,
           lease_expires_at: leaseUntil(input.leaseMs),
           parked_at: null,

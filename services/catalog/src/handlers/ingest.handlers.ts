@@ -1,6 +1,13 @@
-import { subjects, type CatalogIngestStatus } from '@pcp/contracts';
+import {
+  subjects,
+  type CatalogIngestRun,
+  type CatalogIngestStatus,
+  type CatalogIngestStatusValue,
+} from '@pcp/contracts';
 import {
   AppError,
+  decodeCursor,
+  encodeCursor,
   handle,
   requestMode,
   requirePartner,
@@ -12,7 +19,12 @@ import type { Kysely } from 'kysely';
 import type { JetStreamClient } from 'nats';
 import { randomUUID } from 'node:crypto';
 import type { CatalogDatabase, IngestRunRow } from '../db/catalog.table.js';
-import { findPartnerRun, insertRun, markPublished } from '../db/ingest-run.repository.js';
+import {
+  findPartnerRun,
+  insertRun,
+  listStoreRuns,
+  markPublished,
+} from '../db/ingest-run.repository.js';
 import { publishIngest } from '../worker/ingest-message.js';
 import type { IngestRunMetrics } from '../worker/ingest-metrics.js';
 
@@ -21,22 +33,34 @@ const POLL_AFTER_SECONDS = 2;
 /** When a notification refused for a full queue may try again: about one run's download. */
 const QUEUE_FULL_RETRY_AFTER_SECONDS = 10;
 
+/** What a run's progress columns are, with its activation event's state. */
+type RunProgress = Pick<IngestRunRow, 'status' | 'processing_at' | 'updated_at'> & {
+  event_pending: boolean;
+  event_published_at: Date | null;
+};
+
 /**
- * The run as partners see it. An activation whose event is not yet published still reads
- * `processing`: once `succeeded` shows, every service has been told (ordering's caches
+ * The run's status as partners see it. An activation whose event is not yet published still
+ * reads `processing`: once `succeeded` shows, every service has been told (ordering's caches
  * refresh on the event, so a cart priced after that uses the new catalog). `updatedAt`
  * follows what the partner sees: while the event waits it stays at the move to
  * `processing`, and `succeeded` shows from the event's publication on.
  */
-function toIngestStatus(
-  run: IngestRunRow & { event_pending: boolean; event_published_at: Date | null },
-): CatalogIngestStatus {
+function visibleProgress(run: RunProgress): {
+  status: CatalogIngestStatusValue;
+  updatedAt: Date;
+} {
   const activating = run.status === 'succeeded' && run.event_pending;
   const status = activating ? 'processing' : run.status;
   let updatedAt = run.updated_at;
   if (activating) updatedAt = run.processing_at ?? run.updated_at;
   else if (status === 'succeeded' && run.event_published_at && run.event_published_at > updatedAt)
     updatedAt = run.event_published_at;
+  return { status, updatedAt };
+}
+
+function toIngestStatus(run: IngestRunRow & RunProgress): CatalogIngestStatus {
+  const { status, updatedAt } = visibleProgress(run);
   return {
     catalogIngestId: run.run_id,
     storeId: run.store_id,
@@ -45,6 +69,26 @@ function toIngestStatus(
     updatedAt: updatedAt.toISOString(),
     errors: status === 'failed' ? run.errors : [],
     ...(status === 'succeeded' && run.summary ? { summary: run.summary } : {}),
+  };
+}
+
+/** A run as a store's list shows it: its status resource's facts, its errors counted. */
+function toIngestRun(
+  run: RunProgress &
+    Pick<IngestRunRow, 'run_id' | 'summary' | 'started_at' | 'created_at'> & {
+      error_count: number;
+    },
+): CatalogIngestRun {
+  const { status, updatedAt } = visibleProgress(run);
+  const finished = status === 'succeeded' || status === 'failed';
+  return {
+    catalogIngestId: run.run_id,
+    state: status,
+    createdAt: run.created_at.toISOString(),
+    ...(run.started_at ? { startedAt: run.started_at.toISOString() } : {}),
+    ...(finished ? { finishedAt: updatedAt.toISOString() } : {}),
+    ...(status === 'succeeded' && run.summary ? { changeSummary: run.summary } : {}),
+    errorCount: status === 'failed' ? run.error_count : 0,
   };
 }
 
@@ -95,6 +139,23 @@ export function ingestHandlers(deps: {
         );
       }
       return { catalogIngestId: run.run_id, retryAfterSeconds: POLL_AFTER_SECONDS };
+    }),
+
+    handle(subjects.catalog.listIngests, async ({ storeId, limit, before }, ctx) => {
+      const partnerId = requirePartner(ctx, 'commerce');
+      const after = before === undefined ? undefined : decodeCursor(before, 'before');
+      // 404 STORE_NOT_FOUND unless the store is the caller's, in the caller's mode.
+      await deps.bus.request(subjects.stores.get, { storeId }, ctx);
+      const page = await listStoreRuns(deps.db, {
+        storeId,
+        partnerId,
+        limit,
+        ...(after ? { after } : {}),
+      });
+      return {
+        ingests: page.rows.map(toIngestRun),
+        ...(page.next ? { nextCursor: encodeCursor(page.next) } : {}),
+      };
     }),
 
     handle(subjects.catalog.status, async ({ storeId, catalogIngestId }, ctx) => {

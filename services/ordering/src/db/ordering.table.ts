@@ -139,6 +139,20 @@ export interface OrderTable {
   updated_at: Date;
 }
 
+/** One version of an order as its change made it: the order's status history. */
+export interface OrderStatusChangeTable {
+  order_id: string;
+  version: number;
+  state: OrderState;
+  status: OrderStatus;
+  /** Null for version 1, and for an order's first row kept when it was placed before history. */
+  previous_status: OrderStatus | null;
+  estimated_ready_at: Date | null;
+  cancel_reason: string | null;
+  cancelled_by: 'store' | 'platform' | null;
+  changed_at: Date;
+}
+
 /** Per store: its run of orders not accepted in time, and the platform pause it owes. */
 export interface StoreAcceptanceTimeoutTable {
   store_id: string;
@@ -199,6 +213,19 @@ export interface WebhookDeliveryTable {
   updated_at: ColumnType<Date, never, Date>;
 }
 
+/** One try of an order event's delivery (not a try the partner's open breaker held back). */
+export interface WebhookDeliveryAttemptTable {
+  delivery_id: string;
+  /** bigint, in the order tries were recorded. */
+  attempt_id: ColumnType<string, never, never>;
+  attempt: number;
+  outcome: 'delivered' | 'failed' | 'dead';
+  response_status: number | null;
+  latency_ms: number;
+  error: string | null;
+  tried_at: Date;
+}
+
 /** A store event as recorded once for every partner it goes to, and the mark of its version. */
 export interface WebhookStoreEventTable {
   event_id: string;
@@ -235,10 +262,12 @@ export interface OrderingDatabase {
   addresses: AddressTable;
   place_attempts: PlaceAttemptTable;
   orders: OrderTable;
+  order_status_changes: OrderStatusChangeTable;
   store_acceptance_timeouts: StoreAcceptanceTimeoutTable;
   outbox: OutboxTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptTable;
   webhook_store_events: WebhookStoreEventTable;
   webhook_streams: WebhookStreamTable;
   webhook_stream_events: WebhookStreamEventTable;
@@ -247,5 +276,7 @@ export interface OrderingDatabase {
 export type AddressRow = Selectable<AddressTable>;
 export type PlaceAttemptRow = Selectable<PlaceAttemptTable>;
 export type OrderRow = Selectable<OrderTable>;
+export type OrderStatusChangeRow = Selectable<OrderStatusChangeTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>;
+export type WebhookDeliveryAttemptRow = Selectable<WebhookDeliveryAttemptTable>;

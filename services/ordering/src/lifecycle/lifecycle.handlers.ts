@@ -1,6 +1,14 @@
-import { subjects, type Order, type OrderStatusChange } from '@pcp/contracts';
+import {
+  fromMinorUnits,
+  orderTimelineLimits,
+  subjects,
+  type Order,
+  type OrderStatusChange,
+} from '@pcp/contracts';
 import {
   AppError,
+  decodeCursor,
+  encodeCursor,
   handle,
   requirePartner,
   type BusClient,
@@ -8,14 +16,22 @@ import {
   type RequestContext,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { findOrder, listStoreOrders, lockStoreOrder, toOrder } from './order.repository.js';
+import {
+  findOrder,
+  listPartnerOrders,
+  listStoreOrders,
+  lockStoreOrder,
+  keptStatusChanges,
+  toOrder,
+} from './order.repository.js';
+import { orderTimelineOf } from './order-timeline.js';
+import { recentOrderAttempts } from '../webhooks/delivery.repository.js';
 import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
 import { acceptanceEnded } from './acceptance-window.js';
 import { cancelNotAccepted } from './acceptance-sweeper.js';
 import { refundOrder } from './order-refund.js';
 import { writeOrderMove } from './order-move.js';
 import { applyOrderStatusChange } from './order-status.js';
-import { decodeCursor, encodeCursor } from '../db/list-cursor.js';
 
 export interface OrderLifecycleDeps {
   readonly db: Kysely<OrderingDatabase>;
@@ -156,6 +172,50 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
       // Another partner's order answers as an unknown one: ids cannot be probed.
       if (!row || row.partner_id !== partnerId) throw orderNotFound();
       return toOrder(row);
+    }),
+
+    handle(subjects.ordering.listOrders, async ({ status, limit, before }, ctx) => {
+      const partnerId = requirePartner(ctx, 'distribution');
+      const after = before === undefined ? undefined : decodeCursor(before, 'before');
+      const page = await listPartnerOrders(db, {
+        partnerId,
+        limit,
+        ...(status ? { status } : {}),
+        ...(after ? { after } : {}),
+      });
+      return {
+        orders: page.rows.map((row) => ({
+          orderId: row.order_id,
+          storeId: row.store_id,
+          state: row.state,
+          status: row.status,
+          total: fromMinorUnits(Number(row.total_minor), row.currency),
+          currency: row.currency,
+          placedAt: row.created_at.toISOString(),
+          updatedAt: row.updated_at.toISOString(),
+        })),
+        ...(page.next ? { nextCursor: encodeCursor(page.next) } : {}),
+      };
+    }),
+
+    handle(subjects.ordering.orderTimeline, async ({ orderId }, ctx) => {
+      const partnerId = requirePartner(ctx, 'distribution');
+      const order = await findOrder(db, orderId);
+      if (!order || order.partner_id !== partnerId) throw orderNotFound();
+      const [changes, attempts] = await Promise.all([
+        keptStatusChanges(db, orderId, orderTimelineLimits.statusEvents),
+        recentOrderAttempts(db, {
+          orderId,
+          partnerId,
+          limit: orderTimelineLimits.webhookAttempts,
+        }),
+      ]);
+      const omitted = changes.total - changes.rows.length + (attempts.total - attempts.rows.length);
+      return {
+        orderId,
+        events: orderTimelineOf(order, changes.rows, attempts.rows),
+        ...(omitted > 0 ? { eventsOmitted: omitted } : {}),
+      };
     }),
 
     handle(subjects.ordering.listStoreOrders, async (query, ctx) => {

@@ -1,8 +1,8 @@
 import { events, type Order, type OrderEventKind, type OrderStatus } from '@pcp/contracts';
-import { insertOutboxEvent } from '@pcp/service-kit';
-import type { Kysely } from 'kysely';
-import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
-import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
+import { createdAtKey, insertOutboxEvent, olderThan, pageOf, type ListKey } from '@pcp/service-kit';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+
+import type { OrderingDatabase, OrderRow, OrderStatusChangeRow } from '../db/ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
 
@@ -35,17 +35,32 @@ export function toOrder(row: OrderRow): Order {
 }
 
 /**
- * Record an order's change as its next event in the outbox (in the caller's transaction,
- * after the change locked the row): the webhooks' source, one event per version.
+ * Record an order's change (in the caller's transaction, after the change locked the row): its
+ * version in the order's status history (the timeline's), and its next event in the outbox
+ * (the webhooks' source), one of each per version.
  */
-export function recordOrderEvent(
+export async function recordOrderEvent(
   trx: Db,
   row: OrderRow,
   event: OrderEventKind,
   previousStatus: OrderStatus | null,
   prefix: string,
-) {
-  return insertOutboxEvent(trx, {
+): Promise<void> {
+  await trx
+    .insertInto('order_status_changes')
+    .values({
+      order_id: row.order_id,
+      version: row.version,
+      state: row.state,
+      status: row.status,
+      previous_status: previousStatus,
+      estimated_ready_at: row.estimated_ready_at,
+      cancel_reason: row.cancel_reason,
+      cancelled_by: row.cancelled_by,
+      changed_at: row.updated_at,
+    })
+    .execute();
+  await insertOutboxEvent(trx, {
     subject: `${prefix}.${events.orderStatusChanged.subject}`,
     type: 'ordering.v1.order-status-changed',
     aggregate: { type: 'order', id: row.order_id, version: row.version },
@@ -126,26 +141,100 @@ export function updateOrderStatus(
     .executeTakeFirstOrThrow();
 }
 
-/**
- * One page of a store's orders, newest first (created_at desc, order_id desc), all or of
- * one status, after `after` (a keyset on the list's indexes); `next` is the last order's
- * key when more follow.
- */
+/** One page of a store's orders (`newestFirst`). */
 export async function listStoreOrders(
   db: Db,
   query: { storeId: string; status?: OrderStatus; limit: number; after?: ListKey },
 ): Promise<{ rows: OrderRow[]; next: ListKey | null }> {
-  let select = db
-    .selectFrom('orders')
-    .selectAll()
-    .select(createdAtKey.as('created_at_key'))
-    .where('store_id', '=', query.storeId);
-  if (query.status) select = select.where('status', '=', query.status);
-  if (query.after) select = select.where(olderThan(query.after, 'order_id'));
-  const rows = await select
+  return newestFirst(
+    db
+      .selectFrom('orders')
+      .selectAll()
+      .select(createdAtKey.as('created_at_key'))
+      .where('store_id', '=', query.storeId),
+    query,
+  );
+}
+
+/** An order as the placing partner's list shows it: no details read. */
+export type OrderSummaryRow = Pick<
+  OrderRow,
+  | 'order_id'
+  | 'store_id'
+  | 'state'
+  | 'status'
+  | 'total_minor'
+  | 'currency'
+  | 'created_at'
+  | 'updated_at'
+> & { created_at_key: string };
+
+/** One page of the orders a distribution partner placed (`newestFirst`), without details. */
+export async function listPartnerOrders(
+  db: Db,
+  query: { partnerId: string; status?: OrderStatus; limit: number; after?: ListKey },
+): Promise<{ rows: OrderSummaryRow[]; next: ListKey | null }> {
+  return newestFirst(
+    db
+      .selectFrom('orders')
+      .select([
+        'order_id',
+        'store_id',
+        'state',
+        'status',
+        'total_minor',
+        'currency',
+        'created_at',
+        'updated_at',
+        createdAtKey.as('created_at_key'),
+      ])
+      .where('partner_id', '=', query.partnerId),
+    query,
+  );
+}
+
+/**
+ * One page of the orders `select` picks, newest first (created_at desc, order_id desc), all or
+ * of one status, after `after` (a keyset on the list's indexes); `next` is the last order's key
+ * when more follow.
+ */
+async function newestFirst<Row extends { order_id: string; created_at_key: string }>(
+  select: SelectQueryBuilder<OrderingDatabase, 'orders', Row>,
+  query: { status?: OrderStatus; limit: number; after?: ListKey },
+): Promise<{ rows: Row[]; next: ListKey | null }> {
+  let page = select;
+  if (query.status) page = page.where('status', '=', query.status);
+  if (query.after) page = page.where(olderThan(query.after, 'order_id'));
+  const rows = await page
     .orderBy('created_at', 'desc')
     .orderBy('order_id', 'desc')
     .limit(query.limit + 1)
     .execute();
   return pageOf(rows, query.limit, (row) => row.order_id);
+}
+
+/**
+ * At most `limit` versions of an order's status history, oldest first: its first two (placed,
+ * and the store's answer to a pending order) and the most recent others; and how many it has
+ * in all. Each part is a range of the history's key.
+ */
+export async function keptStatusChanges(
+  db: Db,
+  orderId: string,
+  limit: number,
+): Promise<{ rows: OrderStatusChangeRow[]; total: number }> {
+  const { rows } = await sql<OrderStatusChangeRow & { total: number }>`
+    select c.*,
+           (select count(*)::int from order_status_changes every
+             where every.order_id = ${orderId}) as total
+      from order_status_changes c
+     where c.order_id = ${orderId}
+       and (c.version <= 2
+            or c.version in (select recent.version from order_status_changes recent
+                              where recent.order_id = ${orderId} and recent.version > 2
+                              order by recent.version desc
+                              limit ${limit - 2}))
+     order by c.version
+  `.execute(db);
+  return { rows, total: rows[0]?.total ?? 0 };
 }

@@ -4,10 +4,21 @@ import type {
   StoreEventKind,
   WebhookDeliveriesQuery,
 } from '@pcp/contracts';
-import { preparedTransaction, runPrepared } from '@pcp/service-kit';
+import {
+  createdAtKey,
+  olderThan,
+  pageOf,
+  preparedTransaction,
+  runPrepared,
+  type ListKey,
+} from '@pcp/service-kit';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { createdAtKey, olderThan, pageOf, type ListKey } from '../db/list-key.js';
-import type { OrderingDatabase, WebhookDeliveryRow } from '../db/ordering.table.js';
+
+import type {
+  OrderingDatabase,
+  WebhookDeliveryAttemptRow,
+  WebhookDeliveryRow,
+} from '../db/ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
 
@@ -419,15 +430,22 @@ export function claimDueDeliveries(
   });
 }
 
-/** How a try ended, as its delivery records it. */
+/** How a try ended, as its delivery records it; `latencyMs` from its request to its answer. */
 export type TryOutcome =
   /** No try was made (the partner's breaker is open): the delivery waits `delayMs`. */
   | { kind: 'postponed'; delayMs: number; error: string }
-  | { kind: 'delivered'; attempts: number; status: number }
+  | { kind: 'delivered'; attempts: number; status: number; latencyMs: number }
   /** The schedule is spent, or the endpoint is gone. */
-  | { kind: 'dead'; attempts: number; status: number | null; error: string }
+  | { kind: 'dead'; attempts: number; status: number | null; error: string; latencyMs: number }
   /** Tried again in `delayMs`. */
-  | { kind: 'retry'; attempts: number; delayMs: number; status: number | null; error: string };
+  | {
+      kind: 'retry';
+      attempts: number;
+      delayMs: number;
+      status: number | null;
+      error: string;
+      latencyMs: number;
+    };
 
 /** One try's outcome, for the lease that made it. */
 export interface Settlement {
@@ -449,6 +467,7 @@ function settlementColumns({ deliveryId, holder, outcome }: Settlement) {
     ],
     attempts: tried ? outcome.attempts : null,
     responseStatus: tried ? outcome.status : null,
+    latencyMs: tried ? Math.round(outcome.latencyMs) : null,
     // null: no next try (delivered, dead).
     delayMs: outcome.kind === 'postponed' || outcome.kind === 'retry' ? outcome.delayMs : null,
     error: outcome.kind === 'delivered' ? null : outcome.error,
@@ -458,8 +477,9 @@ function settlementColumns({ deliveryId, holder, outcome }: Settlement) {
 /**
  * Record how tries went, many in one statement, each as the holder of its lease (a lapsed
  * lease writes nothing: its delivery is claimed again once the lease is over, at least once).
- * A delivery that is over (delivered, dead) makes the next open version of its sequence due.
- * A sequence has one version leased at a time, so a batch holds at most one of each.
+ * A try of an order event is also kept as an attempt row (the order's timeline). A delivery
+ * that is over (delivered, dead) makes the next open version of its sequence due. A sequence
+ * has one version leased at a time, so a batch holds at most one of each.
  */
 export async function settleDeliveries(db: Db, settlements: readonly Settlement[]): Promise<void> {
   const rows = settlements.map(settlementColumns);
@@ -478,8 +498,10 @@ export async function settleDeliveries(db: Db, settlements: readonly Settlement[
         from unnest(${column((row) => row.deliveryId)}::uuid[], ${column((row) => row.holder)}::text[],
                     ${column((row) => row.status)}::text[], ${column((row) => row.attempts)}::int[],
                     ${column((row) => row.responseStatus)}::int[],
+                    ${column((row) => row.latencyMs)}::int[],
                     ${column((row) => row.delayMs)}::float8[], ${column((row) => row.error)}::text[])
-             as outcome(delivery_id, holder, status, attempts, response_status, delay_ms, error)
+             as outcome(delivery_id, holder, status, attempts, response_status, latency_ms,
+                        delay_ms, error)
     ), settled as (
       update webhook_deliveries d
          set status = coalesce(outcome.status, d.status),
@@ -496,7 +518,15 @@ export async function settleDeliveries(db: Db, settlements: readonly Settlement[
         from outcome
        where d.delivery_id = outcome.delivery_id and d.lease_owner = outcome.holder
          and (select setting from relaxed) is not null
-      returning d.sequence_key, d.version, d.status
+      returning d.sequence_key, d.version, d.status, d.delivery_id, d.order_id, d.last_attempt_at,
+                outcome.status as tried, outcome.attempts, outcome.response_status,
+                outcome.latency_ms, outcome.error
+    ), attempt as (
+      insert into webhook_delivery_attempts
+             (delivery_id, attempt, outcome, response_status, latency_ms, error, tried_at)
+      select delivery_id, attempts, tried, response_status, latency_ms, error, last_attempt_at
+        from settled
+       where tried is not null and order_id is not null
     )
     -- One uncorrelated lookup of each sequence's next open version (the open-versions index),
     -- then its row by key: never a scan of every waiting row.
@@ -616,4 +646,41 @@ export async function pruneSettledDeliveries(db: Db, retentionMs: number): Promi
       ),
     )
     .execute();
+}
+
+/** A try of an order event's delivery, with the event it carried. */
+export type OrderDeliveryAttempt = Omit<WebhookDeliveryAttemptRow, 'attempt_id'> &
+  Pick<WebhookDeliveryRow, 'version'> & { event_type: OrderEventKind };
+
+/**
+ * The `limit` most recent tries of the deliveries of a partner's order, oldest first, and how
+ * many there are in all (the order's deliveries by their (sequence, version) key).
+ */
+export async function recentOrderAttempts(
+  db: Db,
+  query: { orderId: string; partnerId: string; limit: number },
+): Promise<{ rows: OrderDeliveryAttempt[]; total: number }> {
+  const rows = await db
+    .selectFrom('webhook_delivery_attempts as attempt')
+    .innerJoin('webhook_deliveries as delivery', 'delivery.delivery_id', 'attempt.delivery_id')
+    .select([
+      'attempt.delivery_id',
+      'attempt.attempt',
+      'attempt.outcome',
+      'attempt.response_status',
+      'attempt.latency_ms',
+      'attempt.error',
+      'attempt.tried_at',
+      // An order's sequence holds its order events only.
+      sql<OrderEventKind>`delivery.event_type`.as('event_type'),
+      'delivery.version',
+      sql<number>`(count(*) over ())::int`.as('total'),
+    ])
+    .where('delivery.sequence_key', '=', query.orderId)
+    .where('delivery.partner_id', '=', query.partnerId)
+    .orderBy('attempt.tried_at', 'desc')
+    .orderBy('attempt.attempt_id', 'desc')
+    .limit(query.limit)
+    .execute();
+  return { rows: rows.reverse(), total: rows[0]?.total ?? 0 };
 }

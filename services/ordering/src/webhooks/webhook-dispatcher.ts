@@ -185,7 +185,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
 
   async function deliver(delivery: ClaimedDelivery): Promise<void> {
     // Each try continues the trace of the request that changed the order.
+    const started = performance.now();
     const outcome = await resumeOrigin(delivery.origin, 'webhook deliver', () => attempt(delivery));
+    const latencyMs = performance.now() - started;
     // This try's own lease: a resend or a takeover gives the next try another.
     const settle = (tried: TryOutcome) =>
       settleBatched({
@@ -220,7 +222,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       deliveries.inc({ outcome: 'delivered' });
       const seconds = Math.max(0, Date.now() - delivery.occurred_at.getTime()) / 1000;
       (delivery.order_id === null ? storeLag : lag).observe(seconds);
-      await record({ kind: 'delivered', attempts, status: outcome.status });
+      await record({ kind: 'delivered', attempts, status: outcome.status, latencyMs });
       return;
     }
     if (outcome.kind === 'gone') {
@@ -231,6 +233,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
         attempts,
         status: outcome.status,
         error: reason,
+        latencyMs,
       });
       await disableEndpoint(db, delivery.partner_id, reason);
       logger.warn({ partnerId: delivery.partner_id }, 'webhook endpoint gone (410); disabled');
@@ -238,7 +241,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     }
     const delay = nextRetryDelay(options.schedule, attempts, outcome.retryAfterMs);
     deliveries.inc({ outcome: delay === undefined ? 'dead' : 'retry' });
-    const failed = { attempts, status: outcome.status, error: outcome.error };
+    const failed = { attempts, status: outcome.status, error: outcome.error, latencyMs };
     await record(
       delay === undefined
         ? { kind: 'dead', ...failed }

@@ -6,6 +6,8 @@ import {
 } from '@pcp/contracts';
 import {
   AppError,
+  decodeCursor,
+  encodeCursor,
   handle,
   requestMode,
   requirePartner,
@@ -22,7 +24,6 @@ import type {
 } from '../db/ordering.table.js';
 import { listDeliveries, resendDelivery } from './delivery.repository.js';
 import { findEndpoint, rotateSecret, upsertEndpoint } from './endpoint.repository.js';
-import { decodeCursor, encodeCursor } from '../db/list-cursor.js';
 
 export interface WebhookHandlerDeps {
   readonly db: Kysely<OrderingDatabase>;

@@ -144,18 +144,25 @@ describe('settling a batch', () => {
       {
         deliveryId: recorded[0]!.deliveryId,
         holder: lease(recorded[0]!.deliveryId),
-        outcome: { kind: 'delivered', attempts: 1, status: 204 },
+        outcome: { kind: 'delivered', attempts: 1, status: 204, latencyMs: 12.4 },
       },
       {
         deliveryId: recorded[2]!.deliveryId,
         holder: lease(recorded[2]!.deliveryId),
-        outcome: { kind: 'retry', attempts: 1, delayMs: 60_000, status: 500, error: 'HTTP 500' },
+        outcome: {
+          kind: 'retry',
+          attempts: 1,
+          delayMs: 60_000,
+          status: 500,
+          error: 'HTTP 500',
+          latencyMs: 30,
+        },
       },
       // Not its lease (lapsed and taken over): nothing is written.
       {
         deliveryId: recorded[3]!.deliveryId,
         holder: 'someone else',
-        outcome: { kind: 'dead', attempts: 1, status: 500, error: 'HTTP 500' },
+        outcome: { kind: 'dead', attempts: 1, status: 500, error: 'HTTP 500', latencyMs: 5 },
       },
     ]);
     const rows = await db
@@ -180,5 +187,37 @@ describe('settling a batch', () => {
     });
     expect(row(recorded[3]!)).toMatchObject({ status: 'pending', attempts: 0 });
     expect(row(recorded[3]!).lease_owner).not.toBeNull();
+    // Each try made under its lease is kept for the order's timeline; none of the lapsed one.
+    const attempts = await db
+      .selectFrom('webhook_delivery_attempts')
+      .select(['delivery_id', 'attempt', 'outcome', 'response_status', 'latency_ms', 'error'])
+      .where(
+        'delivery_id',
+        'in',
+        recorded.map((event) => event.deliveryId),
+      )
+      .orderBy('attempt_id')
+      .execute();
+    expect(attempts).toEqual(
+      expect.arrayContaining([
+        {
+          delivery_id: recorded[0]!.deliveryId,
+          attempt: 1,
+          outcome: 'delivered',
+          response_status: 204,
+          latency_ms: 12,
+          error: null,
+        },
+        {
+          delivery_id: recorded[2]!.deliveryId,
+          attempt: 1,
+          outcome: 'failed',
+          response_status: 500,
+          latency_ms: 30,
+          error: 'HTTP 500',
+        },
+      ]),
+    );
+    expect(attempts).toHaveLength(2);
   });
 });

@@ -6,6 +6,7 @@ import * as ingestRunFairness from './2026-11-24T0100-ingest-run-fairness.js';
 import * as orderedOutbox from './2026-11-25T0100-ordered-outbox.js';
 import * as fairIngestClaims from './2026-11-26T0100-fair-ingest-claims.js';
 import * as modesDataCatalogMode from './2026-12-20T0120-modes-data-catalog-mode.js';
+import * as ingestRunList from './2026-12-22T0100-ingest-run-list.js';
 
 /** Migrations of the `catalog` schema. */
 export const catalogMigrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ export const catalogMigrations: Record<string, Migration> = {
   '2026-11-25T0100-ordered-outbox': orderedOutbox,
   '2026-11-26T0100-fair-ingest-claims': fairIngestClaims,
   '2026-12-20T0120-modes-data-catalog-mode': modesDataCatalogMode,
+  '2026-12-22T0100-ingest-run-list': ingestRunList,
 };
 
 export const CATALOG_SCHEMA = 'catalog';

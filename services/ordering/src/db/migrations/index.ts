@@ -13,6 +13,7 @@ import * as orderMode from './2026-12-20T0200-modes-money-order-mode.js';
 import * as fixturesKitchen from './2026-12-20T0300-fixtures-kitchen.js';
 import * as streamWebhookStreamLog from './2026-12-20T0500-stream-webhook-stream-log.js';
 import * as webhookPartnerDue from './2026-12-21T0400-webhook-partner-due.js';
+import * as orderTimeline from './2026-12-22T0200-order-timeline.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-20T0300-fixtures-kitchen': fixturesKitchen,
   '2026-12-20T0500-stream-webhook-stream-log': streamWebhookStreamLog,
   '2026-12-21T0400-webhook-partner-due': webhookPartnerDue,
+  '2026-12-22T0200-order-timeline': orderTimeline,
 };
 
 export const ORDERING_SCHEMA = 'ordering';

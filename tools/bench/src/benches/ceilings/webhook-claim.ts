@@ -93,7 +93,7 @@ export async function measureWebhookClaim(
             claimed.map((delivery) => ({
               deliveryId: delivery.delivery_id,
               holder: delivery.lease_owner!,
-              outcome: { kind: 'delivered', attempts: 1, status: 200 },
+              outcome: { kind: 'delivered', attempts: 1, status: 200, latencyMs: 0 },
             })),
           );
           return { rows: claimed.length, ms };
