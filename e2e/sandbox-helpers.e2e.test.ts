@@ -270,6 +270,7 @@ interface Owned {
   runIds: string[];
   versionIds: string[];
   orderIds: string[];
+  deliveryIds: string[];
   chargeIds: string[];
   storeEventIds: string[];
 }
@@ -312,6 +313,7 @@ const tables: Record<Schema, Record<string, { rows: Rows; keeps?: string } | { n
   },
   ordering: {
     orders: { rows: among('order_id', 'orderIds') },
+    order_status_changes: { rows: among('order_id', 'orderIds') },
     outbox: { rows: among('aggregate_id', 'orderIds') },
     place_attempts: {
       rows: (o) => sql`(${byPartnerOrCustomer(o)} or ${among('order_id', 'orderIds')(o)})`,
@@ -322,6 +324,7 @@ const tables: Record<Schema, Record<string, { rows: Rows; keeps?: string } | { n
     webhook_deliveries: {
       rows: (o) => sql`(${byPartner(o)} or ${among('order_id', 'orderIds')(o)})`,
     },
+    webhook_delivery_attempts: { rows: among('delivery_id', 'deliveryIds') },
     webhook_store_events: { rows: among('event_id', 'storeEventIds') },
     webhook_streams: {
       rows: byPartner,
@@ -343,6 +346,8 @@ const tables: Record<Schema, Record<string, { rows: Rows; keeps?: string } | { n
   gateway: {
     partners: { none: 'the partner itself, the operator’s (the admin command)' },
     api_keys: { none: 'the partner’s keys, the operator’s' },
+    console_sessions: { none: 'the partner’s console sign-ins, access like its keys: kept' },
+    request_log: { none: 'the record of the partner’s calls, the reset among them: kept' },
   },
 };
 
@@ -371,6 +376,11 @@ describe('reset', () => {
       db: Parameters<RawBuilder<unknown>['execute']>[0],
       query: RawBuilder<{ id: string }>,
     ) => (await query.execute(db)).rows.map((row) => row.id);
+    const orderIds = await ids(
+      orderingDb,
+      sql`select order_id as id from orders
+        where partner_id = ${partnerId} or store_partner_id = ${partnerId}`,
+    );
     const runIds = await ids(
       catalogDb,
       sql`select run_id as id from ingest_runs where partner_id = ${partnerId}`,
@@ -387,10 +397,11 @@ describe('reset', () => {
         catalogDb,
         sql`select version_id as id from catalog_versions where run_id::text = any(${runIds}::text[])`,
       ),
-      orderIds: await ids(
+      orderIds,
+      deliveryIds: await ids(
         orderingDb,
-        sql`select order_id as id from orders
-          where partner_id = ${partnerId} or store_partner_id = ${partnerId}`,
+        sql`select delivery_id as id from webhook_deliveries
+          where partner_id = ${partnerId} or order_id::text = any(${orderIds}::text[])`,
       ),
       chargeIds: await ids(
         paymentsDb,

@@ -9,7 +9,7 @@ const count = (result: { numDeletedRows: bigint }[]) =>
 /**
  * `ordering.testReset` (docs/guide/sandbox.md#reset): in one transaction, every ordering row
  * of the calling test tenant: the orders it placed or its stores took (and their outbox
- * events, deliveries and place attempts), its place attempts, addresses, webhook endpoint and
+ * events, status history, deliveries with their tries and place attempts), its place attempts, addresses, webhook endpoint and
  * deliveries, its webhook stream's log, its stores' acceptance-timeout runs, and what the
  * sandbox customer made for it. A place still running (its lease held, no answer yet) is left
  * to finish. The stream itself (its secret) stays: a `pcp listen` open across the reset keeps
@@ -26,6 +26,25 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
         .where((eb) =>
           eb.or([eb('partner_id', '=', partnerId), eb('store_partner_id', '=', partnerId)]),
         );
+      // Their tries and status history would go with their delivery and order by cascade;
+      // deleted first so the reset reports them too.
+      const tries = await trx
+        .deleteFrom('webhook_delivery_attempts')
+        .where(
+          'delivery_id',
+          'in',
+          trx
+            .selectFrom('webhook_deliveries')
+            .select('delivery_id')
+            .where((eb) =>
+              eb.or([eb('partner_id', '=', partnerId), eb('order_id', 'in', orderIds)]),
+            ),
+        )
+        .execute();
+      const history = await trx
+        .deleteFrom('order_status_changes')
+        .where('order_id', 'in', orderIds)
+        .execute();
       const deliveries = await trx
         .deleteFrom('webhook_deliveries')
         .where((eb) => eb.or([eb('partner_id', '=', partnerId), eb('order_id', 'in', orderIds)]))
@@ -121,11 +140,13 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
         .execute();
       return {
         'ordering.orders': count(orders),
+        'ordering.order_status_changes': count(history),
         'ordering.outbox': count(outbox),
         'ordering.place_attempts': count(attempts),
         'ordering.addresses': count(addresses),
         'ordering.webhook_endpoints': count(endpoints),
         'ordering.webhook_deliveries': deliveries.length,
+        'ordering.webhook_delivery_attempts': count(tries),
         'ordering.webhook_store_events': count(storeEvents),
         'ordering.webhook_stream_events': count(streamed),
         'ordering.store_acceptance_timeouts': count(timeouts),
