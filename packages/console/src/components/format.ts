@@ -17,3 +17,27 @@ export const statusLabel: Record<string, string> = {
   paused: 'Paused',
   busy: 'Busy',
 };
+
+/** An instant to the second, in the partner's zone: for events seconds apart (ingest runs). */
+export function formatInstantSeconds(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return new Intl.DateTimeFormat(undefined, {
+    month: 'short',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: '2-digit',
+    second: '2-digit',
+  }).format(new Date(iso));
+}
+
+/** The time from `from` to `to`: "0.4 s", "12 s", "3 min 5 s", "2 h 10 min"; '—' without both. */
+export function formatDuration(from: string | null | undefined, to: string | null | undefined) {
+  if (!from || !to) return '—';
+  const ms = Math.max(0, new Date(to).getTime() - new Date(from).getTime());
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${seconds % 60} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}

@@ -6,19 +6,32 @@ import { useAction } from '../components/use-action.js';
 import { nextLocalMidnight } from '../components/time.js';
 import { useLoad } from '../components/use-load.js';
 import { href } from '../router.js';
+import { StoreCatalog } from './store-catalog.js';
 import { StoreHours } from './store-hours.js';
 import { StoreItems } from './store-items.js';
 
-export type StoreTab = 'status' | 'hours' | 'items';
+export type StoreTab = 'status' | 'hours' | 'items' | 'catalog';
 
 const tabs: readonly { tab: StoreTab; label: string; path: string }[] = [
   { tab: 'status', label: 'Status', path: '' },
   { tab: 'hours', label: 'Hours', path: '/hours' },
   { tab: 'items', label: 'Item availability', path: '/items' },
+  { tab: 'catalog', label: 'Catalog', path: '/catalog' },
 ];
 
-/** One store: its status (pause, busy, resume), its hours and its items' availability. */
-export function StorePage({ storeId, tab }: { storeId: string; tab: StoreTab }) {
+/**
+ * One store: its status (pause, busy, resume), its hours, its items' availability and its
+ * catalog (with `ingestId`, one ingest run of it).
+ */
+export function StorePage({
+  storeId,
+  tab,
+  ingestId,
+}: {
+  storeId: string;
+  tab: StoreTab;
+  ingestId?: string;
+}) {
   const store = useLoad(
     () => ok(api.GET('/v1/commerce/stores/{storeId}', { params: { path: { storeId } } })),
     storeId,
@@ -50,6 +63,9 @@ export function StorePage({ storeId, tab }: { storeId: string; tab: StoreTab }) 
           {tab === 'status' && <StoreStatusPanel store={store.data} onChange={store.reload} />}
           {tab === 'hours' && <StoreHours store={store.data} onChange={store.reload} />}
           {tab === 'items' && <StoreItems store={store.data} />}
+          {tab === 'catalog' && (
+            <StoreCatalog store={store.data} ingestId={ingestId} onChange={store.reload} />
+          )}
         </>
       )}
     </section>
