@@ -268,10 +268,63 @@ describe('the catalog of a store in the console', () => {
     expect(await problem.locator('.problem-errors code').textContent()).toBe('/callbackUrl');
     await checkPage(page, 'store-catalog-dry-run-problem');
 
-    // Markup in a URL is text, and a NUL is refused at its pointer, not sent on.
-    await field.fill('https://partner.example/<img src=x onerror=alert(1)>\u0000.json');
+    // A NUL is refused at its pointer, not sent on.
+    await field.fill('https://partner.example/\u0000.json');
     await page.getByRole('button', { name: 'Dry run' }).click();
-    await expect.poll(() => problem.textContent()).toMatch(/INVALID_CHARACTER|must not contain/);
+    await expect
+      .poll(() => problem.locator('.problem-errors').textContent())
+      .toBe('/callbackUrl Must not contain the NUL character (U+0000)');
+
+    // Markup in a URL the platform cannot download from is shown as text, with the
+    // download's failure against the whole document.
+    const markup = 'https://127.0.0.1:1/<img src=x onerror=alert(1)>.json';
+    await field.fill(markup);
+    await page.getByRole('button', { name: 'Dry run' }).click();
+    await page.getByText('Invalid: 1 error. An ingest would fail.').waitFor();
+    expect(await page.locator('.verdict-url code').textContent()).toBe(markup);
+    expect(await shownPointers(/Errors of the dry run/)).toEqual(['The whole document']);
     expect(await page.locator('img[src="x"]').count()).toBe(0);
+    await checkPage(page, 'store-catalog-dry-run-unreachable');
+  });
+
+  it('pages older runs with Load older', async () => {
+    // Notifications in a row: the queued ones are superseded, the last one is ingested.
+    const url = host.serveJson(`/${randomUUID()}.json`, catalog.document);
+    for (let i = 0; i < 20; i++) {
+      const accepted = await call(
+        platform.baseUrl,
+        'POST',
+        `/v1/commerce/catalogset-notification?storeId=${storeId}`,
+        { apiKey: commerce.apiKey, body: { callbackUrl: url } },
+      );
+      expect(accepted.status).toBe(202);
+    }
+    const listAll = async () =>
+      (
+        await call(
+          platform.baseUrl,
+          'GET',
+          `/v1/commerce/stores/${storeId}/catalog-ingests?limit=100`,
+          { apiKey: commerce.apiKey },
+        )
+      ).body.ingests as { state: string }[];
+    await expect
+      .poll(
+        async () => (await listAll()).every((run) => ['succeeded', 'failed'].includes(run.state)),
+        {
+          timeout: 20_000,
+        },
+      )
+      .toBe(true);
+    const total = (await listAll()).length;
+    expect(total).toBeGreaterThan(20);
+
+    await openCatalog();
+    expect(await runCount()).toBe(20);
+    const older = page.getByRole('button', { name: 'Load older' });
+    await older.click();
+    await expect.poll(runCount).toBe(total);
+    expect(await older.count()).toBe(0);
+    await checkPage(page, 'store-catalog-all-runs');
   });
 });

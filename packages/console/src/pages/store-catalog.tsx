@@ -231,7 +231,12 @@ function useIngestStatus(storeId: string, ingestId: string | undefined) {
         timer = setTimeout(() => void read(), Math.max(delay, retryAfter || 0));
       } catch (failure) {
         if (stopped) return;
-        setState((previous) => ({ ...previous, error: problemOf(failure) }));
+        const problem = problemOf(failure);
+        setState((previous) => ({ ...previous, error: problem }));
+        // A run that is not there (404) or a refused read stays so: only a transient failure
+        // (the network, 429, 5xx) is read again.
+        const status = 'status' in problem ? problem.status : 0;
+        if (status >= 400 && status < 500 && status !== 429) return;
         timer = setTimeout(() => void read(), delay);
       }
       delay = Math.min(delay * 1.5, MAX_POLL_MS);
