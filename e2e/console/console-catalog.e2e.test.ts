@@ -126,58 +126,69 @@ function readCatalogSet() {
 }
 
 describe('the catalog of a store in the console', () => {
-  it('watches a bad CatalogSet fail its ingest and reads each error at its pointer', async () => {
-    await openCatalog();
-    expect(await runCount()).toBe(1);
-    expect(await newestState()).toBe('Succeeded');
-    expect(await activeCatalog()).toBe(catalog.ids.catalogSetId);
-    await checkPage(page, 'store-catalog');
+  // A real ingest run, followed by polling (2 s, then backing off): more than the default.
+  it(
+    'watches a bad CatalogSet fail its ingest and reads each error at its pointer',
+    { timeout: 40_000 },
+    async () => {
+      await openCatalog();
+      expect(await runCount()).toBe(1);
+      expect(await newestState()).toBe('Succeeded');
+      expect(await activeCatalog()).toBe(catalog.ids.catalogSetId);
+      await checkPage(page, 'store-catalog');
 
-    const bad = badCatalog();
-    const url = host.serveJson(`/${randomUUID()}.json`, bad.document);
-    await page.getByLabel('CatalogSet URL').fill(url);
-    await page.getByRole('button', { name: 'Notify a change' }).click();
-    await page.getByText(/Ingest queued as run/).waitFor();
-    // The console follows the run it started: no reload, no click.
-    await expect.poll(runCount).toBe(2);
-    await expect.poll(newestState, { timeout: 20_000 }).toBe('Failed');
-    await newestRun().getByRole('link', { name: '3 errors' }).waitFor();
-    await checkPage(page, 'store-catalog-run-failed');
+      const bad = badCatalog();
+      const url = host.serveJson(`/${randomUUID()}.json`, bad.document);
+      await page.getByLabel('CatalogSet URL').fill(url);
+      await page.getByRole('button', { name: 'Notify a change' }).click();
+      await page.getByText(/Ingest queued as run/).waitFor();
+      // The console follows the run it started: no reload, no click.
+      await expect.poll(runCount).toBe(2);
+      await expect.poll(newestState, { timeout: 20_000 }).toBe('Failed');
+      await newestRun().getByRole('link', { name: '3 errors' }).waitFor();
+      await checkPage(page, 'store-catalog-run-failed');
 
-    await newestRun().getByRole('link', { name: '3 errors' }).click();
+      await newestRun().getByRole('link', { name: '3 errors' }).click();
+      const errors = /3 errors: the active catalog did not change/;
+      expect(await shownPointers(errors)).toEqual(bad.pointers);
+      const table = page.getByRole('table', { name: errors });
+      const price = table.getByRole('row').filter({ hasText: `/items/${catalog.ids.soda}` });
+      expect(await price.getByRole('cell').textContent()).toMatch(
+        /^PRECISION_EXCEEDED basePrice 1\.999 of item .+ more fraction digits than USD allows/,
+      );
+      expect(await price.locator('.error-code').textContent()).toBe('PRECISION_EXCEEDED');
+      expect(
+        await table
+          .getByRole('row')
+          .filter({ hasText: `/sections/${catalog.ids.mains}/itemIds/3` })
+          .getByRole('cell')
+          .textContent(),
+      ).toContain(`references item ${MISSING_ITEM}, which is not in items`);
+      expect(await page.getByText('Failed', { exact: true }).count()).toBe(1);
+      await checkPage(page, 'store-catalog-run-errors');
+
+      // Nothing changed for readers.
+      const store = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, {
+        apiKey: commerce.apiKey,
+      });
+      expect(store.body.catalogSetId).toBe(catalog.ids.catalogSetId);
+    },
+  );
+
+  it("reads a failed run's errors on a phone, in the dark theme", async () => {
+    // The page the last test left: the failed run. The pointers wrap, the table keeps its headers.
     const errors = /3 errors: the active catalog did not change/;
-    expect(await shownPointers(errors)).toEqual(bad.pointers);
-    const table = page.getByRole('table', { name: errors });
-    const price = table.getByRole('row').filter({ hasText: `/items/${catalog.ids.soda}` });
-    expect(await price.getByRole('cell').textContent()).toMatch(
-      /^PRECISION_EXCEEDED basePrice 1\.999 of item .+ more fraction digits than USD allows/,
-    );
-    expect(await price.locator('.error-code').textContent()).toBe('PRECISION_EXCEEDED');
-    expect(
-      await table
-        .getByRole('row')
-        .filter({ hasText: `/sections/${catalog.ids.mains}/itemIds/3` })
-        .getByRole('cell')
-        .textContent(),
-    ).toContain(`references item ${MISSING_ITEM}, which is not in items`);
-    expect(await page.getByText('Failed', { exact: true }).count()).toBe(1);
-    await checkPage(page, 'store-catalog-run-errors');
-
-    // On a phone, in the dark: the pointers wrap, the table keeps its headers.
     const phone = await newConsoleContext(browser, platform.baseUrl, { phone: true });
-    const phonePage = await phone.newPage();
-    await signIn(phonePage, commerce.apiKey);
-    await phonePage.getByRole('button', { name: 'Use the dark theme' }).click();
-    await phonePage.goto(page.url());
-    await phonePage.getByRole('table', { name: errors }).waitFor();
-    await checkPage(phonePage, 'store-catalog-run-errors-phone-dark');
-    await phone.close();
-
-    // Nothing changed for readers.
-    const store = await call(platform.baseUrl, 'GET', `/v1/commerce/stores/${storeId}`, {
-      apiKey: commerce.apiKey,
-    });
-    expect(store.body.catalogSetId).toBe(catalog.ids.catalogSetId);
+    try {
+      const phonePage = await phone.newPage();
+      await signIn(phonePage, commerce.apiKey);
+      await phonePage.getByRole('button', { name: 'Use the dark theme' }).click();
+      await phonePage.goto(page.url());
+      await phonePage.getByRole('table', { name: errors }).waitFor();
+      await checkPage(phonePage, 'store-catalog-run-errors-phone-dark');
+    } finally {
+      await phone.close();
+    }
   });
 
   it('shows a good catalog, ingested through the API, succeed with its change summary', async () => {
