@@ -477,7 +477,7 @@ function settlementColumns({ deliveryId, holder, outcome }: Settlement) {
 /**
  * Record how tries went, many in one statement, each as the holder of its lease (a lapsed
  * lease writes nothing: its delivery is claimed again once the lease is over, at least once).
- * A try of an order event is also kept as an attempt row (the order's timeline). A delivery
+ * Every try made is also kept as an attempt row (an order's timeline, a delivery's tries). A delivery
  * that is over (delivered, dead) makes the next open version of its sequence due. A sequence
  * has one version leased at a time, so a batch holds at most one of each.
  */
@@ -526,7 +526,7 @@ export async function settleDeliveries(db: Db, settlements: readonly Settlement[
              (delivery_id, attempt, outcome, response_status, latency_ms, error, tried_at)
       select delivery_id, attempts, tried, response_status, latency_ms, error, last_attempt_at
         from settled
-       where tried is not null and order_id is not null
+       where tried is not null
     )
     -- One uncorrelated lookup of each sequence's next open version (the open-versions index),
     -- then its row by key: never a scan of every waiting row.
