@@ -12,7 +12,7 @@ import {
   runPrepared,
   type ListKey,
 } from '@pcp/service-kit';
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 
 import type {
   OrderingDatabase,
@@ -571,17 +571,29 @@ export async function wakeWaitingDeliveries(db: Db, olderThanMs: number): Promis
   return Number(result.numUpdatedRows);
 }
 
+/** A delivery as the partner reads it: with the latency of its last try. */
+export type ListedDelivery = WebhookDeliveryRow & { last_latency_ms: number | null };
+
+/** The latency of a delivery's last try (its attempt key, the newest by identity). */
+function lastLatency(deliveryId: Expression<string>) {
+  return sql<number | null>`(
+    select attempt.latency_ms from webhook_delivery_attempts attempt
+     where attempt.delivery_id = ${deliveryId}
+     order by attempt.attempt_id desc limit 1)`.as('last_latency_ms');
+}
+
 /** The partner's deliveries, newest first; `skipped` ones are not the partner's business. */
 export async function listDeliveries(
   db: Db,
   partnerId: string,
   query: WebhookDeliveriesQuery,
   after: ListKey | undefined,
-): Promise<{ rows: WebhookDeliveryRow[]; next: ListKey | null }> {
+): Promise<{ rows: ListedDelivery[]; next: ListKey | null }> {
   let select = db
     .selectFrom('webhook_deliveries')
     .selectAll()
     .select(createdAtKey.as('created_at_key'))
+    .select((eb) => lastLatency(eb.ref('webhook_deliveries.delivery_id')))
     .where('partner_id', '=', partnerId)
     .where(
       'status',
@@ -602,7 +614,7 @@ export function resendDelivery(
   db: Db,
   partnerId: string,
   deliveryId: string,
-): Promise<WebhookDeliveryRow | undefined> {
+): Promise<ListedDelivery | undefined> {
   return db
     .updateTable('webhook_deliveries')
     .set({
@@ -618,6 +630,7 @@ export function resendDelivery(
     .where('partner_id', '=', partnerId)
     .where('status', '!=', 'skipped')
     .returningAll()
+    .returning((eb) => lastLatency(eb.ref('webhook_deliveries.delivery_id')))
     .executeTakeFirst();
 }
 
@@ -680,6 +693,41 @@ export async function recentOrderAttempts(
     .where('delivery.partner_id', '=', query.partnerId)
     .orderBy('attempt.tried_at', 'desc')
     .orderBy('attempt.attempt_id', 'desc')
+    .limit(query.limit)
+    .execute();
+  return { rows: rows.reverse(), total: rows[0]?.total ?? 0 };
+}
+
+/**
+ * The `limit` most recent tries of one of a partner's deliveries, oldest first, and how many
+ * there are in all; undefined when the delivery is not the partner's (or was skipped).
+ */
+export async function deliveryAttempts(
+  db: Db,
+  query: { deliveryId: string; partnerId: string; limit: number },
+): Promise<{ rows: Omit<WebhookDeliveryAttemptRow, 'attempt_id'>[]; total: number } | undefined> {
+  const delivery = await db
+    .selectFrom('webhook_deliveries')
+    .select('delivery_id')
+    .where('delivery_id', '=', query.deliveryId)
+    .where('partner_id', '=', query.partnerId)
+    .where('status', '!=', 'skipped')
+    .executeTakeFirst();
+  if (!delivery) return undefined;
+  const rows = await db
+    .selectFrom('webhook_delivery_attempts')
+    .select([
+      'delivery_id',
+      'attempt',
+      'outcome',
+      'response_status',
+      'latency_ms',
+      'error',
+      'tried_at',
+      sql<number>`(count(*) over ())::int`.as('total'),
+    ])
+    .where('delivery_id', '=', query.deliveryId)
+    .orderBy('attempt_id', 'desc')
     .limit(query.limit)
     .execute();
   return { rows: rows.reverse(), total: rows[0]?.total ?? 0 };

@@ -94,7 +94,7 @@ afterAll(async () => {
 });
 
 describe('a store event delivery', () => {
-  it('keeps every try and announces each, like an order event’s', async () => {
+  it('keeps every try, lists them and announces each, like an order event’s', async () => {
     const { port } = server.address() as AddressInfo;
     const context: RequestContext = {
       requestId: randomUUID(),
@@ -154,6 +154,49 @@ describe('a store event delivery', () => {
     for (const one of tries) expect(one.latency_ms).toBeGreaterThanOrEqual(0);
     expect(tries[0]!.error).toMatch(/500/);
     expect(tries[2]!.error).toBeNull();
+
+    // The partner reads them: the delivery's tries, oldest first, and its last try's latency.
+    const listed = await bus.request(
+      subjects.ordering.listWebhookDeliveryAttempts,
+      { deliveryId },
+      context,
+    );
+    expect(listed).toEqual({
+      deliveryId,
+      attempts: tries.map((one) => ({
+        attempt: one.attempt,
+        outcome: one.outcome,
+        responseStatus: one.response_status,
+        latencyMs: one.latency_ms,
+        error: one.error,
+        at: expect.any(String),
+      })),
+      attemptsOmitted: 0,
+    });
+    const { deliveries } = await bus.request(
+      subjects.ordering.listWebhookDeliveries,
+      { limit: 20 },
+      context,
+    );
+    expect(deliveries).toEqual([
+      expect.objectContaining({
+        deliveryId,
+        orderId: null,
+        storeId,
+        status: 'delivered',
+        attempts: 3,
+        lastResponseStatus: 204,
+        lastLatencyMs: tries[2]!.latency_ms,
+      }),
+    ]);
+    // Another partner's delivery is an unknown one.
+    await expect(
+      bus.request(
+        subjects.ordering.listWebhookDeliveryAttempts,
+        { deliveryId },
+        { ...context, partnerId: randomUUID() },
+      ),
+    ).rejects.toMatchObject({ code: 'WEBHOOK_DELIVERY_NOT_FOUND' });
 
     // Each try is told as it is recorded, after its row: the console's cue to read again.
     await until(() => notices.length === 3);
