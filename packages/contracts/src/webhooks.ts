@@ -193,8 +193,11 @@ export const webhookDelivery = z
     lastAttemptAt: dateTime.nullable(),
     /** The endpoint's HTTP status on the last try; null when it did not answer. */
     lastResponseStatus: z.number().int().nullable(),
-    /** From the last try's request to its answer (or its timeout); null before any try. */
-    lastLatencyMs: z.number().int().nonnegative().nullable(),
+    /**
+     * From the last try's request to its answer (or its timeout); absent before any try (and
+     * optional, so the release's clients are not broken by it).
+     */
+    lastLatencyMs: z.number().int().nonnegative().optional(),
     lastError: z.string().nullable(),
     occurredAt: dateTime,
     deliveredAt: dateTime.nullable(),

@@ -2146,7 +2146,7 @@ export interface components {
       nextAttemptAt: string | null;
       lastAttemptAt: string | null;
       lastResponseStatus: number | null;
-      lastLatencyMs: number | null;
+      lastLatencyMs?: number;
       lastError: string | null;
       /** Format: date-time */
       occurredAt: string;

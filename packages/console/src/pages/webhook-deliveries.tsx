@@ -188,7 +188,7 @@ function DeliveryRows(props: {
               {delivery.lastResponseStatus === null
                 ? 'No answer'
                 : `HTTP ${delivery.lastResponseStatus}`}
-              {delivery.lastLatencyMs !== null && (
+              {delivery.lastLatencyMs !== undefined && (
                 <span class="muted"> · {delivery.lastLatencyMs} ms</span>
               )}
               <span class="subtle">{formatTime(delivery.lastAttemptAt)}</span>

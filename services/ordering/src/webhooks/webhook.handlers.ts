@@ -80,7 +80,7 @@ function toDelivery(row: ListedDelivery): WebhookDelivery {
     nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
     lastAttemptAt: row.last_attempt_at?.toISOString() ?? null,
     lastResponseStatus: row.last_response_status,
-    lastLatencyMs: row.last_latency_ms,
+    ...(row.last_latency_ms === null ? {} : { lastLatencyMs: row.last_latency_ms }),
     lastError: row.last_error,
     occurredAt: row.occurred_at.toISOString(),
     deliveredAt: row.delivered_at?.toISOString() ?? null,

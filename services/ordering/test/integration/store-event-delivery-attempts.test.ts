@@ -13,7 +13,7 @@ import {
   type RequestContext,
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import type { Subscription } from '@nats-io/transport-node';
+import type { Subscription } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
