@@ -450,6 +450,23 @@ const cases: Record<string, Case> = {
     expect(deliveryIds).toContain(caller.deliveryId);
     expect(deliveryIds).not.toContain(data.deliveryId);
   },
+  'GET /v1/marketfront/webhooks/deliveries/{deliveryId}/attempts': async (data, caller) => {
+    expectNotFound(
+      await send(
+        'GET',
+        `/v1/marketfront/webhooks/deliveries/${data.deliveryId}/attempts`,
+        caller.marketKey,
+      ),
+      'WEBHOOK_DELIVERY_NOT_FOUND',
+    );
+    const own = await send(
+      'GET',
+      `/v1/marketfront/webhooks/deliveries/${caller.deliveryId}/attempts`,
+      caller.marketKey,
+    );
+    expect(own.status, own.text).toBe(200);
+    expect(own.body.deliveryId).toBe(caller.deliveryId);
+  },
   'POST /v1/marketfront/webhooks/deliveries/{deliveryId}/resend': async (data, caller) =>
     expectNotFound(
       await send(

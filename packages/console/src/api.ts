@@ -24,6 +24,11 @@ export type StoreStatus = Body<'/v1/commerce/stores/{storeId}/status', 'get'>;
 export type SpecialHours = Body<'/v1/commerce/stores/{storeId}/special-hours', 'get'>;
 export type ItemAvailability = Body<'/v1/commerce/stores/{storeId}/item-availability', 'get'>;
 export type WeeklyWindow = Store['availability'][number];
+export type Order = Body<'/v1/marketfront/orders/{orderId}', 'get'>;
+export type OrderSummary = components['schemas']['OrderSummary'];
+export type OrderTimeline = components['schemas']['OrderTimeline'];
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 
 /** What the gateway answers for a session (POST /v1/sessions, GET /v1/sessions/current). */
 export type Session = components['schemas']['Session'];

@@ -2,10 +2,13 @@ import { useEffect, useState } from 'preact/hooks';
 import { currentSession, onSessionEnded, signOut, type Session } from './api.js';
 import { ProblemMessage, problemOf } from './components/problem.js';
 import { ThemeToggle } from './components/theme.js';
+import { OrderPage } from './pages/order.js';
+import { OrdersPage } from './pages/orders.js';
 import { OverviewPage } from './pages/overview.js';
 import { SignInPage } from './pages/sign-in.js';
 import { StorePage, type StoreTab } from './pages/store.js';
 import { StoresPage } from './pages/stores.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { href, navigate, onLinkClick, useRoute } from './router.js';
 
 interface NavItem {
@@ -18,7 +21,11 @@ const navigation: Record<Session['kind'], readonly NavItem[]> = {
     { route: '/overview', label: 'Overview' },
     { route: '/stores', label: 'Stores' },
   ],
-  distribution: [{ route: '/overview', label: 'Overview' }],
+  distribution: [
+    { route: '/overview', label: 'Overview' },
+    { route: '/orders', label: 'Orders' },
+    { route: '/webhooks', label: 'Webhooks' },
+  ],
 };
 
 /** The page of a route for a signed-in partner, and the nav entry it belongs to. */
@@ -32,6 +39,12 @@ function pageOf(route: string, session: Session) {
       const page = <StorePage storeId={store[1]!} tab={tab} ingestId={store[4]} />;
       return { nav: '/stores', page };
     }
+  }
+  if (session.kind === 'distribution') {
+    if (route === '/orders') return { nav: '/orders', page: <OrdersPage /> };
+    const order = /^\/orders\/([^/]+)$/.exec(route);
+    if (order) return { nav: '/orders', page: <OrderPage orderId={order[1]!} /> };
+    if (route === '/webhooks') return { nav: '/webhooks', page: <WebhooksPage /> };
   }
   return undefined;
 }

@@ -401,7 +401,31 @@ export const webhookDeliveryExample = {
   nextAttemptAt: '2026-11-22T18:41:00Z',
   lastAttemptAt: '2026-11-22T18:11:00Z',
   lastResponseStatus: 503,
+  lastLatencyMs: 212,
   lastError: 'The endpoint answered HTTP 503',
   occurredAt: '2026-11-22T18:10:55Z',
   deliveredAt: null,
+};
+
+export const webhookDeliveryAttemptsExample = {
+  deliveryId: exampleIds.delivery,
+  attempts: [
+    {
+      attempt: 1,
+      outcome: 'failed',
+      responseStatus: 503,
+      latencyMs: 187,
+      error: 'The endpoint answered HTTP 503',
+      at: '2026-11-22T18:10:56Z',
+    },
+    {
+      attempt: 2,
+      outcome: 'failed',
+      responseStatus: 503,
+      latencyMs: 212,
+      error: 'The endpoint answered HTTP 503',
+      at: '2026-11-22T18:11:00Z',
+    },
+  ],
+  attemptsOmitted: 0,
 };

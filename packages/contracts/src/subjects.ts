@@ -56,6 +56,7 @@ import {
   webhookDeliveriesQuery,
   webhookDelivery,
   webhookDeliveryList,
+  webhookDeliveryAttempts,
   webhookEndpoint,
   webhookEndpointInput,
   webhookEndpointWithSecret,
@@ -371,6 +372,13 @@ export const subjects = {
       'v1.webhooks.deliveries.list',
       webhookDeliveriesQuery,
       webhookDeliveryList,
+    ),
+    /** One delivery's most recent tries, oldest first. */
+    listWebhookDeliveryAttempts: defineSubject(
+      'ordering',
+      'v1.webhooks.deliveries.attempts',
+      z.object({ deliveryId: guid }),
+      webhookDeliveryAttempts,
     ),
     /** Deliver one again now, with its webhook-id, whatever became of it before. */
     resendWebhookDelivery: defineSubject(

@@ -9,7 +9,12 @@ import {
   storeStatusChangedData,
 } from './store-operations.js';
 import { orderState, orderStatus } from './orders.js';
-import { exampleIds, webhookDeliveryExample, webhookEndpointExample } from './examples.js';
+import {
+  exampleIds,
+  webhookDeliveryAttemptsExample,
+  webhookDeliveryExample,
+  webhookEndpointExample,
+} from './examples.js';
 
 /**
  * Order-status webhooks (docs/guide/webhooks.md): a distribution partner registers one endpoint and
@@ -188,6 +193,11 @@ export const webhookDelivery = z
     lastAttemptAt: dateTime.nullable(),
     /** The endpoint's HTTP status on the last try; null when it did not answer. */
     lastResponseStatus: z.number().int().nullable(),
+    /**
+     * From the last try's request to its answer (or its timeout); absent before any try (and
+     * optional, so the release's clients are not broken by it).
+     */
+    lastLatencyMs: z.number().int().nonnegative().optional(),
     lastError: z.string().nullable(),
     occurredAt: dateTime,
     deliveredAt: dateTime.nullable(),
@@ -210,6 +220,34 @@ export const webhookDeliveryList = z
     examples: [{ deliveries: [webhookDeliveryExample], nextCursor: null }],
   });
 export type WebhookDeliveryList = z.infer<typeof webhookDeliveryList>;
+
+/** The most recent tries of one delivery that `GET …/deliveries/{id}/attempts` lists. */
+export const webhookDeliveryAttemptsLimit = 100;
+
+/** One try of a delivery: how the endpoint answered, and when. */
+export const webhookDeliveryAttempt = z.object({
+  /** The delivery's try count after this try (a resend counts from 1 again). */
+  attempt: z.number().int().positive(),
+  /** `failed`: another try followed or is scheduled; `dead`: this was the last. */
+  outcome: z.enum(['delivered', 'failed', 'dead']),
+  /** The endpoint's HTTP status; null when it did not answer. */
+  responseStatus: z.number().int().nullable(),
+  latencyMs: z.number().int().nonnegative(),
+  error: z.string().nullable(),
+  at: dateTime,
+});
+export type WebhookDeliveryAttempt = z.infer<typeof webhookDeliveryAttempt>;
+
+export const webhookDeliveryAttempts = z
+  .object({
+    deliveryId: guid,
+    /** Oldest first: the most recent 100. */
+    attempts: z.array(webhookDeliveryAttempt).max(webhookDeliveryAttemptsLimit),
+    /** Older tries left out (0 when every try is listed). */
+    attemptsOmitted: z.number().int().nonnegative(),
+  })
+  .meta({ id: 'WebhookDeliveryAttempts', examples: [webhookDeliveryAttemptsExample] });
+export type WebhookDeliveryAttempts = z.infer<typeof webhookDeliveryAttempts>;
 
 /**
  * The test-mode webhook stream (docs/guide/sandbox.md#webhook-stream): every webhook event of a

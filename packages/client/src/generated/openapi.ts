@@ -531,6 +531,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/marketfront/webhooks/deliveries/{deliveryId}/attempts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the tries of one of your webhook deliveries
+     * @description Each try of the delivery, oldest first: its attempt number (a resend counts from 1 again), outcome (delivered, failed, or dead when it was the last), the response status (null when the endpoint did not answer), latency and error. The 100 most recent tries are listed; attemptsOmitted counts the older ones. A try the partner's open breaker held back is none. A deliveryId that is not yours is 404 WEBHOOK_DELIVERY_NOT_FOUND.
+     */
+    get: operations['listWebhookDeliveryAttempts'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/marketfront/webhooks/deliveries/{deliveryId}/resend': {
     parameters: {
       query?: never;
@@ -2096,6 +2116,7 @@ export interface components {
      *       "nextAttemptAt": "2026-11-22T18:41:00Z",
      *       "lastAttemptAt": "2026-11-22T18:11:00Z",
      *       "lastResponseStatus": 503,
+     *       "lastLatencyMs": 212,
      *       "lastError": "The endpoint answered HTTP 503",
      *       "occurredAt": "2026-11-22T18:10:55Z",
      *       "deliveredAt": null
@@ -2125,6 +2146,7 @@ export interface components {
       nextAttemptAt: string | null;
       lastAttemptAt: string | null;
       lastResponseStatus: number | null;
+      lastLatencyMs?: number;
       lastError: string | null;
       /** Format: date-time */
       occurredAt: string;
@@ -2145,6 +2167,7 @@ export interface components {
      *           "nextAttemptAt": "2026-11-22T18:41:00Z",
      *           "lastAttemptAt": "2026-11-22T18:11:00Z",
      *           "lastResponseStatus": 503,
+     *           "lastLatencyMs": 212,
      *           "lastError": "The endpoint answered HTTP 503",
      *           "occurredAt": "2026-11-22T18:10:55Z",
      *           "deliveredAt": null
@@ -2156,6 +2179,45 @@ export interface components {
     WebhookDeliveryList: {
       deliveries: components['schemas']['WebhookDelivery'][];
       nextCursor: string | null;
+    };
+    /**
+     * @example {
+     *       "deliveryId": "7c6b5a49-3827-4160-9f8e-7d6c5b4a3928",
+     *       "attempts": [
+     *         {
+     *           "attempt": 1,
+     *           "outcome": "failed",
+     *           "responseStatus": 503,
+     *           "latencyMs": 187,
+     *           "error": "The endpoint answered HTTP 503",
+     *           "at": "2026-11-22T18:10:56Z"
+     *         },
+     *         {
+     *           "attempt": 2,
+     *           "outcome": "failed",
+     *           "responseStatus": 503,
+     *           "latencyMs": 212,
+     *           "error": "The endpoint answered HTTP 503",
+     *           "at": "2026-11-22T18:11:00Z"
+     *         }
+     *       ],
+     *       "attemptsOmitted": 0
+     *     }
+     */
+    WebhookDeliveryAttempts: {
+      /** Format: uuid */
+      deliveryId: string;
+      attempts: {
+        attempt: number;
+        /** @enum {string} */
+        outcome: 'delivered' | 'failed' | 'dead';
+        responseStatus: number | null;
+        latencyMs: number;
+        error: string | null;
+        /** Format: date-time */
+        at: string;
+      }[];
+      attemptsOmitted: number;
     };
     OrderSummary: {
       /** Format: uuid */
@@ -9096,6 +9158,178 @@ export interface operations {
        *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  listWebhookDeliveryAttempts: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path: {
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery's tries */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDeliveryAttempts'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Not Found: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`WEBHOOK_DELIVERY_NOT_FOUND`](http://localhost:8080/docs/errors/WEBHOOK_DELIVERY_NOT_FOUND): Webhook delivery not found
+       */
+      404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];

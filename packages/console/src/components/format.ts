@@ -41,3 +41,27 @@ export function formatDuration(from: string | null | undefined, to: string | nul
   if (minutes < 60) return `${minutes} min ${seconds % 60} s`;
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
+
+/** An amount in its currency: $23.64. */
+export function formatMoney(amount: number, currency: string): string {
+  return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
+}
+
+/** Order status words as shown in badges. */
+export const orderStatusLabel: Record<string, string> = {
+  pending: 'Pending',
+  confirmed: 'Confirmed',
+  preparing: 'Preparing',
+  ready: 'Ready',
+  inTransit: 'In transit',
+  completed: 'Completed',
+  cancelled: 'Cancelled',
+};
+
+/** Webhook delivery (and try) outcomes as shown in badges. */
+export const deliveryStatusLabel: Record<string, string> = {
+  pending: 'Pending',
+  failed: 'Failed',
+  delivered: 'Delivered',
+  dead: 'Dead',
+};

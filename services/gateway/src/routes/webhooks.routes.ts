@@ -2,6 +2,7 @@ import {
   guid,
   subjects,
   webhookDeliveriesQuery,
+  webhookDeliveryAttempts,
   webhookDelivery,
   webhookDeliveryList,
   webhookEndpoint,
@@ -135,6 +136,39 @@ export const webhookRoutes: FastifyPluginAsync = async (gateway) => {
       forwardJson(
         reply,
         await bus.requestRaw(subjects.ordering.listWebhookDeliveries, request.query, request.ctx),
+      ),
+  );
+
+  app.get(
+    '/v1/marketfront/webhooks/deliveries/:deliveryId/attempts',
+    {
+      config: { ...webhookRoute, rateClass: 'reads' },
+      schema: {
+        tags,
+        operationId: 'listWebhookDeliveryAttempts',
+        summary: 'List the tries of one of your webhook deliveries',
+        description:
+          'Each try of the delivery, oldest first: its attempt number (a resend counts from 1 ' +
+          'again), outcome (delivered, failed, or dead when it was the last), the response ' +
+          'status (null when the endpoint did not answer), latency and error. The 100 most ' +
+          'recent tries are listed; attemptsOmitted counts the older ones. A try the ' +
+          "partner's open breaker held back is none. A deliveryId that is not yours is 404 " +
+          'WEBHOOK_DELIVERY_NOT_FOUND.',
+        params: z.object({ deliveryId: guid }),
+        response: {
+          200: jsonResponse(webhookDeliveryAttempts, "The delivery's tries"),
+          ...problemResponses('WEBHOOK_DELIVERY_NOT_FOUND'),
+        },
+      },
+    },
+    async (request, reply) =>
+      forwardJson(
+        reply,
+        await bus.requestRaw(
+          subjects.ordering.listWebhookDeliveryAttempts,
+          request.params,
+          request.ctx,
+        ),
       ),
   );
 

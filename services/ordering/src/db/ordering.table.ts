@@ -213,7 +213,7 @@ export interface WebhookDeliveryTable {
   updated_at: ColumnType<Date, never, Date>;
 }
 
-/** One try of an order event's delivery (not a try the partner's open breaker held back). */
+/** One try of a delivery, of an order or a store event (not a try the partner's open breaker held back). */
 export interface WebhookDeliveryAttemptTable {
   delivery_id: string;
   /** bigint, in the order tries were recorded. */

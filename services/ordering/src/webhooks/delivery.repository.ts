@@ -12,7 +12,7 @@ import {
   runPrepared,
   type ListKey,
 } from '@pcp/service-kit';
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 
 import type {
   OrderingDatabase,
@@ -477,7 +477,7 @@ function settlementColumns({ deliveryId, holder, outcome }: Settlement) {
 /**
  * Record how tries went, many in one statement, each as the holder of its lease (a lapsed
  * lease writes nothing: its delivery is claimed again once the lease is over, at least once).
- * A try of an order event is also kept as an attempt row (the order's timeline). A delivery
+ * Every try made is also kept as an attempt row (an order's timeline, a delivery's tries). A delivery
  * that is over (delivered, dead) makes the next open version of its sequence due. A sequence
  * has one version leased at a time, so a batch holds at most one of each.
  */
@@ -526,7 +526,7 @@ export async function settleDeliveries(db: Db, settlements: readonly Settlement[
              (delivery_id, attempt, outcome, response_status, latency_ms, error, tried_at)
       select delivery_id, attempts, tried, response_status, latency_ms, error, last_attempt_at
         from settled
-       where tried is not null and order_id is not null
+       where tried is not null
     )
     -- One uncorrelated lookup of each sequence's next open version (the open-versions index),
     -- then its row by key: never a scan of every waiting row.
@@ -571,17 +571,29 @@ export async function wakeWaitingDeliveries(db: Db, olderThanMs: number): Promis
   return Number(result.numUpdatedRows);
 }
 
+/** A delivery as the partner reads it: with the latency of its last try. */
+export type ListedDelivery = WebhookDeliveryRow & { last_latency_ms: number | null };
+
+/** The latency of a delivery's last try (its attempt key, the newest by identity). */
+function lastLatency(deliveryId: Expression<string>) {
+  return sql<number | null>`(
+    select attempt.latency_ms from webhook_delivery_attempts attempt
+     where attempt.delivery_id = ${deliveryId}
+     order by attempt.attempt_id desc limit 1)`.as('last_latency_ms');
+}
+
 /** The partner's deliveries, newest first; `skipped` ones are not the partner's business. */
 export async function listDeliveries(
   db: Db,
   partnerId: string,
   query: WebhookDeliveriesQuery,
   after: ListKey | undefined,
-): Promise<{ rows: WebhookDeliveryRow[]; next: ListKey | null }> {
+): Promise<{ rows: ListedDelivery[]; next: ListKey | null }> {
   let select = db
     .selectFrom('webhook_deliveries')
     .selectAll()
     .select(createdAtKey.as('created_at_key'))
+    .select((eb) => lastLatency(eb.ref('webhook_deliveries.delivery_id')))
     .where('partner_id', '=', partnerId)
     .where(
       'status',
@@ -602,7 +614,7 @@ export function resendDelivery(
   db: Db,
   partnerId: string,
   deliveryId: string,
-): Promise<WebhookDeliveryRow | undefined> {
+): Promise<ListedDelivery | undefined> {
   return db
     .updateTable('webhook_deliveries')
     .set({
@@ -618,6 +630,7 @@ export function resendDelivery(
     .where('partner_id', '=', partnerId)
     .where('status', '!=', 'skipped')
     .returningAll()
+    .returning((eb) => lastLatency(eb.ref('webhook_deliveries.delivery_id')))
     .executeTakeFirst();
 }
 
@@ -680,6 +693,41 @@ export async function recentOrderAttempts(
     .where('delivery.partner_id', '=', query.partnerId)
     .orderBy('attempt.tried_at', 'desc')
     .orderBy('attempt.attempt_id', 'desc')
+    .limit(query.limit)
+    .execute();
+  return { rows: rows.reverse(), total: rows[0]?.total ?? 0 };
+}
+
+/**
+ * The `limit` most recent tries of one of a partner's deliveries, oldest first, and how many
+ * there are in all; undefined when the delivery is not the partner's (or was skipped).
+ */
+export async function deliveryAttempts(
+  db: Db,
+  query: { deliveryId: string; partnerId: string; limit: number },
+): Promise<{ rows: Omit<WebhookDeliveryAttemptRow, 'attempt_id'>[]; total: number } | undefined> {
+  const delivery = await db
+    .selectFrom('webhook_deliveries')
+    .select('delivery_id')
+    .where('delivery_id', '=', query.deliveryId)
+    .where('partner_id', '=', query.partnerId)
+    .where('status', '!=', 'skipped')
+    .executeTakeFirst();
+  if (!delivery) return undefined;
+  const rows = await db
+    .selectFrom('webhook_delivery_attempts')
+    .select([
+      'delivery_id',
+      'attempt',
+      'outcome',
+      'response_status',
+      'latency_ms',
+      'error',
+      'tried_at',
+      sql<number>`(count(*) over ())::int`.as('total'),
+    ])
+    .where('delivery_id', '=', query.deliveryId)
+    .orderBy('attempt_id', 'desc')
     .limit(query.limit)
     .execute();
   return { rows: rows.reverse(), total: rows[0]?.total ?? 0 };

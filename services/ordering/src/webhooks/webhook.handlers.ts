@@ -1,5 +1,6 @@
 import {
   subjects,
+  webhookDeliveryAttemptsLimit,
   type WebhookDelivery,
   type WebhookEndpoint,
   type WebhookEndpointWithSecret,
@@ -17,12 +18,13 @@ import {
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import type {
-  OrderingDatabase,
-  WebhookDeliveryRow,
-  WebhookEndpointRow,
-} from '../db/ordering.table.js';
-import { listDeliveries, resendDelivery } from './delivery.repository.js';
+import type { OrderingDatabase, WebhookEndpointRow } from '../db/ordering.table.js';
+import {
+  deliveryAttempts,
+  listDeliveries,
+  resendDelivery,
+  type ListedDelivery,
+} from './delivery.repository.js';
 import { findEndpoint, rotateSecret, upsertEndpoint } from './endpoint.repository.js';
 
 export interface WebhookHandlerDeps {
@@ -63,7 +65,7 @@ function withSecret(row: WebhookEndpointRow, secret: string | null): WebhookEndp
   return { ...toEndpoint(row), secret };
 }
 
-function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
+function toDelivery(row: ListedDelivery): WebhookDelivery {
   // The list and resend never select them; a skipped event was never the partner's.
   if (row.status === 'skipped') throw new Error('a skipped delivery is not shown to partners');
   return {
@@ -78,11 +80,16 @@ function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
     nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
     lastAttemptAt: row.last_attempt_at?.toISOString() ?? null,
     lastResponseStatus: row.last_response_status,
+    ...(row.last_latency_ms === null ? {} : { lastLatencyMs: row.last_latency_ms }),
     lastError: row.last_error,
     occurredAt: row.occurred_at.toISOString(),
     deliveredAt: row.delivered_at?.toISOString() ?? null,
   };
 }
+
+// Another partner's delivery answers as an unknown one: ids cannot be probed.
+const deliveryNotFound = () =>
+  new AppError('WEBHOOK_DELIVERY_NOT_FOUND', 'No webhook delivery with this id');
 
 const webhookNotFound = () =>
   new AppError('WEBHOOK_NOT_FOUND', 'No webhook endpoint is registered; PUT one first');
@@ -138,12 +145,31 @@ export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
     handle(subjects.ordering.resendWebhookDelivery, async ({ deliveryId }, ctx) => {
       const partnerId = requirePartner(ctx, 'distribution');
       const row = await resendDelivery(db, partnerId, deliveryId);
-      // Another partner's delivery answers as an unknown one: ids cannot be probed.
-      if (!row) {
-        throw new AppError('WEBHOOK_DELIVERY_NOT_FOUND', 'No webhook delivery with this id');
-      }
+      if (!row) throw deliveryNotFound();
       deps.resent();
       return toDelivery(row);
+    }),
+
+    handle(subjects.ordering.listWebhookDeliveryAttempts, async ({ deliveryId }, ctx) => {
+      const partnerId = requirePartner(ctx, 'distribution');
+      const found = await deliveryAttempts(db, {
+        deliveryId,
+        partnerId,
+        limit: webhookDeliveryAttemptsLimit,
+      });
+      if (!found) throw deliveryNotFound();
+      return {
+        deliveryId,
+        attempts: found.rows.map((row) => ({
+          attempt: row.attempt,
+          outcome: row.outcome,
+          responseStatus: row.response_status,
+          latencyMs: row.latency_ms,
+          error: row.error,
+          at: row.tried_at.toISOString(),
+        })),
+        attemptsOmitted: found.total - found.rows.length,
+      };
     }),
   ];
 }
