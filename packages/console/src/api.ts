@@ -24,6 +24,10 @@ export type StoreStatus = Body<'/v1/commerce/stores/{storeId}/status', 'get'>;
 export type SpecialHours = Body<'/v1/commerce/stores/{storeId}/special-hours', 'get'>;
 export type ItemAvailability = Body<'/v1/commerce/stores/{storeId}/item-availability', 'get'>;
 export type WeeklyWindow = Store['availability'][number];
+export type StoreOrder = Body<'/v1/commerce/stores/{storeId}/orders', 'get'>['orders'][number];
+export type OrderStatusChange = NonNullable<
+  paths['/v1/commerce/orders/{orderId}/status']['post']['requestBody']
+>['content']['application/json'];
 
 /** What the gateway answers for a session (POST /v1/sessions, GET /v1/sessions/current). */
 export type Session = components['schemas']['Session'];

@@ -4,7 +4,7 @@ import { ProblemMessage, problemOf } from './components/problem.js';
 import { ThemeToggle } from './components/theme.js';
 import { OverviewPage } from './pages/overview.js';
 import { SignInPage } from './pages/sign-in.js';
-import { StorePage } from './pages/store.js';
+import { StorePage, type StoreTab } from './pages/store.js';
 import { StoresPage } from './pages/stores.js';
 import { href, navigate, onLinkClick, useRoute } from './router.js';
 
@@ -26,9 +26,9 @@ function pageOf(route: string, session: Session) {
   if (route === '/overview') return { nav: '/overview', page: <OverviewPage session={session} /> };
   if (session.kind === 'commerce') {
     if (route === '/stores') return { nav: '/stores', page: <StoresPage /> };
-    const store = /^\/stores\/([^/]+)(?:\/(hours|items))?$/.exec(route);
+    const store = /^\/stores\/([^/]+)(?:\/(hours|items|orders))?$/.exec(route);
     if (store) {
-      const tab = (store[2] ?? 'status') as 'status' | 'hours' | 'items';
+      const tab = (store[2] ?? 'status') as StoreTab;
       return { nav: '/stores', page: <StorePage storeId={store[1]!} tab={tab} /> };
     }
   }

@@ -17,3 +17,8 @@ export const statusLabel: Record<string, string> = {
   paused: 'Paused',
   busy: 'Busy',
 };
+
+/** An amount in major units of `currency`, as the partner's locale writes money. */
+export function formatMoney(amount: number, currency: string): string {
+  return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
+}

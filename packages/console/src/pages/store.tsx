@@ -8,16 +8,18 @@ import { useLoad } from '../components/use-load.js';
 import { href } from '../router.js';
 import { StoreHours } from './store-hours.js';
 import { StoreItems } from './store-items.js';
+import { StoreOrders } from './store-orders.js';
 
-export type StoreTab = 'status' | 'hours' | 'items';
+export type StoreTab = 'status' | 'hours' | 'items' | 'orders';
 
 const tabs: readonly { tab: StoreTab; label: string; path: string }[] = [
   { tab: 'status', label: 'Status', path: '' },
   { tab: 'hours', label: 'Hours', path: '/hours' },
   { tab: 'items', label: 'Item availability', path: '/items' },
+  { tab: 'orders', label: 'Orders', path: '/orders' },
 ];
 
-/** One store: its status (pause, busy, resume), its hours and its items' availability. */
+/** One store: its status (pause, busy, resume), its hours, its items' availability, its orders. */
 export function StorePage({ storeId, tab }: { storeId: string; tab: StoreTab }) {
   const store = useLoad(
     () => ok(api.GET('/v1/commerce/stores/{storeId}', { params: { path: { storeId } } })),
@@ -50,6 +52,7 @@ export function StorePage({ storeId, tab }: { storeId: string; tab: StoreTab }) 
           {tab === 'status' && <StoreStatusPanel store={store.data} onChange={store.reload} />}
           {tab === 'hours' && <StoreHours store={store.data} onChange={store.reload} />}
           {tab === 'items' && <StoreItems store={store.data} />}
+          {tab === 'orders' && <StoreOrders store={store.data} />}
         </>
       )}
     </section>
