@@ -121,7 +121,7 @@ export function StoreOrders({ store }: { store: Store }) {
       }),
     );
 
-  /** Every lane's first page, read again on each open of the live stream. */
+  /** Every lane's first page. */
   const readAll = async () => {
     try {
       const all = [...lanes, ...finished];
@@ -217,6 +217,8 @@ export function StoreOrders({ store }: { store: Store }) {
     );
   };
 
+  // Read at once (the board shows even while its stream cannot open), and again on every open.
+  useEffect(() => void readAll(), [storeId]);
   const live = useLiveEvents(
     `/v1/commerce/stores/${storeId}/events`,
     ORDER_EVENTS,
@@ -246,7 +248,8 @@ export function StoreOrders({ store }: { store: Store }) {
       {!loaded && !loadError && <p aria-busy="true">Loading orders…</p>}
       {loaded && (
         <>
-          <div class="board" aria-label="Open orders" role="region">
+          {/* Focusable: a keyboard scrolls the columns sideways when they overflow. */}
+          <div class="board" aria-label="Open orders" role="region" tabIndex={0}>
             {lanes
               .filter(
                 (lane) =>
@@ -569,7 +572,8 @@ function FinishedList(props: {
       {props.orders.length === 0 ? (
         <p class="empty">None yet.</p>
       ) : (
-        <div class="table-wrap">
+        // Focusable: a keyboard scrolls the table sideways on a narrow screen.
+        <div class="table-wrap" tabIndex={0} role="group" aria-labelledby={headingId}>
           <table class="table">
             <thead>
               <tr>

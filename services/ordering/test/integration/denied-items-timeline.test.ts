@@ -157,7 +157,7 @@ beforeAll(async () => {
       denied.push(itemIds);
       return {
         version: denied.length,
-        items: itemIds.map((itemId) => ({ itemId, available: false, until: null })),
+        items: itemIds.map((itemId) => ({ itemId, available: false as const, until: null })),
       };
     }),
   ]);
