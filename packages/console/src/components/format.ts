@@ -22,3 +22,12 @@ export const statusLabel: Record<string, string> = {
 export function formatMoney(amount: number, currency: string): string {
   return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
 }
+
+/** A time of today as the partner reads it, in `timeZone` (the store's): "7:42 PM". */
+export function formatTime(iso: string, timeZone: string): string {
+  return new Intl.DateTimeFormat(undefined, {
+    hour: 'numeric',
+    minute: '2-digit',
+    timeZone,
+  }).format(new Date(iso));
+}

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Store, type StoreOrder, type OrderStatusChange } from '../api.js';
-import { formatInstant, formatMoney } from '../components/format.js';
+import { formatInstant, formatMoney, formatTime } from '../components/format.js';
 import { fieldText } from '../components/form.js';
 import { ProblemMessage, problemOf } from '../components/problem.js';
 import { useAction } from '../components/use-action.js';
@@ -273,7 +273,12 @@ export function StoreOrders({ store }: { store: Store }) {
                       <ul class="lane-list">
                         {inLane.map((order) => (
                           <li key={order.orderId}>
-                            <OrderCard order={order} now={now} onMoved={moved} />
+                            <OrderCard
+                              order={order}
+                              now={now}
+                              timeZone={store.timezone}
+                              onMoved={moved}
+                            />
                           </li>
                         ))}
                       </ul>
@@ -333,9 +338,10 @@ function useNow(ticking: boolean): number {
 function OrderCard(props: {
   order: StoreOrder;
   now: number;
+  timeZone: string;
   onMoved: (order: StoreOrder) => void;
 }) {
-  const { order, now } = props;
+  const { order, now, timeZone } = props;
   const { run, pending, feedback } = useAction();
   /** The open form: deny (a pending order, with its items) or cancel. */
   const [form, setForm] = useState<'deny' | 'cancel' | null>(null);
@@ -364,15 +370,15 @@ function OrderCard(props: {
     <article class={`order-card order-${order.status}`} aria-labelledby={headingId}>
       <header class="order-head">
         <h3 id={headingId}>Order {label}</h3>
-        <span class={`badge order-status-${order.status}`}>{statusWords[order.status]}</span>
+        <span class="order-placed">{formatTime(order.createdAt, timeZone)}</span>
       </header>
       {order.status === 'pending' && order.acceptBy && (
-        <Countdown deadline={order.acceptBy} now={now} />
+        <Countdown deadline={order.acceptBy} now={now} timeZone={timeZone} />
       )}
       <p class="order-meta">
         {order.fulfillment.mode === 'PICKUP' ? 'Pickup' : 'Delivery'}
         {order.fulfillment.scheduleType === 'SCHEDULED'
-          ? ` · for ${formatInstant(order.fulfillment.scheduledTime)}`
+          ? ` · for ${formatInstant(order.fulfillment.scheduledTime, timeZone)}`
           : ' · ASAP'}
         {customer && ` · ${customer.firstName} ${customer.lastName}`}
       </p>
@@ -409,7 +415,7 @@ function OrderCard(props: {
         </p>
       )}
       {order.estimatedReadyAt && (
-        <p class="subtle">Ready by {formatInstant(order.estimatedReadyAt)}</p>
+        <p class="subtle">Ready by {formatTime(order.estimatedReadyAt, timeZone)}</p>
       )}
       {order.state === 'cancelled' && order.cancelReason && (
         <p class="subtle">Cancelled: {order.cancelReason}</p>
@@ -475,7 +481,8 @@ function OrderCard(props: {
  * The time left to accept, mm:ss, updated every second but hidden from screen readers: they
  * read the deadline once, as a time, rather than a number announced every second.
  */
-function Countdown({ deadline, now }: { deadline: string; now: number }) {
+function Countdown(props: { deadline: string; now: number; timeZone: string }) {
+  const { deadline, now } = props;
   const at = Date.parse(deadline);
   const left = at - now;
   const urgent = left < 60_000;
@@ -489,9 +496,7 @@ function Countdown({ deadline, now }: { deadline: string; now: number }) {
       </span>
       <span class="visually-hidden">
         {left > 0 ? 'Accept by ' : 'The time to accept ran out at '}
-        <time dateTime={deadline}>
-          {new Date(at).toLocaleTimeString(undefined, { hour: 'numeric', minute: '2-digit' })}
-        </time>
+        <time dateTime={deadline}>{formatTime(deadline, props.timeZone)}</time>
         {urgent && left > 0 ? ', less than a minute left' : ''}
       </span>
     </p>
