@@ -79,7 +79,7 @@ const orderLabel = (orderId: string) => `#${orderId.slice(-6).toUpperCase()}`;
 
 type Orders = Readonly<Record<string, StoreOrder>>;
 
-/** `next` with each order kept at the highest version seen (an older answer never wins). */
+/** `current` with `incoming` added, each order at the highest version seen (an older one never wins). */
 function merge(current: Orders, incoming: readonly StoreOrder[]): Orders {
   const next = { ...current };
   for (const order of incoming) {
@@ -127,19 +127,14 @@ export function StoreOrders({ store }: { store: Store }) {
       const all = [...lanes, ...finished];
       const pages = await Promise.all(all.map((lane) => page(lane.status)));
       setLoadError(undefined);
-      // What was read replaces the board, except orders an event already moved further.
-      const read = merge(
-        {},
-        pages.flatMap((answer) => answer.orders),
+      // Merged, never replacing: an order an event brought while this read was on its way, or
+      // a page read with More, stays; each order keeps the highest version seen.
+      setOrders((current) =>
+        merge(
+          current,
+          pages.flatMap((answer) => answer.orders),
+        ),
       );
-      setOrders((current) => {
-        const next = { ...read };
-        for (const [id, order] of Object.entries(current)) {
-          const fresh = next[id];
-          if (fresh && fresh.version < order.version) next[id] = order;
-        }
-        return next;
-      });
       setCursors(Object.fromEntries(all.map((lane, i) => [lane.status, pages[i]!.nextCursor])));
       setLoaded(true);
     } catch (failure) {
@@ -539,7 +534,7 @@ function CancelForm(props: {
         });
       }}
     >
-      <label for={reasonId}>Reason (the customer's app shows it)</label>
+      <label for={reasonId}>Reason (sent to the ordering partner)</label>
       <input id={reasonId} name="reason" required maxLength={500} />
       {deny && items.length > 0 && (
         <fieldset class="choices">
