@@ -363,6 +363,21 @@ describe('the order board of a store', () => {
     await checkPage(phonePage, 'store-orders-phone');
     await phone.close();
 
+    // Under a minute left (this tab's clock run ahead): the countdown turns urgent.
+    const ahead = await context.newPage();
+    ahead.on('pageerror', (error) => pageErrors.push(error.message));
+    await ahead.clock.install();
+    await openBoard(ahead);
+    const urgent = ahead.getByRole('article', { name: label(orderId) });
+    await urgent.waitFor();
+    const deadline = Date.parse((await urgent.locator('time').getAttribute('datetime'))!);
+    await ahead.clock.fastForward(deadline - (await ahead.evaluate<number>('Date.now()')) - 30_000);
+    await urgent.locator('.countdown-urgent').waitFor();
+    expect(await urgent.getByTestId('countdown').textContent()).toMatch(/^00:[0-5]\d$/);
+    await urgent.getByText(/less than a minute left$/).waitFor({ state: 'attached' });
+    await checkPage(ahead, 'store-orders-urgent');
+    await ahead.close();
+
     // Past its acceptBy: the platform cancels it, and the board lets it go.
     offsetMs = 11 * 60_000;
     await platform.ordering.sweepAcceptance();
