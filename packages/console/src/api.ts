@@ -29,6 +29,10 @@ export type OrderSummary = components['schemas']['OrderSummary'];
 export type OrderTimeline = components['schemas']['OrderTimeline'];
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type StoreOrder = Body<'/v1/commerce/stores/{storeId}/orders', 'get'>['orders'][number];
+export type OrderStatusChange = NonNullable<
+  paths['/v1/commerce/orders/{orderId}/status']['post']['requestBody']
+>['content']['application/json'];
 
 /** What the gateway answers for a session (POST /v1/sessions, GET /v1/sessions/current). */
 export type Session = components['schemas']['Session'];

@@ -33,7 +33,9 @@ function pageOf(route: string, session: Session) {
   if (route === '/overview') return { nav: '/overview', page: <OverviewPage session={session} /> };
   if (session.kind === 'commerce') {
     if (route === '/stores') return { nav: '/stores', page: <StoresPage /> };
-    const store = /^\/stores\/([^/]+)(?:\/(hours|items)|\/(catalog)(?:\/([^/]+))?)?$/.exec(route);
+    const store = /^\/stores\/([^/]+)(?:\/(hours|items|orders)|\/(catalog)(?:\/([^/]+))?)?$/.exec(
+      route,
+    );
     if (store) {
       const tab = (store[2] ?? store[3] ?? 'status') as StoreTab;
       const page = <StorePage storeId={store[1]!} tab={tab} ingestId={store[4]} />;

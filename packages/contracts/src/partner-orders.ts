@@ -3,6 +3,7 @@ import { dateTime, guid, listPageQuery, maxListPage } from './common.js';
 import { orderEventKind } from './events.js';
 import { exampleIds } from './examples.js';
 import { orderState, orderStatus } from './orders.js';
+import { MAX_DENIED_ITEMS } from './store-operations.js';
 
 /**
  * A distribution partner's view of its orders (docs/guide/orders.md#listing-your-orders): the
@@ -84,6 +85,8 @@ export const orderTimelineEvent = z.discriminatedUnion('kind', [
     action: z.enum(['accepted', 'denied']),
     /** A denial's cancelReason. */
     reason: z.string().nullable(),
+    /** The items that ran out, as the denial named them (its unavailableItemIds); empty otherwise. */
+    unavailableItemIds: z.array(guid).max(MAX_DENIED_ITEMS),
   }),
   z.object({
     at,
@@ -170,7 +173,13 @@ export const orderTimeline = z
             latencyMs: 84,
             error: null,
           },
-          { at: '2026-11-22T18:07:30Z', kind: 'store', action: 'accepted', reason: null },
+          {
+            at: '2026-11-22T18:07:30Z',
+            kind: 'store',
+            action: 'accepted',
+            reason: null,
+            unavailableItemIds: [],
+          },
           {
             at: '2026-11-22T18:07:30Z',
             kind: 'status',

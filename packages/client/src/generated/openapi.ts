@@ -456,7 +456,7 @@ export interface paths {
     };
     /**
      * An order you placed, step by step
-     * @description Every step of the order, oldest first, each with its time (at) and kind: placed; payment (a card order: authorized and captured when placed, refunded when cancelled); store (accepted, or denied with its reason); status (each version: its status, previous status, estimatedReadyAt and who cancelled); webhook (each try of each delivery to your endpoint: attempt number, outcome, response status, latency and error). At most 100 status events are listed (versions 1 and 2, then the most recent) and the 200 most recent webhook tries; eventsOmitted counts the ones left out. An order placed by another partner answers 404 ORDER_NOT_FOUND, like an unknown id; a query parameter (it takes none) is 400 REQUEST_INVALID.
+     * @description Every step of the order, oldest first, each with its time (at) and kind: placed; payment (a card order: authorized and captured when placed, refunded when cancelled); store (accepted, or denied with its reason and the items that ran out); status (each version: its status, previous status, estimatedReadyAt and who cancelled); webhook (each try of each delivery to your endpoint: attempt number, outcome, response status, latency and error). At most 100 status events are listed (versions 1 and 2, then the most recent) and the 200 most recent webhook tries; eventsOmitted counts the ones left out. An order placed by another partner answers 404 ORDER_NOT_FOUND, like an unknown id; a query parameter (it takes none) is 400 REQUEST_INVALID.
      */
     get: operations['getOrderTimeline'];
     put?: never;
@@ -2304,7 +2304,8 @@ export interface components {
      *           "at": "2026-11-22T18:07:30Z",
      *           "kind": "store",
      *           "action": "accepted",
-     *           "reason": null
+     *           "reason": null,
+     *           "unavailableItemIds": []
      *         },
      *         {
      *           "at": "2026-11-22T18:07:30Z",
@@ -2347,6 +2348,7 @@ export interface components {
             /** @enum {string} */
             action: 'accepted' | 'denied';
             reason: string | null;
+            unavailableItemIds: string[];
           }
         | {
             /** Format: date-time */

@@ -65,3 +65,12 @@ export const deliveryStatusLabel: Record<string, string> = {
   delivered: 'Delivered',
   dead: 'Dead',
 };
+
+/** A time of today as the partner reads it, in `timeZone` (the store's): "7:42 PM". */
+export function formatTime(iso: string, timeZone: string): string {
+  return new Intl.DateTimeFormat(undefined, {
+    hour: 'numeric',
+    minute: '2-digit',
+    timeZone,
+  }).format(new Date(iso));
+}

@@ -9,19 +9,21 @@ import { href } from '../router.js';
 import { StoreCatalog } from './store-catalog.js';
 import { StoreHours } from './store-hours.js';
 import { StoreItems } from './store-items.js';
+import { StoreOrders } from './store-orders.js';
 
-export type StoreTab = 'status' | 'hours' | 'items' | 'catalog';
+export type StoreTab = 'status' | 'hours' | 'items' | 'orders' | 'catalog';
 
 const tabs: readonly { tab: StoreTab; label: string; path: string }[] = [
   { tab: 'status', label: 'Status', path: '' },
   { tab: 'hours', label: 'Hours', path: '/hours' },
   { tab: 'items', label: 'Item availability', path: '/items' },
+  { tab: 'orders', label: 'Orders', path: '/orders' },
   { tab: 'catalog', label: 'Catalog', path: '/catalog' },
 ];
 
 /**
- * One store: its status (pause, busy, resume), its hours, its items' availability and its
- * catalog (with `ingestId`, one ingest run of it).
+ * One store: its status (pause, busy, resume), its hours, its items' availability, its
+ * orders and its catalog (with `ingestId`, one ingest run of it).
  */
 export function StorePage({
   storeId,
@@ -63,6 +65,7 @@ export function StorePage({
           {tab === 'status' && <StoreStatusPanel store={store.data} onChange={store.reload} />}
           {tab === 'hours' && <StoreHours store={store.data} onChange={store.reload} />}
           {tab === 'items' && <StoreItems store={store.data} />}
+          {tab === 'orders' && <StoreOrders store={store.data} />}
           {tab === 'catalog' && (
             <StoreCatalog store={store.data} ingestId={ingestId} onChange={store.reload} />
           )}

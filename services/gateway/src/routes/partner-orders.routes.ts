@@ -59,7 +59,7 @@ export const partnerOrderRoutes: FastifyPluginAsync = async (gateway) => {
         description:
           'Every step of the order, oldest first, each with its time (at) and kind: placed; ' +
           'payment (a card order: authorized and captured when placed, refunded when ' +
-          'cancelled); store (accepted, or denied with its reason); status (each version: ' +
+          'cancelled); store (accepted, or denied with its reason and the items that ran out); status (each version: ' +
           'its status, previous status, estimatedReadyAt and who cancelled); webhook (each ' +
           'try of each delivery to your endpoint: attempt number, outcome, response status, ' +
           'latency and error). At most 100 status events are listed (versions 1 and 2, then ' +

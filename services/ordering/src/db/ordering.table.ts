@@ -150,6 +150,8 @@ export interface OrderStatusChangeTable {
   estimated_ready_at: Date | null;
   cancel_reason: string | null;
   cancelled_by: 'store' | 'platform' | null;
+  /** A denial's items that ran out (its `unavailableItemIds`); null on any other change. */
+  unavailable_item_ids: ColumnType<string[] | null, string[] | null | undefined, never>;
   changed_at: Date;
 }
 

@@ -32,6 +32,13 @@ export async function writeOrderMove(
   if (move.previousStatus === 'pending' && move.status === 'confirmed') {
     await resetTimeouts(trx, row.store_id, deps.clock());
   }
-  await recordOrderEvent(trx, updated, move.event, move.previousStatus, deps.prefix);
+  await recordOrderEvent(
+    trx,
+    updated,
+    move.event,
+    move.previousStatus,
+    deps.prefix,
+    move.unavailableItemIds,
+  );
   return updated;
 }

@@ -23,6 +23,8 @@ export interface OrderMove {
   readonly estimatedReadyAt?: string;
   /** Set when the move cancels the order. */
   readonly cancelReason?: string;
+  /** Set when the cancel denies a pending order with the items that ran out. */
+  readonly unavailableItemIds?: readonly string[];
 }
 
 export type OrderStatusOutcome =
@@ -107,6 +109,9 @@ export function applyOrderStatusChange(
       event: 'order.cancelled',
       previousStatus: status,
       cancelReason: change.cancelReason,
+      ...(change.unavailableItemIds === undefined
+        ? {}
+        : { unavailableItemIds: change.unavailableItemIds }),
     };
   }
 

@@ -43,13 +43,21 @@ export function orderTimelineOf(
     const accepted =
       change.status === 'confirmed' &&
       (change.previous_status === 'pending' || change.version === 1);
-    if (accepted) events.push({ at, kind: 'store', action: 'accepted', reason: null });
+    if (accepted) {
+      events.push({ at, kind: 'store', action: 'accepted', reason: null, unavailableItemIds: [] });
+    }
     if (
       change.previous_status === 'pending' &&
       change.status === 'cancelled' &&
       change.cancelled_by === 'store'
     ) {
-      events.push({ at, kind: 'store', action: 'denied', reason: change.cancel_reason });
+      events.push({
+        at,
+        kind: 'store',
+        action: 'denied',
+        reason: change.cancel_reason,
+        unavailableItemIds: change.unavailable_item_ids ?? [],
+      });
     }
     events.push({
       at,

@@ -36,8 +36,8 @@ export function toOrder(row: OrderRow): Order {
 
 /**
  * Record an order's change (in the caller's transaction, after the change locked the row): its
- * version in the order's status history (the timeline's), and its next event in the outbox
- * (the webhooks' source), one of each per version.
+ * version in the order's status history (the timeline's), with the items that ran out when it
+ * is a denial, and its next event in the outbox (the webhooks' source), one of each per version.
  */
 export async function recordOrderEvent(
   trx: Db,
@@ -45,6 +45,7 @@ export async function recordOrderEvent(
   event: OrderEventKind,
   previousStatus: OrderStatus | null,
   prefix: string,
+  unavailableItemIds?: readonly string[],
 ): Promise<void> {
   await trx
     .insertInto('order_status_changes')
@@ -57,6 +58,7 @@ export async function recordOrderEvent(
       estimated_ready_at: row.estimated_ready_at,
       cancel_reason: row.cancel_reason,
       cancelled_by: row.cancelled_by,
+      unavailable_item_ids: unavailableItemIds ? [...unavailableItemIds] : null,
       changed_at: row.updated_at,
     })
     .execute();

@@ -67,6 +67,7 @@ describe('the order timeline migration', () => {
         estimated_ready_at: new Date('2026-11-22T18:45:00Z'),
         cancel_reason: null,
         cancelled_by: null,
+        unavailable_item_ids: null,
         changed_at: new Date('2026-11-22T18:06:00Z'),
       },
       expect.objectContaining({

@@ -39,7 +39,7 @@ function change(
   previous: OrderStatus | null,
   status: OrderStatus,
   at: Date,
-  cancel?: { by: 'store' | 'platform'; reason: string },
+  cancel?: { by: 'store' | 'platform'; reason: string; items?: string[] },
 ): OrderStatusChangeRow {
   return {
     order_id: order().order_id,
@@ -50,6 +50,7 @@ function change(
     estimated_ready_at: null,
     cancel_reason: cancel?.reason ?? null,
     cancelled_by: cancel?.by ?? null,
+    unavailable_item_ids: cancel?.items ?? null,
     changed_at: at,
   };
 }
@@ -118,9 +119,11 @@ describe('an order timeline', () => {
       [],
     );
     expect(lines(events)).toEqual(['0 placed', '0 store accepted', '0 status v1 confirmed']);
+    expect(events[1]).toMatchObject({ reason: null, unavailableItemIds: [] });
   });
 
-  it('reads a denial with its reason, the refund before it', () => {
+  it('reads a denial with its reason and the items that ran out, the refund before it', () => {
+    const fries = 'e4f5a6b7-c8d9-4e0f-9a1b-2c3d4e5f6a71';
     const cancelled = order({
       state: 'cancelled',
       status: 'cancelled',
@@ -133,7 +136,11 @@ describe('an order timeline', () => {
       cancelled,
       [
         change(1, null, 'pending', placedAt),
-        change(2, 'pending', 'cancelled', later(20), { by: 'store', reason: 'Out of soda' }),
+        change(2, 'pending', 'cancelled', later(20), {
+          by: 'store',
+          reason: 'Out of soda',
+          items: [fries],
+        }),
       ],
       [],
     );
@@ -144,6 +151,7 @@ describe('an order timeline', () => {
     ]);
     expect(events.find((event) => event.kind === 'store')).toMatchObject({
       reason: 'Out of soda',
+      unavailableItemIds: [fries],
     });
     expect(events.at(-1)).toMatchObject({ cancelledBy: 'store', state: 'cancelled' });
   });

@@ -14,6 +14,7 @@ import * as fixturesKitchen from './2026-12-20T0300-fixtures-kitchen.js';
 import * as streamWebhookStreamLog from './2026-12-20T0500-stream-webhook-stream-log.js';
 import * as webhookPartnerDue from './2026-12-21T0400-webhook-partner-due.js';
 import * as orderTimeline from './2026-12-22T0200-order-timeline.js';
+import * as deniedItems from './2026-12-23T0100-denied-items.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-20T0500-stream-webhook-stream-log': streamWebhookStreamLog,
   '2026-12-21T0400-webhook-partner-due': webhookPartnerDue,
   '2026-12-22T0200-order-timeline': orderTimeline,
+  '2026-12-23T0100-denied-items': deniedItems,
 };
 
 export const ORDERING_SCHEMA = 'ordering';
