@@ -24,6 +24,14 @@ export type StoreStatus = Body<'/v1/commerce/stores/{storeId}/status', 'get'>;
 export type SpecialHours = Body<'/v1/commerce/stores/{storeId}/special-hours', 'get'>;
 export type ItemAvailability = Body<'/v1/commerce/stores/{storeId}/item-availability', 'get'>;
 export type WeeklyWindow = Store['availability'][number];
+export type RequestLogPage = Body<'/v1/commerce/requests', 'get'>;
+export type RequestErrorGroups = Body<'/v1/commerce/requests/errors', 'get'>;
+export type ApiKeyList = Body<'/v1/commerce/keys', 'get'>;
+export type RateLimitUsage = Body<'/v1/commerce/rate-limits', 'get'>;
+export type MarketStore = Body<'/v1/marketfront/stores/{storeId}', 'get'>;
+export type Order = Body<'/v1/marketfront/orders/{orderId}', 'get'>;
+export type OrderSummary = Body<'/v1/marketfront/orders', 'get'>['orders'][number];
+export type TestResetResult = Body<'/v1/test/reset', 'post'>;
 
 /** What the gateway answers for a session (POST /v1/sessions, GET /v1/sessions/current). */
 export type Session = components['schemas']['Session'];

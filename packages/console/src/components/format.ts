@@ -11,6 +11,11 @@ export function formatInstant(iso: string | null | undefined, timeZone?: string)
   }).format(new Date(iso));
 }
 
+/** An amount in its currency's major unit, as the platform's amounts are: 2.72 USD. */
+export function formatMoney(amount: number, currency: string): string {
+  return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
+}
+
 /** Store status words as shown in badges. */
 export const statusLabel: Record<string, string> = {
   online: 'Online',
