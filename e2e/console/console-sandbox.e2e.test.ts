@@ -18,6 +18,8 @@ let context: BrowserContext;
 let page: Page;
 /** Uncaught errors of the page's scripts: none, ever. */
 const pageErrors: string[] = [];
+/** How long a poll waits for the page (placing an order takes a few requests). */
+const wait = { timeout: 8_000 };
 
 beforeAll(async () => {
   env = await createTestEnvironment();
@@ -77,17 +79,17 @@ describe('the Sandbox page of a test-mode distribution partner', () => {
       .getByRole('button', { name: 'Place a test order at Hudson Street Diner (test)' })
       .click();
     await page.getByText('Placed a test order at Hudson Street Diner (test).').waitFor();
-    await expect.poll(() => orderRows().count()).toBe(1);
+    await expect.poll(() => orderRows().count(), wait).toBe(1);
     const first = orderRows().first();
-    await expect.poll(() => first.getByTestId('order-status').textContent()).toBe('pending');
-    await expect.poll(streamTypes).toEqual(['order.created']);
+    await expect.poll(() => first.getByTestId('order-status').textContent(), wait).toBe('pending');
+    await expect.poll(streamTypes, wait).toEqual(['order.created']);
 
     await advance(first, 'ready');
     await first.getByText(/advanced to ready/).waitFor();
-    await expect.poll(() => first.getByTestId('order-status').textContent()).toBe('ready');
+    await expect.poll(() => first.getByTestId('order-status').textContent(), wait).toBe('ready');
     // confirmed, preparing, ready: one webhook per step, newest first.
     await expect
-      .poll(streamTypes)
+      .poll(streamTypes, wait)
       .toEqual([
         'order.status_changed',
         'order.status_changed',
@@ -95,20 +97,24 @@ describe('the Sandbox page of a test-mode distribution partner', () => {
         'order.created',
       ]);
     await expect
-      .poll(() =>
-        stream()
-          .getByText(/ready · v4/)
-          .count(),
+      .poll(
+        () =>
+          stream()
+            .getByText(/ready · v4/)
+            .count(),
+        wait,
       )
       .toBe(1);
 
     // A second order let past its acceptance window: the platform cancels it.
     await page.getByRole('button', { name: 'Place a test order at Borough Chippy (test)' }).click();
-    await expect.poll(() => orderRows().count()).toBe(2);
+    await expect.poll(() => orderRows().count(), wait).toBe(2);
     const second = orderRows().first();
     await advance(second, 'timeout');
-    await expect.poll(() => second.getByTestId('order-status').textContent()).toBe('cancelled');
-    await expect.poll(async () => (await streamTypes())[0]).toBe('order.cancelled');
+    await expect
+      .poll(() => second.getByTestId('order-status').textContent(), wait)
+      .toBe('cancelled');
+    await expect.poll(async () => (await streamTypes())[0], wait).toBe('order.cancelled');
     // A move the status machine refuses shows the platform's ProblemDetail.
     await advance(orderRows().nth(1), 'confirmed');
     await orderRows()
@@ -122,19 +128,19 @@ describe('the Sandbox page of a test-mode distribution partner', () => {
     await page.getByRole('button', { name: 'Reset test data…' }).click();
     const confirm = page.getByRole('group', { name: 'Confirm the reset' });
     await confirm.getByRole('button', { name: 'Cancel' }).click();
-    await expect.poll(() => confirm.count()).toBe(0);
+    await expect.poll(() => confirm.count(), wait).toBe(0);
     await page.getByRole('button', { name: 'Reset test data…' }).click();
     await checkPage(page, 'sandbox-reset-confirm');
     await confirm.getByRole('button', { name: 'Delete my test data' }).click();
     const counts = page.getByRole('table', { name: 'Rows deleted, by service and table' });
     await counts.waitFor();
     await expect
-      .poll(() => counts.getByRole('row', { name: /ordering\.orders/ }).textContent())
+      .poll(() => counts.getByRole('row', { name: /ordering\.orders/ }).textContent(), wait)
       .toMatch(/ordering\.orders\s*2$/);
     await page.getByText('No test orders yet').waitFor();
     await page.getByText('No events yet').waitFor();
     await checkPage(page, 'sandbox-reset');
-  });
+  }, 60_000);
 
   it('is not there for a live session', async () => {
     const live = await platform.newPartner('distribution');
