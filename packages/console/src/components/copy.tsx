@@ -21,10 +21,9 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
         type="button"
         class="button ghost copy-button"
         aria-label={label}
-        title="Copy"
         onClick={() => void copy()}
       >
-        <span aria-hidden="true">⧉</span>
+        Copy
       </button>
       <span class="copy-outcome" role="status">
         {outcome}

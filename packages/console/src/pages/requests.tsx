@@ -291,7 +291,7 @@ function RequestTable(props: {
                     {entry.status}
                   </span>
                 </td>
-                <td>
+                <td class="nowrap">
                   {entry.errorCode &&
                     (docs ? (
                       <a href={docs} target="_blank" rel="noreferrer">

@@ -259,8 +259,9 @@ function streamEventOf(event: LiveEvent): StreamEvent | undefined {
   let summary = '';
   try {
     const data = (JSON.parse(String(body)) as { data?: Record<string, unknown> }).data ?? {};
-    summary = [data.orderId ?? data.storeId, data.status, data.version && `v${data.version}`]
-      .filter((part) => typeof part === 'string' || typeof part === 'number')
+    const version = typeof data.version === 'number' ? `v${data.version}` : undefined;
+    summary = [data.orderId ?? data.storeId, data.status, version]
+      .filter((part): part is string => typeof part === 'string')
       .join(' · ');
   } catch {
     // A body this page cannot read is still an event that arrived: shown without a summary.
