@@ -2,18 +2,26 @@
  * The console's Sandbox page (docs/guide/sandbox.md) for a test-mode distribution partner: the
  * fixture stores, a test order placed with a button and moved with the advance helper (to ready,
  * and another to timeout), the webhook stream showing their events as they arrive, and the
- * reset with its counts. A live session has no Sandbox page.
+ * reset with its counts. A live session has no Sandbox page. A test-mode commerce partner places
+ * a customer's test order at its own store with the test helper and advances it.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
+import { cartTestCatalog } from '@pcp/testing/cart-catalog';
+import { startCatalogHost } from '../catalog-host.js';
+import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
+import { call } from '../http.js';
+import { ingestCatalog } from '../ingest.js';
 import { checkPage, launchBrowser, newConsoleContext, screenshotOnFailure } from './browser.js';
 import { signIn } from './console.js';
 
 let env: TestEnvironment;
 let platform: TestPlatform;
 let browser: Browser;
+let host: Awaited<ReturnType<typeof startCatalogHost>>;
 let context: BrowserContext;
 let page: Page;
 /** Uncaught errors of the page's scripts: none, ever. */
@@ -23,10 +31,11 @@ const wait = { timeout: 8_000 };
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  [platform, browser] = await Promise.all([
+  [platform, browser, host] = await Promise.all([
     // The kitchen slowed a hundredfold: only the page's helpers move the orders here.
     startPlatform(env, { orderingEnv: { ORDERING_FIXTURE_KITCHEN_STEP_SCALE: '100' } }),
     launchBrowser(),
+    startCatalogHost(),
   ]);
   context = await newConsoleContext(browser, platform.baseUrl);
   page = await context.newPage();
@@ -36,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await context?.close();
   await browser?.close();
+  await host?.close();
   await platform?.stop();
   await env?.cleanup();
 });
@@ -54,6 +64,15 @@ async function advance(row: Locator, to: string) {
   const form = row.getByRole('form');
   await form.getByRole('combobox').selectOption(to);
   await form.getByRole('button', { name: 'Advance' }).click();
+}
+
+/** A fresh browser profile signed in with `apiKey` (the previous one closed). */
+async function openConsole(apiKey: string) {
+  await context.close();
+  context = await newConsoleContext(browser, platform.baseUrl);
+  page = await context.newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await signIn(page, apiKey);
 }
 
 describe('the Sandbox page of a test-mode distribution partner', () => {
@@ -144,15 +163,44 @@ describe('the Sandbox page of a test-mode distribution partner', () => {
 
   it('is not there for a live session', async () => {
     const live = await platform.newPartner('distribution');
-    await context.close();
-    context = await newConsoleContext(browser, platform.baseUrl);
-    page = await context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    await signIn(page, live.apiKey);
+    await openConsole(live.apiKey);
     await nav().getByRole('link', { name: 'Requests' }).waitFor();
     expect(await nav().getByRole('link', { name: 'Sandbox' }).count()).toBe(0);
     await page.goto('/console/sandbox');
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
     await checkPage(page, 'sandbox-live-not-found');
   });
+});
+
+describe('the Sandbox page of a test-mode commerce partner', () => {
+  it("places a customer's test order at its own test store and advances it", async () => {
+    const partner = await platform.newPartner('commerce', { mode: 'test' });
+    // Open whenever the test runs, and taking orders without a submission URL.
+    const storeId = randomUUID();
+    const created = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
+      apiKey: partner.apiKey,
+      body: storeProfile({ availability: alwaysOpen, orderSubmissionUrl: null }),
+    });
+    expect(created.status, created.text).toBe(201);
+    const { document } = cartTestCatalog(storeId);
+    await ingestCatalog({
+      baseUrl: platform.baseUrl,
+      apiKey: partner.apiKey,
+      storeId,
+      host,
+      document,
+    });
+    await openConsole(partner.apiKey);
+    await nav().getByRole('link', { name: 'Sandbox' }).click();
+
+    await page.getByRole('button', { name: 'Place a test order at Chicago Burgers' }).click();
+    await page.getByText('Placed a test order at Chicago Burgers.').waitFor();
+    const order = orderRows().first();
+    await expect.poll(() => order.getByTestId('order-status').textContent(), wait).toBe('pending');
+    await advance(order, 'preparing');
+    await expect
+      .poll(() => order.getByTestId('order-status').textContent(), wait)
+      .toBe('preparing');
+    await checkPage(page, 'sandbox-commerce');
+  }, 60_000);
 });

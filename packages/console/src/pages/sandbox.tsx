@@ -3,6 +3,7 @@ import {
   api,
   ok,
   type MarketStore,
+  type Order,
   type OrderSummary,
   type Session,
   type TestResetResult,
@@ -54,7 +55,8 @@ type AdvanceTarget = (typeof advanceTargets)[number][0];
  * The sandbox of a test-mode session (docs/guide/sandbox.md). A distribution partner's: the
  * fixture stores with a button placing a test order at each, its test orders with the advance
  * helper, its test webhooks as they arrive on the webhook stream, and the reset. A commerce
- * partner's test orders are placed and moved from its stores' pages: here, the reset.
+ * partner's: its test stores with a button placing a customer's test order at each (the test
+ * helper), the orders placed here with the advance helper, and the reset.
  */
 export function SandboxPage({ session }: { session: Session }) {
   return (
@@ -63,7 +65,7 @@ export function SandboxPage({ session }: { session: Session }) {
       <p class="muted">
         Test mode only: nothing here is real, and nothing here reaches your live data.
       </p>
-      {session.kind === 'distribution' ? <DistributionSandbox /> : <Reset />}
+      {session.kind === 'distribution' ? <DistributionSandbox /> : <CommerceSandbox />}
     </section>
   );
 }
@@ -104,7 +106,7 @@ function DistributionSandbox() {
         {orders.data && orders.data.orders.length > 0 && (
           <ul class="list">
             {orders.data.orders.map((order) => (
-              <TestOrder key={order.orderId} order={order} onMoved={orders.reload} />
+              <TestOrder key={order.orderId} order={order} onMoved={() => orders.reload()} />
             ))}
           </ul>
         )}
@@ -117,6 +119,91 @@ function DistributionSandbox() {
         }}
       />
     </div>
+  );
+}
+
+/** Test orders placed from this page, newest first (the answers of the helpers). */
+function CommerceSandbox() {
+  const stores = useLoad(
+    () => ok(api.GET('/v1/commerce/stores', { params: { query: { limit: 50 } } })),
+    '',
+  );
+  const [placed, setPlaced] = useState<readonly OrderSummary[]>([]);
+  const upsert = (order: Order) =>
+    setPlaced((previous) => [
+      summaryOf(order),
+      ...previous.filter((known) => known.orderId !== order.orderId),
+    ]);
+  return (
+    <div class="panel-stack">
+      <article class="card" aria-labelledby="test-stores">
+        <h2 id="test-stores">Your test stores</h2>
+        <p class="muted">
+          The platform&apos;s sandbox customer places an order at your store through the real
+          validate and place: your order submission URL and your webhooks get it as a real one.
+        </p>
+        <ProblemMessage error={stores.error} />
+        {stores.data && stores.data.stores.length === 0 && (
+          <p class="empty">No test stores yet: create one to place test orders at it.</p>
+        )}
+        {stores.data && stores.data.stores.length > 0 && (
+          <ul class="list">
+            {stores.data.stores.map((store) => (
+              <OwnStore key={store.storeId} store={store} onPlaced={upsert} />
+            ))}
+          </ul>
+        )}
+      </article>
+      <article class="card" aria-labelledby="test-orders">
+        <h2 id="test-orders">Test orders placed here</h2>
+        {placed.length === 0 ? (
+          <p class="empty">None yet: place one at a store above.</p>
+        ) : (
+          <ul class="list">
+            {placed.map((order) => (
+              <TestOrder key={order.orderId} order={order} onMoved={upsert} />
+            ))}
+          </ul>
+        )}
+      </article>
+      <Reset onReset={() => setPlaced([])} />
+    </div>
+  );
+}
+
+function OwnStore(props: {
+  store: { storeId: string; name: string; address: { city: string } };
+  onPlaced: (order: Order) => void;
+}) {
+  const { store, onPlaced } = props;
+  const { run, pending, feedback } = useAction();
+  const place = () =>
+    run(async () => {
+      const order = await ok(
+        api.POST('/v1/test/stores/{storeId}/orders', {
+          params: { path: { storeId: store.storeId } },
+          body: {},
+        }),
+      );
+      onPlaced(order);
+    }, `Placed a test order at ${store.name}.`);
+  return (
+    <li class="list-row fixture-store">
+      <div>
+        <strong>{store.name}</strong>
+        <span class="subtle">{store.address.city}</span>
+        {feedback}
+      </div>
+      <button
+        type="button"
+        class="button primary"
+        disabled={pending}
+        aria-label={`Place a test order at ${store.name}`}
+        onClick={() => void place()}
+      >
+        {pending ? 'Placing…' : 'Place a test order'}
+      </button>
+    </li>
   );
 }
 
@@ -183,23 +270,34 @@ function FixtureStore({ store, onPlaced }: { store: MarketStore; onPlaced: () =>
   );
 }
 
-function TestOrder({ order, onMoved }: { order: OrderSummary; onMoved: () => void }) {
+/** An order as this page lists it: the orders list's summary, or one the helpers answered. */
+const summaryOf = (order: Order): OrderSummary => ({
+  orderId: order.orderId,
+  storeId: order.storeId,
+  state: order.state,
+  status: order.status,
+  total: order.amounts.total,
+  currency: order.amounts.currency,
+  placedAt: order.createdAt,
+  updatedAt: order.updatedAt,
+});
+
+function TestOrder(props: { order: OrderSummary; onMoved: (order: Order) => void }) {
+  const { order, onMoved } = props;
   const { run, pending, feedback } = useAction();
   const [to, setTo] = useState<AdvanceTarget>('confirmed');
   const ended = order.state !== 'open';
   const short = order.orderId.slice(0, 8);
   const advance = async () => {
-    const moved = await run(
-      () =>
-        ok(
-          api.POST('/v1/test/orders/{orderId}/advance', {
-            params: { path: { orderId: order.orderId } },
-            body: { to },
-          }),
-        ),
-      `Order ${short} advanced to ${to}.`,
-    );
-    if (moved) onMoved();
+    await run(async () => {
+      const moved = await ok(
+        api.POST('/v1/test/orders/{orderId}/advance', {
+          params: { path: { orderId: order.orderId } },
+          body: { to },
+        }),
+      );
+      onMoved(moved);
+    }, `Order ${short} advanced to ${to}.`);
   };
   return (
     <li class="list-row test-order">
