@@ -28,15 +28,16 @@ function readCatalog(storeId: string) {
  */
 function orderableCandidates(document: CatalogSet): string[] {
   const found: string[] = [];
-  const seen = new Set<string>();
+  const seenSections = new Set<string>();
+  const seenItems = new Set<string>();
   const visit = (sectionId: string): void => {
-    if (found.length >= CANDIDATES || seen.has(`s:${sectionId}`)) return;
-    seen.add(`s:${sectionId}`);
+    if (found.length >= CANDIDATES || seenSections.has(sectionId)) return;
+    seenSections.add(sectionId);
     const section = document.sections[sectionId];
     if (!section) return;
     for (const itemId of section.itemIds ?? []) {
-      if (found.length >= CANDIDATES || seen.has(itemId)) continue;
-      seen.add(itemId);
+      if (found.length >= CANDIDATES || seenItems.has(itemId)) continue;
+      seenItems.add(itemId);
       const item = document.items[itemId];
       if (!item || item.isAvailable === false) continue;
       const requiresChoice = (item.modifierGroupIds ?? []).some(
