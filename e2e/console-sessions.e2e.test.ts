@@ -146,6 +146,18 @@ describe('signing in', () => {
       kind: 'distribution',
       mode: 'test',
     });
+    // The test helpers, which have no kind of their own, take the cookie like every operation:
+    // with its CSRF token, and in test mode only.
+    const reset = await withSession(session, 'POST', '/v1/test/reset');
+    expect(reset.status, reset.text).toBe(200);
+    expect(reset.body.deleted).toBeTypeOf('object');
+    expectProblem(
+      await withSession(session, 'POST', '/v1/test/reset', { csrf: null }),
+      403,
+      'CSRF_REJECTED',
+    );
+    const live = await signIn((await platform.newPartner('distribution')).apiKey);
+    expectProblem(await withSession(live, 'POST', '/v1/test/reset'), 403, 'FORBIDDEN');
   });
 
   it.each([

@@ -33,6 +33,12 @@ export type StoreOrder = Body<'/v1/commerce/stores/{storeId}/orders', 'get'>['or
 export type OrderStatusChange = NonNullable<
   paths['/v1/commerce/orders/{orderId}/status']['post']['requestBody']
 >['content']['application/json'];
+export type RequestLogPage = Body<'/v1/commerce/requests', 'get'>;
+export type RequestErrorGroups = Body<'/v1/commerce/requests/errors', 'get'>;
+export type ApiKeyList = Body<'/v1/commerce/keys', 'get'>;
+export type RateLimitUsage = Body<'/v1/commerce/rate-limits', 'get'>;
+export type MarketStore = Body<'/v1/marketfront/stores/{storeId}', 'get'>;
+export type TestResetResult = Body<'/v1/test/reset', 'post'>;
 
 /** What the gateway answers for a session (POST /v1/sessions, GET /v1/sessions/current). */
 export type Session = components['schemas']['Session'];

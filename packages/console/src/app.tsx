@@ -2,9 +2,12 @@ import { useEffect, useState } from 'preact/hooks';
 import { currentSession, onSessionEnded, signOut, type Session } from './api.js';
 import { ProblemMessage, problemOf } from './components/problem.js';
 import { ThemeToggle } from './components/theme.js';
+import { AccountPage } from './pages/account.js';
 import { OrderPage } from './pages/order.js';
 import { OrdersPage } from './pages/orders.js';
 import { OverviewPage } from './pages/overview.js';
+import { RequestsPage } from './pages/requests.js';
+import { SandboxPage } from './pages/sandbox.js';
 import { SignInPage } from './pages/sign-in.js';
 import { StorePage, type StoreTab } from './pages/store.js';
 import { StoresPage } from './pages/stores.js';
@@ -14,23 +17,43 @@ import { href, navigate, onLinkClick, useRoute } from './router.js';
 interface NavItem {
   readonly route: string;
   readonly label: string;
+  /** Shown to test-mode sessions only (the sandbox's helpers answer live keys 403). */
+  readonly testOnly?: boolean;
 }
+
+/** Every partner's: its request log, keys and rate limits, and in test mode its sandbox. */
+const accountNavigation: readonly NavItem[] = [
+  { route: '/requests', label: 'Requests' },
+  { route: '/account', label: 'Account' },
+  { route: '/sandbox', label: 'Sandbox', testOnly: true },
+];
 
 const navigation: Record<Session['kind'], readonly NavItem[]> = {
   commerce: [
     { route: '/overview', label: 'Overview' },
     { route: '/stores', label: 'Stores' },
+    ...accountNavigation,
   ],
   distribution: [
     { route: '/overview', label: 'Overview' },
     { route: '/orders', label: 'Orders' },
     { route: '/webhooks', label: 'Webhooks' },
+    ...accountNavigation,
   ],
 };
+
+/** The navigation a session sees: its kind's, without the test-only pages in live mode. */
+const navigationOf = (session: Session) =>
+  navigation[session.kind].filter((item) => !item.testOnly || session.mode === 'test');
 
 /** The page of a route for a signed-in partner, and the nav entry it belongs to. */
 function pageOf(route: string, session: Session) {
   if (route === '/overview') return { nav: '/overview', page: <OverviewPage session={session} /> };
+  if (route === '/requests') return { nav: route, page: <RequestsPage session={session} /> };
+  if (route === '/account') return { nav: route, page: <AccountPage session={session} /> };
+  if (route === '/sandbox' && session.mode === 'test') {
+    return { nav: route, page: <SandboxPage session={session} /> };
+  }
   if (session.kind === 'commerce') {
     if (route === '/stores') return { nav: '/stores', page: <StoresPage /> };
     const store = /^\/stores\/([^/]+)(?:\/(hours|items|orders)|\/(catalog)(?:\/([^/]+))?)?$/.exec(
@@ -85,7 +108,7 @@ export function App() {
 
   useEffect(() => {
     const found = session && pageOf(route, session);
-    const label = found ? navigation[session.kind].find((item) => item.route === found.nav) : null;
+    const label = found ? navigationOf(session).find((item) => item.route === found.nav) : null;
     document.title = session
       ? `${label?.label ?? 'Not found'} · Partner console`
       : 'Sign in · Partner console';
@@ -154,7 +177,7 @@ export function App() {
       </header>
       <nav class="sidebar" aria-label="Console">
         <ul>
-          {navigation[session.kind].map((item) => (
+          {navigationOf(session).map((item) => (
             <li key={item.route}>
               <a
                 href={href(item.route)}

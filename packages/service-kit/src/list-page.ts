@@ -17,9 +17,17 @@ export const createdAtKeyOf = (column: string) =>
 /** A row's created_at as a ListKey spells it. */
 export const createdAtKey = createdAtKeyOf('created_at');
 
+/** A list's id column: a uuid (most lists) or a bigint identity (the gateway's request log). */
+export type ListIdType = 'uuid' | 'bigint';
+
 /** Rows after `key` in (created_at desc, <id column> desc) order. */
-export const olderThan = (key: ListKey, idColumn: string, createdAtColumn = 'created_at') =>
-  sql<boolean>`(${sql.ref(createdAtColumn)}, ${sql.ref(idColumn)}) < (${key.createdAt}::timestamptz, ${key.id}::uuid)`;
+export const olderThan = (
+  key: ListKey,
+  idColumn: string,
+  createdAtColumn = 'created_at',
+  idType: ListIdType = 'uuid',
+) =>
+  sql<boolean>`(${sql.ref(createdAtColumn)}, ${sql.ref(idColumn)}) < (${key.createdAt}::timestamptz, ${key.id}::${sql.raw(idType)})`;
 
 /** A page of `limit` rows from `limit + 1` fetched, and the key of its last row when more follow. */
 export function pageOf<Row extends { created_at_key: string }>(
@@ -35,9 +43,14 @@ export function pageOf<Row extends { created_at_key: string }>(
   };
 }
 
-/** A cursor's text: the key's microsecond UTC instant and id (lowercase, as issued). */
-const cursorText =
-  /^([1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+/** A cursor's text: the key's microsecond UTC instant and id (as issued: lowercase, no sign). */
+const cursorText: Record<ListIdType, RegExp> = {
+  uuid: /^([1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/,
+  bigint: /^([1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)\|([1-9]\d{0,18})$/,
+};
+
+/** The largest bigint: a longer id would make Postgres refuse the cast. */
+const MAX_BIGINT = 2n ** 63n - 1n;
 
 /** Opaque to partners: base64url of `<created_at>|<id>`. */
 export function encodeCursor(key: ListKey): string {
@@ -48,9 +61,13 @@ export function encodeCursor(key: ListKey): string {
  * The key a cursor of a list names, or 400 REQUEST_INVALID naming the query parameter that
  * carried it (`cursor`, or `before` on the newer lists).
  */
-export function decodeCursor(cursor: string, parameter = 'cursor'): ListKey {
+export function decodeCursor(
+  cursor: string,
+  parameter = 'cursor',
+  idType: ListIdType = 'uuid',
+): ListKey {
   const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString() : '';
-  const match = cursorText.exec(text);
+  const match = cursorText[idType].exec(text);
   const createdAt = match?.[1];
   const id = match?.[2];
   // The instant must be a real one (no 30 February), or Postgres would refuse it.
@@ -59,6 +76,7 @@ export function decodeCursor(cursor: string, parameter = 'cursor'): ListKey {
     createdAt === undefined ||
     id === undefined ||
     Number.isNaN(millis) ||
+    (idType === 'bigint' && BigInt(id) > MAX_BIGINT) ||
     new Date(millis).toISOString().slice(0, 23) !== createdAt.slice(0, 23)
   ) {
     const message = 'Not a cursor of this list; send the nextCursor of the previous page';

@@ -744,7 +744,7 @@ export interface paths {
     };
     /**
      * List your recent requests, newest first
-     * @description Each authenticated request of your key’s mode: time, method, path (without the query string), status, errorCode, requestId, Idempotency-Key and latency; never bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up within a second. limit is 1..100 (default 50); status is error (400 and above) or a status code; errorCode one code. nextCursor is absent on the last page; otherwise send it back as before (it is opaque: one that was not issued is 400 REQUEST_INVALID). Unknown parameters are 400 REQUEST_INVALID.
+     * @description Each authenticated request of your key’s mode: time, method, path (without the query string), status, errorCode, requestId, Idempotency-Key and latency; never bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up within a second. limit is 1..100 (default 50); status is error (400 and above) or a status code; errorCode one code. nextCursor is absent on the last page; otherwise send it back as before (it is opaque: one that was not issued is 400 REQUEST_INVALID at /before). Unknown parameters are 400 REQUEST_INVALID.
      */
     get: operations['listCommerceRequests'];
     put?: never;
@@ -824,7 +824,7 @@ export interface paths {
     };
     /**
      * List your recent requests, newest first
-     * @description Each authenticated request of your key’s mode: time, method, path (without the query string), status, errorCode, requestId, Idempotency-Key and latency; never bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up within a second. limit is 1..100 (default 50); status is error (400 and above) or a status code; errorCode one code. nextCursor is absent on the last page; otherwise send it back as before (it is opaque: one that was not issued is 400 REQUEST_INVALID). Unknown parameters are 400 REQUEST_INVALID.
+     * @description Each authenticated request of your key’s mode: time, method, path (without the query string), status, errorCode, requestId, Idempotency-Key and latency; never bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up within a second. limit is 1..100 (default 50); status is error (400 and above) or a status code; errorCode one code. nextCursor is absent on the last page; otherwise send it back as before (it is opaque: one that was not issued is 400 REQUEST_INVALID at /before). Unknown parameters are 400 REQUEST_INVALID.
      */
     get: operations['listMarketfrontRequests'];
     put?: never;

@@ -11,6 +11,11 @@ export function formatInstant(iso: string | null | undefined, timeZone?: string)
   }).format(new Date(iso));
 }
 
+/** An amount in its currency's major unit, as the platform's amounts are: 2.72 USD. */
+export function formatMoney(amount: number, currency: string): string {
+  return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
+}
+
 /** Store status words as shown in badges. */
 export const statusLabel: Record<string, string> = {
   online: 'Online',
@@ -40,11 +45,6 @@ export function formatDuration(from: string | null | undefined, to: string | nul
   const minutes = Math.floor(seconds / 60);
   if (minutes < 60) return `${minutes} min ${seconds % 60} s`;
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
-
-/** An amount in its currency: $23.64. */
-export function formatMoney(amount: number, currency: string): string {
-  return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
 }
 
 /** Order status words as shown in badges. */

@@ -1,4 +1,5 @@
 import { MAX_LISTED_API_KEYS, MAX_REQUEST_ERROR_GROUPS, type PartnerMode } from '@pcp/contracts';
+import { createdAtKeyOf, olderThan, pageOf, type ListKey } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import type { GatewayDatabase } from './partner.table.js';
 import type { RequestLogRow } from './request-log.table.js';
@@ -7,12 +8,6 @@ type Db = Kysely<GatewayDatabase>;
 
 /** A request as the gateway records it. */
 export type RequestLogInsert = Omit<RequestLogRow, 'id'>;
-
-/** A place in the log, newest first: a row's time and id. */
-export interface RequestLogKey {
-  readonly at: Date;
-  readonly id: string;
-}
 
 /** Write a batch of requests in one statement: one array per column. */
 export async function insertRequests(db: Db, rows: readonly RequestLogInsert[]): Promise<void> {
@@ -43,15 +38,22 @@ export async function touchKeys(
   `.execute(db);
 }
 
-/** A page of a tenant's requests, newest first, and the key of its last row when more follow. */
+/**
+ * A page of a tenant's requests, newest first (the lists' shared paging: `at` is the log's
+ * created_at), and the key of its last row when more follow.
+ */
 export async function listRequests(
   db: Db,
   tenantId: string,
   query: { limit: number; status?: 'error' | number; errorCode?: string },
-  before: RequestLogKey | undefined,
-): Promise<{ rows: RequestLogRow[]; next: RequestLogKey | undefined }> {
-  let select = db.selectFrom('request_log').selectAll().where('tenant_id', '=', tenantId);
-  if (before) select = select.where(sql<boolean>`(at, id) < (${before.at}, ${before.id}::bigint)`);
+  before: ListKey | undefined,
+) {
+  let select = db
+    .selectFrom('request_log')
+    .selectAll()
+    .select(createdAtKeyOf('at').as('created_at_key'))
+    .where('tenant_id', '=', tenantId);
+  if (before) select = select.where(olderThan(before, 'id', 'at', 'bigint'));
   if (query.status === 'error') select = select.where('status', '>=', 400);
   else if (query.status !== undefined) select = select.where('status', '=', query.status);
   if (query.errorCode !== undefined) select = select.where('error_code', '=', query.errorCode);
@@ -60,12 +62,7 @@ export async function listRequests(
     .orderBy('id', 'desc')
     .limit(query.limit + 1)
     .execute();
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return {
-    rows: page,
-    next: rows.length > query.limit && last ? { at: last.at, id: last.id } : undefined,
-  };
+  return pageOf(rows, query.limit, (row) => row.id);
 }
 
 /** A tenant's errors since `since`, by code, the latest first. */

@@ -8,17 +8,12 @@ import type {
   RequestLogPage,
   RequestLogQuery,
 } from '@pcp/contracts';
-import { AppError } from '@pcp/service-kit';
+import { decodeCursor, encodeCursor } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/authenticator.js';
 import { errorDocUrl } from '../docs/error-docs.js';
 import type { GatewayDatabase } from '../db/partner.table.js';
-import {
-  errorGroups,
-  listKeys,
-  listRequests,
-  type RequestLogKey,
-} from '../db/request-log.repository.js';
+import { errorGroups, listKeys, listRequests } from '../db/request-log.repository.js';
 import type { RateLimiter } from './rate-limit.js';
 
 /** What the partner's account routes read (docs/guide/requests.md): the caller's own only. */
@@ -38,31 +33,6 @@ const bucketsOf: Record<PartnerKind, readonly RateLimitBucket[]> = {
   distribution: ['reads', 'writes', 'discovery'],
 };
 
-/** A cursor's text: the row's time (epoch milliseconds) and id. */
-const CURSOR_TEXT = /^(\d{1,15})\|(\d{1,19})$/;
-const MAX_ROW_ID = 2n ** 63n - 1n;
-
-/** Opaque to partners: base64url of `<epoch ms>|<id>`. */
-export function encodeRequestCursor(key: RequestLogKey): string {
-  return Buffer.from(`${key.at.getTime()}|${key.id}`).toString('base64url');
-}
-
-/** The place a cursor names, or 400 REQUEST_INVALID naming `before`. */
-export function decodeRequestCursor(cursor: string): RequestLogKey {
-  const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString() : '';
-  const match = CURSOR_TEXT.exec(text);
-  const at = new Date(Number(match?.[1]));
-  const id = match?.[2];
-  if (id === undefined || Number.isNaN(at.getTime()) || BigInt(id) > MAX_ROW_ID) {
-    const message =
-      "query parameter 'before': not a cursor of this list; send the nextCursor of the previous page";
-    throw new AppError('REQUEST_INVALID', message, {
-      errors: [{ code: 'INVALID_VALUE', message, pointer: null }],
-    });
-  }
-  return { at, id };
-}
-
 /** The account reads over the gateway's database and the rate limiter's counters. */
 export function createAccountReads(deps: {
   db: Kysely<GatewayDatabase>;
@@ -72,7 +42,8 @@ export function createAccountReads(deps: {
   const { db } = deps;
   return {
     async requests(principal, query) {
-      const before = query.before === undefined ? undefined : decodeRequestCursor(query.before);
+      const before =
+        query.before === undefined ? undefined : decodeCursor(query.before, 'before', 'bigint');
       const status =
         query.status === undefined || query.status === 'error'
           ? query.status
@@ -94,7 +65,7 @@ export function createAccountReads(deps: {
           ...(row.idempotency_key === null ? {} : { idempotencyKey: row.idempotency_key }),
           latencyMs: row.latency_ms,
         })),
-        ...(page.next ? { nextCursor: encodeRequestCursor(page.next) } : {}),
+        ...(page.next ? { nextCursor: encodeCursor(page.next) } : {}),
       };
     },
 

@@ -68,9 +68,9 @@ export interface AuthOptions {
 }
 
 /**
- * API keys: a route with an `area` (and any unknown route under /v1) needs a valid key of a
- * partner of that kind, or, without an Authorization header, a console session made from
- * one; `request.principal` is who called. Failed attempts count against the caller's address.
+ * API keys: a route with an `area`, a test helper (and any unknown route under /v1) needs a
+ * valid key (of a partner of that kind), or, without an Authorization header, a console
+ * session made from one; `request.principal` is who called. Failed attempts count against the caller's address.
  */
 const auth: FastifyPluginAsync<AuthOptions> = async (
   app,
@@ -194,8 +194,11 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
     if (!needsKey) return;
 
     const { authorization } = request.headers;
+    // The partner's operations (an area, or the test helpers, which have none) and the
+    // session routes take the console's cookie, as the guide says every /v1 operation does.
+    const byCookie = area !== undefined || testOnly === true || session !== undefined;
     const token =
-      authorization === undefined && (area !== undefined || session !== undefined)
+      authorization === undefined && byCookie
         ? sessionTokenFrom(request.headers.cookie)
         : undefined;
     let principal: Principal;

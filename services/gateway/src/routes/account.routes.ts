@@ -46,7 +46,7 @@ export const accountRoutes: FastifyPluginAsync<{ reads: AccountReads }> = async 
             'within a second. limit is 1..100 (default 50); status is error (400 and above) or ' +
             'a status code; errorCode one code. nextCursor is absent on the last page; ' +
             'otherwise send it back as before (it is opaque: one that was not issued is 400 ' +
-            'REQUEST_INVALID). Unknown parameters are 400 REQUEST_INVALID.',
+            'REQUEST_INVALID at /before). Unknown parameters are 400 REQUEST_INVALID.',
           querystring: requestLogQuery,
           response: { 200: jsonResponse(requestLogPage, 'A page of your requests') },
         },
