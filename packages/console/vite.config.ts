@@ -5,7 +5,12 @@ export default defineConfig({
   root: import.meta.dirname,
   base: '/console/',
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
-  resolve: { dedupe: ['preact'] },
+  // Workspace packages from their TypeScript sources, as the tests read them: no build of
+  // theirs goes stale under the console's.
+  resolve: {
+    dedupe: ['preact'],
+    conditions: ['@pcp/source', 'module', 'browser', 'development|production'],
+  },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -113,13 +113,16 @@ function newestChange(path) {
 
 /**
  * `vite build` of the partner console into packages/console/dist, which the gateway serves
- * at /console; skipped when the build is newer than its sources and the lock file.
+ * at /console; skipped when the build is newer than its sources, the client module it
+ * imports and the lock file.
  * @returns {void}
  */
 function buildConsole() {
   const built = join(consoleDir, 'dist', 'index.html');
   const sources = ['src', 'public', 'index.html', 'vite.config.ts', 'package.json']
     .map((name) => join(consoleDir, name))
+    // The one runtime module the console takes from another workspace package.
+    .concat(join(root, 'packages', 'client', 'src', 'orderable-items.ts'))
     .concat(join(root, 'package-lock.json'));
   const newestSource = Math.max(...sources.map(newestChange));
   if (existsSync(built) && statSync(built).mtimeMs >= newestSource) return;

@@ -1,3 +1,4 @@
+import { orderableCandidates } from '@pcp/client/orderable-items';
 import { api, ok, type Order } from '../api.js';
 
 /**
@@ -13,50 +14,16 @@ const END_USER = 'pcp-console';
 /** Items offered to validate at once; the first it lets through is ordered. */
 const CANDIDATES = 25;
 
-type CatalogSet = Awaited<ReturnType<typeof readCatalog>>;
-
 function readCatalog(storeId: string) {
   return ok(
     api.GET('/v1/marketfront/stores/{storeId}/catalogset', { params: { path: { storeId } } }),
   );
 }
 
-/**
- * Items a customer could put in a cart as they are: reached from a catalog through its
- * sections, not marked unavailable, with no modifier group requiring a choice. Whether one
- * can be ordered now (hours, windows) is validate's to say.
- */
-function orderableCandidates(document: CatalogSet): string[] {
-  const found: string[] = [];
-  const seenSections = new Set<string>();
-  const seenItems = new Set<string>();
-  const visit = (sectionId: string): void => {
-    if (found.length >= CANDIDATES || seenSections.has(sectionId)) return;
-    seenSections.add(sectionId);
-    const section = document.sections[sectionId];
-    if (!section) return;
-    for (const itemId of section.itemIds ?? []) {
-      if (found.length >= CANDIDATES || seenItems.has(itemId)) continue;
-      seenItems.add(itemId);
-      const item = document.items[itemId];
-      if (!item || item.isAvailable === false) continue;
-      const requiresChoice = (item.modifierGroupIds ?? []).some(
-        (groupId) => (document.modifierGroups[groupId]?.minimumAllowed ?? 0) > 0,
-      );
-      if (!requiresChoice) found.push(itemId);
-    }
-    for (const child of section.sectionIds ?? []) visit(child);
-  };
-  for (const catalog of Object.values(document.catalogs)) {
-    for (const sectionId of catalog.sectionIds) visit(sectionId);
-  }
-  return found;
-}
-
 /** Place a test order at the fixture store `storeId`; an Error says why none can be now. */
 export async function placeFixtureOrder(storeId: string): Promise<Order> {
   const document = await readCatalog(storeId);
-  const candidates = orderableCandidates(document);
+  const candidates = orderableCandidates(document, CANDIDATES);
   if (candidates.length === 0) throw new Error('This store has no item to order as it is.');
   const header = { 'X-End-User-Id': END_USER };
   const base = {

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type OrderSummary } from '../api.js';
 import { formatInstant, formatMoney, orderStatusLabel } from '../components/format.js';
+import { CursorPager, useCursorPages } from '../components/cursor-pages.js';
 import { ProblemMessage } from '../components/problem.js';
 import { liveLabel, useLiveEvents } from '../components/use-events.js';
 import { useLoad } from '../components/use-load.js';
@@ -16,9 +17,8 @@ type StatusFilter = NonNullable<OrderSummary['status']> | '';
  */
 export function OrdersPage() {
   const [status, setStatus] = useState<StatusFilter>('');
-  /** The cursors of the pages before this one (the first page has none). */
-  const [cursors, setCursors] = useState<readonly (string | undefined)[]>([undefined]);
-  const before = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const before = pages.cursor;
   const orders = useLoad(
     () =>
       ok(
@@ -30,7 +30,7 @@ export function OrdersPage() {
       ),
     `${status}|${before ?? ''}`,
   );
-  const firstPage = cursors.length === 1;
+  const { firstPage } = pages;
   const live = useLiveEvents(
     firstPage ? '/v1/marketfront/events' : null,
     ORDER_EVENTS,
@@ -49,7 +49,7 @@ export function OrdersPage() {
             value={status}
             onChange={(event) => {
               setStatus(event.currentTarget.value as StatusFilter);
-              setCursors([undefined]);
+              pages.reset();
             }}
           >
             <option value="">All</option>
@@ -112,26 +112,7 @@ export function OrdersPage() {
           </table>
         </div>
       )}
-      {list && (!firstPage || list.nextCursor) && (
-        <div class="pager">
-          <button
-            type="button"
-            class="button secondary"
-            disabled={firstPage}
-            onClick={() => setCursors(cursors.slice(0, -1))}
-          >
-            Newer
-          </button>
-          <button
-            type="button"
-            class="button secondary"
-            disabled={!list.nextCursor}
-            onClick={() => list.nextCursor && setCursors([...cursors, list.nextCursor])}
-          >
-            Older
-          </button>
-        </div>
-      )}
+      {list && <CursorPager pages={pages} nextCursor={list.nextCursor} />}
     </section>
   );
 }

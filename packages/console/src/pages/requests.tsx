@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok, type RequestErrorGroups, type RequestLogPage, type Session } from '../api.js';
 import { CopyButton } from '../components/copy.js';
 import { formatInstant } from '../components/format.js';
+import { CursorPager, useCursorPages } from '../components/cursor-pages.js';
 import { ProblemMessage } from '../components/problem.js';
 import { useLoad } from '../components/use-load.js';
 
@@ -71,9 +72,8 @@ function docsLinkOf(groups: RequestErrorGroups['groups']) {
  */
 export function RequestsPage({ session }: { session: Session }) {
   const [filter, setFilter] = useState<Filter>(noFilter);
-  // The cursors of the pages before this one: the newest page has none.
-  const [cursors, setCursors] = useState<readonly string[]>([]);
-  const before = cursors.at(-1);
+  const pages = useCursorPages();
+  const before = pages.cursor;
   const errors = useLoad(() => readErrors(session), session.kind);
   const log = useLoad(
     () => readRequests(session, filter, before),
@@ -83,7 +83,7 @@ export function RequestsPage({ session }: { session: Session }) {
 
   const applyFilter = (next: Filter) => {
     setFilter(next);
-    setCursors([]);
+    pages.reset();
   };
   const refresh = () => {
     errors.reload();
@@ -123,27 +123,7 @@ export function RequestsPage({ session }: { session: Session }) {
           filtered={filter.status !== '' || filter.errorCode !== ''}
         />
       )}
-      {log.data && (cursors.length > 0 || log.data.nextCursor) && (
-        <div class="pager">
-          <button
-            type="button"
-            class="button secondary"
-            disabled={cursors.length === 0}
-            onClick={() => setCursors(cursors.slice(0, -1))}
-          >
-            Newer
-          </button>
-          <span class="muted">Page {cursors.length + 1}</span>
-          <button
-            type="button"
-            class="button secondary"
-            disabled={!log.data.nextCursor}
-            onClick={() => log.data?.nextCursor && setCursors([...cursors, log.data.nextCursor])}
-          >
-            Older
-          </button>
-        </div>
-      )}
+      {log.data && <CursorPager pages={pages} nextCursor={log.data.nextCursor} />}
     </section>
   );
 }

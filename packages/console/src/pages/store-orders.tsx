@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Store, type StoreOrder, type OrderStatusChange } from '../api.js';
-import { formatInstant, formatMoney, formatTime } from '../components/format.js';
+import { formatInstant, formatMoney, formatTime, orderStatusLabel } from '../components/format.js';
 import { fieldText } from '../components/form.js';
 import { ProblemMessage, problemOf } from '../components/problem.js';
 import { useAction } from '../components/use-action.js';
@@ -22,16 +22,6 @@ const finished: readonly { status: Status; label: string }[] = [
   { status: 'completed', label: 'Completed' },
   { status: 'cancelled', label: 'Cancelled' },
 ];
-
-const statusWords: Record<Status, string> = {
-  pending: 'Pending',
-  confirmed: 'Confirmed',
-  preparing: 'Preparing',
-  ready: 'Ready',
-  inTransit: 'In transit',
-  completed: 'Completed',
-  cancelled: 'Cancelled',
-};
 
 const PAGE = 20;
 const ORDER_EVENTS = ['order.created', 'order.status_changed', 'order.cancelled'] as const;
@@ -208,7 +198,7 @@ export function StoreOrders({ store }: { store: Store }) {
     setAnnouncement(
       data.cancelledBy === 'platform'
         ? `Order ${orderLabel(orderId)} was cancelled: not accepted in time.`
-        : `Order ${orderLabel(orderId)} is ${statusWords[status].toLowerCase()}.`,
+        : `Order ${orderLabel(orderId)} is ${(orderStatusLabel[status] ?? status).toLowerCase()}.`,
     );
   };
 

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type WebhookDelivery } from '../api.js';
 import { deliveryStatusLabel, formatInstantSeconds } from '../components/format.js';
+import { CursorPager, useCursorPages } from '../components/cursor-pages.js';
 import { ProblemMessage } from '../components/problem.js';
 import { useAction } from '../components/use-action.js';
 import { liveLabel, useLiveEvents } from '../components/use-events.js';
@@ -18,8 +19,8 @@ type Filter = '' | 'failed' | 'dead';
  */
 export function WebhookDeliveries() {
   const [filter, setFilter] = useState<Filter>('');
-  const [cursors, setCursors] = useState<readonly (string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const { cursor } = pages;
   const deliveries = useLoad(
     () =>
       ok(
@@ -35,7 +36,7 @@ export function WebhookDeliveries() {
       ),
     `${filter}|${cursor ?? ''}`,
   );
-  const firstPage = cursors.length === 1;
+  const { firstPage } = pages;
   const live = useLiveEvents(
     firstPage ? '/v1/marketfront/events' : null,
     ATTEMPT_EVENTS,
@@ -69,7 +70,7 @@ export function WebhookDeliveries() {
             value={filter}
             onChange={(event) => {
               setFilter(event.currentTarget.value as Filter);
-              setCursors([undefined]);
+              pages.reset();
             }}
           >
             <option value="">All deliveries</option>
@@ -124,26 +125,7 @@ export function WebhookDeliveries() {
           </table>
         </div>
       )}
-      {list && (!firstPage || list.nextCursor) && (
-        <div class="pager">
-          <button
-            type="button"
-            class="button secondary"
-            disabled={firstPage}
-            onClick={() => setCursors(cursors.slice(0, -1))}
-          >
-            Newer
-          </button>
-          <button
-            type="button"
-            class="button secondary"
-            disabled={!list.nextCursor}
-            onClick={() => list.nextCursor && setCursors([...cursors, list.nextCursor])}
-          >
-            Older
-          </button>
-        </div>
-      )}
+      {list && <CursorPager pages={pages} nextCursor={list.nextCursor} />}
     </section>
   );
 }
