@@ -94,9 +94,13 @@ describe('signing in', () => {
       );
       expect(await header.locator('.mode-badge').textContent()).toBe(mode.toUpperCase());
       const nav = page.getByRole('navigation', { name: 'Console' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(
-        kind === 'commerce' ? ['Overview', 'Stores'] : ['Overview'],
-      );
+      // The kind's own pages, then the account's; the Sandbox page in test mode only.
+      expect(await nav.getByRole('link').allTextContents()).toEqual([
+        ...(kind === 'commerce' ? ['Overview', 'Stores'] : ['Overview', 'Orders', 'Webhooks']),
+        'Requests',
+        'Account',
+        ...(mode === 'test' ? ['Sandbox'] : []),
+      ]);
       expect(await pageStorage(page)).not.toContain(partner.apiKey);
       expect(await pageStorage(page)).not.toContain(partner.apiKey.slice(-20));
 
