@@ -202,7 +202,19 @@ const timeoutRow = (storeId: string) =>
     .executeTakeFirst();
 
 /** The refunds payments made of the order's charge. */
+/** The order's charge and its refunds, once the refund its cancel owes (if any) is settled. */
 async function refundsOf(order: Order) {
+  await waitFor(
+    async () => {
+      await platform.ordering.sweepRefunds();
+      return platform.orderingDb
+        .selectFrom('order_refunds')
+        .select('state')
+        .where('order_id', '=', order.orderId)
+        .executeTakeFirst();
+    },
+    (refund) => refund === undefined || refund.state === 'settled',
+  );
   const charge = await platform.paymentsDb
     .selectFrom('charges')
     .selectAll()
@@ -350,16 +362,29 @@ describe('the acceptance sweeper', () => {
     await replicas.pop()!.stop();
   });
 
-  it('leaves an order whose refund failed pending, and cancels it once payments is back', async () => {
+  it('cancels an order past its window while the processor fails, and refunds it once it is back', async () => {
     const order = await placePendingOrder();
     passDeadline();
-    platform.processor.setFaults({ errorRate: 1 });
+    platform.processor.setFaults({ errorRate: 1, operations: ['refund'] });
     try {
       await platform.ordering.sweepAcceptance();
+      // The cancel does not wait on payments: the order is cancelled, its refund owed.
+      expect(await orderRow(order.orderId)).toMatchObject({ status: 'cancelled', version: 2 });
+      await platform.ordering.sweepRefunds();
+      const owed = await waitFor(
+        () =>
+          platform.orderingDb
+            .selectFrom('order_refunds')
+            .selectAll()
+            .where('order_id', '=', order.orderId)
+            .executeTakeFirstOrThrow(),
+        (row) => row.last_error !== null,
+      );
+      expect(owed).toMatchObject({ state: 'owed', tries: 1 });
+      expect(owed.last_error).toMatch(/PAYMENT_PROCESSOR_UNAVAILABLE/);
     } finally {
-      platform.processor.setFaults({ errorRate: 0 });
+      platform.processor.setFaults({ errorRate: 0, operations: [] });
     }
-    expect(await orderRow(order.orderId)).toMatchObject({ status: 'pending', version: 1 });
     await platform.ordering.sweepAcceptance();
     expect(await orderRow(order.orderId)).toMatchObject({ status: 'cancelled', version: 2 });
     expect((await refundsOf(order)).refunds.filter((r) => r.status === 'succeeded')).toHaveLength(

@@ -11,7 +11,7 @@ import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { runAdminProcess } from '@pcp/testing/service-process';
 import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
-import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
+import { newBuyer, refundSettled, sodaOrder, storeWithSodas } from './orders.js';
 import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
 
 /**
@@ -52,6 +52,7 @@ beforeAll(async () => {
       PAYMENTS_RECONCILE_QUIET_MS: '0',
     },
     orderingEnv: {
+      ORDERING_REFUND_RETRY_MS: '100',
       ORDERING_SUBMISSION_ALLOW_HTTP: 'true',
       ORDERING_SUBMISSION_ALLOWLIST: '127.0.0.1/32',
       ORDERING_PLACE_SWEEP_INTERVAL_MS: '3600000',
@@ -153,13 +154,25 @@ describe('the ledger reconciler', () => {
     const second = await platform.payments.reconcile();
     expect(second.examined).toBeLessThan(first.examined);
 
-    // Cancelled: refunded, so it changed, and it is explained again as refunded.
-    await commerce.POST('/v1/commerce/orders/{orderId}/status', {
-      params: { path: { orderId: answer.body.orderId } },
-      body: { state: 'cancelled', cancelReason: 'closing early' },
-    });
+    // Cancelled: its refund owed, the charge is in flight until ordering's refund sweeper
+    // settles it; refunded, it changed, and it is explained again as refunded.
+    platform.processor.setFaults({ errorRate: 1, operations: ['refund'] });
+    try {
+      await commerce.POST('/v1/commerce/orders/{orderId}/status', {
+        params: { path: { orderId: answer.body.orderId } },
+        body: { state: 'cancelled', cancelReason: 'closing early' },
+      });
+      await platform.ordering.sweepRefunds();
+      await platform.payments.reconcile();
+      expect((await chargeRow(chargeId!)).ledger_class).toBe('in_flight');
+      expect(atProcessor(chargeId!)).toMatchObject([{ status: 'captured' }]);
+    } finally {
+      platform.processor.setFaults({ errorRate: 0, operations: [] });
+    }
+    await refundSettled(platform, answer.body.orderId);
     await platform.payments.reconcile();
     expect((await chargeRow(chargeId!)).ledger_class).toBe('refunded');
+    expect(atProcessor(chargeId!)).toMatchObject([{ status: 'refunded' }]);
   });
 
   it('releases money held for no order: voids an orphan authorization, refunds an orphan capture', async () => {

@@ -15,6 +15,7 @@ import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/enviro
 import { storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { call, type HttpResult } from './http.js';
+import { refundSettled } from './orders.js';
 import { seedPlacedOrder, TOTAL_MINOR, type SeedOrderOptions } from './seed-order.js';
 
 type Partner = { partnerId: string; apiKey: string; client: PlatformClient };
@@ -27,6 +28,8 @@ interface OpenApiOperation {
   responses: Record<string, unknown>;
 }
 type Envelope = ReturnType<typeof events.orderStatusChanged.schema.parse>;
+
+const PROCESSOR_TIMEOUT_MS = 1_000;
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -49,6 +52,9 @@ beforeAll(async () => {
   env = await createTestEnvironment();
   platform = await startPlatform(env, {
     gatewayEnv: { RATE_LIMIT_READS_PER_MIN: '100000', RATE_LIMIT_WRITES_PER_MIN: '100000' },
+    // A refund the processor does not answer in time is asked again soon.
+    paymentsEnv: { PAYMENT_PROCESSOR_TIMEOUT_MS: String(PROCESSOR_TIMEOUT_MS) },
+    orderingEnv: { ORDERING_REFUND_RETRY_MS: '100', ORDERING_REFUND_SWEEP_INTERVAL_MS: '200' },
   });
   bus = createBusClient(env.nc, { prefix: env.prefix, timeoutMs: 5_000, logger: env.logger });
   statusEvents = env.nc.subscribe(`${env.prefix}.${events.orderStatusChanged.subject}`, {
@@ -501,6 +507,13 @@ describe('cancelling', () => {
       .where('charge_id', '=', chargeId)
       .execute();
 
+  const orderRefund = (orderId: string) =>
+    platform.orderingDb
+      .selectFrom('order_refunds')
+      .selectAll()
+      .where('order_id', '=', orderId)
+      .executeTakeFirst();
+
   it('refunds a card order’s captured total once, however often the cancel is sent', async () => {
     const charge = await capturedCharge('refund-diner');
     const orderId = await seedOrder({ endUserId: 'refund-diner', charge, status: 'confirmed' });
@@ -516,8 +529,19 @@ describe('cancelling', () => {
       cancelReason: 'Out of buns',
       payment: { paymentId: charge.paymentId },
     });
-    expectProblem(await setStatus(orderId, cancel), 409, 'ORDER_STATUS_TRANSITION_INVALID');
+    // Sent again (its answer lost, say), it answers as the first did: no new version.
+    expect(expectOrder(await setStatus(orderId, cancel))).toEqual(cancelled);
+    expect(
+      expectOrder(await setStatus(orderId, { state: 'cancelled', cancelReason: 'Other words' })),
+    ).toEqual(cancelled);
 
+    expect(await refundSettled(platform, orderId)).toMatchObject({
+      idempotency_key: `order-cancel-${orderId}`,
+      charge_id: charge.chargeId,
+      amount: null,
+      tries: 1,
+      raised_at: null,
+    });
     expect(await chargeRow(charge.chargeId)).toMatchObject({
       status: 'refunded',
       refunded_amount: TOTAL_MINOR,
@@ -537,58 +561,93 @@ describe('cancelling', () => {
     ]);
 
     const sent = await publishedEvents(orderId, 3);
+    expect(sent).toHaveLength(3);
     expect(sent[2]).toMatchObject({
       version: 3,
       data: { event: 'order.cancelled', status: 'cancelled', previousStatus: 'preparing' },
     });
   });
 
-  it('refunds once when two cancels race: one cancels, the other finds it cancelled', async () => {
+  it('refunds once when two cancels race: both find it cancelled, one version', async () => {
     const charge = await capturedCharge('racing-diner');
     const orderId = await seedOrder({ endUserId: 'racing-diner', charge });
     const cancel: StatusChange = { state: 'cancelled', cancelReason: 'Duplicate order' };
     const answers = await Promise.all([setStatus(orderId, cancel), setStatus(orderId, cancel)]);
-    expect(answers.map((answer) => answer.response.status).sort()).toEqual([200, 409]);
+    expect(answers.map((answer) => expectOrder(answer).version)).toEqual([2, 2]);
+    await refundSettled(platform, orderId);
     expect(await refundRows(charge.chargeId)).toHaveLength(1);
     expect((await chargeRow(charge.chargeId)).refunded_amount).toBe(TOTAL_MINOR);
   });
 
-  it('rolls the cancel back when the refund fails, and a retry refunds once', async () => {
+  it('cancels at once while the processor fails, and refunds once it is back', async () => {
     const charge = await capturedCharge('unlucky-diner');
     const orderId = await seedOrder({ endUserId: 'unlucky-diner', charge });
     const cancel: StatusChange = { state: 'cancelled', cancelReason: 'Kitchen fire' };
-    platform.processor.setFaults({ errorRate: 1 });
-    let failed: Awaited<ReturnType<typeof setStatus>>;
+    platform.processor.setFaults({ errorRate: 1, operations: ['refund'] });
     try {
-      failed = await setStatus(orderId, cancel);
+      const cancelled = expectOrder(await setStatus(orderId, cancel));
+      expect(cancelled).toMatchObject({ state: 'cancelled', status: 'cancelled', version: 2 });
+      await platform.ordering.sweepRefunds();
+      // Owed, not lost: asked again after a back-off, the processor's failure kept.
+      const owed = await waitFor(
+        () => orderRefund(orderId),
+        (row) => (row?.tries ?? 0) >= 1 && row?.last_error !== null,
+      );
+      expect(owed).toMatchObject({ state: 'owed', settled_at: null });
+      expect(owed?.last_error).toMatch(/PAYMENT_PROCESSOR_UNAVAILABLE/);
+      expect(expectOrder(await getOrder(orderId))).toMatchObject({ status: 'cancelled' });
     } finally {
-      platform.processor.setFaults({ errorRate: 0 });
+      platform.processor.setFaults({ errorRate: 0, operations: [] });
     }
-    expect(failed.response.status).toBe(503);
-    expect(failed.error).toMatchObject({
-      errorCode: 'PAYMENT_PROCESSOR_UNAVAILABLE',
-      retryable: true,
-    });
-    expect(expectOrder(await getOrder(orderId))).toMatchObject({
-      state: 'open',
-      status: 'pending',
-      version: 1,
-      cancelReason: null,
-    });
-    expect(await outboxRows(orderId)).toHaveLength(1);
-
-    expect(expectOrder(await setStatus(orderId, cancel))).toMatchObject({
-      status: 'cancelled',
-      version: 2,
-    });
+    expect(await refundSettled(platform, orderId)).toMatchObject({ last_error: null });
     expect((await chargeRow(charge.chargeId)).refunded_amount).toBe(TOTAL_MINOR);
     expect(await refundRows(charge.chargeId)).toHaveLength(1);
+    expect(expectOrder(await setStatus(orderId, cancel))).toMatchObject({ version: 2 });
+    expect(await outboxRows(orderId)).toHaveLength(2);
+  });
+
+  it('never leaves an order open with its money refunded: a refund slower than every timeout', async () => {
+    // The processor refunds, and answers only after payments stopped waiting: the cancel is
+    // answered before any of it, and the order is cancelled whatever the refund does.
+    const charge = await capturedCharge('slow-diner');
+    const orderId = await seedOrder({ endUserId: 'slow-diner', charge, status: 'confirmed' });
+    platform.processor.setFaults({
+      slowRate: 1,
+      slowMs: PROCESSOR_TIMEOUT_MS * 2,
+      operations: ['refund'],
+    });
+    try {
+      const started = Date.now();
+      const cancelled = expectOrder(
+        await setStatus(orderId, { state: 'cancelled', cancelReason: 'Closing early' }),
+      );
+      expect(Date.now() - started).toBeLessThan(PROCESSOR_TIMEOUT_MS);
+      expect(cancelled).toMatchObject({ state: 'cancelled', version: 2 });
+      // The first try's answer is lost; the processor has refunded all the same.
+      await waitFor(
+        () => platform.processor.charges().find((entry) => entry.reference === charge.chargeId),
+        (entry) => entry?.status === 'refunded',
+      );
+      expect(expectOrder(await getOrder(orderId))).toMatchObject({ state: 'cancelled' });
+    } finally {
+      platform.processor.setFaults({ slowRate: 0, slowMs: 0, operations: [] });
+    }
+    // Asked again under the same key, the refund is the one the processor made.
+    await refundSettled(platform, orderId);
+    expect(await refundRows(charge.chargeId)).toMatchObject([
+      { status: 'succeeded', amount: TOTAL_MINOR },
+    ]);
+    expect(
+      platform.processor.charges().filter((entry) => entry.reference === charge.chargeId),
+    ).toMatchObject([{ status: 'refunded', refundedAmount: TOTAL_MINOR }]);
   });
 
   it('refunds nothing for an order paid at the store', async () => {
     const orderId = await seedOrder();
     const before = platform.processor.charges().map((entry) => entry.refundedAmount);
     expectOrder(await setStatus(orderId, { state: 'cancelled', cancelReason: 'No show' }));
+    await platform.ordering.sweepRefunds();
+    expect(await orderRefund(orderId)).toBeUndefined();
     expect(platform.processor.charges().map((entry) => entry.refundedAmount)).toEqual(before);
   });
 });

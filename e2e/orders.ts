@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { cartTestCatalog } from '@pcp/testing/cart-catalog';
 import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
+import type { TestPlatform } from '@pcp/testing/platform';
 import type { startCatalogHost } from './catalog-host.js';
 
 /**
@@ -123,4 +124,25 @@ export function recordingClient(baseUrl: string, apiKey: string) {
       return answer;
     },
   };
+}
+
+/**
+ * The refund an order's cancel owes, once the refund sweeper settled it (asked here too, so a
+ * test need not wait for the sweeper's timer); throws when it is not settled within `ms`.
+ */
+export async function refundSettled(platform: TestPlatform, orderId: string, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    await platform.ordering.sweepRefunds();
+    const refund = await platform.orderingDb
+      .selectFrom('order_refunds')
+      .selectAll()
+      .where('order_id', '=', orderId)
+      .executeTakeFirstOrThrow();
+    if (refund.state === 'settled') return refund;
+    if (Date.now() > deadline) {
+      throw new Error(`the refund of ${orderId} is still owed: ${refund.last_error ?? 'no error'}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

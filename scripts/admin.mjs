@@ -23,8 +23,10 @@ Parked outbox rows (catalog or ordering):
 Dead letters (run by the service that may publish them again, found from --consumer):
   dead-letters-list [--consumer DURABLE] [--limit N] [--from SEQUENCE]
   dead-letters-republish --consumer DURABLE --sequence N | --consumer DURABLE --all [--limit N]
-The ledger (payments):
+The ledger (payments) and the refunds cancels owe (ordering):
   reconcile
+  reconciler-actions [--limit N]   (what the reconciler released or withheld on its own)
+  refunds-owed [--limit N]         (refunds not yet made, raised ones first)
 Stored secrets (after adding a key in front of SECRETS_KEYS, before dropping the old one):
   rewrap-secrets --service stores|ordering
 Each command prints its result as JSON on the last line of stdout.`;
@@ -72,8 +74,10 @@ if (!command) refuse('no command given');
 let target;
 if (partnerCommands.includes(command)) {
   target = { script: 'services/gateway/dist/admin/cli.js', args: [command, ...args] };
-} else if (command === 'reconcile') {
+} else if (command === 'reconcile' || command === 'reconciler-actions') {
   target = { script: 'services/payments/dist/main.js', args: ['admin', command, ...args] };
+} else if (command === 'refunds-owed') {
+  target = { script: 'services/ordering/dist/main.js', args: ['admin', command, ...args] };
 } else if (command === 'outbox-list' || command === 'outbox-republish') {
   const { service, rest } = routing(args);
   if (!outboxServices.includes(service)) {

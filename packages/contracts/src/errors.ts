@@ -75,6 +75,9 @@ export const errorCodes = {
   // charge that does not exist or is not in a state that allows them.
   CHARGE_NOT_FOUND: entry(404, 'not_found', false, 'Charge not found'),
   CHARGE_STATE_INVALID: entry(409, 'conflict', false, 'Charge state invalid'),
+  // Not named by the contract: the processor refused such an operation (an authorization it
+  // does not know, an amount beyond what is left); the message names the processor's code.
+  PAYMENT_PROCESSOR_REFUSED: entry(409, 'dependency', false, 'Payment processor refused'),
   // Not named by the contract: the partner's webhook endpoint (none registered) and one of
   // its deliveries.
   WEBHOOK_NOT_FOUND: entry(404, 'not_found', false, 'Webhook endpoint not found'),

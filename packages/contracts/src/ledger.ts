@@ -12,19 +12,27 @@ export const chargeOwnersInput = z.object({
     .max(maxChargesPerReconciliation),
 });
 
-/** An order that names a charge as its payment. */
+/**
+ * An order that names a charge as its payment, and the refund its cancel owes: `none` (never
+ * cancelled, or cancelled by code that refunded before commit), `owed` since `refundOwedSince`
+ * (ordering's refund sweeper settles it), `settled` (payments answered the refund).
+ */
 const chargedOrder = z.object({
   orderId: guid,
   state: z.enum(['open', 'completed', 'cancelled']),
   totalMinor: z.number().int().nonnegative(),
   currency: z.string(),
+  refund: z.enum(['none', 'owed', 'settled']),
+  refundOwedSince: dateTime.nullable(),
 });
 
 /**
- * For each charge asked about: the orders that name it (at most one, unless something is
- * wrong; a few are shown then), and the place attempt of its order id, while ordering still
- * keeps it (`answered`: it has a final answer; `expiresAt`: until then an unanswered one may
- * still use the charge, after it the attempt is settled and its charge released).
+ * For each charge asked about, read in one snapshot of ordering's database: the orders that
+ * name it (at most one, unless something is wrong; a few are shown then), and the place
+ * attempt of its order id, while ordering still keeps it (`answered`: it has a final answer,
+ * and then its order exists in the same snapshot if it placed one; `expiresAt`: until then an
+ * unanswered one may still use the charge, after it the attempt is settled and its charge
+ * released). An answered attempt is forgotten after its retention, an unanswered one never.
  */
 export const chargeOwners = z.object({
   owners: z

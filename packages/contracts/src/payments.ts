@@ -113,9 +113,13 @@ export const captureInput = z.object({ chargeId: guid, amount: minorUnits.option
  */
 export const releaseInput = z.object({ orderId: guid });
 
-/** Return captured money; the same `idempotencyKey` for a charge refunds once. */
+/**
+ * Return captured money; the same `idempotencyKey` for a charge refunds once. Without `amount`
+ * it refunds whatever of the capture is not refunded or being refunded under another key (a
+ * cancel's refund): a charge with nothing left to refund answers as it is, never a refusal.
+ */
 export const refundInput = z.object({
   chargeId: guid,
-  amount: minorUnits,
+  amount: minorUnits.optional(),
   idempotencyKey: z.string().min(1).max(255),
 });

@@ -20,6 +20,7 @@ import {
 import type { Kysely } from 'kysely';
 import type { Msg, Subscription } from 'nats';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import type { z } from 'zod';
 import { createCatalogCache } from './catalog/catalog-cache.js';
@@ -30,6 +31,7 @@ import type { OrderingDatabase } from './db/ordering.table.js';
 import { addressHandlers } from './addresses/address.handlers.js';
 import { cartHandlers } from './carts/cart.handlers.js';
 import { createAcceptanceSweeper } from './lifecycle/acceptance-sweeper.js';
+import { createRefundSweeper } from './lifecycle/order-refunds.js';
 import { createFixtureKitchen } from './fixtures/fixture-kitchen.js';
 import {
   createOrderStatusChanges,
@@ -98,6 +100,8 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   sweepPlaces(): Promise<{ settled: number; forgotten: number }>;
   /** Cancel orders past their acceptance window and ask for due pauses now (tests; a timer too). */
   sweepAcceptance(): Promise<{ cancelled: number; paused: number }>;
+  /** Ask payments for the refunds cancels owe now (tests; a timer and each cancel do too). */
+  sweepRefunds(): Promise<number>;
 } {
   const bus = createBusClient(deps.nc, {
     prefix: deps.subjectPrefix,
@@ -134,6 +138,11 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   const clock = deps.clock ?? (() => new Date());
   const keyring = deps.keyring ?? keyringFromEnv();
   const js = deps.nc.jetstream();
+  // Test-only: the fault suite's planted defect, for the parts that have one, and its hold
+  // between the reconciler's two reads.
+  const mutant = config.ORDERING_TEST_MUTANT ? { mutant: config.ORDERING_TEST_MUTANT } : {};
+  const holdMs = config.ORDERING_TEST_OWNERS_READ_HOLD_MS;
+  const ownersReadHold = holdMs === undefined ? {} : { betweenReads: () => sleep(holdMs) };
   const relay = createOutboxRelay({ db, js, logger: deps.logger, metrics: deps.metrics });
   const nudge = () => void relay.nudge();
   const evaluate = createOrderEvaluator({ db, bus, catalogs, availability, profiles, clock });
@@ -194,6 +203,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     ...(config.ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS === undefined
       ? {}
       : { testAcceptanceWindowSeconds: config.ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS }),
+    ...mutant,
   });
   const sweeper = createPlaceSweeper({
     db,
@@ -204,15 +214,26 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     leaseMs: config.ORDERING_PLACE_LEASE_MS,
     backoffMs: config.ORDERING_PLACE_SETTLE_AFTER_MS,
   });
+  const refunds = createRefundSweeper({
+    db,
+    bus,
+    logger: deps.logger,
+    registry: deps.metrics.registry,
+    paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
+    retryMs: config.ORDERING_REFUND_RETRY_MS,
+    retryMaxMs: config.ORDERING_REFUND_RETRY_MAX_MS,
+  });
+  const nudgeRefunds = () => refunds.nudge();
   const acceptance = createAcceptanceSweeper({
     db,
     bus,
     clock,
     prefix: deps.subjectPrefix,
-    paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
     logger: deps.logger,
     registry: deps.metrics.registry,
     nudge,
+    nudgeRefunds,
+    ...mutant,
   });
   const lifecycle = {
     db,
@@ -220,7 +241,8 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     clock,
     prefix: deps.subjectPrefix,
     nudge,
-    paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
+    nudgeRefunds,
+    ...mutant,
   };
   const kitchen = createFixtureKitchen({
     db,
@@ -247,16 +269,9 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     ...addressHandlers(db, bus, deps.config.ORDERING_MAX_ADDRESSES_PER_END_USER),
     ...validateHandlers(evaluate),
     placeHandler(place),
-    chargeOwnersHandler(db),
+    chargeOwnersHandler({ db, ...mutant, ...ownersReadHold }),
     ...orderLifecycleHandlers(lifecycle),
-    testAdvanceHandler({
-      db,
-      bus,
-      clock,
-      prefix: deps.subjectPrefix,
-      nudge,
-      paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
-    }),
+    testAdvanceHandler({ db, clock, prefix: deps.subjectPrefix, nudge, nudgeRefunds, ...mutant }),
     testPlaceHandler({ bus, local, place }),
     testResetHandler(db),
     ...webhookHandlers({
@@ -282,6 +297,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   let profileChanges: Subscription | undefined;
   let sweeping: NodeJS.Timeout | undefined;
   let acceptanceSweeping: NodeJS.Timeout | undefined;
+  let refundSweeping: NodeJS.Timeout | undefined;
   let kitchenPassing: NodeJS.Timeout | undefined;
   let pruner: NodeJS.Timeout | undefined;
   let recorder: ConsumerLoop | undefined;
@@ -289,6 +305,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
   return {
     sweepPlaces: () => sweeper.sweep(),
     sweepAcceptance: () => acceptance.sweep(),
+    sweepRefunds: () => refunds.sweep(),
     async start() {
       const jsm = await deps.nc.jetstreamManager();
       // The outbox publishes events; the recorder checks its own consumer.
@@ -344,6 +361,11 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
           deps.logger.warn({ err: error }, 'sweeping orders past their acceptance window failed');
         });
       }, config.ORDERING_ACCEPTANCE_SWEEP_INTERVAL_MS);
+      refundSweeping = setInterval(() => {
+        refunds.sweep().catch((error: unknown) => {
+          deps.logger.warn({ err: error }, 'sweeping owed refunds failed');
+        });
+      }, config.ORDERING_REFUND_SWEEP_INTERVAL_MS);
       kitchenPassing = setInterval(() => {
         kitchen.pass().catch((error: unknown) => {
           deps.logger.warn({ err: error }, 'the fixture kitchen’s pass failed');
@@ -388,6 +410,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     async stop(timeoutMs) {
       clearInterval(sweeping);
       clearInterval(acceptanceSweeping);
+      clearInterval(refundSweeping);
       clearInterval(kitchenPassing);
       clearInterval(pruner);
       activations?.unsubscribe();
@@ -398,6 +421,7 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
         recorder?.stop(timeoutMs),
         sweeper.stop(),
         acceptance.stop(),
+        refunds.stop(),
         kitchen.stop(),
         storeRecorder?.stop(timeoutMs),
       ]);

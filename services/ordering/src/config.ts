@@ -1,7 +1,10 @@
 import { maxAddressesPerEndUser } from '@pcp/contracts';
 import { isProduction, nodeEnvSchema } from '@pcp/service-kit';
 import { z } from 'zod';
+import { orderingMutants } from './mutants.js';
 import { CONTRACT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './webhooks/retry-schedule.js';
+
+export type { OrderingMutant } from './mutants.js';
 
 export const orderingEnvSchema = z
   .object({
@@ -130,6 +133,35 @@ export const orderingEnvSchema = z
      */
     ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3_600).optional(),
     /**
+     * How often each replica asks payments for the refunds cancels owe that it has not settled
+     * yet (a cancel also asks at once, after it commits).
+     */
+    ORDERING_REFUND_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+    /**
+     * A refund payments could not make is asked again after this, doubling each try up to
+     * ORDERING_REFUND_RETRY_MAX_MS (an hour): one payments keeps refusing is never asked at a
+     * sweep's rate.
+     */
+    ORDERING_REFUND_RETRY_MS: z.coerce.number().int().min(100).max(600_000).default(1_000),
+    ORDERING_REFUND_RETRY_MAX_MS: z.coerce
+      .number()
+      .int()
+      .min(1_000)
+      .max(24 * 3_600_000)
+      .default(3_600_000),
+    /**
+     * Test-only (the fault suite's mutation check, `npm run test:faults -- --mutants`): plant
+     * one known defect so the suite shows it catches it (`mutants.ts` says what each does).
+     * Production refuses it.
+     */
+    ORDERING_TEST_MUTANT: z.enum(orderingMutants).optional(),
+    /**
+     * Test-only (the fault suite): hold the reconciler's charge-owners question this long
+     * between its two reads, widening the window in which an order can commit between them.
+     * Production refuses it.
+     */
+    ORDERING_TEST_OWNERS_READ_HOLD_MS: z.coerce.number().int().min(1).max(10_000).optional(),
+    /**
      * How long place waits for payments to authorize or capture: longer than the payment
      * processor's own timeout (10 s), so its answer (503, retryable) arrives first.
      */
@@ -211,12 +243,21 @@ export const orderingEnvSchema = z
       .default(3 * 24 * 3_600_000),
   })
   .superRefine((env, context) => {
-    if (isProduction(env) && env.ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS !== undefined) {
-      context.addIssue({
-        code: 'custom',
-        path: ['ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS'],
-        message: 'production (NODE_ENV=production) refuses a test-only acceptance window',
-      });
+    if (!isProduction(env)) return;
+    const testOnly = [
+      'ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS',
+      'ORDERING_TEST_MUTANT',
+      'ORDERING_TEST_OWNERS_READ_HOLD_MS',
+      'ORDERING_FAILPOINT',
+    ] as const;
+    for (const name of testOnly) {
+      if (env[name] !== undefined) {
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'production (NODE_ENV=production) refuses a test-only setting',
+        });
+      }
     }
   });
 export type OrderingConfig = z.output<typeof orderingEnvSchema>;

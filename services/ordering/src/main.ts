@@ -2,6 +2,7 @@ import { platformOpsPorts } from '@pcp/contracts';
 import {
   adminCommand,
   deadLetterCommands,
+  integerOption,
   keyringFromEnv,
   loadConfig,
   outboxCommands,
@@ -15,6 +16,7 @@ import {
   type OrderingDatabase,
 } from './app.js';
 import { orderingEnvSchema } from './config.js';
+import { listOwedRefunds, OWED_REFUNDS_LIST_MAX } from './lifecycle/order-refunds.js';
 
 const config = loadConfig(orderingEnvSchema);
 // Read at start, so production without SECRETS_KEYS refuses to start.
@@ -35,6 +37,13 @@ await runService<OrderingDatabase>({
       summary: 're-wrap every stored secret with the first key of SECRETS_KEYS',
       options: {},
       run: ({ db }) => rewrapWebhookSecrets(db, keyring),
+    }),
+    'refunds-owed': adminCommand({
+      usage: '[--limit N]',
+      summary: `refunds cancels owe and payments has not made, raised ones first (N ≤ ${OWED_REFUNDS_LIST_MAX})`,
+      options: { limit: { type: 'string' } },
+      check: (args) => integerOption(args, 'limit', { min: 1, max: OWED_REFUNDS_LIST_MAX }, 50),
+      run: ({ db, args: limit }) => listOwedRefunds(db, limit),
     }),
   },
   create: (deps) => createOrderingService({ ...deps, config, keyring }),

@@ -64,6 +64,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps): ServiceInstanc
   const { PAYMENTS_FAILPOINT: failpoint, PAYMENTS_FAILPOINT_RATE: failpointRate } = config;
   const actions = createChargeActions({
     ...handlerDeps,
+    ...(config.PAYMENTS_TEST_MUTANT ? { mutant: config.PAYMENTS_TEST_MUTANT } : {}),
     ...(failpoint
       ? {
           failpoint: (point: string) => {

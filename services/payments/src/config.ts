@@ -9,6 +9,10 @@ const EXAMPLE_KEY = 'change-me';
 /** The card-hash key of local runs and tests: public, so never a deployment's. */
 const LOCAL_CARD_HASH_KEY = 'local-only-card-hash-key-0123456789';
 
+/** The defects the fault suite's mutation check plants in payments, one at a time. */
+export const paymentsMutants = ['refund-twice'] as const;
+export type PaymentsMutant = (typeof paymentsMutants)[number];
+
 export const paymentsEnvSchema = z
   .object({
     NODE_ENV: nodeEnvSchema,
@@ -66,6 +70,13 @@ export const paymentsEnvSchema = z
     PAYMENTS_FAILPOINT: z.enum(['authorized-unrecorded']).optional(),
     PAYMENTS_FAILPOINT_RATE: z.coerce.number().min(0).max(1).default(1),
     /**
+     * Test-only (the fault suite's mutation check, `npm run test:faults -- --mutants`): plant
+     * one known defect, so the suite shows it catches it. `refund-twice` sends every refund
+     * call to the processor under a key of its own, as if a retry after a lost answer were a
+     * new refund. Production refuses it.
+     */
+    PAYMENTS_TEST_MUTANT: z.enum(paymentsMutants).optional(),
+    /**
      * A charge changed this recently is left in flight by the reconciler (an operation of
      * payments' own may still be on its way); it is judged at a later run.
      */
@@ -96,6 +107,15 @@ export const paymentsEnvSchema = z
   })
   .superRefine((env, context) => {
     if (!isProduction(env)) return;
+    for (const name of ['PAYMENTS_TEST_MUTANT', 'PAYMENTS_FAILPOINT'] as const) {
+      if (env[name] !== undefined) {
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'production (NODE_ENV=production) refuses a test-only defect or failpoint',
+        });
+      }
+    }
     if (env.PAYMENT_PROCESSOR_URL !== undefined) {
       if (new URL(env.PAYMENT_PROCESSOR_URL).protocol !== 'https:') {
         context.addIssue({

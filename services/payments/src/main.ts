@@ -1,5 +1,11 @@
 import { platformOpsPorts } from '@pcp/contracts';
-import { adminCommand, createMetrics, loadConfig, runService } from '@pcp/service-kit';
+import {
+  adminCommand,
+  createMetrics,
+  integerOption,
+  loadConfig,
+  runService,
+} from '@pcp/service-kit';
 import {
   createPaymentsService,
   paymentsEnvSchema,
@@ -7,6 +13,7 @@ import {
   paymentsMigrations,
   type PaymentsDatabase,
 } from './app.js';
+import { listReconcilerActions, RECONCILER_ACTIONS_LIST_MAX } from './reconciler/reconciler.js';
 
 const config = loadConfig(paymentsEnvSchema);
 
@@ -38,6 +45,14 @@ await runService<PaymentsDatabase>({
           await payments.stop(1_000);
         }
       },
+    }),
+    'reconciler-actions': adminCommand({
+      usage: '[--limit N]',
+      summary: `what the reconciler released or withheld on its own, newest first (N ≤ ${RECONCILER_ACTIONS_LIST_MAX})`,
+      options: { limit: { type: 'string' } },
+      check: (args) =>
+        integerOption(args, 'limit', { min: 1, max: RECONCILER_ACTIONS_LIST_MAX }, 50),
+      run: ({ db, args: limit }) => listReconcilerActions(db, limit),
     }),
   },
   create: (deps) => createPaymentsService({ ...deps, config }),

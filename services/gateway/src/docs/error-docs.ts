@@ -504,6 +504,19 @@ export const errorDocs = {
       instance: `/v1/commerce/orders/${ORDER_ID}/status`,
     },
   },
+  PAYMENT_PROCESSOR_REFUSED: {
+    rules: { guide: 'payments', heading: 'Charges' },
+    description:
+      'The payment processor refused a step the platform took with a charge (a refund of an ' +
+      'authorization it does not know, for example). The detail names the processor’s own ' +
+      'code. Only the platform’s own payment steps meet it; a refund it refused is tried ' +
+      'again and raised to operators.',
+    action: 'If you see it, contact support quoting the requestId.',
+    example: {
+      detail: 'The payment processor refused to refund the charge: authorization_not_found',
+      instance: `/v1/test/orders/${ORDER_ID}/advance`,
+    },
+  },
   WEBHOOK_NOT_FOUND: {
     rules: { guide: 'webhooks', heading: 'Registering an endpoint' },
     description: 'Your partner has no webhook endpoint registered.',

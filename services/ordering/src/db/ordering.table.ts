@@ -155,6 +155,27 @@ export interface OrderStatusChangeTable {
   changed_at: Date;
 }
 
+/**
+ * A refund ordering owes payments' customer (a cancel's), written with its cause and asked of
+ * payments by the refund sweeper until settled.
+ */
+export interface OrderRefundTable {
+  /** Payments' idempotency key of the refund (`order-cancel-<orderId>`). */
+  idempotency_key: string;
+  order_id: string;
+  charge_id: string;
+  reason: 'cancel';
+  /** Minor units; null: whatever of the capture is left to refund. */
+  amount: number | null;
+  state: ColumnType<'owed' | 'settled', 'owed', 'settled'>;
+  tries: ColumnType<number, never, number>;
+  next_try_at: ColumnType<Date, never, Date>;
+  last_error: ColumnType<string | null, never, string | null>;
+  raised_at: ColumnType<Date | null, never, Date | null>;
+  created_at: ColumnType<Date, never, never>;
+  settled_at: ColumnType<Date | null, never, Date | null>;
+}
+
 /** Per store: its run of orders not accepted in time, and the platform pause it owes. */
 export interface StoreAcceptanceTimeoutTable {
   store_id: string;
@@ -265,6 +286,7 @@ export interface OrderingDatabase {
   place_attempts: PlaceAttemptTable;
   orders: OrderTable;
   order_status_changes: OrderStatusChangeTable;
+  order_refunds: OrderRefundTable;
   store_acceptance_timeouts: StoreAcceptanceTimeoutTable;
   outbox: OutboxTable;
   webhook_endpoints: WebhookEndpointTable;
@@ -279,6 +301,7 @@ export type AddressRow = Selectable<AddressTable>;
 export type PlaceAttemptRow = Selectable<PlaceAttemptTable>;
 export type OrderRow = Selectable<OrderTable>;
 export type OrderStatusChangeRow = Selectable<OrderStatusChangeTable>;
+export type OrderRefundRow = Selectable<OrderRefundTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>;
 export type WebhookDeliveryAttemptRow = Selectable<WebhookDeliveryAttemptTable>;

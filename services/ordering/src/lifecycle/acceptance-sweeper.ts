@@ -1,5 +1,5 @@
 import { subjects } from '@pcp/contracts';
-import type { BusClient, Logger, RequestContext } from '@pcp/service-kit';
+import type { BusClient, Logger } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
 import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
@@ -11,33 +11,30 @@ import {
   lockDueOrder,
   pauseDone,
 } from './acceptance.repository.js';
+import type { OrderingMutant } from '../config.js';
+import { oweCancelRefund } from './order-refunds.js';
 import { recordOrderEvent, updateOrderStatus } from './order.repository.js';
-import { refundOrder } from './order-refund.js';
 
 export interface AcceptanceDeps {
-  readonly db: Kysely<OrderingDatabase>;
-  readonly bus: BusClient;
   readonly clock: () => Date;
   /** The deployment's subject prefix (the outbox's event subjects carry it). */
   readonly prefix: string;
-  /** How long a refund may take (default: the bus's timeout). */
-  readonly paymentsTimeoutMs?: number;
+  /** Test-only: the fault suite's planted defect (`ORDERING_TEST_MUTANT`). */
+  readonly mutant?: OrderingMutant;
 }
 
 /**
  * Cancel a pending order whose window ended (docs/guide/orders.md#acceptance-window), its row
- * locked by the caller's transaction: refunded first (the same key as a store's cancel, so
- * the two never both refund), then `cancelled` by the platform with its event in the outbox,
- * and counted against its store. A failed refund throws: the transaction rolls back and the
- * order stays pending, past its deadline, for the next try.
+ * locked by the caller's transaction: `cancelled` by the platform with its event in the
+ * outbox and its refund owed (the same key as a store's cancel, so the two never both
+ * refund), and counted against its store. Nothing here waits on payments: the refund sweeper
+ * asks for the refund once this commits (the caller nudges it).
  */
 export async function cancelNotAccepted(
   trx: Kysely<OrderingDatabase>,
   row: OrderRow,
   deps: AcceptanceDeps,
-  ctx: Pick<RequestContext, 'requestId' | 'traceparent' | 'tracestate'>,
 ): Promise<OrderRow> {
-  await refundOrder(deps.bus, row, ctx, deps.paymentsTimeoutMs);
   const now = deps.clock();
   const updated = await updateOrderStatus(trx, row, {
     state: 'cancelled',
@@ -47,15 +44,20 @@ export async function cancelNotAccepted(
     cancelled_by: 'platform',
   });
   await recordOrderEvent(trx, updated, 'order.cancelled', row.status, deps.prefix);
+  if (deps.mutant !== 'acceptance-no-refund') await oweCancelRefund(trx, updated);
   await countTimeout(trx, row, now);
   return updated;
 }
 
 export interface AcceptanceSweeperDeps extends AcceptanceDeps {
+  readonly db: Kysely<OrderingDatabase>;
+  readonly bus: BusClient;
   readonly logger: Logger;
   readonly registry: Registry;
   /** Publish the outbox now (after a commit that wrote an event). */
   readonly nudge: () => void;
+  /** Ask payments for owed refunds now (after a commit that cancelled a card order). */
+  readonly nudgeRefunds: () => void;
 }
 
 /** Orders cancelled per sweep, and at once (each in its own transaction). */
@@ -76,7 +78,7 @@ const PAUSE_RETRY_MAX_MS = 300_000;
 export function createAcceptanceSweeper(deps: AcceptanceSweeperDeps) {
   const outcomes = new Counter({
     name: 'pcp_acceptance_sweeps_total',
-    help: 'What the acceptance sweeper did: cancelled (a pending order past its window, refunded), cancel_failed (left pending for the next sweep), paused (a store after 3 timeouts in a row), pause_failed (asked again after its back-off)',
+    help: 'What the acceptance sweeper did: cancelled (a pending order past its window, its refund owed), cancel_failed (left pending for the next sweep), paused (a store after 3 timeouts in a row), pause_failed (asked again after its back-off)',
     labelNames: ['outcome'] as const,
     registers: [deps.registry],
   });
@@ -94,17 +96,16 @@ export function createAcceptanceSweeper(deps: AcceptanceSweeperDeps) {
         const row = await lockDueOrder(trx, deps.clock(), failed);
         if (!row) return undefined;
         claimed = row;
-        return cancelNotAccepted(trx, row, deps, {
-          requestId: `acceptance-${row.order_id}`,
-        });
+        return cancelNotAccepted(trx, row, deps);
       });
       if (!result) return undefined;
       outcomes.inc({ outcome: 'cancelled' });
       deps.nudge();
+      deps.nudgeRefunds();
       return result;
     } catch (error) {
       if (!claimed) throw error;
-      // Its refund (or its commit) failed: skipped for this sweep, tried again next.
+      // Its commit failed: skipped for this sweep, tried again next.
       failed.push(claimed.order_id);
       outcomes.inc({ outcome: 'cancel_failed' });
       deps.logger.warn(

@@ -22,14 +22,15 @@ import {
   listStoreOrders,
   lockStoreOrder,
   keptStatusChanges,
+  orderRefunds,
   toOrder,
 } from './order.repository.js';
 import { orderTimelineOf } from './order-timeline.js';
 import { recentOrderAttempts } from '../webhooks/delivery.repository.js';
+import type { OrderingMutant } from '../config.js';
 import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
 import { acceptanceEnded } from './acceptance-window.js';
 import { cancelNotAccepted } from './acceptance-sweeper.js';
-import { refundOrder } from './order-refund.js';
 import { writeOrderMove } from './order-move.js';
 import { applyOrderStatusChange } from './order-status.js';
 
@@ -41,8 +42,10 @@ export interface OrderLifecycleDeps {
   readonly prefix: string;
   /** Publish the outbox now (after a commit that wrote an event). */
   readonly nudge: () => void;
-  /** How long a cancel's refund may take (default: the bus's timeout). */
-  readonly paymentsTimeoutMs?: number;
+  /** Ask payments for owed refunds now (after a commit that cancelled a card order). */
+  readonly nudgeRefunds: () => void;
+  /** Test-only: the fault suite's planted defect (`ORDERING_TEST_MUTANT`). */
+  readonly mutant?: OrderingMutant;
 }
 
 const orderNotFound = () => new AppError('ORDER_NOT_FOUND', 'No order with this id');
@@ -76,6 +79,7 @@ export function createOrderStatusChanges(deps: OrderLifecycleDeps) {
     });
     if (result.kind === 'unchanged') return toOrder(result.row);
     deps.nudge();
+    if (result.kind === 'expired' || result.row.state === 'cancelled') deps.nudgeRefunds();
     if (result.kind === 'expired') {
       throw new AppError(
         'ORDER_STATUS_TRANSITION_INVALID',
@@ -99,7 +103,7 @@ export function createOrderStatusChanges(deps: OrderLifecycleDeps) {
     // The deadline wins (docs/guide/orders.md#acceptance-window): a move that comes after it
     // cancels the order as the sweeper would, and is refused once that commits.
     if (acceptanceEnded({ status: current.status, acceptBy: current.accept_by }, deps.clock())) {
-      await cancelNotAccepted(trx, current, deps, ctx);
+      await cancelNotAccepted(trx, current, deps);
       return { kind: 'expired' as const };
     }
     const outcome = applyOrderStatusChange(
@@ -108,12 +112,15 @@ export function createOrderStatusChanges(deps: OrderLifecycleDeps) {
         status: current.status,
         fulfillmentMode: current.fulfillment_mode,
         estimatedReadyAt: current.estimated_ready_at?.toISOString() ?? null,
+        cancelledBy: current.cancelled_by,
       },
       change,
     );
     if (outcome.kind === 'illegal') {
       throw new AppError('ORDER_STATUS_TRANSITION_INVALID', outcome.detail);
     }
+    // A cancel sent again answers as the first did (its items were marked then).
+    if (outcome.kind === 'unchanged') return { kind: 'unchanged' as const, row: current };
     // Items that ran out deny a pending order only (docs/guide/orders.md#denying-an-order).
     if (change.unavailableItemIds !== undefined && current.status !== 'pending') {
       throw new AppError(
@@ -121,16 +128,12 @@ export function createOrderStatusChanges(deps: OrderLifecycleDeps) {
         `The order is ${current.status}; only a pending order is denied with unavailableItemIds`,
       );
     }
-    if (outcome.kind === 'unchanged') return { kind: 'unchanged' as const, row: current };
-    // Before the refund: items stores refuses (not in the active catalog) refuse the cancel.
+    // Before the cancel: items stores refuses (not in the active catalog) refuse it.
     if (change.unavailableItemIds !== undefined) {
       await denyItems(current.store_id, change.unavailableItemIds, ctx);
     }
-    // Before commit and under the lock: a failed refund rolls the cancel back and its
-    // error goes to the store, which may retry; no other change can slip in meanwhile.
-    if (outcome.event === 'order.cancelled') {
-      await refundOrder(bus, current, ctx, deps.paymentsTimeoutMs);
-    }
+    // A cancel owes its refund in this transaction (writeOrderMove); the refund sweeper asks
+    // payments for it once this commits, so the store's answer never waits on the processor.
     return { kind: 'moved' as const, row: await writeOrderMove(trx, current, outcome, deps) };
   }
 
@@ -202,18 +205,19 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
       const partnerId = requirePartner(ctx, 'distribution');
       const order = await findOrder(db, orderId);
       if (!order || order.partner_id !== partnerId) throw orderNotFound();
-      const [changes, attempts] = await Promise.all([
+      const [changes, attempts, refunds] = await Promise.all([
         keptStatusChanges(db, orderId, orderTimelineLimits.statusEvents),
         recentOrderAttempts(db, {
           orderId,
           partnerId,
           limit: orderTimelineLimits.webhookAttempts,
         }),
+        orderRefunds(db, orderId),
       ]);
       const omitted = changes.total - changes.rows.length + (attempts.total - attempts.rows.length);
       return {
         orderId,
-        events: orderTimelineOf(order, changes.rows, attempts.rows),
+        events: orderTimelineOf(order, changes.rows, attempts.rows, refunds),
         ...(omitted > 0 ? { eventsOmitted: omitted } : {}),
       };
     }),

@@ -1,19 +1,22 @@
 import type { Kysely } from 'kysely';
+import type { OrderingMutant } from '../config.js';
 import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
+import { oweCancelRefund } from './order-refunds.js';
 import { resetTimeouts } from './acceptance.repository.js';
 import { recordOrderEvent, updateOrderStatus } from './order.repository.js';
 import type { OrderMove } from './order-status.js';
 
 /**
- * Write a legal move of the status machine to the locked row: its next version and that
- * version's event in the outbox. A store's status change and the sandbox's advance helper
- * both move orders through it (a refund, when the move cancels, is the caller's, before it).
+ * Write a legal move of the status machine to the locked row: its next version, that
+ * version's event in the outbox and, when the move cancels a card order, the refund it owes
+ * (settled by the refund sweeper after commit: the caller nudges it). A store's status change
+ * and the sandbox's advance helper both move orders through it.
  */
 export async function writeOrderMove(
   trx: Kysely<OrderingDatabase>,
   row: OrderRow,
   move: OrderMove,
-  deps: { readonly clock: () => Date; readonly prefix: string },
+  deps: { readonly clock: () => Date; readonly prefix: string; readonly mutant?: OrderingMutant },
 ): Promise<OrderRow> {
   const updated = await updateOrderStatus(trx, row, {
     state: move.state,
@@ -40,5 +43,8 @@ export async function writeOrderMove(
     deps.prefix,
     move.unavailableItemIds,
   );
+  if (move.event === 'order.cancelled' && deps.mutant !== 'cancel-no-refund') {
+    await oweCancelRefund(trx, updated);
+  }
   return updated;
 }

@@ -9,6 +9,8 @@ export interface OrderPosition {
   readonly fulfillmentMode: FulfillmentMode;
   /** ISO 8601 instant, or null when no estimate was given yet. */
   readonly estimatedReadyAt: string | null;
+  /** Who cancelled a cancelled order (a store's cancel sent again is answered as it was). */
+  readonly cancelledBy?: 'store' | 'platform' | null;
 }
 
 /** The order after a legal move, with the event that announces it. */
@@ -66,8 +68,9 @@ const sameInstant = (a: string, b: string | null) => b !== null && Date.parse(a)
  * The order status machine (the spec's Order state and Order status tables,
  * docs/guide/orders.md#order-status): an open order steps pending → confirmed → preparing → ready,
  * and a delivery order on to inTransit; `{state: completed}` finishes it from ready (pickup) or
- * inTransit (delivery); `{state: cancelled}` ends it while open and before inTransit. Skipping a
- * step, going back, a pickup order in transit and anything on an order that ended are illegal.
+ * inTransit (delivery); `{state: cancelled}` ends it while open and before inTransit, and sent
+ * again to an order its store cancelled is a no-op. Skipping a step, going back, a pickup order
+ * in transit and anything else on an order that ended are illegal.
  * Sending the status the order has is a no-op unless it brings another estimatedReadyAt. An
  * estimate goes with a step (the order is still being made); finishing and cancelling keep the
  * last.
@@ -82,6 +85,10 @@ export function applyOrderStatusChange(
     detail: `The order is ${state === 'open' ? status : state}; it cannot ${move}`,
   });
   const move = describeChange(change);
+  // A store's cancel sent again (its first answer lost) finds what it did: no new version.
+  if (state === 'cancelled' && position.cancelledBy === 'store' && change.state === 'cancelled') {
+    return { kind: 'unchanged' };
+  }
   if (state !== 'open') return illegal(move);
 
   if (change.state === 'completed') {

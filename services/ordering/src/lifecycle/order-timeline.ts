@@ -1,7 +1,7 @@
 import { fromMinorUnits, type OrderTimelineEvent } from '@pcp/contracts';
-import type { OrderRow, OrderStatusChangeRow } from '../db/ordering.table.js';
+import type { OrderRefundRow, OrderRow, OrderStatusChangeRow } from '../db/ordering.table.js';
 import type { OrderDeliveryAttempt } from '../webhooks/delivery.repository.js';
-import { refundsOnCancel } from './order-refund.js';
+import { refundsOnCancel } from './order-refunds.js';
 
 /** Events at the same instant read in the order they happened: a refund before its cancel. */
 const rank: Record<OrderTimelineEvent['kind'], number> = {
@@ -16,7 +16,8 @@ const rank: Record<OrderTimelineEvent['kind'], number> = {
  * An order's timeline (docs/guide/orders.md#an-orders-timeline) from what ordering keeps: the
  * order, its status history and its deliveries' tries. The payment steps follow from the
  * order: place records an order with a charge only once it is captured (so it was authorized
- * and captured when placed), and a cancel commits only after its refund. The store's answer
+ * and captured when placed); a cancel owes its refund, shown once payments made it (orders
+ * cancelled before refunds were owed were refunded before their cancel). The store's answer
  * follows from the history: pending to confirmed (or confirmed at placement, through the
  * store's submission URL) is its acceptance, pending to cancelled by the store its denial.
  */
@@ -24,6 +25,7 @@ export function orderTimelineOf(
   order: OrderRow,
   changes: readonly OrderStatusChangeRow[],
   attempts: readonly OrderDeliveryAttempt[],
+  refunds: readonly Pick<OrderRefundRow, 'amount' | 'state' | 'settled_at'>[],
 ): OrderTimelineEvent[] {
   const events: OrderTimelineEvent[] = [{ at: iso(order.created_at), kind: 'placed' }];
   const money = {
@@ -35,7 +37,19 @@ export function orderTimelineOf(
     events.push({ at, kind: 'payment', action: 'authorized', ...money });
     events.push({ at, kind: 'payment', action: 'captured', ...money });
   }
-  if (order.state === 'cancelled' && refundsOnCancel(order)) {
+  for (const refund of refunds) {
+    if (refund.state !== 'settled' || !refund.settled_at) continue;
+    const amount =
+      refund.amount === null ? money.amount : fromMinorUnits(refund.amount, order.currency);
+    events.push({
+      at: iso(refund.settled_at),
+      kind: 'payment',
+      action: 'refunded',
+      amount,
+      currency: order.currency,
+    });
+  }
+  if (order.state === 'cancelled' && refundsOnCancel(order) && refunds.length === 0) {
     events.push({ at: iso(order.updated_at), kind: 'payment', action: 'refunded', ...money });
   }
   for (const change of changes) {

@@ -2,7 +2,12 @@ import { events, type Order, type OrderEventKind, type OrderStatus } from '@pcp/
 import { createdAtKey, insertOutboxEvent, olderThan, pageOf, type ListKey } from '@pcp/service-kit';
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 
-import type { OrderingDatabase, OrderRow, OrderStatusChangeRow } from '../db/ordering.table.js';
+import type {
+  OrderingDatabase,
+  OrderRefundRow,
+  OrderRow,
+  OrderStatusChangeRow,
+} from '../db/ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
 
@@ -239,4 +244,17 @@ export async function keptStatusChanges(
      order by c.version
   `.execute(db);
   return { rows, total: rows[0]?.total ?? 0 };
+}
+
+/** The refunds an order owes or owed (a cancel's; one per cause), oldest first. */
+export function orderRefunds(
+  db: Db,
+  orderId: string,
+): Promise<Pick<OrderRefundRow, 'amount' | 'state' | 'settled_at'>[]> {
+  return db
+    .selectFrom('order_refunds')
+    .select(['amount', 'state', 'settled_at'])
+    .where('order_id', '=', orderId)
+    .orderBy('created_at')
+    .execute();
 }

@@ -9,6 +9,7 @@ import {
 import { AppError, type BusClient, type Logger, type RequestContext } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
+import type { OrderingMutant } from '../config.js';
 import type { OrderEvaluation, OrderEvaluator } from '../validate/order-evaluator.js';
 import type {
   OrderDetails,
@@ -53,6 +54,8 @@ export interface PlaceSagaDeps {
   readonly failpoint?: PlaceStep;
   /** Test-only: every new order's acceptance window, in seconds, whatever its store's. */
   readonly testAcceptanceWindowSeconds?: number;
+  /** Test-only: the fault suite's planted defect (`ORDERING_TEST_MUTANT`). */
+  readonly mutant?: OrderingMutant;
 }
 
 /** What one run of the saga carries from step to step (never stored). */
@@ -198,6 +201,13 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
   /** capturing: capture the charge, then record the order and its answer. */
   async function captureAndRecord(attempt: HeldAttempt, run: Run): Promise<HeldAttempt> {
     const snapshot = snapshotOf(attempt);
+    if (deps.mutant === 'capture-skipped') {
+      return recordOrder(attempt, snapshot, {
+        paymentId: snapshot.paymentId!,
+        brand: 'unknown',
+        last4: '0000',
+      });
+    }
     return recordOrder(attempt, snapshot, await capture(attempt, snapshot, run.ctx));
   }
 
@@ -517,7 +527,7 @@ export function createPlaceSaga(deps: PlaceSagaDeps) {
     ctx: RequestContext,
     options: { release: boolean },
   ): Promise<HeldAttempt> {
-    if (options.release) await releasePayment(attempt, ctx);
+    if (options.release && deps.mutant !== 'saga-no-release') await releasePayment(attempt, ctx);
     const problem = {
       errorCode: error.code,
       detail: error.message,

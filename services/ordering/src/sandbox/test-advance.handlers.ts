@@ -1,17 +1,11 @@
 import { subjects, type Order } from '@pcp/contracts';
-import {
-  AppError,
-  handle,
-  requireTestPartner,
-  type BusClient,
-  type HandlerBinding,
-} from '@pcp/service-kit';
+import { AppError, handle, requireTestPartner, type HandlerBinding } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
+import type { OrderingMutant } from '../config.js';
 import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
 import { acceptanceEnded } from '../lifecycle/acceptance-window.js';
 import { cancelNotAccepted } from '../lifecycle/acceptance-sweeper.js';
 import { writeOrderMove } from '../lifecycle/order-move.js';
-import { refundOrder } from '../lifecycle/order-refund.js';
 import { applyOrderStatusChange } from '../lifecycle/order-status.js';
 import { toOrder } from '../lifecycle/order.repository.js';
 import { advanceChanges } from './advance-path.js';
@@ -19,11 +13,13 @@ import { isFixtureStoreOwner } from './fixture-stores.js';
 
 export interface TestAdvanceDeps {
   readonly db: Kysely<OrderingDatabase>;
-  readonly bus: BusClient;
   readonly clock: () => Date;
   readonly prefix: string;
   readonly nudge: () => void;
-  readonly paymentsTimeoutMs?: number;
+  /** Ask payments for owed refunds now (after a commit that cancelled a card order). */
+  readonly nudgeRefunds: () => void;
+  /** Test-only: the fault suite's planted defect (`ORDERING_TEST_MUTANT`). */
+  readonly mutant?: OrderingMutant;
 }
 
 const orderNotFound = () => new AppError('ORDER_NOT_FOUND', 'No order with this id');
@@ -37,8 +33,8 @@ function mayAdvance(row: OrderRow, partnerId: string): boolean {
 /**
  * `POST /v1/test/orders/{orderId}/advance` (docs/guide/sandbox.md#advancing-an-order): moves a test
  * order as its store would, one step at a time through the status machine a store's change
- * uses, each step a version with its event (so webhooks flow); `cancelled` refunds as a
- * store's cancel does; `timeout` ends a pending order's acceptance window now, and the order is
+ * uses, each step a version with its event (so webhooks flow); `cancelled` owes its refund as
+ * a store's cancel does; `timeout` ends a pending order's acceptance window now, and the order is
  * cancelled and refunded by the platform exactly as the acceptance sweeper does.
  */
 export function testAdvanceHandler(deps: TestAdvanceDeps): HandlerBinding {
@@ -62,7 +58,7 @@ export function testAdvanceHandler(deps: TestAdvanceDeps): HandlerBinding {
             `The order is ${row.state === 'open' ? row.status : row.state}; only a pending order times out`,
           );
         }
-        const cancelled = await cancelNotAccepted(trx, row, deps, ctx);
+        const cancelled = await cancelNotAccepted(trx, row, deps);
         return { row: cancelled, moved: true, expired: to !== 'timeout' };
       }
       let current = row;
@@ -73,6 +69,7 @@ export function testAdvanceHandler(deps: TestAdvanceDeps): HandlerBinding {
             status: current.status,
             fulfillmentMode: current.fulfillment_mode,
             estimatedReadyAt: current.estimated_ready_at?.toISOString() ?? null,
+            cancelledBy: current.cancelled_by,
           },
           change,
         );
@@ -80,14 +77,13 @@ export function testAdvanceHandler(deps: TestAdvanceDeps): HandlerBinding {
           throw new AppError('ORDER_STATUS_TRANSITION_INVALID', outcome.detail);
         }
         if (outcome.kind === 'unchanged') continue;
-        if (outcome.event === 'order.cancelled') {
-          await refundOrder(deps.bus, current, ctx, deps.paymentsTimeoutMs);
-        }
+        // A cancel owes its refund in this transaction; the sweeper settles it after commit.
         current = await writeOrderMove(trx, current, outcome, deps);
       }
       return { row: current, moved: current !== row, expired: false };
     });
     if (result.moved) deps.nudge();
+    if (result.moved && result.row.state === 'cancelled') deps.nudgeRefunds();
     if (result.expired) {
       // As a store's change after the deadline: the platform's cancel wins.
       throw new AppError(

@@ -9,7 +9,8 @@ const count = (result: { numDeletedRows: bigint }[]) =>
 /**
  * `ordering.testReset` (docs/guide/sandbox.md#reset): in one transaction, every ordering row
  * of the calling test tenant: the orders it placed or its stores took (and their outbox
- * events, status history, deliveries with their tries and place attempts), its place attempts, addresses, webhook endpoint and
+ * events, status history, refunds owed, deliveries with their tries and place attempts), its
+ * place attempts, addresses, webhook endpoint and
  * deliveries, its webhook stream's log, its stores' acceptance-timeout runs, and what the
  * sandbox customer made for it. A place still running (its lease held, no answer yet) is left
  * to finish. The stream itself (its secret) stays: a `pcp listen` open across the reset keeps
@@ -43,6 +44,10 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
         .execute();
       const history = await trx
         .deleteFrom('order_status_changes')
+        .where('order_id', 'in', orderIds)
+        .execute();
+      const refunds = await trx
+        .deleteFrom('order_refunds')
         .where('order_id', 'in', orderIds)
         .execute();
       const deliveries = await trx
@@ -141,6 +146,7 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
       return {
         'ordering.orders': count(orders),
         'ordering.order_status_changes': count(history),
+        'ordering.order_refunds': count(refunds),
         'ordering.outbox': count(outbox),
         'ordering.place_attempts': count(attempts),
         'ordering.addresses': count(addresses),

@@ -285,3 +285,32 @@ describe('a change that names no move', () => {
     expect(applyOrderStatusChange(open('pending', 'PICKUP'), {}).kind).toBe('illegal');
   });
 });
+
+describe('a cancel sent again', () => {
+  it('finds the order its store cancelled as it left it (no new version), whatever the reason', () => {
+    for (const mode of modes) {
+      const cancelledByStore = {
+        ...at('cancelled', 'cancelled', mode),
+        cancelledBy: 'store' as const,
+      };
+      expect(applyOrderStatusChange(cancelledByStore, cancel)).toEqual({ kind: 'unchanged' });
+      expect(
+        applyOrderStatusChange(cancelledByStore, { state: 'cancelled', cancelReason: 'Other' }),
+      ).toEqual({ kind: 'unchanged' });
+      // Any other change of it is still refused.
+      expect(applyOrderStatusChange(cancelledByStore, step('confirmed')).kind).toBe('illegal');
+      expect(applyOrderStatusChange(cancelledByStore, complete).kind).toBe('illegal');
+    }
+  });
+
+  it('is refused on an order the platform cancelled: the store never cancelled it', () => {
+    const byPlatform = {
+      ...at('cancelled', 'cancelled', 'PICKUP'),
+      cancelledBy: 'platform' as const,
+    };
+    expect(applyOrderStatusChange(byPlatform, cancel)).toMatchObject({
+      kind: 'illegal',
+      detail: expect.stringMatching(/^The order is cancelled;/),
+    });
+  });
+});

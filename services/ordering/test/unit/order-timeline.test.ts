@@ -97,6 +97,7 @@ describe('an order timeline', () => {
         attempt(1, later(6), 'delivered'),
         attempt(2, later(30.5), 'delivered'),
       ],
+      [],
     );
     expect(lines(events)).toEqual([
       '0 placed',
@@ -117,12 +118,13 @@ describe('an order timeline', () => {
       order({ status: 'confirmed', charge_id: null }),
       [change(1, null, 'confirmed', placedAt)],
       [],
+      [],
     );
     expect(lines(events)).toEqual(['0 placed', '0 store accepted', '0 status v1 confirmed']);
     expect(events[1]).toMatchObject({ reason: null, unavailableItemIds: [] });
   });
 
-  it('reads a denial with its reason and the items that ran out, the refund before it', () => {
+  it('reads a denial with its reason and the items that ran out, then its refund once made', () => {
     const fries = 'e4f5a6b7-c8d9-4e0f-9a1b-2c3d4e5f6a71';
     const cancelled = order({
       state: 'cancelled',
@@ -143,17 +145,50 @@ describe('an order timeline', () => {
         }),
       ],
       [],
+      [{ amount: null, state: 'settled', settled_at: later(21) }],
     );
     expect(lines(events).slice(4)).toEqual([
-      '20 payment refunded',
       '20 store denied',
       '20 status v2 cancelled',
+      '21 payment refunded',
     ]);
+    expect(
+      events.find((event) => event.kind === 'payment' && event.action === 'refunded'),
+    ).toMatchObject({
+      amount: 23.64,
+    });
     expect(events.find((event) => event.kind === 'store')).toMatchObject({
       reason: 'Out of soda',
       unavailableItemIds: [fries],
     });
-    expect(events.at(-1)).toMatchObject({ cancelledBy: 'store', state: 'cancelled' });
+    expect(events.findLast((event) => event.kind === 'status')).toMatchObject({
+      cancelledBy: 'store',
+      state: 'cancelled',
+    });
+  });
+
+  it('shows no refund while it is owed, and the refund of a cancel from before refunds were owed', () => {
+    const cancelled = order({
+      state: 'cancelled',
+      status: 'cancelled',
+      version: 2,
+      cancelled_by: 'store',
+      updated_at: later(20),
+    });
+    const history = [
+      change(1, null, 'pending', placedAt),
+      change(2, 'pending', 'cancelled', later(20), { by: 'store', reason: 'Closed early' }),
+    ];
+    const owed = orderTimelineOf(
+      cancelled,
+      history,
+      [],
+      [{ amount: null, state: 'owed', settled_at: null }],
+    );
+    expect(lines(owed).filter((line) => line.includes('refunded'))).toEqual([]);
+    // Cancels used to commit only after their refund: refunded at the cancel.
+    const before = orderTimelineOf(cancelled, history, [], []);
+    expect(lines(before)).toContain('20 payment refunded');
   });
 
   it('reads a cancel by the platform (not accepted in time) as no answer of the store', () => {
@@ -164,6 +199,7 @@ describe('an order timeline', () => {
         change(2, 'pending', 'cancelled', later(300), { by: 'platform', reason: 'Not accepted' }),
       ],
       [],
+      [],
     );
     expect(lines(events)).toEqual(['0 placed', '0 status v1 pending', '300 status v2 cancelled']);
   });
@@ -172,6 +208,7 @@ describe('an order timeline', () => {
     const events = orderTimelineOf(
       order({ status: 'ready', version: 4, charge_id: null, updated_at: later(90) }),
       [change(4, null, 'ready', later(90))],
+      [],
       [],
     );
     expect(lines(events)).toEqual(['0 placed', '90 status v4 ready']);

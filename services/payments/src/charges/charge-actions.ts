@@ -3,10 +3,12 @@ import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import {
   claimRefund,
-  findRefund,
+  failRefund,
   pendingRefunds,
+  RefundRefusedError,
   settleRefunds,
   updateCharge,
+  type RefundClaim,
 } from '../db/charge.repository.js';
 import type { ChargeRow, PaymentsDatabase } from '../db/payments.table.js';
 import { isExpired } from '../domain/card-rules.js';
@@ -14,6 +16,7 @@ import { declineError, isFinalDecline } from '../domain/declines.js';
 import { paymentTokenInvalid } from '../handlers/card.handlers.js';
 import { processorFailure } from '../handlers/processor-errors.js';
 import type { ModeProcessors } from '../processor/mode-processors.js';
+import type { PaymentsMutant } from '../config.js';
 import type { Velocity } from '../velocity/velocity.js';
 import {
   ProcessorRejectedError,
@@ -30,6 +33,8 @@ export interface ChargeActionDeps {
   readonly velocity: Velocity;
   /** Test-only: called where a crash loses an authorization the processor made. */
   readonly failpoint?: (point: 'authorized-unrecorded') => void;
+  /** Test-only: the planted defect of the fault suite's mutation check (`PAYMENTS_TEST_MUTANT`). */
+  readonly mutant?: PaymentsMutant;
 }
 
 /**
@@ -66,6 +71,40 @@ export function declinedError(row: ChargeRow): AppError {
 
 export function chargeStateInvalid(row: ChargeRow, action: string): AppError {
   return new AppError('CHARGE_STATE_INVALID', `A charge that is ${row.status} cannot be ${action}`);
+}
+
+/**
+ * The processor refused a call of payments' own (final: asking again changes nothing until
+ * what it holds changes), named by the processor's code, never as a state payments assumes.
+ */
+function processorRefused(
+  error: ProcessorRejectedError,
+  action: 'capture' | 'void' | 'refund',
+): AppError {
+  return new AppError(
+    'PAYMENT_PROCESSOR_REFUSED',
+    `The payment processor refused to ${action} the charge: ${error.code}`,
+    { cause: error },
+  );
+}
+
+/** Why payments itself would not claim a refund. */
+function refundRefusal(error: RefundRefusedError): AppError {
+  switch (error.reason) {
+    case 'key_conflict':
+      return new AppError(
+        'IDEMPOTENCY_KEY_CONFLICT',
+        'This idempotency key was used for another refund',
+      );
+    case 'not_refundable':
+      return chargeStateInvalid(error.charge, 'refunded');
+    case 'too_large':
+      return new AppError(
+        'REQUEST_INVALID',
+        'Cannot refund more than was captured and not refunded',
+        { errors: [{ code: 'OUT_OF_RANGE', message: 'Too large', pointer: '/amount' }] },
+      );
+  }
 }
 
 /**
@@ -245,7 +284,7 @@ export function createChargeActions(deps: ChargeActionDeps) {
         { idempotencyKey: `pcp-capture-${row.charge_id}` },
       );
     } catch (error) {
-      throw refused(error, row, 'captured');
+      throw refused(error, row, 'capture');
     }
     const settled = await updateCharge(db, row, {
       status: 'captured',
@@ -268,61 +307,51 @@ export function createChargeActions(deps: ChargeActionDeps) {
           { idempotencyKey: `pcp-void-${row.charge_id}` },
         );
     } catch (error) {
-      throw refused(error, row, 'voided');
+      throw refused(error, row, 'void');
     }
     const settled = await updateCharge(db, row, { status: 'voided' });
     return settled ?? reread(row);
   }
 
-  /** Refund `amount` of a captured charge once per `idempotencyKey`. */
+  /**
+   * Refund `amount` of a captured charge (without one: whatever is left) once per
+   * `idempotencyKey`. The claim is made with the charge locked, then the processor is asked
+   * under the refund's own key, so a retry after a lost answer is the same call.
+   */
   async function refundCharge(
     row: ChargeRow,
-    amount: number,
+    amount: number | undefined,
     idempotencyKey: string,
   ): Promise<ChargeRow> {
-    const earlier = await findRefund(db, row.charge_id, idempotencyKey);
-    if (earlier && earlier.amount !== amount) {
-      throw new AppError(
-        'IDEMPOTENCY_KEY_CONFLICT',
-        'This idempotency key was used for another refund',
-      );
+    let claim: RefundClaim;
+    try {
+      claim = await claimRefund(db, { chargeId: row.charge_id, idempotencyKey, amount });
+    } catch (error) {
+      if (!(error instanceof RefundRefusedError)) throw error;
+      throw refundRefusal(error);
     }
-    if (earlier?.status === 'succeeded') return row;
-    if (
-      !row.processor_authorization_id ||
-      !['captured', 'partially_refunded'].includes(row.status)
-    ) {
-      throw chargeStateInvalid(row, 'refunded');
-    }
-    if (amount > row.captured_amount - row.refunded_amount) {
-      throw new AppError(
-        'REQUEST_INVALID',
-        'Cannot refund more than was captured and not refunded',
-        {
-          errors: [{ code: 'OUT_OF_RANGE', message: 'Too large', pointer: '/amount' }],
-        },
-      );
-    }
-    const refund =
-      earlier ??
-      (await claimRefund(db, {
-        refund_id: randomUUID(),
-        charge_id: row.charge_id,
-        idempotency_key: idempotencyKey,
-        amount,
-      }));
+    if (claim.kind !== 'send') return claim.charge;
+    const { refund, charge } = claim;
+    const attempt = deps.mutant === 'refund-twice' ? randomUUID() : refund.processor_attempt;
     let refunded;
     try {
-      refunded = await processors
-        .forMode(row.mode)
-        .refund(
-          { authorizationId: row.processor_authorization_id, amount },
-          { idempotencyKey: `pcp-refund-${refund.refund_id}` },
-        );
+      refunded = await processors.forMode(charge.mode).refund(
+        { authorizationId: charge.processor_authorization_id!, amount: refund.amount },
+        {
+          idempotencyKey:
+            attempt === 0
+              ? `pcp-refund-${refund.refund_id}`
+              : `pcp-refund-${refund.refund_id}-${attempt}`,
+        },
+      );
     } catch (error) {
-      throw refused(error, row, 'refunded');
+      if (error instanceof ProcessorRejectedError) {
+        await failRefund(db, refund.refund_id, error.code);
+        throw processorRefused(error, 'refund');
+      }
+      throw unavailable(charge, error);
     }
-    return settleRefunds(db, row.charge_id, [
+    return settleRefunds(db, charge.charge_id, [
       { refundId: refund.refund_id, processorRefundId: refunded.refundId },
     ]);
   }
@@ -343,11 +372,7 @@ export function createChargeActions(deps: ChargeActionDeps) {
         return voidCharge(known);
       case 'captured':
       case 'partially_refunded':
-        return refundCharge(
-          known,
-          known.captured_amount - known.refunded_amount,
-          `release-${known.charge_id}`,
-        );
+        return refundCharge(known, undefined, `release-${known.charge_id}`);
     }
   }
 
@@ -370,10 +395,10 @@ export function createChargeActions(deps: ChargeActionDeps) {
     return held ? adoptProcessorState(row, held) : row;
   }
 
-  /** A final processor refusal of a capture, void or refund: the charge's state forbids it. */
-  function refused(error: unknown, row: ChargeRow, action: string): unknown {
+  /** A final processor refusal of a capture or void, by the processor's own code. */
+  function refused(error: unknown, row: ChargeRow, action: 'capture' | 'void'): unknown {
     return error instanceof ProcessorRejectedError
-      ? chargeStateInvalid(row, action)
+      ? processorRefused(error, action)
       : unavailable(row, error);
   }
 

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Updateable } from 'kysely';
+import { randomUUID } from 'node:crypto';
 import type {
   CardRow,
   ChargeRow,
@@ -79,31 +80,113 @@ export function updateCharge(
     .executeTakeFirst();
 }
 
-export function findRefund(
-  db: Db,
-  chargeId: string,
-  idempotencyKey: string,
-): Promise<RefundRow | undefined> {
-  return db
-    .selectFrom('refunds')
-    .selectAll()
-    .where('charge_id', '=', chargeId)
-    .where('idempotency_key', '=', idempotencyKey)
-    .executeTakeFirst();
+/** What claiming a refund under a key found (with the charge as its lock read it). */
+export type RefundClaim =
+  /** Send this refund to the processor (new, still pending, or failed and asked again). */
+  | { readonly kind: 'send'; readonly refund: RefundRow; readonly charge: ChargeRow }
+  /** The key's refund was made: nothing to send. */
+  | { readonly kind: 'succeeded'; readonly refund: RefundRow; readonly charge: ChargeRow }
+  /** A refund of the rest with nothing left to refund: nothing to send, nothing recorded. */
+  | { readonly kind: 'nothing_left'; readonly charge: ChargeRow };
+
+/** Why a refund cannot be claimed, for the caller to answer. */
+export class RefundRefusedError extends Error {
+  constructor(
+    readonly reason: 'not_refundable' | 'too_large' | 'key_conflict',
+    readonly charge: ChargeRow,
+  ) {
+    super(reason);
+    this.name = 'RefundRefusedError';
+  }
 }
 
-/** The refund recorded under this key for the charge, recorded as pending if new. */
-export async function claimRefund(
+/**
+ * Claim the refund of `amount` (or, without one, of whatever is left) under `idempotencyKey`,
+ * with the charge's row locked, so refunds under different keys never claim together more
+ * than was captured: what is left is the capture less every refund that succeeded or is
+ * still pending. A key used before gets its own refund back (a failed one is revived as a
+ * new processor attempt, a refusal having moved no money).
+ */
+export function claimRefund(
   db: Db,
-  refund: Pick<RefundRow, 'refund_id' | 'charge_id' | 'idempotency_key' | 'amount'>,
-): Promise<RefundRow> {
-  const inserted = await db
-    .insertInto('refunds')
-    .values({ ...refund, status: 'pending', processor_refund_id: null })
-    .onConflict((oc) => oc.constraint('refunds_idempotency_key').doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  return inserted ?? (await findRefund(db, refund.charge_id, refund.idempotency_key))!;
+  claim: { chargeId: string; idempotencyKey: string; amount: number | undefined },
+): Promise<RefundClaim> {
+  return db.transaction().execute(async (trx) => {
+    const charge = await trx
+      .selectFrom('charges')
+      .selectAll()
+      .where('charge_id', '=', claim.chargeId)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    const refunds = await trx
+      .selectFrom('refunds')
+      .selectAll()
+      .where('charge_id', '=', claim.chargeId)
+      .execute();
+    const earlier = refunds.find((refund) => refund.idempotency_key === claim.idempotencyKey);
+    if (earlier && claim.amount !== undefined && earlier.amount !== claim.amount) {
+      throw new RefundRefusedError('key_conflict', charge);
+    }
+    if (earlier?.status === 'succeeded') return { kind: 'succeeded', refund: earlier, charge };
+    if (earlier?.status === 'pending') return { kind: 'send', refund: earlier, charge };
+    const refundable = ['captured', 'partially_refunded', 'refunded'].includes(charge.status);
+    if (!refundable || !charge.processor_authorization_id) {
+      throw new RefundRefusedError('not_refundable', charge);
+    }
+    const outstanding = refunds
+      .filter((refund) => refund.status !== 'failed')
+      .reduce((sum, refund) => sum + refund.amount, 0);
+    const left = charge.captured_amount - outstanding;
+    const amount = claim.amount ?? left;
+    if (amount === 0 && claim.amount === undefined) return { kind: 'nothing_left', charge };
+    if (amount > left) throw new RefundRefusedError('too_large', charge);
+    // The charge changes with a refund asked: the reconciler looks at it again.
+    const changed = await trx
+      .updateTable('charges')
+      .set({ updated_at: sql`now()` })
+      .where('charge_id', '=', claim.chargeId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (earlier) {
+      const revived = await trx
+        .updateTable('refunds')
+        .set({
+          status: 'pending',
+          amount,
+          failure_code: null,
+          processor_attempt: sql<number>`processor_attempt + 1`,
+          updated_at: sql<Date>`now()`,
+        })
+        .where('refund_id', '=', earlier.refund_id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return { kind: 'send', refund: revived, charge: changed };
+    }
+    const inserted = await trx
+      .insertInto('refunds')
+      .values({
+        refund_id: randomUUID(),
+        charge_id: claim.chargeId,
+        idempotency_key: claim.idempotencyKey,
+        amount,
+        status: 'pending',
+        processor_refund_id: null,
+        failure_code: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { kind: 'send', refund: inserted, charge: changed };
+  });
+}
+
+/** The processor refused a refund: it is failed with the processor's code, no longer pending. */
+export async function failRefund(db: Db, refundId: string, failureCode: string): Promise<void> {
+  await db
+    .updateTable('refunds')
+    .set({ status: 'failed', failure_code: failureCode.slice(0, 100), updated_at: sql`now()` })
+    .where('refund_id', '=', refundId)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
 /**
@@ -121,7 +204,11 @@ export function settleRefunds(
     for (const { refundId, processorRefundId } of refunds) {
       await trx
         .updateTable('refunds')
-        .set({ status: 'succeeded', processor_refund_id: processorRefundId })
+        .set({
+          status: 'succeeded',
+          processor_refund_id: processorRefundId,
+          updated_at: sql`now()`,
+        })
         .where('refund_id', '=', refundId)
         .where('status', '=', 'pending')
         .execute();

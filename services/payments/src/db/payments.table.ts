@@ -52,9 +52,25 @@ export interface RefundTable {
   charge_id: string;
   idempotency_key: string;
   amount: number;
-  status: 'pending' | 'succeeded';
+  /** `failed`: the processor refused it (final for that call; asked again, a new one is made). */
+  status: 'pending' | 'succeeded' | 'failed';
   processor_refund_id: string | null;
+  /** The processor's code for its refusal (`failed` only). */
+  failure_code: string | null;
+  /** The processor key's suffix (`pcp-refund-<refund_id>` at 0, `-<n>` after n refusals). */
+  processor_attempt: Generated<number>;
   created_at: ColumnType<Date, never, never>;
+  updated_at: Generated<Date>;
+}
+
+/** What the reconciler did to a charge on its own: released it, or withheld a release. */
+export interface ReconcilerActionTable {
+  action_id: Generated<string>;
+  charge_id: string;
+  order_id: string | null;
+  action: 'voided' | 'refunded' | 'withheld';
+  reason: string;
+  acted_at: Generated<Date>;
 }
 
 /** A vault attempt or decline counted against a velocity limit (`velocity.ts`). */
@@ -77,6 +93,7 @@ export interface PaymentsDatabase {
   charges: ChargeTable;
   refunds: RefundTable;
   reconciler_lease: ReconcilerLeaseTable;
+  reconciler_actions: ReconcilerActionTable;
   velocity_events: VelocityEventTable;
 }
 

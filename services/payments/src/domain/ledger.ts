@@ -95,7 +95,7 @@ export function judgeCharge(
         if (mayBeUsed) return inFlight('a capture whose order was never recorded');
         return { release: 'a capture with no order' };
       }
-      if (order.state === 'cancelled') return { release: 'the capture of a cancelled order' };
+      if (order.state === 'cancelled') return cancelledOrderCapture(order, bounds);
       const paid = charge.capturedAmount - charge.refundedAmount;
       if (order.totalMinor !== paid || order.currency.toUpperCase() !== charge.currency) {
         return unexplained(
@@ -104,6 +104,30 @@ export function judgeCharge(
       }
       return { class: 'captured_for_order' };
     }
+  }
+}
+
+/**
+ * A cancelled order whose charge is still captured: ordering owes its refund and settles it
+ * (in flight until the bound, then reported: ordering raises it too); a refund ordering
+ * settled that the charge does not show is reported; a cancel that owed no refund (a defect)
+ * is released.
+ */
+function cancelledOrderCapture(
+  order: Pick<ChargeOwners['owners'][number]['orders'][number], 'refund' | 'refundOwedSince'>,
+  bounds: LedgerBounds,
+): Verdict {
+  switch (order.refund) {
+    case 'owed': {
+      const since = order.refundOwedSince ? Date.parse(order.refundOwedSince) : 0;
+      return bounds.now.getTime() - since < bounds.inFlightMs
+        ? { class: 'in_flight' }
+        : unexplained("a cancelled order's refund owed for longer than the in-flight bound");
+    }
+    case 'settled':
+      return unexplained("ordering settled the cancelled order's refund, yet it is captured");
+    case 'none':
+      return { release: 'the capture of a cancelled order that owed no refund' };
   }
 }
 

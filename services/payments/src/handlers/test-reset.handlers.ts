@@ -5,7 +5,7 @@ import type { PaymentsDatabase } from '../db/payments.table.js';
 
 /**
  * `payments.testReset` (docs/guide/sandbox.md#reset): the calling test tenant's cards,
- * charges (with their refunds) and velocity counts, and those the sandbox customer made for
+ * charges (with their refunds and what the reconciler did to them) and velocity counts, and those the sandbox customer made for
  * it, in one transaction. A charge still being authorized is left to finish (and its card).
  */
 export function testResetHandler(db: Kysely<PaymentsDatabase>): HandlerBinding {
@@ -28,6 +28,10 @@ export function testResetHandler(db: Kysely<PaymentsDatabase>): HandlerBinding {
         .where('status', '!=', 'authorizing');
       const refunds = await trx
         .deleteFrom('refunds')
+        .where('charge_id', 'in', charges)
+        .executeTakeFirst();
+      const actions = await trx
+        .deleteFrom('reconciler_actions')
         .where('charge_id', 'in', charges)
         .executeTakeFirst();
       const deletedCharges = await trx
@@ -78,6 +82,7 @@ export function testResetHandler(db: Kysely<PaymentsDatabase>): HandlerBinding {
         'payments.cards': Number(cards.numDeletedRows),
         'payments.charges': Number(deletedCharges.numDeletedRows),
         'payments.refunds': Number(refunds.numDeletedRows),
+        'payments.reconciler_actions': Number(actions.numDeletedRows),
         'payments.velocity_events': Number(velocity.numDeletedRows),
       };
     });

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ChargeActions } from '../charges/charge-actions.js';
 import type { ChargeRow, PaymentsDatabase } from '../db/payments.table.js';
-import { judgeCharge, ledgerClasses, type LedgerClass } from '../domain/ledger.js';
+import { judgeCharge, ledgerClasses, type LedgerClass, type Verdict } from '../domain/ledger.js';
 import type { ModeProcessors } from '../processor/mode-processors.js';
 import type { ProcessorAuthorization } from '../processor/payment-processor.js';
 
@@ -49,6 +49,11 @@ export interface ReconciliationReport {
   readonly classes: Record<LedgerClass, number>;
   /** Charges the run released: voided or refunded, with why. */
   readonly released: { chargeId: string; orderId: string | null; action: string; why: string }[];
+  /**
+   * Releases the run did not make because the charge's owners, read again just before,
+   * disagreed with the run's first read (each is logged as an error: it should never happen).
+   */
+  readonly withheld: { chargeId: string; orderId: string | null; why: string }[];
   /** Where the processor had moved on and payments had not recorded it (a lost answer). */
   readonly adopted: number;
   /** At most `MAX_LISTED` of them; `classes.unexplained` counts them all. */
@@ -86,10 +91,11 @@ export function createReconciler(deps: ReconcilerDeps) {
   });
   const releases = new Counter({
     name: 'pcp_ledger_releases_total',
-    help: 'Charges the reconciler released because no order will use them: voided (an authorization) or refunded (a capture)',
+    help: 'Charges the reconciler released because no order will use them: voided (an authorization) or refunded (a capture); withheld: a release not made because the owners read again disagreed',
     labelNames: ['action'] as const,
     registers: [deps.registry],
   });
+  for (const action of ['voided', 'refunded', 'withheld']) releases.inc({ action }, 0);
   const runs = new Counter({
     name: 'pcp_ledger_reconciliations_total',
     help: 'Reconciler runs: completed, skipped (another replica held its lease), failed',
@@ -201,17 +207,12 @@ export function createReconciler(deps: ReconcilerDeps) {
       seen += batch.length;
       const last = batch.at(-1)!;
       after = last.charge_id;
-      const { owners } = await deps.bus.request(
-        subjects.ordering.chargeOwners,
-        { charges: batch.map((row) => ({ chargeId: row.charge_id, orderId: row.order_id })) },
-        { requestId: `reconcile-${runId}` },
-      );
-      const ownersOf = new Map(owners.map((owner) => [owner.chargeId, owner]));
+      const owners = await ownersOf(batch, runId);
       for (let start = 0; start < batch.length; start += CONCURRENCY) {
         await Promise.all(
           batch
             .slice(start, start + CONCURRENCY)
-            .map((row) => examine(row, ownersOf.get(row.charge_id), tally)),
+            .map((row) => examine(row, owners.get(row.charge_id), tally, runId)),
         );
       }
     }
@@ -219,6 +220,19 @@ export function createReconciler(deps: ReconcilerDeps) {
     tally.more = seen >= deps.maxChargesPerRun;
     tally.finishedAt = deps.clock().toISOString();
     return tally;
+  }
+
+  /** Who holds each charge, as ordering answers from one snapshot of its database. */
+  async function ownersOf(
+    rows: readonly ChargeRow[],
+    runId: string,
+  ): Promise<Map<string, ChargeOwners['owners'][number]>> {
+    const { owners } = await deps.bus.request(
+      subjects.ordering.chargeOwners,
+      { charges: rows.map((row) => ({ chargeId: row.charge_id, orderId: row.order_id })) },
+      { requestId: `reconcile-${runId}` },
+    );
+    return new Map(owners.map((owner) => [owner.chargeId, owner]));
   }
 
   /** Charges never found explained, or changed since, by id (a keyset: each once per run). */
@@ -235,6 +249,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     row: ChargeRow,
     owner: ChargeOwners['owners'][number] | undefined,
     tally: MutableReport,
+    runId: string,
   ): Promise<void> {
     try {
       if (await busy(row)) {
@@ -245,28 +260,23 @@ export function createReconciler(deps: ReconcilerDeps) {
       }
       const learnt = await withProcessorState(row, tally);
       let current = learnt.row;
-      const judged = judgeCharge(
-        {
-          status: current.status,
-          amount: current.amount,
-          currency: current.currency,
-          capturedAmount: current.captured_amount,
-          refundedAmount: current.refunded_amount,
-          createdAt: current.created_at,
-          keyedByOrder: current.order_id !== null,
-        },
-        owner ?? { orders: [], attempt: null },
-        { now: deps.clock(), inFlightMs: deps.inFlightMs },
-      );
+      let verdict = judge(current, owner);
       // The processor disagreeing with payments outranks any rule about orders.
-      const verdict = learnt.mismatch
-        ? ({ class: 'unexplained', reason: learnt.mismatch } as const)
-        : judged;
+      if (learnt.mismatch) verdict = { class: 'unexplained', reason: learnt.mismatch };
+      if ('release' in verdict) {
+        // Money leaves only on the owners as they are now: read again for this one charge.
+        const again = judge(current, (await ownersOf([current], runId)).get(current.charge_id));
+        if (!('release' in again)) {
+          await withhold(current, verdict.release, again, tally);
+          verdict = again;
+        }
+      }
       let ledgerClass: LedgerClass;
       if ('release' in verdict) {
         current = await deps.actions.releaseCharge(current);
         const action = current.status === 'voided' ? 'voided' : 'refunded';
         releases.inc({ action });
+        await recordAction(current, action, verdict.release);
         tally.released.push({
           chargeId: row.charge_id,
           orderId: row.order_id,
@@ -301,6 +311,54 @@ export function createReconciler(deps: ReconcilerDeps) {
         'the reconciler could not examine a charge now; the next run does',
       );
     }
+  }
+
+  function judge(row: ChargeRow, owner: ChargeOwners['owners'][number] | undefined): Verdict {
+    return judgeCharge(
+      {
+        status: row.status,
+        amount: row.amount,
+        currency: row.currency,
+        capturedAmount: row.captured_amount,
+        refundedAmount: row.refunded_amount,
+        createdAt: row.created_at,
+        keyedByOrder: row.order_id !== null,
+      },
+      owner ?? { orders: [], attempt: null },
+      { now: deps.clock(), inFlightMs: deps.inFlightMs },
+    );
+  }
+
+  /**
+   * A release the owners read again overturned: the first read was not one snapshot, or
+   * ordering moved an answered attempt on. Neither should ever happen; it is kept and logged.
+   */
+  async function withhold(
+    row: ChargeRow,
+    release: string,
+    again: Verdict,
+    tally: MutableReport,
+  ): Promise<void> {
+    const why = `${release}, yet the owners read again say ${'class' in again ? again.class : 'release'}`;
+    releases.inc({ action: 'withheld' });
+    deps.logger.error(
+      { chargeId: row.charge_id, orderId: row.order_id, why },
+      "the reconciler withheld a release: a charge's owners changed between two reads",
+    );
+    tally.withheld.push({ chargeId: row.charge_id, orderId: row.order_id, why });
+    await recordAction(row, 'withheld', why);
+  }
+
+  /** Keep what the reconciler did on its own, for operators (`admin reconciler-actions`). */
+  async function recordAction(
+    row: ChargeRow,
+    action: 'voided' | 'refunded' | 'withheld',
+    reason: string,
+  ): Promise<void> {
+    await db
+      .insertInto('reconciler_actions')
+      .values({ charge_id: row.charge_id, order_id: row.order_id, action, reason })
+      .execute();
   }
 
   /** Whether payments itself may still be working on the charge (see `quietMs`). */
@@ -396,9 +454,36 @@ function emptyReport(startedAt: string): MutableReport {
       number
     >,
     released: [],
+    withheld: [],
     adopted: 0,
     unexplained: [],
     failed: 0,
     more: false,
+  };
+}
+
+/** Reconciler actions an operator lists at most (`npm run admin -- reconciler-actions`). */
+export const RECONCILER_ACTIONS_LIST_MAX = 500;
+
+/**
+ * `reconciler-actions`: what the reconciler did on its own, newest first: each release
+ * (voided, refunded) is money the path that should have released it did not; each withheld
+ * one, a charge whose owners changed between two reads.
+ */
+export async function listReconcilerActions(db: Kysely<PaymentsDatabase>, limit: number) {
+  const rows = await db
+    .selectFrom('reconciler_actions')
+    .select(['charge_id', 'order_id', 'action', 'reason', 'acted_at'])
+    .orderBy('action_id', 'desc')
+    .limit(limit)
+    .execute();
+  return {
+    actions: rows.map((row) => ({
+      chargeId: row.charge_id,
+      orderId: row.order_id,
+      action: row.action,
+      reason: row.reason,
+      actedAt: row.acted_at.toISOString(),
+    })),
   };
 }

@@ -15,11 +15,23 @@ const charge = (overrides: Partial<ChargeFacts> = {}): ChargeFacts => ({
   keyedByOrder: true,
   ...overrides,
 });
-const order = (state: 'open' | 'completed' | 'cancelled' = 'open', totalMinor = 2_364) => ({
+const order = (
+  state: 'open' | 'completed' | 'cancelled' = 'open',
+  totalMinor = 2_364,
+  refund: { refund: 'none' | 'owed' | 'settled'; refundOwedSince: string | null } = {
+    refund: 'none',
+    refundOwedSince: null,
+  },
+) => ({
   orderId: '00000000-0000-4000-8000-000000000001',
   state,
   totalMinor,
   currency: 'USD',
+  ...refund,
+});
+const owedSince = (hours: number) => ({
+  refund: 'owed' as const,
+  refundOwedSince: hoursAgo(hours).toISOString(),
 });
 const attempt = (answered: boolean) => ({
   orderId: '00000000-0000-4000-8000-000000000001',
@@ -49,14 +61,38 @@ describe('judgeCharge: every charge is explained, released or reported', () => {
     ).toMatchObject({ class: 'unexplained' });
   });
 
-  it('releases a capture no order will use, or a cancelled order kept', () => {
+  it('releases a capture no order will use, or one a cancel that owed no refund kept', () => {
     expect(judgeCharge(charge(), none, bounds)).toEqual({ release: 'a capture with no order' });
     expect(judgeCharge(charge(), { orders: [], attempt: attempt(true) }, bounds)).toMatchObject({
       release: expect.any(String),
     });
+    expect(judgeCharge(charge(), { orders: [order('cancelled')], attempt: null }, bounds)).toEqual({
+      release: 'the capture of a cancelled order that owed no refund',
+    });
+  });
+
+  it('leaves a cancelled order’s capture to the refund ordering owes, until the bound', () => {
+    const cancelled = (refund: Parameters<typeof order>[2]) => ({
+      orders: [order('cancelled', 2_364, refund)],
+      attempt: attempt(true),
+    });
+    expect(judgeCharge(charge(), cancelled(owedSince(1)), bounds)).toEqual({
+      class: 'in_flight',
+    });
+    expect(judgeCharge(charge(), cancelled(owedSince(26)), bounds)).toMatchObject({
+      class: 'unexplained',
+    });
+    // Ordering says payments answered the refund; payments has the charge captured.
     expect(
-      judgeCharge(charge(), { orders: [order('cancelled')], attempt: null }, bounds),
-    ).toMatchObject({ release: expect.any(String) });
+      judgeCharge(charge(), cancelled({ refund: 'settled', refundOwedSince: null }), bounds),
+    ).toMatchObject({ class: 'unexplained' });
+    expect(
+      judgeCharge(
+        charge({ status: 'refunded', refundedAmount: 2_364 }),
+        cancelled({ refund: 'settled', refundOwedSince: null }),
+        bounds,
+      ),
+    ).toEqual({ class: 'refunded' });
   });
 
   it('leaves an authorization or capture its unanswered attempt may still use in flight, until the bound', () => {

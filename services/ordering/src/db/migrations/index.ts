@@ -15,6 +15,7 @@ import * as streamWebhookStreamLog from './2026-12-20T0500-stream-webhook-stream
 import * as webhookPartnerDue from './2026-12-21T0400-webhook-partner-due.js';
 import * as orderTimeline from './2026-12-22T0200-order-timeline.js';
 import * as deniedItems from './2026-12-23T0100-denied-items.js';
+import * as orderRefunds from './2026-12-24T0100-order-refunds.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-21T0400-webhook-partner-due': webhookPartnerDue,
   '2026-12-22T0200-order-timeline': orderTimeline,
   '2026-12-23T0100-denied-items': deniedItems,
+  '2026-12-24T0100-order-refunds': orderRefunds,
 };
 
 export const ORDERING_SCHEMA = 'ordering';
