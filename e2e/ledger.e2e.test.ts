@@ -263,6 +263,58 @@ describe('the ledger reconciler', () => {
     ]);
   });
 
+  it('adopts a refund whose answer was lost even where a refused refund of the charge is kept', async () => {
+    const charge = await orphanCharge(true);
+    // What a refund the processor refused leaves (payments-service tests make one): failed,
+    // with its code, no longer pending.
+    await platform.paymentsDb
+      .insertInto('refunds')
+      .values({
+        refund_id: randomUUID(),
+        charge_id: charge.chargeId,
+        idempotency_key: 'refused',
+        amount: 1_234,
+        status: 'failed',
+        processor_refund_id: null,
+        failure_code: 'amount_too_large',
+      })
+      .execute();
+    platform.processor.setFaults({
+      slowRate: 1,
+      slowMs: PROCESSOR_TIMEOUT_MS * 3,
+      operations: ['refund'],
+    });
+    try {
+      await expect(
+        bus.request(
+          subjects.payments.refund,
+          { chargeId: charge.chargeId, amount: 1_000, idempotencyKey: 'lost' },
+          asOrdering(charge.endUser),
+        ),
+      ).rejects.toMatchObject({ code: 'PAYMENT_PROCESSOR_UNAVAILABLE' });
+    } finally {
+      platform.processor.setFaults({ slowRate: 0, operations: [] });
+    }
+    const report = await platform.payments.reconcile();
+    expect(report.adopted).toBeGreaterThanOrEqual(1);
+    expect(report.unexplained.map((entry) => entry.chargeId)).not.toContain(charge.chargeId);
+    const refunds = await platform.paymentsDb
+      .selectFrom('refunds')
+      .select(['idempotency_key', 'status', 'amount'])
+      .where('charge_id', '=', charge.chargeId)
+      .orderBy('created_at')
+      .execute();
+    // The lost answer adopted; then, a capture of no order, the rest released.
+    expect(refunds).toEqual([
+      { idempotency_key: 'refused', status: 'failed', amount: 1_234 },
+      { idempotency_key: 'lost', status: 'succeeded', amount: 1_000 },
+      { idempotency_key: `release-${charge.chargeId}`, status: 'succeeded', amount: 234 },
+    ]);
+    expect(atProcessor(charge.chargeId)).toMatchObject([
+      { status: 'refunded', refundedAmount: 1_234 },
+    ]);
+  });
+
   it('reports and counts what it cannot decide, at every run until it is resolved', async () => {
     const { answer, endUser } = await placed();
     const { charge_id: chargeId } = await platform.orderingDb

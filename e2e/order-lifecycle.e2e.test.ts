@@ -500,6 +500,15 @@ describe('cancelling', () => {
       .selectAll()
       .where('charge_id', '=', chargeId)
       .executeTakeFirstOrThrow();
+  async function orderingMetric(name: string, labels: Record<string, string>) {
+    const metrics = await platform.metrics.get('ordering')!.registry.getMetricsAsJSON();
+    const values = metrics.find((metric) => metric.name === name)?.values ?? [];
+    return values
+      .filter((value) =>
+        Object.entries(labels).every(([key, label]) => value.labels[key] === label),
+      )
+      .reduce((sum, value) => sum + value.value, 0);
+  }
   const refundRows = (chargeId: string) =>
     platform.paymentsDb
       .selectFrom('refunds')
@@ -640,6 +649,56 @@ describe('cancelling', () => {
     expect(
       platform.processor.charges().filter((entry) => entry.reference === charge.chargeId),
     ).toMatchObject([{ status: 'refunded', refundedAmount: TOTAL_MINOR }]);
+  });
+
+  it('raises a refund the processor refuses once, and asks again with a back-off, not at the sweep’s rate', async () => {
+    const charge = await capturedCharge('refused-diner');
+    const orderId = await seedOrder({ endUserId: 'refused-diner', charge });
+    // The processor refunded it already, unknown to payments (its dashboard, say): the cancel's
+    // refund of the rest is refused for good, by the processor's own code.
+    const [authorization] = platform.processor
+      .charges()
+      .filter((entry) => entry.reference === charge.chargeId);
+    const dashboard = await fetch(`${platform.processorUrl}/v1/refunds`, {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer sk_test_simulator',
+        'content-type': 'application/json',
+        'idempotency-key': randomUUID(),
+      },
+      body: JSON.stringify({ authorization: authorization!.id, amount: TOTAL_MINOR }),
+    });
+    expect(dashboard.status).toBe(201);
+    const raisedBefore = await orderingMetric('pcp_order_refunds_total', { outcome: 'raised' });
+
+    expectOrder(await setStatus(orderId, { state: 'cancelled', cancelReason: 'Gone' }));
+    const raised = await waitFor(
+      async () => {
+        await platform.ordering.sweepRefunds();
+        return orderRefund(orderId);
+      },
+      (row) => row?.raised_at !== null,
+    );
+    expect(raised).toMatchObject({ state: 'owed', raised_at: expect.any(Date) });
+    expect(raised?.last_error).toBe(
+      'PAYMENT_PROCESSOR_REFUSED: The payment processor refused to refund the charge: amount_too_large',
+    );
+    // Asked again only after its back-off, which doubles: a few sweeps make one or two tries.
+    const tries = raised!.tries;
+    for (let sweep = 0; sweep < 10; sweep++) await platform.ordering.sweepRefunds();
+    const later = await orderRefund(orderId);
+    expect(later!.tries - tries).toBeLessThanOrEqual(2);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    for (let sweep = 0; sweep < 5; sweep++) await platform.ordering.sweepRefunds();
+    const again = await orderRefund(orderId);
+    expect(again!.tries).toBeGreaterThan(later!.tries);
+    // Raised once, whatever the tries since.
+    expect(await orderingMetric('pcp_order_refunds_total', { outcome: 'raised' })).toBe(
+      raisedBefore + 1,
+    );
+    expect(again!.raised_at).toEqual(raised!.raised_at);
+    expect(await orderingMetric('pcp_order_refunds_owed', { state: 'raised' })).toBeGreaterThan(0);
+    expect(expectOrder(await getOrder(orderId))).toMatchObject({ state: 'cancelled' });
   });
 
   it('refunds nothing for an order paid at the store', async () => {

@@ -76,6 +76,7 @@ export function createRefundSweeper(deps: RefundSweeperDeps) {
     registers: [deps.registry],
   });
   for (const outcome of ['settled', 'failed', 'raised']) outcomes.inc({ outcome }, 0);
+  // One count per scrape window (however many scrape), afresh after this replica changed it.
   let owed: { at: number; owed: number; raised: number } | undefined;
   new Gauge({
     name: 'pcp_order_refunds_owed',
@@ -151,6 +152,7 @@ export function createRefundSweeper(deps: RefundSweeperDeps) {
       .where('state', '=', 'owed')
       .execute();
     outcomes.inc({ outcome: 'settled' });
+    owed = undefined; // counted afresh at the next scrape
   }
 
   async function failed(refund: ClaimedRefund, error: unknown): Promise<void> {
@@ -178,6 +180,7 @@ export function createRefundSweeper(deps: RefundSweeperDeps) {
     };
     if (raise) {
       outcomes.inc({ outcome: 'raised' });
+      owed = undefined;
       deps.logger.error(
         fields,
         "a cancelled order's refund cannot be settled; it is asked again with a back-off (docs/operations.md#refunds-owed)",

@@ -1,4 +1,4 @@
-import { subjects, type VaultCardInput } from '@pcp/contracts';
+import { subjects, type ChargeOwners, type VaultCardInput } from '@pcp/contracts';
 import {
   createProcessorSimulator,
   testCards,
@@ -7,6 +7,8 @@ import {
 import {
   createBusClient,
   createDatabase,
+  createSubjectService,
+  handle,
   loadConfig,
   type BusClient,
   type RequestContext,
@@ -116,6 +118,8 @@ beforeAll(async () => {
       PAYMENT_BREAKER_RESET_MS: String(RESET_MS),
       // The breaker's tests decline one card many times; the velocity tests run their own.
       PAYMENTS_CARD_DECLINES_PER_WINDOW: '1000',
+      // The reconciler's tests judge what they just did.
+      PAYMENTS_RECONCILE_QUIET_MS: '0',
     }),
   });
   await service.start();
@@ -351,6 +355,99 @@ describe('capture, release and refund', () => {
   const release = (ctx: RequestContext, orderId: string) =>
     bus.request(subjects.payments.release, { orderId }, ctx);
 
+  /** A captured charge of `amount` for a fresh order of a fresh end user. */
+  async function captured(amount = 4_000) {
+    const ctx = customer();
+    const charge = await authorize(ctx, await vault(ctx), randomUUID(), amount);
+    await bus.request(subjects.payments.capture, { chargeId: charge.chargeId }, ctx);
+    const refund = (idempotencyKey: string, refunded?: number) =>
+      bus.request(
+        subjects.payments.refund,
+        {
+          chargeId: charge.chargeId,
+          idempotencyKey,
+          ...(refunded === undefined ? {} : { amount: refunded }),
+        },
+        ctx,
+      );
+    return { ctx, charge, refund };
+  }
+  const refundRows = (chargeId: string) =>
+    db.selectFrom('refunds').selectAll().where('charge_id', '=', chargeId).execute();
+
+  it('refunds the rest without an amount: what is left, and nothing (never a refusal) once all is back', async () => {
+    const { charge, refund } = await captured();
+    expect(await refund('adjustment', 1_000)).toMatchObject({ refundedAmount: 1_000 });
+    // A cancel's refund: the rest, 3,000.
+    expect(await refund('cancel')).toMatchObject({ status: 'refunded', refundedAmount: 4_000 });
+    expect(await refund('cancel')).toMatchObject({ status: 'refunded', refundedAmount: 4_000 });
+    // Another key's rest once everything is back (a release after the cancel): success, nothing sent.
+    expect(await refund('release')).toMatchObject({ status: 'refunded', refundedAmount: 4_000 });
+    expect(
+      (await refundRows(charge.chargeId)).map((row) => [row.idempotency_key, row.amount]),
+    ).toEqual(
+      expect.arrayContaining([
+        ['adjustment', 1_000],
+        ['cancel', 3_000],
+      ]),
+    );
+    expect(await refundRows(charge.chargeId)).toHaveLength(2);
+    expect(chargesOf(charge.chargeId)).toMatchObject([{ refundedAmount: 4_000 }]);
+    // A refund of an amount on a charge with nothing left is still refused.
+    await expectAppError(refund('late', 1), 'REQUEST_INVALID');
+  });
+
+  it('never claims more than was captured when refunds under many keys race', async () => {
+    const { charge, refund } = await captured();
+    const answers = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, index) => refund(`race-${index}`, 1_000)),
+    );
+    expect(answers.filter((answer) => answer.status === 'fulfilled')).toHaveLength(4);
+    for (const answer of answers) {
+      if (answer.status === 'rejected') {
+        expect(answer.reason).toMatchObject({ code: 'REQUEST_INVALID' });
+      }
+    }
+    expect(chargesOf(charge.chargeId)).toMatchObject([
+      { status: 'refunded', refundedAmount: 4_000 },
+    ]);
+  });
+
+  it('fails a refund the processor refuses with the processor’s own code, and asks again as a new call', async () => {
+    const { charge, refund } = await captured();
+    const { processor_authorization_id: authorization } = await db
+      .selectFrom('charges')
+      .select('processor_authorization_id')
+      .where('charge_id', '=', charge.chargeId)
+      .executeTakeFirstOrThrow();
+    // Someone refunded part of it at the processor itself (its dashboard, say).
+    const dashboard = await fetch(`${processorUrl}/v1/refunds`, {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer sk_test_simulator',
+        'content-type': 'application/json',
+        'idempotency-key': randomUUID(),
+      },
+      body: JSON.stringify({ authorization, amount: 1_000 }),
+    });
+    expect(dashboard.status).toBe(201);
+    const refused = await expectAppError(refund('cancel'), 'PAYMENT_PROCESSOR_REFUSED');
+    expect(refused.message).toBe(
+      'The payment processor refused to refund the charge: amount_too_large',
+    );
+    // Not pending for ever: failed, with the processor's code; the charge is as it was.
+    expect(await refundRows(charge.chargeId)).toMatchObject([
+      { status: 'failed', failure_code: 'amount_too_large', processor_attempt: 0, amount: 4_000 },
+    ]);
+    // Asked again, a new call under a new processor key (a refusal moved no money), refused again.
+    await expectAppError(refund('cancel'), 'PAYMENT_PROCESSOR_REFUSED');
+    expect(await refundRows(charge.chargeId)).toMatchObject([
+      { status: 'failed', processor_attempt: 1 },
+    ]);
+    // A refund the processor can make still goes through: the failed one holds nothing back.
+    expect(await refund('partial', 3_000)).toMatchObject({ refundedAmount: 3_000 });
+  });
+
   it('releases an authorization (the store rejected the order): voided once, never captured after', async () => {
     const ctx = customer();
     const orderId = randomUUID();
@@ -430,6 +527,126 @@ const waitForHalfOpen = async () => {
   }
   expect(service.breakerState()).toBe('halfOpen');
 };
+
+describe('the reconciler’s releases', () => {
+  /** Ordering as the reconciler meets it: owners answered from `answers`, one per question. */
+  let answers: ChargeOwners['owners'][number][][] = [];
+  let asked = 0;
+  let ordering: ReturnType<typeof createSubjectService>;
+
+  beforeAll(async () => {
+    ordering = createSubjectService(
+      { nc: env.nc, logger: env.logger, subjectPrefix: env.prefix, requestTimeoutMs: 5_000 },
+      { name: 'ordering', version: '0.0.0' },
+      [
+        handle(subjects.ordering.chargeOwners, ({ charges }) => {
+          const scripted = answers[Math.min(asked, answers.length - 1)] ?? [];
+          asked += 1;
+          return Promise.resolve({
+            owners: charges.map(
+              (charge) =>
+                scripted.find((owner) => owner.chargeId === charge.chargeId) ?? {
+                  chargeId: charge.chargeId,
+                  orders: [],
+                  attempt: null,
+                },
+            ),
+          });
+        }),
+      ],
+    );
+    await ordering.start();
+  });
+
+  afterAll(() => ordering.stop());
+
+  const owner = (chargeId: string, orderId: string, placed: boolean) => ({
+    chargeId,
+    orders: placed
+      ? [
+          {
+            orderId,
+            state: 'open' as const,
+            totalMinor: 2_565,
+            currency: 'USD',
+            refund: 'none' as const,
+            refundOwedSince: null,
+          },
+        ]
+      : [],
+    attempt: {
+      orderId,
+      step: 'recorded',
+      answered: true,
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+    },
+  });
+
+  it('withholds a release when the owners read again name a live order, and keeps and logs it', async () => {
+    // The reconciler judges by the clock: now, after the charges it judges were made.
+    now = new Date(Date.now() + 60_000);
+    const ctx = customer();
+    const orderId = randomUUID();
+    const charge = await authorize(ctx, await vault(ctx), orderId);
+    await bus.request(subjects.payments.capture, { chargeId: charge.chargeId }, ctx);
+    // The batch's read says nobody holds it; the read just before releasing finds the order.
+    answers = [[owner(charge.chargeId, orderId, false)], [owner(charge.chargeId, orderId, true)]];
+    asked = 0;
+    const withheldBefore = await metric('pcp_ledger_releases_total', { action: 'withheld' });
+    const report = await service.reconcile();
+    expect(report.released.map((release) => release.chargeId)).not.toContain(charge.chargeId);
+    expect(report.withheld).toContainEqual(
+      expect.objectContaining({ chargeId: charge.chargeId, orderId }),
+    );
+    // The live order's money stays where it is, and the charge is what it pays for.
+    expect(chargesOf(charge.chargeId)).toMatchObject([{ status: 'captured', refundedAmount: 0 }]);
+    expect(
+      await db
+        .selectFrom('charges')
+        .select('ledger_class')
+        .where('charge_id', '=', charge.chargeId)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ ledger_class: 'captured_for_order' });
+    expect(
+      await db
+        .selectFrom('reconciler_actions')
+        .select(['action', 'order_id'])
+        .where('charge_id', '=', charge.chargeId)
+        .execute(),
+    ).toEqual([{ action: 'withheld', order_id: orderId }]);
+    expect(await metric('pcp_ledger_releases_total', { action: 'withheld' })).toBe(
+      withheldBefore + 1,
+    );
+    expect(logged.lines).toContainEqual(
+      expect.objectContaining({
+        chargeId: charge.chargeId,
+        msg: "the reconciler withheld a release: a charge's owners changed between two reads",
+      }),
+    );
+  });
+
+  it('releases what both reads say nobody holds, and keeps what it did', async () => {
+    now = new Date(Date.now() + 60_000);
+    const ctx = customer();
+    const orderId = randomUUID();
+    const charge = await authorize(ctx, await vault(ctx), orderId);
+    await bus.request(subjects.payments.capture, { chargeId: charge.chargeId }, ctx);
+    answers = [[owner(charge.chargeId, orderId, false)]];
+    asked = 0;
+    const report = await service.reconcile();
+    expect(report.released).toContainEqual(
+      expect.objectContaining({ chargeId: charge.chargeId, action: 'refunded' }),
+    );
+    expect(chargesOf(charge.chargeId)).toMatchObject([{ status: 'refunded' }]);
+    expect(
+      await db
+        .selectFrom('reconciler_actions')
+        .select(['action', 'reason'])
+        .where('charge_id', '=', charge.chargeId)
+        .execute(),
+    ).toEqual([{ action: 'refunded', reason: 'a capture with no order' }]);
+  });
+});
 
 describe('the processor behind a circuit breaker', () => {
   it('never charges twice for one order across 50 retries while the processor times out', async () => {
