@@ -85,3 +85,22 @@ describe('payments configuration', () => {
     );
   });
 });
+
+describe('test-only settings', () => {
+  it('plant the fault suite’s defects and crash points outside production, never in it', () => {
+    const testOnly = {
+      PAYMENTS_TEST_MUTANT: 'refund-twice',
+      PAYMENTS_FAILPOINT: 'authorized-unrecorded',
+    };
+    expect(loadConfig(paymentsEnvSchema, testOnly).PAYMENTS_TEST_MUTANT).toBe('refund-twice');
+    for (const [name, value] of Object.entries(testOnly)) {
+      expect(() =>
+        loadConfig(paymentsEnvSchema, {
+          ...production,
+          PAYMENTS_CARD_HASH_KEY: realProcessor.PAYMENTS_CARD_HASH_KEY,
+          [name]: value,
+        }),
+      ).toThrow(new RegExp(`${name}: production \\(NODE_ENV=production\\) refuses a test-only`));
+    }
+  });
+});
