@@ -120,6 +120,7 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = async (gatewa
               'IDEMPOTENCY_KEY_EXPIRED',
               'PAYMENT_PROCESSOR_UNAVAILABLE',
               'LIVE_PAYMENTS_NOT_CONFIGURED',
+              'SANDBOX_PROCESSOR_UNVERIFIED',
             ),
           },
         },
