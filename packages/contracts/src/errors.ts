@@ -97,6 +97,9 @@ export const errorCodes = {
   // Not named by the contract: a live-mode card operation in a deployment with no live
   // processor configured; test mode (the sandbox processor) still works. Never the simulator.
   LIVE_PAYMENTS_NOT_CONFIGURED: entry(503, 'dependency', false, 'Live payments not configured'),
+  // Not named by the contract: a test-mode card operation in production while the sandbox
+  // processor has not declared itself a test processor (asked again after a pause).
+  SANDBOX_PROCESSOR_UNVERIFIED: entry(503, 'dependency', true, 'Sandbox processor unverified'),
   UPSTREAM_TIMEOUT: entry(504, 'dependency', true, 'Upstream timeout'),
   // Transport-level failures the gateway must answer as ProblemDetail; the contract names
   // no code for them, so these follow the HTTP status they carry.

@@ -13,6 +13,15 @@ const LOCAL_CARD_HASH_KEY = 'local-only-card-hash-key-0123456789';
 export const paymentsMutants = ['refund-twice'] as const;
 export type PaymentsMutant = (typeof paymentsMutants)[number];
 
+/**
+ * The host a processor URL names, as DNS compares it: URL parsing lower-cases it and drops a
+ * default port; a trailing dot names the same host. The scheme, port and path are left out on
+ * purpose: the live processor's host on another scheme, port or path is still the live processor.
+ */
+function processorHost(url: string): string {
+  return new URL(url).hostname.replace(/\.$/, '');
+}
+
 export const paymentsEnvSchema = z
   .object({
     NODE_ENV: nodeEnvSchema,
@@ -27,7 +36,9 @@ export const paymentsEnvSchema = z
     /**
      * The sandbox processor: every test-mode card operation, in every deployment
      * (docs/guide/payments.md#test-mode-payments); the processor simulator by default. It has
-     * a circuit breaker of its own (with the same settings as the live one's).
+     * a circuit breaker of its own (with the same settings as the live one's). Production
+     * refuses the live processor's host here, and sends no test-mode call until the processor
+     * itself has declared it is a test processor (processor/test-processor-check.ts).
      */
     SANDBOX_PROCESSOR_URL: z.url().default('http://127.0.0.1:4010'),
     SANDBOX_PROCESSOR_API_KEY: z.string().min(1).default(SIMULATOR_KEY_PREFIX),
@@ -139,6 +150,14 @@ export const paymentsEnvSchema = z
           code: 'custom',
           path: ['SANDBOX_PROCESSOR_API_KEY'],
           message: "the sandbox processor's key must not be the live processor's",
+        });
+      }
+      if (processorHost(env.SANDBOX_PROCESSOR_URL) === processorHost(env.PAYMENT_PROCESSOR_URL)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['SANDBOX_PROCESSOR_URL'],
+          message:
+            "the sandbox processor must not be the live processor (PAYMENT_PROCESSOR_URL's host)",
         });
       }
     }

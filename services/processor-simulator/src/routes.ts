@@ -123,7 +123,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     sendError(reply, invalidRequest(404, 'resource_missing', 'No such route')),
   );
 
-  app.get('/health', () => ({ status: 'ok' }));
+  // It says it is a test processor (Stripe marks test objects `livemode: false`): payments in
+  // production sends a sandbox processor no test-mode call until it has said so.
+  app.get('/health', () => ({ status: 'ok', livemode: false }));
   app.get('/_control/faults', () => deps.faults());
   app.put('/_control/faults', (request) => deps.setFaults(parse(faultChangeSchema, request.body)));
   app.post('/_control/reset', (_request, reply) => {

@@ -646,7 +646,7 @@ export interface paths {
     put?: never;
     /**
      * Vault a payment card for an end user
-     * @description Needs X-End-User-Id (401 SESSION_USER_REQUIRED) and a partner allowed to take CARD (403 PAYMENT_TYPE_NOT_ALLOWED). The processor keeps the card; the number and CVC are never stored, logged or returned. Luhn, network, expiry and CVC length are checked (400 CARD_INVALID with pointers). The same card vaulted again by the same end user answers 200 with its existing paymentId; an end user holds at most 25 cards (409 CARD_LIMIT_REACHED). Vaulting too often, or a card declined too often lately, is 429 PAYMENT_VELOCITY_EXCEEDED with Retry-After. 503 PAYMENT_PROCESSOR_UNAVAILABLE is retryable; 503 LIVE_PAYMENTS_NOT_CONFIGURED (a live key where the deployment has no live processor) is not.
+     * @description Needs X-End-User-Id (401 SESSION_USER_REQUIRED) and a partner allowed to take CARD (403 PAYMENT_TYPE_NOT_ALLOWED). The processor keeps the card; the number and CVC are never stored, logged or returned. Luhn, network, expiry and CVC length are checked (400 CARD_INVALID with pointers). The same card vaulted again by the same end user answers 200 with its existing paymentId; an end user holds at most 25 cards (409 CARD_LIMIT_REACHED). Vaulting too often, or a card declined too often lately, is 429 PAYMENT_VELOCITY_EXCEEDED with Retry-After. 503 PAYMENT_PROCESSOR_UNAVAILABLE is retryable; 503 LIVE_PAYMENTS_NOT_CONFIGURED (a live key where the deployment has no live processor) is not; 503 SANDBOX_PROCESSOR_UNVERIFIED (a test key while the sandbox processor has not confirmed it is a test processor) is, after Retry-After.
      */
     post: operations['vaultCard'];
     delete?: never;
@@ -986,7 +986,7 @@ export interface paths {
     put?: never;
     /**
      * Price and check an order without placing it
-     * @description Writes nothing. Every business problem is 200 with isValid false, errors[] with RFC 6901 pointers (at most 100; errorsOmitted counts the rest) and amounts null: STORE_CLOSED, OUTSIDE_AVAILABILITY_WINDOW, ITEM_UNAVAILABLE, MODIFIER_REQUIRED, DELIVERY_UNAVAILABLE, ADDRESS_INVALID, MINIMUM_NOT_MET, PRECISION_EXCEEDED, ORDER_TOTAL_DIFFERENT, CATALOGSET_NOT_FOUND, PAYMENT_TOKEN_INVALID (a CARD order's paymentId that is not a card of the end user) and the fulfillment rules. 4xx only for the body shape (400 REQUEST_INVALID), the client context (400 CLIENT_CONTEXT_REQUIRED, CLIENT_IP_INVALID, CLIENT_USER_AGENT_INVALID) and an unknown store (404 STORE_NOT_FOUND). An order that refers to a saved addressId or a paymentId needs X-End-User-Id (401 SESSION_USER_REQUIRED).
+     * @description Writes nothing. Every business problem is 200 with isValid false, errors[] with RFC 6901 pointers (at most 100; errorsOmitted counts the rest) and amounts null: STORE_CLOSED, OUTSIDE_AVAILABILITY_WINDOW, ITEM_UNAVAILABLE, MODIFIER_REQUIRED, DELIVERY_UNAVAILABLE, ADDRESS_INVALID, MINIMUM_NOT_MET, PRECISION_EXCEEDED, ORDER_TOTAL_DIFFERENT, CATALOGSET_NOT_FOUND, CURRENCY_MISMATCH (the store's profile and CatalogSet are in different currencies), PAYMENT_TOKEN_INVALID (a CARD order's paymentId that is not a card of the end user) and the fulfillment rules. 4xx only for the body shape (400 REQUEST_INVALID), the client context (400 CLIENT_CONTEXT_REQUIRED, CLIENT_IP_INVALID, CLIENT_USER_AGENT_INVALID) and an unknown store (404 STORE_NOT_FOUND). An order that refers to a saved addressId or a paymentId needs X-End-User-Id (401 SESSION_USER_REQUIRED).
      */
     post: operations['validateOrder'];
     delete?: never;
@@ -8120,6 +8120,7 @@ export interface operations {
        *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
        *     - [`LIVE_PAYMENTS_NOT_CONFIGURED`](http://localhost:8080/docs/errors/LIVE_PAYMENTS_NOT_CONFIGURED): Live payments not configured
+       *     - [`SANDBOX_PROCESSOR_UNVERIFIED`](http://localhost:8080/docs/errors/SANDBOX_PROCESSOR_UNVERIFIED): Sandbox processor unverified
        */
       503: {
         headers: {
@@ -10505,6 +10506,7 @@ export interface operations {
        *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
        *     - [`LIVE_PAYMENTS_NOT_CONFIGURED`](http://localhost:8080/docs/errors/LIVE_PAYMENTS_NOT_CONFIGURED): Live payments not configured
+       *     - [`SANDBOX_PROCESSOR_UNVERIFIED`](http://localhost:8080/docs/errors/SANDBOX_PROCESSOR_UNVERIFIED): Sandbox processor unverified
        */
       503: {
         headers: {
@@ -10911,6 +10913,7 @@ export interface operations {
        *
        *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       *     - [`SANDBOX_PROCESSOR_UNVERIFIED`](http://localhost:8080/docs/errors/SANDBOX_PROCESSOR_UNVERIFIED): Sandbox processor unverified
        */
       503: {
         headers: {
@@ -11138,6 +11141,7 @@ export interface operations {
        *
        *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       *     - [`SANDBOX_PROCESSOR_UNVERIFIED`](http://localhost:8080/docs/errors/SANDBOX_PROCESSOR_UNVERIFIED): Sandbox processor unverified
        */
       503: {
         headers: {
@@ -14677,6 +14681,7 @@ export interface operations {
        *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
        *     - [`LIVE_PAYMENTS_NOT_CONFIGURED`](http://localhost:8080/docs/errors/LIVE_PAYMENTS_NOT_CONFIGURED): Live payments not configured
+       *     - [`SANDBOX_PROCESSOR_UNVERIFIED`](http://localhost:8080/docs/errors/SANDBOX_PROCESSOR_UNVERIFIED): Sandbox processor unverified
        */
       503: {
         headers: {

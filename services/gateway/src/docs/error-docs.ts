@@ -652,6 +652,22 @@ export const errorDocs = {
       instance: '/v1/marketfront/payments/cards',
     },
   },
+  SANDBOX_PROCESSOR_UNVERIFIED: {
+    rules: { guide: 'payments', heading: 'Test mode payments' },
+    description:
+      'A test-mode card operation (vaulting a card, placing a card order, a refund) was ' +
+      'refused because the sandbox processor has not confirmed that it is a test processor: ' +
+      'the platform sends test cards only to a processor that says it moves no real money. ' +
+      'Nothing was charged; live mode is not affected.',
+    action:
+      'Retry after the Retry-After seconds: the platform asks the processor again. ' +
+      `${RETRY_WITH_SAME_KEY} If it persists, contact support quoting the requestId.`,
+    example: {
+      detail:
+        'Test-mode payments are unavailable: the sandbox processor has not confirmed that it is a test processor',
+      instance: '/v1/marketfront/payments/cards',
+    },
+  },
   SERVICE_UNAVAILABLE: {
     rules: { guide: 'errors', heading: 'Retrying' },
     description:

@@ -130,6 +130,7 @@ export const orderLifecycleRoutes: FastifyPluginAsync<OrderLifecycleRoutesOption
             // A cancel refunds a card payment; a processor that fails rolls the cancel back.
             'PAYMENT_PROCESSOR_UNAVAILABLE',
             'LIVE_PAYMENTS_NOT_CONFIGURED',
+            'SANDBOX_PROCESSOR_UNVERIFIED',
           ),
         },
       },

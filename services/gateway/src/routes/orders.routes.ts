@@ -37,7 +37,8 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = async (gatewa
             'RFC 6901 pointers (at most 100; errorsOmitted counts the rest) and amounts null: ' +
             'STORE_CLOSED, OUTSIDE_AVAILABILITY_WINDOW, ITEM_UNAVAILABLE, MODIFIER_REQUIRED, ' +
             'DELIVERY_UNAVAILABLE, ADDRESS_INVALID, MINIMUM_NOT_MET, PRECISION_EXCEEDED, ' +
-            'ORDER_TOTAL_DIFFERENT, CATALOGSET_NOT_FOUND, PAYMENT_TOKEN_INVALID (a CARD ' +
+            "ORDER_TOTAL_DIFFERENT, CATALOGSET_NOT_FOUND, CURRENCY_MISMATCH (the store's " +
+            'profile and CatalogSet are in different currencies), PAYMENT_TOKEN_INVALID (a CARD ' +
             "order's paymentId that is not a card of the end user) and the fulfillment rules. " +
             '4xx only for the body shape (400 REQUEST_INVALID), the client context (400 ' +
             'CLIENT_CONTEXT_REQUIRED, CLIENT_IP_INVALID, CLIENT_USER_AGENT_INVALID) and an ' +
@@ -119,6 +120,7 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = async (gatewa
               'IDEMPOTENCY_KEY_EXPIRED',
               'PAYMENT_PROCESSOR_UNAVAILABLE',
               'LIVE_PAYMENTS_NOT_CONFIGURED',
+              'SANDBOX_PROCESSOR_UNVERIFIED',
             ),
           },
         },

@@ -37,7 +37,8 @@ export const paymentRoutes: FastifyPluginAsync<PaymentRoutesOptions> = async (ga
             'CARD_LIMIT_REACHED). Vaulting too often, or a card declined too often lately, is ' +
             '429 PAYMENT_VELOCITY_EXCEEDED with Retry-After. 503 PAYMENT_PROCESSOR_UNAVAILABLE ' +
             'is retryable; 503 LIVE_PAYMENTS_NOT_CONFIGURED (a live key where the deployment has ' +
-            'no live processor) is not.',
+            'no live processor) is not; 503 SANDBOX_PROCESSOR_UNVERIFIED (a test key while the ' +
+            'sandbox processor has not confirmed it is a test processor) is, after Retry-After.',
           body: vaultCardInput,
           response: {
             200: jsonResponse(vaultedCard, 'The end user had vaulted this card: the existing one'),
@@ -49,6 +50,7 @@ export const paymentRoutes: FastifyPluginAsync<PaymentRoutesOptions> = async (ga
               'PAYMENT_VELOCITY_EXCEEDED',
               'PAYMENT_PROCESSOR_UNAVAILABLE',
               'LIVE_PAYMENTS_NOT_CONFIGURED',
+              'SANDBOX_PROCESSOR_UNVERIFIED',
             ),
           },
         },

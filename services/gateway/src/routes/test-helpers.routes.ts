@@ -72,6 +72,7 @@ export const testHelperRoutes: FastifyPluginAsync<TestHelperRoutesOptions> = asy
             'ORDER_STATUS_TRANSITION_INVALID',
             // Cancelling refunds a card payment; a processor that fails rolls the cancel back.
             'PAYMENT_PROCESSOR_UNAVAILABLE',
+            'SANDBOX_PROCESSOR_UNVERIFIED',
           ),
         },
       },
@@ -123,6 +124,7 @@ export const testHelperRoutes: FastifyPluginAsync<TestHelperRoutesOptions> = asy
             'STORE_NOT_FOUND',
             'CATALOGSET_NOT_FOUND',
             'PAYMENT_PROCESSOR_UNAVAILABLE',
+            'SANDBOX_PROCESSOR_UNVERIFIED',
           ),
         },
       },

@@ -303,8 +303,35 @@ function catalogSetNotFound(): OrderError {
 }
 
 /**
+ * The store's money (fees, minimums) is in its profile's currency and the cart's in its
+ * catalog's; a profile may change currency before a catalog in the new one is active
+ * (docs/guide/stores.md#changing-currency). Until both agree no amount of one can be read in
+ * the other, so the order is refused.
+ */
+function currencyMismatch(profileCurrency: string, catalogCurrency: string): OrderError {
+  return problem(
+    'CURRENCY_MISMATCH',
+    `The store now prices in ${profileCurrency} but its CatalogSet is in ${catalogCurrency}; ` +
+      `it takes no orders until a CatalogSet in ${profileCurrency} is active`,
+    '/cart/catalogSetId',
+  );
+}
+
+/**
+ * A profile amount in minor units of the order's currency, which is the profile's (checked
+ * first). Stores wrote it from minor units of that currency, so one that does not convert is
+ * a defect: it fails the request, never becomes 0.
+ */
+function profileMinor(amount: number, currency: string): number {
+  const minor = toMinorUnits(amount, currency);
+  if (minor === null) throw new Error(`store amount ${amount} does not convert to ${currency}`);
+  return minor;
+}
+
+/**
  * Price the cart at the order time, then the order's money: precision of the tip and the
- * total the customer saw, the minimum, fees, tax and total. Problems go into `errors`.
+ * total the customer saw, the minimum, fees, tax and total. Problems go into `errors`; the
+ * amounts are null when the profile's currency is not the catalog's.
  */
 function priceOrder(
   input: OrderRequest,
@@ -329,20 +356,28 @@ function priceOrder(
       ? undefined
       : amountInCurrency(input.amounts.total, currency, '/amounts/total');
   if (seenTotal && 'error' in seenTotal) errors.push(seenTotal.error);
+  if (store.currency !== currency) {
+    errors.push(currencyMismatch(store.currency, currency));
+    return { cart: pricing.cart, amounts: null, totalMinor: 0, currency };
+  }
 
   const delivering = input.fulfillment.mode === 'DELIVERY_BY_MERCHANT';
   const minimum = delivering ? store.delivery?.minimumOrder : store.minimumOrder;
-  const minimumMinor = minimum === undefined ? 0 : (toMinorUnits(minimum, currency) ?? 0);
+  const minimumMinor = minimum === undefined ? 0 : profileMinor(minimum, currency);
   if (pricing.subTotalMinor < minimumMinor) {
     errors.push(
       problem('MINIMUM_NOT_MET', `The order is below the store minimum of ${minimum}`, '/cart'),
     );
   }
+  const taxRatePpm = toScaledInteger(store.taxRate, TAX_RATE_DIGITS);
+  if (taxRatePpm === null) throw new Error(`tax rate ${store.taxRate} exceeds its precision`);
   const computed = computeAmounts({
     currency,
     subTotalMinor: pricing.subTotalMinor,
-    deliveryFeeMinor: delivering ? (toMinorUnits(store.delivery?.fee ?? 0, currency) ?? 0) : null,
-    taxRatePpm: toScaledInteger(store.taxRate, TAX_RATE_DIGITS) ?? 0,
+    // A delivery to a store without delivery settings is DELIVERY_UNAVAILABLE already.
+    deliveryFeeMinor:
+      delivering && store.delivery ? profileMinor(store.delivery.fee, currency) : null,
+    taxRatePpm,
     tipMinor: 'minor' in tip ? tip.minor : 0,
   });
   if (seenTotal && 'minor' in seenTotal && seenTotal.minor !== computed.totalMinor) {

@@ -82,7 +82,9 @@ export function cardHandlers(deps: CardHandlerDeps): HandlerBinding[] {
     // see and remove what was stored for them.
     requirePaymentType(ctx, 'CARD');
     const mode = requestMode(ctx);
-    // Live without a live processor is refused before anything is counted or checked.
+    // Refused before anything is counted or checked: live without a live processor, or a
+    // sandbox processor not known to be a test processor.
+    await processors.ready(mode);
     const processor = processors.forMode(mode);
     const checked = checkCard(input, deps.clock());
     if (!checked.ok) {

@@ -89,8 +89,9 @@ export function chargeHandlers(deps: ChargeActionDeps, actions: ChargeActions): 
       requirePaymentType(ctx, 'CARD');
       // A card's token is its own mode's processor's: another mode's processor never knew it.
       if (!card || card.deleted_at || card.mode !== input.mode) throw paymentTokenInvalid();
-      // Shed load (or refuse live without a live processor) before recording an attempt the
-      // processor cannot take now.
+      // Shed load (or refuse live without a live processor, or an unverified sandbox) before
+      // recording an attempt the processor cannot take now.
+      await processors.ready(input.mode);
       const open = processors.forMode(input.mode).refuseWhileOpen('authorize');
       if (open) throw processorFailure(open, processors.retryAfterSeconds(input.mode));
       const chargeId = randomUUID();

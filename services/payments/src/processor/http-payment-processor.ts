@@ -53,9 +53,15 @@ interface ProcessorErrorBody {
  * other 4xx rejections (final), and 5xx, network failures, aborts and unreadable or
  * implausible answers to ProcessorUnavailableError.
  */
-export function createHttpPaymentProcessor(
-  options: HttpProcessorOptions,
-): PaymentProcessor & { close(): Promise<void> } {
+export function createHttpPaymentProcessor(options: HttpProcessorOptions): PaymentProcessor & {
+  /**
+   * Whether the processor says it is a test processor: `GET /health` answering 200 with
+   * `livemode: false` (the simulator does; a live processor never does). False for any other
+   * answer; ProcessorUnavailableError when it gave none (unreachable, 5xx, aborted).
+   */
+  declaresTestMode(call: ProcessorLookup): Promise<boolean>;
+  close(): Promise<void>;
+} {
   const agent = new Agent({ connections: options.connections, keepAliveTimeout: 30_000 });
   const base = options.url.replace(/\/+$/, '');
 
@@ -280,6 +286,30 @@ export function createHttpPaymentProcessor(
         throw new ProcessorUnavailableError('The processor answered for another reference');
       }
       return found;
+    },
+
+    async declaresTestMode(call) {
+      let response: Dispatcher.ResponseData;
+      try {
+        // No API key: the question is about the processor, not about an account of ours.
+        response = await request(`${base}/health`, {
+          method: 'GET',
+          dispatcher: agent,
+          ...(call.signal ? { signal: call.signal } : {}),
+        });
+      } catch (error) {
+        throw new ProcessorUnavailableError('The processor could not be reached', { cause: error });
+      }
+      const text = await readCapped(response.body);
+      if (response.statusCode >= 500) {
+        throw new ProcessorUnavailableError(`The processor answered ${response.statusCode}`);
+      }
+      if (response.statusCode !== 200) return false;
+      try {
+        return (JSON.parse(text) as { livemode?: unknown } | null)?.livemode === false;
+      } catch {
+        return false;
+      }
     },
 
     // Called once the service stopped taking requests and gave those in flight their time:

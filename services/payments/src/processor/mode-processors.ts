@@ -1,5 +1,5 @@
 import type { PartnerMode } from '@pcp/contracts';
-import { AppError, type Logger } from '@pcp/service-kit';
+import { AppError, isProduction, type Logger } from '@pcp/service-kit';
 import type { Registry } from 'prom-client';
 import type { PaymentsConfig } from '../config.js';
 import {
@@ -10,6 +10,7 @@ import {
   type ProcessorName,
 } from './guarded-payment-processor.js';
 import { createHttpPaymentProcessor } from './http-payment-processor.js';
+import { requireTestProcessor } from './test-processor-check.js';
 
 /**
  * The processor of each mode (docs/guide/payments.md#test-mode-payments): test mode always
@@ -19,6 +20,13 @@ import { createHttpPaymentProcessor } from './http-payment-processor.js';
 export interface ModeProcessors {
   /** The mode's processor; live without one configured is LIVE_PAYMENTS_NOT_CONFIGURED. */
   forMode(mode: PartnerMode): GuardedPaymentProcessor;
+  /**
+   * Throws what every call of the mode would fail with before it reached a processor:
+   * LIVE_PAYMENTS_NOT_CONFIGURED, or (production) SANDBOX_PROCESSOR_UNVERIFIED while the sandbox
+   * processor has not declared itself a test processor. For callers that count or record
+   * something before their first call.
+   */
+  ready(mode: PartnerMode): Promise<void>;
   /** How long a caller should wait before retrying the mode's processor. */
   retryAfterSeconds(mode: PartnerMode): number;
   /** The breaker of the mode's processor; undefined for live without one configured. */
@@ -57,7 +65,17 @@ export function createModeProcessors(
     });
     return { guarded, http };
   };
-  const sandbox = open('sandbox', config.SANDBOX_PROCESSOR_URL, config.SANDBOX_PROCESSOR_API_KEY);
+  const opened = open('sandbox', config.SANDBOX_PROCESSOR_URL, config.SANDBOX_PROCESSOR_API_KEY);
+  // Production does not take the configuration's word that the sandbox moves no real money.
+  const checked = isProduction(config)
+    ? requireTestProcessor(opened.guarded, {
+        declaresTestMode: (call) => opened.http.declaresTestMode(call),
+        timeoutMs: config.PAYMENT_PROCESSOR_TIMEOUT_MS,
+        recheckMs: config.PAYMENT_BREAKER_RESET_MS,
+        logger: deps.logger,
+      })
+    : undefined;
+  const sandbox = { ...opened, guarded: checked ?? opened.guarded };
   const live =
     config.PAYMENT_PROCESSOR_URL === undefined
       ? undefined
@@ -69,6 +87,10 @@ export function createModeProcessors(
       const processor = find(mode);
       if (!processor) throw liveProcessorNotConfigured();
       return processor;
+    },
+    async ready(mode) {
+      if (mode === 'live' && !live) throw liveProcessorNotConfigured();
+      if (mode === 'test') await checked?.ready();
     },
     // While a breaker is open, retrying before it may probe again is pointless.
     retryAfterSeconds: (mode) =>

@@ -49,6 +49,54 @@ describe('payments configuration', () => {
     ).toThrow(/SANDBOX_PROCESSOR_API_KEY: the sandbox processor's key must not be the live/);
   });
 
+  it('production refuses a sandbox processor URL naming the live processor, however it is spelled', () => {
+    for (const url of [
+      'https://api.processor.example',
+      'https://api.processor.example/',
+      'https://API.Processor.Example',
+      'https://api.processor.example:443',
+      'https://api.processor.example./v1/',
+      'http://api.processor.example',
+      'http://api.processor.example:8080/sandbox',
+      'https://user@api.processor.example',
+    ]) {
+      expect(() =>
+        loadConfig(paymentsEnvSchema, {
+          ...production,
+          ...realProcessor,
+          SANDBOX_PROCESSOR_URL: url,
+        }),
+      ).toThrow(/SANDBOX_PROCESSOR_URL: the sandbox processor must not be the live processor/);
+    }
+  });
+
+  it('production refuses both a sandbox URL and a key that are the live processor’s, naming each', () => {
+    expect(() =>
+      loadConfig(paymentsEnvSchema, {
+        ...production,
+        ...realProcessor,
+        SANDBOX_PROCESSOR_URL: realProcessor.PAYMENT_PROCESSOR_URL,
+        SANDBOX_PROCESSOR_API_KEY: realProcessor.PAYMENT_PROCESSOR_API_KEY,
+      }),
+    ).toThrow(/SANDBOX_PROCESSOR_API_KEY: [^\n]+\n\s+SANDBOX_PROCESSOR_URL: /);
+  });
+
+  it('production takes a sandbox processor on another host, and any sandbox URL outside production', () => {
+    const sandbox = 'https://sandbox.processor.example';
+    expect(
+      loadConfig(paymentsEnvSchema, {
+        ...production,
+        ...realProcessor,
+        SANDBOX_PROCESSOR_URL: sandbox,
+      }).SANDBOX_PROCESSOR_URL,
+    ).toBe(sandbox);
+    const local = { PAYMENT_PROCESSOR_URL: 'http://127.0.0.1:4010' };
+    expect(
+      loadConfig(paymentsEnvSchema, { ...local, SANDBOX_PROCESSOR_URL: 'http://127.0.0.1:4010' })
+        .SANDBOX_PROCESSOR_URL,
+    ).toBe('http://127.0.0.1:4010');
+  });
+
   it('production refuses an http processor URL', () => {
     expect(() =>
       loadConfig(paymentsEnvSchema, {
