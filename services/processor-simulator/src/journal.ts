@@ -119,8 +119,9 @@ export function openJournal(dir: string, replay: (value: unknown) => void, log: 
         } finally {
           closeSync(folder);
         }
+        const reopened = openSync(path, 'a', 0o600);
         closeSync(fd);
-        fd = openSync(path, 'a', 0o600);
+        fd = reopened;
         return lines;
       });
     },

@@ -1,5 +1,5 @@
 import { processorSimulatorEnvSchema } from './config.js';
-import { createProcessorSimulator } from './simulator.js';
+import { createProcessorSimulator, type ProcessorSimulator } from './simulator.js';
 
 const parsed = processorSimulatorEnvSchema.safeParse(process.env);
 if (!parsed.success) {
@@ -14,12 +14,19 @@ const levels = { info: 30, warn: 40, error: 50 } as const;
 const log = (level: keyof typeof levels, msg: string, fields: Record<string, unknown> = {}) =>
   console.log(JSON.stringify({ level: levels[level], time: Date.now(), msg, ...fields }));
 
-const simulator = createProcessorSimulator({
-  apiKey: config.PROCESSOR_API_KEY,
-  faults: { latencyMs: config.PROCESSOR_LATENCY_MS },
-  ...(config.PROCESSOR_DATA_DIR ? { dataDir: config.PROCESSOR_DATA_DIR } : {}),
-  log,
-});
+let simulator: ProcessorSimulator;
+try {
+  simulator = createProcessorSimulator({
+    apiKey: config.PROCESSOR_API_KEY,
+    faults: { latencyMs: config.PROCESSOR_LATENCY_MS },
+    dataDir: config.PROCESSOR_DATA_DIR,
+    log,
+  });
+} catch (error) {
+  // A journal it cannot read: say which line, and do not start on a partial ledger.
+  log('error', `processor simulator did not start: ${(error as Error).message}`);
+  process.exit(1);
+}
 const url = await simulator.listen({ port: config.PORT, host: config.HOST });
 log('info', 'processor simulator listening', {
   url,
