@@ -131,10 +131,10 @@ export function openSavedState(
 
   return {
     save(entry) {
-      const records = Object.keys(entry).length;
-      if (records === 0) return;
+      const count = Object.keys(entry).length;
+      if (count === 0) return;
       journal.append(entry);
-      written += records;
+      written += count;
       if (written - live() > Math.max(live(), MIN_GARBAGE)) rewrite();
     },
     rewrite,
