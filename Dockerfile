@@ -2,7 +2,7 @@
 # One image for every service; the command picks the service, e.g.
 #   node services/stores/dist/main.js          (worker)
 #   node services/gateway/dist/main.js migrate (migrations, then exit)
-#   node services/processor-simulator/dist/main.js (card-processor simulator, local only)
+#   node services/processor-simulator/dist/main.js (card-processor simulator, the sandbox processor)
 
 # Debian 13 (trixie): bookworm is past its regular security support. Node 24 (LTS) is the runtime,
 # the release the root package.json pins as its `node` devDependency (deploy/test/node-runtime.test.ts);
@@ -66,9 +66,13 @@ COPY --from=build /app/services/ordering/package.json services/ordering/
 COPY --from=build /app/services/ordering/dist/ services/ordering/dist/
 COPY --from=build /app/services/payments/package.json services/payments/
 COPY --from=build /app/services/payments/dist/ services/payments/dist/
-# The card-processor simulator (local stacks and tests; production calls the real processor).
+# The card-processor simulator: test mode's sandbox processor in every deployment, and local
+# stacks' and tests' processor (live payments in production call the real one).
 COPY --from=build /app/services/processor-simulator/package.json services/processor-simulator/
 COPY --from=build /app/services/processor-simulator/dist/ services/processor-simulator/dist/
+# Its data folder, owned by the service user: a new volume mounted there (docker-compose.yml)
+# takes that owner, so the simulator can write its journal.
+RUN install -d -o 10001 -g 10001 -m 0700 /var/lib/processor-simulator
 USER 10001:10001
 EXPOSE 8080
 CMD ["node", "services/gateway/dist/main.js"]

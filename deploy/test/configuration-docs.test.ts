@@ -8,6 +8,7 @@ import { catalogEnvSchema } from '@pcp/catalog';
 import { gatewayEnvSchema } from '@pcp/gateway';
 import { orderingEnvSchema } from '@pcp/ordering';
 import { paymentsEnvSchema } from '@pcp/payments';
+import { processorSimulatorEnvSchema } from '@pcp/processor-simulator';
 import { baseEnvSchema } from '@pcp/service-kit';
 import { storesEnvSchema } from '@pcp/stores';
 import { readFileSync } from 'node:fs';
@@ -46,6 +47,7 @@ const schemas = {
   catalog: catalogEnvSchema,
   ordering: orderingEnvSchema,
   payments: paymentsEnvSchema,
+  'processor-simulator': processorSimulatorEnvSchema,
 };
 
 describe('docs/operations.md', () => {

@@ -38,6 +38,8 @@ const OPS_PORTS: Record<string, number> = platformOpsPorts;
 const SIMULATOR = 'processor-simulator';
 const EXTRA: readonly string[] = [SIMULATOR];
 const SIMULATOR_PORT = processDefinition('processor-simulator').opsPort;
+/** Where the simulator keeps its state: its volume in a pod, a named volume in compose. */
+const SIMULATOR_DATA_DIR = '/var/lib/processor-simulator';
 /** Only payments may read the card processor's endpoint and key. */
 const PROCESSOR_SECRET = 'pcp-payment-processor';
 const IMAGE = 'ghcr.io/example/pcp';
@@ -431,6 +433,7 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
         HOST: '0.0.0.0',
         PORT: String(SIMULATOR_PORT),
         PROCESSOR_API_KEY: 'sk_test_simulator',
+        PROCESSOR_DATA_DIR: SIMULATOR_DATA_DIR,
       });
       expect(container!.ports).toEqual([
         { name: 'http', containerPort: SIMULATOR_PORT, protocol: 'TCP' },
@@ -447,6 +450,36 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
       expect(service.spec.ports).toEqual([
         { name: 'http', port: SIMULATOR_PORT, targetPort: 'http', protocol: 'TCP' },
       ]);
+    });
+
+    it("keeps the processor simulator's state on its own volume, which only its one pod mounts and may write", () => {
+      const doc = find(docs, 'Deployment', SIMULATOR);
+      const pod = podSpecOf(doc)!;
+      const [container] = pod.containers as Doc[];
+      const mounts = (container!.volumeMounts as Doc[]).filter(
+        (m) => m.mountPath === SIMULATOR_DATA_DIR,
+      );
+      expect(mounts).toHaveLength(1);
+      expect(mounts[0]!.readOnly ?? false).toBe(false);
+      const volume = (pod.volumes as Doc[]).find((v) => v.name === mounts[0]!.name);
+      expect(volume).toEqual({
+        name: mounts[0]!.name,
+        persistentVolumeClaim: { claimName: SIMULATOR },
+      });
+      const claim = find(docs, 'PersistentVolumeClaim', SIMULATOR);
+      expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
+      expect(memoryBytes(claim.spec.resources.requests.storage as string)).toBeGreaterThanOrEqual(
+        1024 ** 3,
+      );
+      // Its files belong to the pod's group, so the non-root process may write them.
+      expect(pod.securityContext.fsGroup).toBe(pod.securityContext.runAsGroup);
+      // No other workload mounts it, and it is the only claim.
+      const claims = docs.filter((d) => d.kind === 'PersistentVolumeClaim');
+      expect(claims).toEqual([claim]);
+      const mounting = docs.filter((d) =>
+        ((podSpecOf(d)?.volumes as Doc[] | undefined) ?? []).some((v) => v.persistentVolumeClaim),
+      );
+      expect(mounting).toEqual([doc]);
     });
 
     it("the migration Job runs each service's migrations once, in order, as that service's role, then the JetStream topology as the migrator", () => {
@@ -497,6 +530,7 @@ describe.runIf(KUBECTL)('overlays', () => {
     expect(Object.keys(envOf(containersOf(simulator)[0]!))).not.toContain('NATS_URL');
     expect(podSpecOf(simulator)!.volumes).toEqual([
       { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+      { name: 'data', persistentVolumeClaim: { claimName: SIMULATOR } },
     ]);
     const clients = docs.flatMap((doc) =>
       (doc.kind === 'Deployment' && doc !== simulator) || doc.kind === 'Job'
@@ -927,7 +961,14 @@ describe('docker-compose.yml', () => {
       HOST: '0.0.0.0',
       PORT: String(SIMULATOR_PORT),
       PROCESSOR_API_KEY: 'sk_test_simulator',
+      PROCESSOR_DATA_DIR: SIMULATOR_DATA_DIR,
     });
+    // Its state on a named volume, which the image's folder (owned by the service user) seeds.
+    expect(simulator.volumes).toEqual([`processor-simulator-data:${SIMULATOR_DATA_DIR}`]);
+    expect(compose.volumes).toHaveProperty('processor-simulator-data');
+    expect(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8')).toContain(
+      `RUN install -d -o 10001 -g 10001 -m 0700 ${SIMULATOR_DATA_DIR}\nUSER 10001:10001`,
+    );
     expect(simulator.healthcheck.test.join(' ')).toContain(
       `http://127.0.0.1:${SIMULATOR_PORT}/health`,
     );

@@ -16,7 +16,7 @@ import type { Faults } from '@pcp/processor-simulator';
 const REPLICAS = 2;
 const PROCESSOR_KEY = 'sk_test_simulator';
 
-/** The fault control and charge list of the processor simulator (its in-memory ledger). */
+/** The fault control and charge list of the processor simulator (its ledger). */
 export interface SimulatorCharge {
   id: string;
   status: string;
@@ -111,7 +111,13 @@ export class FaultPlatform {
         baseEnv: {},
         env,
         serviceEnv: {
-          'processor-simulator': { PROCESSOR_API_KEY: PROCESSOR_KEY },
+          // Its ledger kept on disk as in a deployment (the journal on the hot path; a restart
+          // by the supervisor forgets nothing), in the suite's folder: stop() removes it, or
+          // keeps it with the logs of a run that found a violation.
+          'processor-simulator': {
+            PROCESSOR_API_KEY: PROCESSOR_KEY,
+            PROCESSOR_DATA_DIR: join(servers.logDir, 'processor-simulator'),
+          },
           // Generous: the workload's many orders come from a handful of partners.
           gateway: { RATE_LIMIT_WRITES_PER_MIN: '100000', RATE_LIMIT_READS_PER_MIN: '100000' },
         },

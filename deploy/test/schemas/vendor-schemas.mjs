@@ -33,6 +33,7 @@ const KINDS = [
   ['', 'v1', 'Secret'],
   ['', 'v1', 'Service'],
   ['', 'v1', 'ServiceAccount'],
+  ['', 'v1', 'PersistentVolumeClaim'],
   ['apps', 'v1', 'Deployment'],
   ['batch', 'v1', 'Job'],
   ['policy', 'v1', 'PodDisruptionBudget'],

@@ -150,6 +150,7 @@ export async function startPlatform(
     schema: PAYMENTS_SCHEMA,
     applicationName: 'test-payments',
   });
+  // In memory (no dataDir): its ledger lasts as long as the test file's platform.
   const processor = createProcessorSimulator();
   const processorUrl = await processor.listen();
   const migrator = options.migrator ?? env.nc;

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { createHmac, randomBytes } from 'node:crypto';
 import { ApiError, invalidRequest } from './api-error.js';
 import type { AuthorizationBody, RefundBody, TokenBody, chargeStatuses } from './schemas.js';
-import { cardBehaviour, passesLuhn } from './test-cards.js';
+import { cardBehaviour, passesLuhn, type CardBehaviour } from './test-cards.js';
 
 /** The state of a charge (an authorization and what followed it). */
 export type ChargeStatus = (typeof chargeStatuses)[number];
@@ -24,21 +24,32 @@ export interface Charge {
   readonly createdAt: string;
 }
 
+/**
+ * A tokenized card as the processor keeps it: what authorizing needs, decided at
+ * tokenization. Never the number or the CVC, so they reach neither memory nor disk.
+ */
+export interface Card {
+  readonly token: string;
+  readonly last4: string;
+  readonly expMonth: number;
+  readonly expYear: number;
+  readonly behaviour: CardBehaviour;
+}
+
+/** What a call changed: a new card, or a charge's whole new state. */
+export type Change = { readonly card: Card } | { readonly charge: Charge };
+
 /** An answer to a call, before it is written. */
 export interface Answer {
   readonly status: number;
   readonly body: unknown;
 }
 
-/** What executing a call produced: an answer to store, or a call that never answers. */
-export type Execution = Answer | 'hang';
+/** What executing a call produced: an answer with what it changed, or a call that never answers. */
+export type Execution = (Answer & { readonly change?: Change }) | 'hang';
 
-interface Card {
-  readonly number: string;
-  readonly cvc: string;
-  readonly expMonth: number;
-  readonly expYear: number;
-}
+/** One thing the ledger keeps, as saved and restored: the fingerprint secret, a card, a charge. */
+export type LedgerRecord = { readonly secret: string } | Change;
 
 const randomId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 const captured = new Set<ChargeStatus>(['captured', 'partially_refunded', 'refunded']);
@@ -59,10 +70,14 @@ const authorizationView = (charge: Charge) => ({
   createdAt: charge.createdAt,
 });
 
-/** Tokens and charges in memory, each bounded by `maxRecords` (oldest dropped first). */
+/**
+ * Tokens and charges in memory, each bounded by `maxRecords` (least recently used cards and
+ * oldest charges dropped first); `records()` and `restore()` save and load them.
+ */
 export function createLedger(maxRecords: number) {
-  // Per simulator, so fingerprints link cards within one run and mean nothing outside it.
-  const fingerprintSecret = randomBytes(32);
+  // Per simulator (and its saved state), so fingerprints link cards within it and mean nothing
+  // outside it.
+  let fingerprintSecret = randomBytes(32);
   const cards = new LRUCache<string, Card>({ max: maxRecords });
   // A Map keeps insertion order: the listing is oldest first and eviction drops the oldest.
   const charges = new Map<string, Charge>();
@@ -110,16 +125,24 @@ export function createLedger(maxRecords: number) {
       if (!passesLuhn(input.number)) {
         throw new ApiError(400, 'card_error', 'invalid_number', 'The card number is not valid');
       }
-      const token = randomId('tok');
-      const { number, cvc, expMonth, expYear } = input;
-      cards.set(token, { number, cvc, expMonth, expYear });
+      const { number, expMonth, expYear } = input;
+      const card: Card = {
+        token: randomId('tok'),
+        last4: number.slice(-4),
+        expMonth,
+        expYear,
+        behaviour: cardBehaviour(number),
+      };
+      cards.set(card.token, card);
       const fingerprint = createHmac('sha256', fingerprintSecret)
         .update(number)
         .digest('hex')
         .slice(0, 32);
+      const { token, last4 } = card;
       return {
         status: 201,
-        body: { token, last4: number.slice(-4), expMonth, expYear, fingerprint },
+        body: { token, last4, expMonth, expYear, fingerprint },
+        change: { card },
       };
     },
 
@@ -128,12 +151,12 @@ export function createLedger(maxRecords: number) {
       if (!card) {
         throw invalidRequest(404, 'token_not_found', 'No such token');
       }
-      const behaviour = cardBehaviour(card.number);
+      const { behaviour } = card;
       if (behaviour.kind === 'hang') return 'hang';
       const charge: Charge = {
         id: randomId('auth'),
         token: input.token,
-        last4: card.number.slice(-4),
+        last4: card.last4,
         amount: input.amount,
         currency: input.currency,
         status: behaviour.kind === 'decline' ? 'declined' : 'authorized',
@@ -149,10 +172,14 @@ export function createLedger(maxRecords: number) {
         const error = new ApiError(402, 'card_error', behaviour.code, 'The card was declined', {
           authorization: { id: charge.id, status: 'declined' },
         });
-        return { status: 402, body: error.body() };
+        return { status: 402, body: error.body(), change: { charge } };
       }
       const { id, status, amount, currency, token, createdAt } = charge;
-      return { status: 201, body: { id, status, amount, currency, token, createdAt } };
+      return {
+        status: 201,
+        body: { id, status, amount, currency, token, createdAt },
+        change: { charge },
+      };
     },
 
     capture(id: string, amount: number | undefined): Execution {
@@ -166,7 +193,7 @@ export function createLedger(maxRecords: number) {
       }
       charge.status = 'captured';
       charge.capturedAmount = amount ?? charge.amount;
-      return { status: 200, body: captureView(charge) };
+      return { status: 200, body: captureView(charge), change: { charge } };
     },
 
     void(id: string): Execution {
@@ -179,7 +206,7 @@ export function createLedger(maxRecords: number) {
       }
       charge.status = 'voided';
       const { status, amount, currency } = charge;
-      return { status: 200, body: { id, status, amount, currency } };
+      return { status: 200, body: { id, status, amount, currency }, change: { charge } };
     },
 
     refund(input: RefundBody): Execution {
@@ -202,6 +229,7 @@ export function createLedger(maxRecords: number) {
           status: 'succeeded',
           createdAt: new Date().toISOString(),
         },
+        change: { charge },
       };
     },
 
@@ -230,6 +258,33 @@ export function createLedger(maxRecords: number) {
       charges.clear();
       byReference.clear();
     },
+
+    /** Everything kept, in an order `restore` rebuilds it from: least recently used first. */
+    *records(): Generator<LedgerRecord> {
+      yield { secret: fingerprintSecret.toString('hex') };
+      for (const card of cards.rvalues()) if (card) yield { card };
+      for (const charge of charges.values()) yield { charge };
+    },
+
+    /** Take back a saved record; a charge already kept is replaced by its newer state. */
+    restore(saved: LedgerRecord): void {
+      if ('secret' in saved) {
+        fingerprintSecret = Buffer.from(saved.secret, 'hex');
+      } else if ('card' in saved) {
+        cards.set(saved.card.token, saved.card);
+      } else {
+        const kept = charges.get(saved.charge.id);
+        if (kept) Object.assign(kept, saved.charge);
+        else {
+          // As authorizing it did: the card was used then.
+          cards.get(saved.charge.token);
+          record(saved.charge);
+        }
+      }
+    },
+
+    /** How many cards and charges are kept. */
+    size: () => cards.size + charges.size,
   };
 }
 

@@ -1,14 +1,7 @@
-import { z } from 'zod';
-import { createProcessorSimulator } from './simulator.js';
+import { processorSimulatorEnvSchema } from './config.js';
+import { createProcessorSimulator, type ProcessorSimulator } from './simulator.js';
 
-const envSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(4010),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  PROCESSOR_API_KEY: z.string().min(1).default('sk_test_simulator'),
-  PROCESSOR_LATENCY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
-});
-
-const parsed = envSchema.safeParse(process.env);
+const parsed = processorSimulatorEnvSchema.safeParse(process.env);
 if (!parsed.success) {
   const names = parsed.error.issues.map((issue) => issue.path.join('.')).join(', ');
   console.error(`processor simulator: invalid environment variable(s): ${names}`);
@@ -16,15 +9,30 @@ if (!parsed.success) {
 }
 const config = Object.freeze(parsed.data);
 
-const simulator = createProcessorSimulator({
-  apiKey: config.PROCESSOR_API_KEY,
-  faults: { latencyMs: config.PROCESSOR_LATENCY_MS },
-});
+// Pino-shaped lines, so `npm start` formats them like the services' logs.
+const levels = { info: 30, warn: 40, error: 50 } as const;
+const log = (level: keyof typeof levels, msg: string, fields: Record<string, unknown> = {}) =>
+  console.log(JSON.stringify({ level: levels[level], time: Date.now(), msg, ...fields }));
+
+let simulator: ProcessorSimulator;
+try {
+  simulator = createProcessorSimulator({
+    apiKey: config.PROCESSOR_API_KEY,
+    faults: { latencyMs: config.PROCESSOR_LATENCY_MS },
+    dataDir: config.PROCESSOR_DATA_DIR,
+    log,
+  });
+} catch (error) {
+  // A journal it cannot read: say which line, and do not start on a partial ledger.
+  log('error', `processor simulator did not start: ${(error as Error).message}`);
+  process.exit(1);
+}
 const url = await simulator.listen({ port: config.PORT, host: config.HOST });
-// A pino-shaped line, so `npm start` formats it like the services' logs.
-console.log(
-  JSON.stringify({ level: 30, time: Date.now(), msg: 'processor simulator listening', url }),
-);
+log('info', 'processor simulator listening', {
+  url,
+  dataDir: config.PROCESSOR_DATA_DIR ?? null,
+  charges: simulator.charges().length,
+});
 
 let stopping = false;
 const stop = () => {

@@ -17,6 +17,7 @@ import {
 } from './faults.js';
 import type { IdempotencyStore, StoredResult } from './idempotency.js';
 import type { Answer, Execution, Ledger } from './ledger.js';
+import type { SavedState } from './saved-state.js';
 import {
   authorizationBody,
   authorizationsQuery,
@@ -31,6 +32,7 @@ export interface AppDeps {
   readonly apiKey: string;
   readonly ledger: Ledger;
   readonly idempotency: IdempotencyStore;
+  readonly saved: SavedState;
   readonly faults: () => Faults;
   readonly setFaults: (change: Partial<Faults>) => Faults;
   readonly reset: () => void;
@@ -47,6 +49,7 @@ const noKey = invalidRequest(400, 'idempotency_key_required', 'Send an Idempoten
 const keyInUse = new ApiError(409, 'idempotency_error', 'idempotency_key_in_use', 'Key in use');
 const keyReused = new ApiError(422, 'idempotency_error', 'idempotency_key_reused', 'Key reused');
 const injected = new ApiError(500, 'api_error', 'internal_error', 'Internal error');
+const notSaving = new ApiError(503, 'api_error', 'state_not_saved', 'Cannot save its state');
 
 /** Parse with zod; the message names fields only, never values (card numbers, cvc). */
 export function parse<T>(schema: z.ZodType<T>, value: unknown): T {
@@ -122,6 +125,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setNotFoundHandler((_request, reply) =>
     sendError(reply, invalidRequest(404, 'resource_missing', 'No such route')),
   );
+  // Once a write to the journal failed, memory may hold what the disk does not: answer nothing,
+  // /health included, until a restart loads what the disk holds.
+  app.addHook('onRequest', async (_request, reply) => {
+    if (deps.saved.failure) return sendError(reply, notSaving);
+  });
 
   // It says it is a test processor (Stripe marks test objects `livemode: false`): payments in
   // production sends a sandbox processor no test-mode call until it has said so.
@@ -229,8 +237,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       return reply;
     }
     const result = { status: execution.status, body: JSON.stringify(execution.body) };
-    claim.complete(result);
-    // Executed and stored first: a retry during a slow answer is replayed, never charged twice.
+    const saved = claim.complete(result);
+    // Executed, stored and saved (its change and answer on one line) first: a retry during a
+    // slow answer, or after a restart, is replayed, never charged twice.
+    deps.saved.save({ ...execution.change, ...(saved ? { key: saved } : {}) });
     return answer(reply, faults, gone, result);
   }
 

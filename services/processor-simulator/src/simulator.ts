@@ -1,10 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import { faultChangeSchema, noFaults, type Faults } from './faults.js';
 import { createIdempotencyStore } from './idempotency.js';
+import type { Log } from './journal.js';
 import { createLedger, type Charge } from './ledger.js';
 import { parse, buildApp } from './routes.js';
+import { openSavedState, unsaved } from './saved-state.js';
 
+export { processorSimulatorEnvSchema } from './config.js';
 export type { Faults, Operation } from './faults.js';
+export type { Log } from './journal.js';
 export type { Charge, ChargeStatus } from './ledger.js';
 export { testCards } from './test-cards.js';
 
@@ -16,6 +20,13 @@ export interface ProcessorSimulatorOptions {
   readonly faults?: Partial<Faults>;
   /** Most charges, tokens and idempotency records kept; default 200 000. */
   readonly maxRecords?: number;
+  /**
+   * A folder to keep the state in (`journal.jsonl`), so a restart remembers it; without one
+   * the state is in memory only. Card numbers and CVCs are never written.
+   */
+  readonly dataDir?: string;
+  /** Where a torn journal line (warn) and a failed write (error) are reported; the console. */
+  readonly log?: Log;
 }
 
 /** A running (or ready to run) card-processor simulator. */
@@ -27,15 +38,15 @@ export interface ProcessorSimulator {
   faults(): Faults;
   /** Merge a (validated) change into the faults; returns the result. */
   setFaults(change: Partial<Faults>): Faults;
-  /** Forget charges and idempotency records; no faults, on any operation. */
+  /** Forget charges and idempotency records, saved ones too; no faults, on any operation. */
   reset(): void;
   /** The charges, oldest first. */
   charges(): Charge[];
 }
 
 /**
- * An in-memory, Stripe-like card processor over HTTP: tokens, authorizations, captures,
- * voids, refunds, idempotency keys, scripted test cards and injectable faults.
+ * A Stripe-like card processor over HTTP: tokens, authorizations, captures, voids, refunds,
+ * idempotency keys, scripted test cards and injectable faults; in memory, or kept in a folder.
  */
 export function createProcessorSimulator(
   options: ProcessorSimulatorOptions = {},
@@ -43,6 +54,11 @@ export function createProcessorSimulator(
   const maxRecords = options.maxRecords ?? 200_000;
   const ledger = createLedger(maxRecords);
   const idempotency = createIdempotencyStore(maxRecords);
+  const log: Log =
+    options.log ?? ((level, message) => console[level](`processor simulator: ${message}`));
+  const saved = options.dataDir
+    ? openSavedState(options.dataDir, ledger, idempotency, log)
+    : unsaved;
   const closing = new AbortController();
   // Every request waiting out its latency listens for the close: one listener per request
   // in flight, not a leak (each is removed when its wait ends).
@@ -62,6 +78,7 @@ export function createProcessorSimulator(
     ledger.clear();
     idempotency.clear();
     faults = noFaults;
+    saved.rewrite();
   };
   setFaults(options.faults ?? {});
 
@@ -69,6 +86,7 @@ export function createProcessorSimulator(
     apiKey: options.apiKey ?? 'sk_test_simulator',
     ledger,
     idempotency,
+    saved,
     faults: () => faults,
     setFaults,
     reset,
@@ -86,6 +104,7 @@ export function createProcessorSimulator(
     close: async () => {
       closing.abort();
       await app.close();
+      saved.close();
     },
     faults: () => faults,
     setFaults,

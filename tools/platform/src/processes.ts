@@ -92,8 +92,8 @@ export function nodeArgsOf(name: PlatformProcess, options: NodeOptions = {}): st
 
 /**
  * The environment every process gets on a developer's machine (`npm start`, `npm run dev`):
- * loopback, and plain http to this machine's test CatalogSets, store submission URLs and webhook
- * receivers (production keeps https and public hosts only).
+ * loopback, plain http to this machine's test CatalogSets, store submission URLs and webhook
+ * receivers (production keeps https and public hosts only), and the simulator's data folder.
  */
 export function localEnv(processorPort = processorSimulatorDefaultPort): Record<string, string> {
   return {
@@ -108,5 +108,8 @@ export function localEnv(processorPort = processorSimulatorDefaultPort): Record<
     // The simulator is both processors: live mode's and the sandbox of test mode.
     PAYMENT_PROCESSOR_URL: `http://127.0.0.1:${processorPort}`,
     SANDBOX_PROCESSOR_URL: `http://127.0.0.1:${processorPort}`,
+    // It keeps its ledger across a stop and start, as the orders that charged it do, in the
+    // folder of the project's own servers (git-ignored).
+    PROCESSOR_DATA_DIR: join(repositoryRoot, '.data', 'processor-simulator'),
   };
 }

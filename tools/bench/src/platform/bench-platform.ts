@@ -235,6 +235,8 @@ export class BenchPlatform {
       serviceEnv: {
         ...this.#options.serviceEnv,
         catalog,
+        // In memory (no PROCESSOR_DATA_DIR): it stands in for the card processor, whose own
+        // bookkeeping is not the platform's cost.
         'processor-simulator': {
           PROCESSOR_LATENCY_MS: String(this.#options.processorLatencyMs ?? 0),
         },
