@@ -18,6 +18,7 @@ import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/enviro
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
+import { refundSettled } from './orders.js';
 import { createStore } from './ingest.js';
 import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
 import { seedPlacedOrder } from './seed-order.js';
@@ -456,18 +457,19 @@ describe('GET /v1/marketfront/orders/{orderId}/timeline', () => {
     }
   });
 
-  it('shows a denial with its reason and the refund', async () => {
+  it('shows a denial with its reason and the refund once it is made', async () => {
     const orderId = await place();
     await move(orderId, { state: 'cancelled', cancelReason: 'Out of soda' });
+    await refundSettled(platform, orderId);
     const events = await settledTimeline(orderId, 2);
     expect(steps(events)).toEqual([
       'placed',
       'payment authorized 23.64 USD',
       'payment captured 23.64 USD',
       'v1 - → pending',
-      'payment refunded 23.64 USD',
       'store denied: Out of soda',
       'v2 pending → cancelled',
+      'payment refunded 23.64 USD',
     ]);
     expect(events.find((event) => event.kind === 'status' && event.version === 2)).toMatchObject({
       state: 'cancelled',

@@ -7,7 +7,7 @@ import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/enviro
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { call, type HttpResult } from './http.js';
-import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
+import { newBuyer, refundSettled, sodaOrder, storeWithSodas } from './orders.js';
 import { startSubmissionHost, type SubmissionHost } from './submission-host.js';
 
 /**
@@ -167,6 +167,7 @@ describe('a key reused after its retention', () => {
       body: { state: 'cancelled', cancelReason: 'out of soda' },
     });
     expect(cancelled.response.status).toBe(200);
+    await refundSettled(platform, second.body.orderId);
     expect(atProcessor(secondCharge.charge_id)).toMatchObject([{ status: 'refunded' }]);
     expect(atProcessor(firstCharge.charge_id)).toMatchObject([{ status: 'captured' }]);
   });

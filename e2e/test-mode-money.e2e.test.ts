@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
-import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
+import { newBuyer, refundSettled, sodaOrder, storeWithSodas } from './orders.js';
 
 /**
  * Test money never reaches a real processor (docs/guide/payments.md#test-mode-payments): the
@@ -95,6 +95,7 @@ describe('a test-mode card order', () => {
       params: { path: { orderId: order.orderId } },
     });
     expect(cancelled.data).toMatchObject({ status: 'cancelled', cancelledBy: 'platform' });
+    await refundSettled(platform, order.orderId);
     expect(atSandbox()).toMatchObject([{ capturedAmount: 2_364, refundedAmount: 2_364 }]);
     expect(atLive()).toEqual([]);
   });

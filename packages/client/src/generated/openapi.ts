@@ -418,7 +418,7 @@ export interface paths {
     put?: never;
     /**
      * Move an order of your store along its status
-     * @description A step sends {status} (pending → confirmed → preparing → ready, then inTransit for delivery), optionally with estimatedReadyAt; finishing sends {state: "completed"} (from ready for pickup, from inTransit for delivery); cancelling sends {state: "cancelled", cancelReason} (1..500 characters) while the order is open and not in transit, and refunds a card payment. A pending order is confirmed before its acceptBy or the platform cancels it (cancelledBy platform): a move that comes after the deadline is 409 ORDER_STATUS_TRANSITION_INVALID. Denying a pending order may carry unavailableItemIds (1..100 items of its catalog): those items are unavailable until the end of the store’s local day; an id the store’s catalog lacks is 400 REQUEST_INVALID at /unavailableItemIds/<i>, and unavailableItemIds on an order that is no longer pending is 409. Sending the current status again changes nothing unless it brings another estimatedReadyAt. Any other move is 409 ORDER_STATUS_TRANSITION_INVALID. Each change is a new version and an order.status_changed (or order.cancelled) webhook carrying estimatedReadyAt, cancelReason and cancelledBy. An order of another partner’s store answers 404 ORDER_NOT_FOUND.
+     * @description A step sends {status} (pending → confirmed → preparing → ready, then inTransit for delivery), optionally with estimatedReadyAt; finishing sends {state: "completed"} (from ready for pickup, from inTransit for delivery); cancelling sends {state: "cancelled", cancelReason} (1..500 characters) while the order is open and not in transit: the order is cancelled and the refund of a card payment owed at once, the refund made right after (asked again until the processor makes it), and a cancel sent again answers the order as the first left it. A pending order is confirmed before its acceptBy or the platform cancels it (cancelledBy platform): a move that comes after the deadline is 409 ORDER_STATUS_TRANSITION_INVALID. Denying a pending order may carry unavailableItemIds (1..100 items of its catalog): those items are unavailable until the end of the store’s local day; an id the store’s catalog lacks is 400 REQUEST_INVALID at /unavailableItemIds/<i>, and unavailableItemIds on an order that is no longer pending is 409. Sending the current status again changes nothing unless it brings another estimatedReadyAt. Any other move is 409 ORDER_STATUS_TRANSITION_INVALID. Each change is a new version and an order.status_changed (or order.cancelled) webhook carrying estimatedReadyAt, cancelReason and cancelledBy. An order of another partner’s store answers 404 ORDER_NOT_FOUND.
      */
     post: operations['changeOrderStatus'];
     delete?: never;
@@ -456,7 +456,7 @@ export interface paths {
     };
     /**
      * An order you placed, step by step
-     * @description Every step of the order, oldest first, each with its time (at) and kind: placed; payment (a card order: authorized and captured when placed, refunded when cancelled); store (accepted, or denied with its reason and the items that ran out); status (each version: its status, previous status, estimatedReadyAt and who cancelled); webhook (each try of each delivery to your endpoint: attempt number, outcome, response status, latency and error). At most 100 status events are listed (versions 1 and 2, then the most recent) and the 200 most recent webhook tries; eventsOmitted counts the ones left out. An order placed by another partner answers 404 ORDER_NOT_FOUND, like an unknown id; a query parameter (it takes none) is 400 REQUEST_INVALID.
+     * @description Every step of the order, oldest first, each with its time (at) and kind: placed; payment (a card order: authorized and captured when placed, refunded once the refund its cancel owes is made); store (accepted, or denied with its reason and the items that ran out); status (each version: its status, previous status, estimatedReadyAt and who cancelled); webhook (each try of each delivery to your endpoint: attempt number, outcome, response status, latency and error). At most 100 status events are listed (versions 1 and 2, then the most recent) and the 200 most recent webhook tries; eventsOmitted counts the ones left out. An order placed by another partner answers 404 ORDER_NOT_FOUND, like an unknown id; a query parameter (it takes none) is 400 REQUEST_INVALID.
      */
     get: operations['getOrderTimeline'];
     put?: never;
@@ -686,7 +686,7 @@ export interface paths {
     put?: never;
     /**
      * Move a test order as its store would
-     * @description Test keys only. to is confirmed, preparing, ready, inTransit, completed, cancelled or timeout. The order moves one step at a time through the same status machine as changeOrderStatus, each step a new version with its webhook: a pickup order from pending to completed goes confirmed, preparing, ready, completed; a delivery order also passes inTransit. cancelled is the store’s cancel (a card payment is refunded); timeout, only from pending, ends the acceptance window now and the platform cancels and refunds the order (cancelledBy platform). A move the status machine refuses is 409 ORDER_STATUS_TRANSITION_INVALID. Who may: the commerce partner whose store took the order, or the distribution partner that placed it at a fixture store; any other order, and every live one, is 404 ORDER_NOT_FOUND.
+     * @description Test keys only. to is confirmed, preparing, ready, inTransit, completed, cancelled or timeout. The order moves one step at a time through the same status machine as changeOrderStatus, each step a new version with its webhook: a pickup order from pending to completed goes confirmed, preparing, ready, completed; a delivery order also passes inTransit. cancelled is the store’s cancel (a card payment is refunded right after, as a store’s cancel refunds it); timeout, only from pending, ends the acceptance window now and the platform cancels and refunds the order (cancelledBy platform). A move the status machine refuses is 409 ORDER_STATUS_TRANSITION_INVALID. Who may: the commerce partner whose store took the order, or the distribution partner that placed it at a fixture store; any other order, and every live one, is 404 ORDER_NOT_FOUND.
      */
     post: operations['advanceTestOrder'];
     delete?: never;
@@ -8117,10 +8117,7 @@ export interface operations {
       /**
        * @description Service Unavailable: a ProblemDetail whose errorCode is one of
        *
-       *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
-       *     - [`LIVE_PAYMENTS_NOT_CONFIGURED`](http://localhost:8080/docs/errors/LIVE_PAYMENTS_NOT_CONFIGURED): Live payments not configured
-       *     - [`SANDBOX_PROCESSOR_UNVERIFIED`](http://localhost:8080/docs/errors/SANDBOX_PROCESSOR_UNVERIFIED): Sandbox processor unverified
        */
       503: {
         headers: {
@@ -10911,9 +10908,7 @@ export interface operations {
       /**
        * @description Service Unavailable: a ProblemDetail whose errorCode is one of
        *
-       *     - [`PAYMENT_PROCESSOR_UNAVAILABLE`](http://localhost:8080/docs/errors/PAYMENT_PROCESSOR_UNAVAILABLE): Payment processor unavailable
        *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
-       *     - [`SANDBOX_PROCESSOR_UNVERIFIED`](http://localhost:8080/docs/errors/SANDBOX_PROCESSOR_UNVERIFIED): Sandbox processor unverified
        */
       503: {
         headers: {

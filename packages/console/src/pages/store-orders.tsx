@@ -452,7 +452,7 @@ function OrderCard(props: {
           onSubmit={(change) =>
             void send(
               change,
-              `Order ${label}: ${form === 'deny' ? 'denied' : 'cancelled'} and refunded.`,
+              `Order ${label}: ${form === 'deny' ? 'denied' : 'cancelled'}; the customer is refunded.`,
             )
           }
         />

@@ -105,7 +105,10 @@ export const orderLifecycleRoutes: FastifyPluginAsync<OrderLifecycleRoutesOption
           'delivery), optionally with estimatedReadyAt; finishing sends {state: "completed"} ' +
           '(from ready for pickup, from inTransit for delivery); cancelling sends ' +
           '{state: "cancelled", cancelReason} (1..500 characters) while the order is open and ' +
-          'not in transit, and refunds a card payment. A pending order is confirmed before its ' +
+          'not in transit: the order is cancelled and the refund of a card payment owed at ' +
+          'once, the refund made right after (asked again until the processor makes it), and ' +
+          'a cancel sent again answers the order as the first left it. A pending order is ' +
+          'confirmed before its ' +
           'acceptBy or the platform cancels it (cancelledBy platform): a move that comes after ' +
           'the deadline is 409 ORDER_STATUS_TRANSITION_INVALID. Denying a pending order may ' +
           'carry unavailableItemIds (1..100 items of its catalog): those items are unavailable ' +
@@ -124,14 +127,7 @@ export const orderLifecycleRoutes: FastifyPluginAsync<OrderLifecycleRoutesOption
             order,
             'The order after the move (unchanged when it was already there)',
           ),
-          ...problemResponses(
-            'ORDER_NOT_FOUND',
-            'ORDER_STATUS_TRANSITION_INVALID',
-            // A cancel refunds a card payment; a processor that fails rolls the cancel back.
-            'PAYMENT_PROCESSOR_UNAVAILABLE',
-            'LIVE_PAYMENTS_NOT_CONFIGURED',
-            'SANDBOX_PROCESSOR_UNVERIFIED',
-          ),
+          ...problemResponses('ORDER_NOT_FOUND', 'ORDER_STATUS_TRANSITION_INVALID'),
         },
       },
     },

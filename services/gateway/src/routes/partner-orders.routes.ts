@@ -58,8 +58,8 @@ export const partnerOrderRoutes: FastifyPluginAsync = async (gateway) => {
         summary: 'An order you placed, step by step',
         description:
           'Every step of the order, oldest first, each with its time (at) and kind: placed; ' +
-          'payment (a card order: authorized and captured when placed, refunded when ' +
-          'cancelled); store (accepted, or denied with its reason and the items that ran out); status (each version: ' +
+          'payment (a card order: authorized and captured when placed, refunded once the ' +
+          'refund its cancel owes is made); store (accepted, or denied with its reason and the items that ran out); status (each version: ' +
           'its status, previous status, estimatedReadyAt and who cancelled); webhook (each ' +
           'try of each delivery to your endpoint: attempt number, outcome, response status, ' +
           'latency and error). At most 100 status events are listed (versions 1 and 2, then ' +

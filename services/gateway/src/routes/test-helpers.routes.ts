@@ -58,8 +58,9 @@ export const testHelperRoutes: FastifyPluginAsync<TestHelperRoutesOptions> = asy
           'changeOrderStatus, each step a new version with its webhook: a pickup order from ' +
           'pending to completed goes confirmed, preparing, ready, completed; a delivery order ' +
           'also passes inTransit. cancelled is the store’s cancel (a card payment is ' +
-          'refunded); timeout, only from pending, ends the acceptance window now and the ' +
-          'platform cancels and refunds the order (cancelledBy platform). A move the status ' +
+          'refunded right after, as a store’s cancel refunds it); timeout, only from pending, ' +
+          'ends the acceptance window now and the platform cancels and refunds the order ' +
+          '(cancelledBy platform). A move the status ' +
           'machine refuses is 409 ORDER_STATUS_TRANSITION_INVALID. Who may: the commerce ' +
           'partner whose store took the order, or the distribution partner that placed it at ' +
           'a fixture store; any other order, and every live one, is 404 ORDER_NOT_FOUND.',
@@ -67,13 +68,7 @@ export const testHelperRoutes: FastifyPluginAsync<TestHelperRoutesOptions> = asy
         body: testAdvanceInput,
         response: {
           200: jsonResponse(order, 'The order after the move'),
-          ...problemResponses(
-            'ORDER_NOT_FOUND',
-            'ORDER_STATUS_TRANSITION_INVALID',
-            // Cancelling refunds a card payment; a processor that fails rolls the cancel back.
-            'PAYMENT_PROCESSOR_UNAVAILABLE',
-            'SANDBOX_PROCESSOR_UNVERIFIED',
-          ),
+          ...problemResponses('ORDER_NOT_FOUND', 'ORDER_STATUS_TRANSITION_INVALID'),
         },
       },
     },
