@@ -434,6 +434,10 @@ describe.runIf(KUBECTL).each(Object.keys(RENDERED) as (keyof typeof RENDERED)[])
         PORT: String(SIMULATOR_PORT),
         PROCESSOR_API_KEY: 'sk_test_simulator',
         PROCESSOR_DATA_DIR: SIMULATOR_DATA_DIR,
+        // From a Secret, never its volume: the saved fingerprints cannot be searched without it.
+        PROCESSOR_FINGERPRINT_KEY: {
+          secretKeyRef: { name: 'pcp-processor-simulator', key: 'PROCESSOR_FINGERPRINT_KEY' },
+        },
       });
       expect(container!.ports).toEqual([
         { name: 'http', containerPort: SIMULATOR_PORT, protocol: 'TCP' },
@@ -958,6 +962,8 @@ describe('docker-compose.yml', () => {
     expect(simulator.image).toBe(services.migrate!.image);
     expect(simulator.command).toEqual(['node', 'services/processor-simulator/dist/main.js']);
     expect(simulator.environment).toEqual({
+      // Not production: a local stack's fingerprint key is made and kept with its data.
+      NODE_ENV: 'development',
       HOST: '0.0.0.0',
       PORT: String(SIMULATOR_PORT),
       PROCESSOR_API_KEY: 'sk_test_simulator',

@@ -74,10 +74,11 @@ const authorizationView = (charge: Charge) => ({
  * Tokens and charges in memory, each bounded by `maxRecords` (least recently used cards and
  * oldest charges dropped first); `records()` and `restore()` save and load them.
  */
-export function createLedger(maxRecords: number) {
+export function createLedger(maxRecords: number, fingerprintKey?: string) {
   // Per simulator (and its saved state), so fingerprints link cards within it and mean nothing
-  // outside it.
-  let fingerprintSecret = randomBytes(32);
+  // outside it. A key given by its deployment is never saved with the state: whoever reads the
+  // saved tokenize answers could otherwise try card numbers against their fingerprints.
+  let fingerprintSecret = fingerprintKey ? Buffer.from(fingerprintKey) : randomBytes(32);
   const cards = new LRUCache<string, Card>({ max: maxRecords });
   // A Map keeps insertion order: the listing is oldest first and eviction drops the oldest.
   const charges = new Map<string, Charge>();
@@ -259,9 +260,12 @@ export function createLedger(maxRecords: number) {
       byReference.clear();
     },
 
+    /** Whether its fingerprint secret is saved with its records (no key was given). */
+    savesSecret: fingerprintKey === undefined,
+
     /** Everything kept, in an order `restore` rebuilds it from: least recently used first. */
     *records(): Generator<LedgerRecord> {
-      yield { secret: fingerprintSecret.toString('hex') };
+      if (!fingerprintKey) yield { secret: fingerprintSecret.toString('hex') };
       for (const card of cards.rvalues()) if (card) yield { card };
       for (const charge of charges.values()) yield { charge };
     },
@@ -269,7 +273,7 @@ export function createLedger(maxRecords: number) {
     /** Take back a saved record; a charge already kept is replaced by its newer state. */
     restore(saved: LedgerRecord): void {
       if ('secret' in saved) {
-        fingerprintSecret = Buffer.from(saved.secret, 'hex');
+        if (!fingerprintKey) fingerprintSecret = Buffer.from(saved.secret, 'hex');
       } else if ('card' in saved) {
         cards.set(saved.card.token, saved.card);
       } else {

@@ -3,8 +3,8 @@ import { createProcessorSimulator, type ProcessorSimulator } from './simulator.j
 
 const parsed = processorSimulatorEnvSchema.safeParse(process.env);
 if (!parsed.success) {
-  const names = parsed.error.issues.map((issue) => issue.path.join('.')).join(', ');
-  console.error(`processor simulator: invalid environment variable(s): ${names}`);
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  console.error(`processor simulator: invalid environment variable(s): ${problems.join('; ')}`);
   process.exit(1);
 }
 const config = Object.freeze(parsed.data);
@@ -20,6 +20,7 @@ try {
     apiKey: config.PROCESSOR_API_KEY,
     faults: { latencyMs: config.PROCESSOR_LATENCY_MS },
     dataDir: config.PROCESSOR_DATA_DIR,
+    fingerprintKey: config.PROCESSOR_FINGERPRINT_KEY,
     log,
   });
 } catch (error) {

@@ -127,7 +127,7 @@ export function openSavedState(
     written = journal.rewrite(records());
   };
   // A new journal starts with the secret, so every later card gets its fingerprint from it.
-  if (!hasSecret) rewrite();
+  if (ledger.savesSecret && !hasSecret) rewrite();
 
   return {
     save(entry) {

@@ -25,6 +25,11 @@ export interface ProcessorSimulatorOptions {
    * the state is in memory only. Card numbers and CVCs are never written.
    */
   readonly dataDir?: string;
+  /**
+   * The key of card fingerprints (an HMAC of the number). Given, it is never saved with the
+   * state; without one, a random key is made and saved in `dataDir` (local runs).
+   */
+  readonly fingerprintKey?: string;
   /** Where a torn journal line (warn) and a failed write (error) are reported; the console. */
   readonly log?: Log;
 }
@@ -52,7 +57,7 @@ export function createProcessorSimulator(
   options: ProcessorSimulatorOptions = {},
 ): ProcessorSimulator {
   const maxRecords = options.maxRecords ?? 200_000;
-  const ledger = createLedger(maxRecords);
+  const ledger = createLedger(maxRecords, options.fingerprintKey);
   const idempotency = createIdempotencyStore(maxRecords);
   const log: Log =
     options.log ?? ((level, message) => console[level](`processor simulator: ${message}`));

@@ -21,6 +21,7 @@ import {
   type ProcessorSimulator,
   type ProcessorSimulatorOptions,
 } from '../src/simulator.js';
+import { processorSimulatorEnvSchema } from '../src/config.js';
 
 const API_KEY = 'sk_test_simulator';
 
@@ -353,6 +354,41 @@ describe('the journal', () => {
     expectNoCardData();
     sim.reset();
     expectNoCardData();
+  });
+});
+
+describe('a fingerprint key given by the deployment', () => {
+  const fingerprintKey = 'k'.repeat(40);
+
+  it('is never written, and links a card vaulted again after a restart', async () => {
+    const first = await start({ fingerprintKey });
+    const before = await first.tokenize();
+    await first.stop();
+    expect(journalLines().filter((line) => 'secret' in line)).toEqual([]);
+    const second = await start({ fingerprintKey });
+    expect((await second.tokenize()).fingerprint).toBe(before.fingerprint);
+    // Another key, other fingerprints: nothing in the folder stands in for the key.
+    await second.stop();
+    const other = await start({ fingerprintKey: 'x'.repeat(40) });
+    expect((await other.tokenize()).fingerprint).not.toBe(before.fingerprint);
+  });
+
+  it('is required in production with a data folder (PROCESSOR_FINGERPRINT_KEY)', () => {
+    const parse = (env: Record<string, string>) => processorSimulatorEnvSchema.safeParse(env);
+    expect(parse({ NODE_ENV: 'production', PROCESSOR_DATA_DIR: dataDir }).error?.issues).toEqual([
+      expect.objectContaining({ path: ['PROCESSOR_FINGERPRINT_KEY'] }),
+    ]);
+    expect(
+      parse({
+        NODE_ENV: 'production',
+        PROCESSOR_DATA_DIR: dataDir,
+        PROCESSOR_FINGERPRINT_KEY: fingerprintKey,
+      }).success,
+    ).toBe(true);
+    // Local runs, and a simulator that keeps nothing, make a key of their own.
+    expect(parse({ PROCESSOR_DATA_DIR: dataDir }).success).toBe(true);
+    expect(parse({ NODE_ENV: 'production' }).success).toBe(true);
+    expect(parse({ PROCESSOR_FINGERPRINT_KEY: 'short' }).success).toBe(false);
   });
 });
 
