@@ -15,7 +15,7 @@ import {
   type ServiceEnv,
 } from './platform.js';
 import type { StoreMood } from './store-receiver.js';
-import { PhaseLog, Workload } from './workload.js';
+import { CANCEL_SHARE, PhaseLog, Workload } from './workload.js';
 
 type Random = () => number;
 
@@ -67,6 +67,25 @@ const processor = (name: string, faults: Partial<Faults>): Fault => ({
   },
   recover: (platform) => platform.setProcessorFaults(noProcessorFaults),
 });
+
+/**
+ * Refunds executed, their answers lost past payments' 10 s timeout: the refund ordering asks
+ * again under the same key must be the same refund. The store cancels more of the orders it
+ * moves meanwhile, so more refunds lose their answers.
+ */
+const processorLosingRefundAnswers: Fault = {
+  name: 'processor losing refund answers',
+  async inject(platform, workload) {
+    const faults: Partial<Faults> = { slowRate: 0.5, slowMs: 12_000, operations: ['refund'] };
+    await platform.setProcessorFaults(faults);
+    workload.cancelShare = 0.6;
+    return `processor faults ${JSON.stringify(faults)}; the store cancels 60% of the orders it moves`;
+  },
+  async recover(platform, workload) {
+    workload.cancelShare = CANCEL_SHARE;
+    await platform.setProcessorFaults(noProcessorFaults);
+  },
+};
 
 /** The store with a submission URL answers differently for a while. */
 const store = (name: string, mood: StoreMood): Fault => ({
@@ -160,7 +179,9 @@ const storeNeverAnswers: Fault = {
  * recently they changed, while ordering holds its answer to the reconciler's charge-owners
  * question 300 ms between its two reads (inside one snapshot in correct code: harmless; with
  * two reads outside one, an order that commits between them reads as "no order, its attempt
- * answered" and its capture as one to release). Correct code releases and withholds nothing.
+ * answered" and its charge as one to release). Captures take 200 ms meanwhile, so a charge is
+ * authorized for that long before its order commits: the window such a read falls in. Correct
+ * code releases and withholds nothing.
  */
 const reconcilerRacesPlace: Fault = {
   name: 'reconciler races place',
@@ -171,9 +192,11 @@ const reconcilerRacesPlace: Fault = {
       PAYMENTS_RECONCILE_INTERVAL_MS: '500',
       PAYMENTS_RECONCILE_QUIET_MS: '0',
     });
-    return 'payments reconciles every 0.5 s with no quiet period; ordering holds 0.3 s between the owners reads';
+    await platform.setProcessorFaults({ latencyMs: 200, operations: ['capture'] });
+    return 'payments reconciles every 0.5 s with no quiet period; ordering holds 0.3 s between the owners reads; captures take 0.2 s';
   },
   async recover(platform) {
+    await platform.setProcessorFaults(noProcessorFaults);
     await platform.supervisor.restartWith('payments', {
       PAYMENTS_RECONCILE_INTERVAL_MS: RECONCILE_INTERVAL_MS,
       PAYMENTS_RECONCILE_QUIET_MS: RECONCILE_QUIET_MS,
@@ -210,9 +233,7 @@ export const FAULTS: Record<string, Fault> = Object.fromEntries(
     processor('slow 5 s', { latencyMs: 5_000 }),
     // Captures executed, their answers lost past payments' 10 s timeout.
     processor('losing capture answers', { slowRate: 0.5, slowMs: 12_000, operations: ['capture'] }),
-    // Refunds executed, their answers lost past payments' 10 s timeout: the refund asked again
-    // under the same key must be the same refund.
-    processor('losing refund answers', { slowRate: 0.5, slowMs: 12_000, operations: ['refund'] }),
+    processorLosingRefundAnswers,
     paymentsDiesUnrecorded,
     store('store accepts after the timeout', 'late'),
     store('store answers 409 and 429', 'flaky'),
