@@ -8,7 +8,7 @@ import {
   processDefinition,
   repositoryRoot as root,
 } from '@pcp/platform';
-import type { LaunchedPlatform, Supervisor } from '@pcp/platform';
+import type { LaunchedPlatform, PlatformProcess, Supervisor } from '@pcp/platform';
 import { startFaultServers, type FaultServers } from '@pcp/testing/fault-servers';
 import type { ReconciliationReport } from '@pcp/payments';
 import type { Faults } from '@pcp/processor-simulator';
@@ -16,16 +16,35 @@ import type { Faults } from '@pcp/processor-simulator';
 const REPLICAS = 2;
 const PROCESSOR_KEY = 'sk_test_simulator';
 
-/** The fault control and charge list of the processor simulator (its ledger). */
+/** One authorization as the processor simulator's own ledger has it (`GET /v1/charges`). */
 export interface SimulatorCharge {
   id: string;
+  /** authorized, declined, voided, captured, partially_refunded or refunded. */
   status: string;
   amount: number;
+  currency: string;
+  /** What the processor captured and refunded of it (minor units). */
+  capturedAmount: number;
+  refundedAmount: number;
   idempotencyKey: string;
-  /** The payments charge it was authorized for. */
-  reference?: string;
+  /** The payments charge it was authorized for (null when none was sent). */
+  reference: string | null;
   createdAt: string;
 }
+
+/** Per-process variables over the suite's own (a mutant's flag, say): `{ ordering: {…} }`. */
+export type ServiceEnv = Partial<Record<PlatformProcess, Readonly<Record<string, string>>>>;
+
+/**
+ * How often the ledger's reconciler runs under the suite's load, and how long a charge must
+ * be quiet before it judges it: the suite's defaults (a fault that changes them restores
+ * these). The quiet period is longer than payments' own call (the processor's 10 s timeout)
+ * and ordering's retry of it (the refund sweeper's first back-off and its interval), as
+ * production's minute is: a shorter one lets the reconciler adopt a lost answer before the
+ * retry, and hides a retry that would have moved money twice.
+ */
+export const RECONCILE_INTERVAL_MS = '3000';
+export const RECONCILE_QUIET_MS = '20000';
 
 /**
  * Two replicas of every service and the gateway as separate processes from their builds,
@@ -37,6 +56,7 @@ export class FaultPlatform {
     private readonly launched: LaunchedPlatform,
     readonly databaseUrl: string,
     private readonly env: Record<string, string>,
+    private readonly serviceEnv: ServiceEnv,
   ) {}
 
   get supervisor(): Supervisor {
@@ -51,7 +71,11 @@ export class FaultPlatform {
     return this.launched.processorUrl;
   }
 
-  static async start(log: (line: string) => void): Promise<FaultPlatform> {
+  /** `serviceEnv`: variables of one service's processes over the suite's (a mutant's flag). */
+  static async start(
+    log: (line: string) => void,
+    serviceEnv: ServiceEnv = {},
+  ): Promise<FaultPlatform> {
     for (const { name, entry } of platformProcesses) {
       if (!existsSync(entry)) {
         throw new Error(`services/${name}/dist is missing: build first (npx tsc -b)`);
@@ -91,9 +115,14 @@ export class FaultPlatform {
         ORDERING_SUBMISSION_TIMEOUT_MS: '2000',
         ORDERING_PLACE_SETTLE_AFTER_MS: '3000',
         ORDERING_PLACE_SWEEP_INTERVAL_MS: '1000',
+        // A cancel's refund that failed is asked again 2 s later, doubling: a fault of the
+        // suite's (12 s at most) fails it 4 times at most, never the 5 that raise it to
+        // operators; a refusal for good raises it at once.
+        ORDERING_REFUND_SWEEP_INTERVAL_MS: '1000',
+        ORDERING_REFUND_RETRY_MS: '2000',
         // The ledger's reconciler runs under the load, as in production.
-        PAYMENTS_RECONCILE_INTERVAL_MS: '3000',
-        PAYMENTS_RECONCILE_QUIET_MS: '5000',
+        PAYMENTS_RECONCILE_INTERVAL_MS: RECONCILE_INTERVAL_MS,
+        PAYMENTS_RECONCILE_QUIET_MS: RECONCILE_QUIET_MS,
         WEBHOOK_ALLOW_HTTP: 'true',
         WEBHOOK_ALLOWLIST: '127.0.0.1/32',
         // Retries within seconds (the contract's schedule runs for hours), and enough of them
@@ -111,15 +140,21 @@ export class FaultPlatform {
         baseEnv: {},
         env,
         serviceEnv: {
+          ...serviceEnv,
           // Its ledger kept on disk as in a deployment (the journal on the hot path; a restart
           // by the supervisor forgets nothing), in the suite's folder: stop() removes it, or
           // keeps it with the logs of a run that found a violation.
           'processor-simulator': {
+            ...serviceEnv['processor-simulator'],
             PROCESSOR_API_KEY: PROCESSOR_KEY,
             PROCESSOR_DATA_DIR: join(servers.logDir, 'processor-simulator'),
           },
           // Generous: the workload's many orders come from a handful of partners.
-          gateway: { RATE_LIMIT_WRITES_PER_MIN: '100000', RATE_LIMIT_READS_PER_MIN: '100000' },
+          gateway: {
+            ...serviceEnv.gateway,
+            RATE_LIMIT_WRITES_PER_MIN: '100000',
+            RATE_LIMIT_READS_PER_MIN: '100000',
+          },
         },
         migrate: 'before',
         // As Kubernetes restarts a pod's container: soon, with a back-off while it keeps dying.
@@ -128,11 +163,17 @@ export class FaultPlatform {
         instrument: false,
         say: log,
       });
-      return new FaultPlatform(servers, launched, databaseUrl, {
-        ...env,
-        PAYMENT_PROCESSOR_URL: launched.processorUrl,
-        SANDBOX_PROCESSOR_URL: launched.processorUrl,
-      });
+      return new FaultPlatform(
+        servers,
+        launched,
+        databaseUrl,
+        {
+          ...env,
+          PAYMENT_PROCESSOR_URL: launched.processorUrl,
+          SANDBOX_PROCESSOR_URL: launched.processorUrl,
+        },
+        serviceEnv,
+      );
     } catch (error) {
       await servers.stop();
       throw error;
@@ -161,8 +202,9 @@ export class FaultPlatform {
 
   /**
    * One reconciliation, as an operator runs it (`main.js admin reconcile` of a payments
-   * process on this platform), waiting out a run another replica holds. The load has stopped,
-   * so it judges every charge however recently it changed (no quiet period).
+   * process on this platform, with payments' own variables), waiting out a run another replica
+   * holds. The load has stopped, so it judges every charge however recently it changed (no
+   * quiet period).
    */
   async reconcile(): Promise<ReconciliationReport> {
     for (let attempt = 1; ; attempt++) {
@@ -170,7 +212,12 @@ export class FaultPlatform {
         process.execPath,
         [processDefinition('payments').entry, 'admin', 'reconcile'],
         {
-          env: { ...this.env, MIGRATE_ON_START: 'false', PAYMENTS_RECONCILE_QUIET_MS: '0' },
+          env: {
+            ...this.env,
+            ...this.serviceEnv.payments,
+            MIGRATE_ON_START: 'false',
+            PAYMENTS_RECONCILE_QUIET_MS: '0',
+          },
           encoding: 'utf8',
         },
       );

@@ -1,9 +1,21 @@
 import type { Faults } from '@pcp/processor-simulator';
 import { mulberry32 } from '@pcp/testing/prng';
-import { checkPhase, INVARIANTS, type Count, type Invariant } from './invariants.js';
-import { FaultPlatform } from './platform.js';
+import {
+  AttemptWatch,
+  checkPhase,
+  INVARIANTS,
+  type Count,
+  type Invariant,
+  type Tally,
+} from './invariants.js';
+import {
+  FaultPlatform,
+  RECONCILE_INTERVAL_MS,
+  RECONCILE_QUIET_MS,
+  type ServiceEnv,
+} from './platform.js';
 import type { StoreMood } from './store-receiver.js';
-import { PhaseLog, Workload } from './workload.js';
+import { CANCEL_SHARE, PhaseLog, Workload } from './workload.js';
 
 type Random = () => number;
 
@@ -55,6 +67,25 @@ const processor = (name: string, faults: Partial<Faults>): Fault => ({
   },
   recover: (platform) => platform.setProcessorFaults(noProcessorFaults),
 });
+
+/**
+ * Refunds executed, their answers lost past payments' 10 s timeout: the refund ordering asks
+ * again under the same key must be the same refund. The store cancels more of the orders it
+ * moves meanwhile, so more refunds lose their answers.
+ */
+const processorLosingRefundAnswers: Fault = {
+  name: 'processor losing refund answers',
+  async inject(platform, workload) {
+    const faults: Partial<Faults> = { slowRate: 0.5, slowMs: 12_000, operations: ['refund'] };
+    await platform.setProcessorFaults(faults);
+    workload.cancelShare = 0.6;
+    return `processor faults ${JSON.stringify(faults)}; the store cancels 60% of the orders it moves`;
+  },
+  async recover(platform, workload) {
+    workload.cancelShare = CANCEL_SHARE;
+    await platform.setProcessorFaults(noProcessorFaults);
+  },
+};
 
 /** The store with a submission URL answers differently for a while. */
 const store = (name: string, mood: StoreMood): Fault => ({
@@ -143,6 +174,39 @@ const storeNeverAnswers: Fault = {
   },
 };
 
+/**
+ * The reconciler races place: payments reconciles every 500 ms and judges charges however
+ * recently they changed, while ordering holds its answer to the reconciler's charge-owners
+ * question 300 ms between its two reads (inside one snapshot in correct code: harmless; with
+ * two reads outside one, an order that commits between them reads as "no order, its attempt
+ * answered" and its charge as one to release). Captures take 200 ms meanwhile, so a charge is
+ * authorized for that long before its order commits: the window such a read falls in. Correct
+ * code releases and withholds nothing.
+ */
+const reconcilerRacesPlace: Fault = {
+  name: 'reconciler races place',
+  async inject(platform) {
+    // Ordering first: every replica holds its reads by the time payments races.
+    await platform.supervisor.restartWith('ordering', { ORDERING_TEST_OWNERS_READ_HOLD_MS: '300' });
+    await platform.supervisor.restartWith('payments', {
+      PAYMENTS_RECONCILE_INTERVAL_MS: '500',
+      PAYMENTS_RECONCILE_QUIET_MS: '0',
+    });
+    await platform.setProcessorFaults({ latencyMs: 200, operations: ['capture'] });
+    return 'payments reconciles every 0.5 s with no quiet period; ordering holds 0.3 s between the owners reads; captures take 0.2 s';
+  },
+  async recover(platform) {
+    await platform.setProcessorFaults(noProcessorFaults);
+    await platform.supervisor.restartWith('payments', {
+      PAYMENTS_RECONCILE_INTERVAL_MS: RECONCILE_INTERVAL_MS,
+      PAYMENTS_RECONCILE_QUIET_MS: RECONCILE_QUIET_MS,
+    });
+    await platform.supervisor.restartWith('ordering', {
+      ORDERING_TEST_OWNERS_READ_HOLD_MS: undefined,
+    });
+  },
+};
+
 const receiverDown: Fault = {
   name: 'webhook receiver down',
   async inject(_platform, workload) {
@@ -169,6 +233,7 @@ export const FAULTS: Record<string, Fault> = Object.fromEntries(
     processor('slow 5 s', { latencyMs: 5_000 }),
     // Captures executed, their answers lost past payments' 10 s timeout.
     processor('losing capture answers', { slowRate: 0.5, slowMs: 12_000, operations: ['capture'] }),
+    processorLosingRefundAnswers,
     paymentsDiesUnrecorded,
     store('store accepts after the timeout', 'late'),
     store('store answers 409 and 429', 'flaky'),
@@ -176,6 +241,7 @@ export const FAULTS: Record<string, Fault> = Object.fromEntries(
     shortRetention('keys reused after retention', true),
     receiverDown,
     storeNeverAnswers,
+    reconcilerRacesPlace,
   ].map((fault) => [fault.name, fault]),
 );
 
@@ -191,20 +257,34 @@ export interface Profile {
   readonly buyers: number;
 }
 
-export const PROFILES: Record<'short' | 'full', Profile> = {
-  // CI: the faults most likely to lose or double a payment, and a receiver outage.
+export type ProfileName = 'short' | 'full' | 'mutation';
+
+/** CI's faults: those most likely to lose or double a payment, and a receiver outage. */
+const SHORT_FAULTS = [
+  'SIGKILL ordering',
+  'SIGKILL payments',
+  'processor failing 50%',
+  'processor losing capture answers',
+  'SIGKILL payments between authorize and record',
+  'webhook receiver down',
+  'store never answers',
+];
+
+export const PROFILES: Record<ProfileName, Profile> = {
   short: {
-    faults: [
-      'SIGKILL ordering',
-      'SIGKILL payments',
-      'processor failing 50%',
-      'processor losing capture answers',
-      'SIGKILL payments between authorize and record',
-      'webhook receiver down',
-      'store never answers',
-    ],
+    faults: SHORT_FAULTS,
     maxLeadMs: 3_000,
     holdMs: 5_000,
+    tailMs: 2_000,
+    buyers: 3,
+  },
+  // The mutation check's (`--mutants`): the short faults, and those that make a refund be
+  // asked twice and the reconciler race place, so every planted defect has its chance.
+  mutation: {
+    faults: [...SHORT_FAULTS, 'processor losing refund answers', 'reconciler races place'],
+    maxLeadMs: 3_000,
+    // Longer than the short profile's: more refunds lose their answers, more places race.
+    holdMs: 8_000,
     tailMs: 2_000,
     buyers: 3,
   },
@@ -223,6 +303,8 @@ export interface PhaseResult {
   readonly counts: ReadonlyMap<Invariant, Count>;
   readonly violations: readonly string[];
   readonly places: number;
+  /** Keys the store refused (STORE_REJECTED: the saga released their authorizations). */
+  readonly storeRefusals: number;
   readonly seconds: number;
 }
 
@@ -243,12 +325,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * workload finish and check every invariant against the truth.
  */
 export async function runFaultSuite(options: {
-  profile: 'short' | 'full';
+  profile: ProfileName;
   seed: number;
   /** Only these faults (names of FAULTS), e.g. to replay one. */
   only?: readonly string[];
   /** Keep the logs of the servers and processes when a violation was found. */
   keepLogsOnViolation?: boolean;
+  /** Variables of one service's processes over the suite's (the mutation check's defects). */
+  serviceEnv?: ServiceEnv;
+  /** End after the first phase with a violation (the mutation check: the defect was seen). */
+  stopAtFirstViolation?: boolean;
   log?: (line: string) => void;
 }): Promise<SuiteResult> {
   const log = options.log ?? ((line: string) => process.stdout.write(`[faults] ${line}\n`));
@@ -262,7 +348,7 @@ export async function runFaultSuite(options: {
   log(`profile ${options.profile}, seed ${seed} (FAULT_SEED=${seed} replays it)`);
   const faultRandom = mulberry32(seed);
   const started = Date.now();
-  const platform = await FaultPlatform.start(log);
+  const platform = await FaultPlatform.start(log, options.serviceEnv);
   let workload: Workload | undefined;
   const phases: PhaseResult[] = [];
   // Interrupted: stop the processes and servers rather than leave them running.
@@ -283,21 +369,29 @@ export async function runFaultSuite(options: {
     for (const [index, name] of names.entries()) {
       const fault = FAULTS[name]!;
       const phaseStartedAt = Date.now();
+      // The phase's place attempts, read while it runs: retention may delete them before the checks.
+      const attempts = AttemptWatch.start(platform, phaseStartedAt);
       const phase = new PhaseLog();
-      workload.start(
-        phase,
-        workload.buyers.map((_buyer, worker) => mulberry32(seed + 7919 * (index + 1) + worker)),
-      );
-      await sleep(500 + faultRandom() * profile.maxLeadMs);
-      const what = await fault.inject(platform, workload, faultRandom);
-      log(`${name}: ${what}`);
-      await sleep(profile.holdMs);
-      await fault.recover?.(platform, workload);
-      await sleep(profile.tailMs);
-      await workload.stop();
-      await platform.supervisor.waitAllReady(60_000);
-      await workload.resolveUnknown(45_000);
-      const tally = await checkPhase(platform, workload, phase, phaseStartedAt);
+      let what: string;
+      let tally: Tally;
+      try {
+        workload.start(
+          phase,
+          workload.buyers.map((_buyer, worker) => mulberry32(seed + 7919 * (index + 1) + worker)),
+        );
+        await sleep(500 + faultRandom() * profile.maxLeadMs);
+        what = await fault.inject(platform, workload, faultRandom);
+        log(`${name}: ${what}`);
+        await sleep(profile.holdMs);
+        await fault.recover?.(platform, workload);
+        await sleep(profile.tailMs);
+        await workload.stop();
+        await platform.supervisor.waitAllReady(60_000);
+        await workload.resolveUnknown(45_000);
+        tally = await checkPhase(platform, workload, phase, phaseStartedAt, attempts);
+      } finally {
+        await attempts.stop();
+      }
       const seconds = (Date.now() - phaseStartedAt) / 1000;
       // Processes that went down during the phase (killed by the fault, or by a failpoint).
       const restarts = new Map<string, number>();
@@ -306,8 +400,12 @@ export async function runFaultSuite(options: {
           restarts.set(downtime.name, (restarts.get(downtime.name) ?? 0) + 1);
         }
       }
+      const storeRefusals = phase.outcomes.filter((outcome) =>
+        outcome.problem?.endsWith('STORE_REJECTED'),
+      ).length;
       log(
-        `${name}: ${phase.outcomes.length} places, ${phase.statusChanges} status changes, ` +
+        `${name}: ${phase.outcomes.length} places (${storeRefusals} refused by the store), ` +
+          `${phase.statusChanges} status changes, ` +
           `${phase.ingests.length} ingests, ${phase.requests} requests` +
           (phase.failures.size > 0
             ? ` (journeys cut short: ${[...phase.failures].map(([why, n]) => `${why} ×${n}`).join(', ')})`
@@ -325,8 +423,10 @@ export async function runFaultSuite(options: {
         counts: tally.counts,
         violations: tally.violations,
         places: phase.outcomes.length,
+        storeRefusals,
         seconds,
       });
+      if (options.stopAtFirstViolation && tally.violated > 0) break;
     }
   } finally {
     process.off('SIGINT', interrupted);

@@ -82,6 +82,8 @@ interface Store {
 
 /** How long a store that answers late waits: past the suite's submission timeout. */
 export const STORE_LATE_MS = 3_000;
+/** The share of the orders it moves that the store cancels, but while a fault raises it. */
+export const CANCEL_SHARE = 0.15;
 /** Keys placed (2xx) remembered for reuse, at most. */
 const MAX_REMEMBERED = 200;
 
@@ -107,6 +109,8 @@ export class Workload {
   reuseKeysAfterMs: number | undefined;
   /** Set: the commerce partner moves no order (each is left pending to time out). */
   storeSilent = false;
+  /** Of the orders the store moves, the share it cancels (each cancel owes a refund). */
+  cancelShare = CANCEL_SHARE;
   #stopping = false;
   #running: Promise<void>[] = [];
   readonly #placed: PlaceOutcome[] = [];
@@ -450,16 +454,16 @@ export class Workload {
       return;
     }
     if (roll < 0.15) return;
-    const steps: StatusChange[] =
-      roll < 0.3
-        ? [{ status: 'confirmed' }, { state: 'cancelled', cancelReason: 'fault suite' }]
-        : [
-            { status: 'confirmed' },
-            { status: 'preparing' },
-            { status: 'ready' },
-            { state: 'completed' },
-          ];
-    const count = roll < 0.3 ? steps.length : 1 + Math.floor(random() * steps.length);
+    const cancels = roll < 0.15 + this.cancelShare;
+    const steps: StatusChange[] = cancels
+      ? [{ status: 'confirmed' }, { state: 'cancelled', cancelReason: 'fault suite' }]
+      : [
+          { status: 'confirmed' },
+          { status: 'preparing' },
+          { status: 'ready' },
+          { state: 'completed' },
+        ];
+    const count = cancels ? steps.length : 1 + Math.floor(random() * steps.length);
     for (const body of steps.slice(0, count)) {
       if (!(await this.#changeStatus(orderId, body))) return;
     }
