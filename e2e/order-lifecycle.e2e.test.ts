@@ -602,9 +602,23 @@ describe('cancelling', () => {
         () => orderRefund(orderId),
         (row) => (row?.tries ?? 0) >= 1 && row?.last_error !== null,
       );
-      expect(owed).toMatchObject({ state: 'owed', settled_at: null });
+      expect(owed).toMatchObject({ state: 'owed', settled_at: null, raised_at: null });
       expect(owed?.last_error).toMatch(/PAYMENT_PROCESSOR_UNAVAILABLE/);
       expect(expectOrder(await getOrder(orderId))).toMatchObject({ status: 'cancelled' });
+      // Still failing two minutes after it was owed: raised to operators, once.
+      await sql`update order_refunds set created_at = now() - interval '3 minutes'
+                 where order_id = ${orderId}`.execute(platform.orderingDb);
+      const raised = await waitFor(
+        async () => {
+          await platform.ordering.sweepRefunds();
+          return orderRefund(orderId);
+        },
+        (row) => row?.raised_at !== null,
+      );
+      expect(raised).toMatchObject({ state: 'owed', raised_at: expect.any(Date) });
+      expect(await orderingMetric('pcp_order_refunds_owed', { state: 'raised' })).toBeGreaterThan(
+        0,
+      );
     } finally {
       platform.processor.setFaults({ errorRate: 0, operations: [] });
     }

@@ -115,11 +115,10 @@ export class FaultPlatform {
         ORDERING_SUBMISSION_TIMEOUT_MS: '2000',
         ORDERING_PLACE_SETTLE_AFTER_MS: '3000',
         ORDERING_PLACE_SWEEP_INTERVAL_MS: '1000',
-        // A cancel's refund that failed is asked again 2 s later, doubling: a fault of the
-        // suite's (12 s at most) fails it 4 times at most, never the 5 that raise it to
-        // operators; a refusal for good raises it at once.
+        // Owed refunds are swept every second. None of the suite's faults (12 s at most) lasts
+        // the two minutes that raise a failing one to operators; a refusal for good raises it
+        // at once.
         ORDERING_REFUND_SWEEP_INTERVAL_MS: '1000',
-        ORDERING_REFUND_RETRY_MS: '2000',
         // The ledger's reconciler runs under the load, as in production.
         PAYMENTS_RECONCILE_INTERVAL_MS: RECONCILE_INTERVAL_MS,
         PAYMENTS_RECONCILE_QUIET_MS: RECONCILE_QUIET_MS,

@@ -51,8 +51,11 @@ export interface RefundSweeperDeps {
 /** Refunds one sweep claims at once, and asks payments for at once. */
 const CLAIM_BATCH = 20;
 const CONCURRENCY = 4;
-/** Failed tries after which an owed refund is raised to operators (about 30 s at 1 s). */
-const RAISE_AFTER_TRIES = 5;
+/**
+ * How long a refund may stay owed through failed tries before it is raised to operators: a
+ * processor outage of a minute or two heals by itself, longer wants a person.
+ */
+const RAISE_AFTER_MS = 120_000;
 const OWED_CACHE_MS = 15_000;
 
 /** An owed refund as the sweeper claimed it, with whom payments knows its charge by. */
@@ -63,8 +66,8 @@ type ClaimedRefund = OrderRefundRow & Pick<OrderRow, 'partner_id' | 'end_user_id
  * answers it (each claimed with SKIP LOCKED and its next try pushed past the call's length
  * first, so replicas never ask for one at once, and one whose replica dies is asked again
  * after that). A refund payments cannot make now is asked again after a back-off that doubles
- * up to `retryMaxMs`; one refused for good, or failing for `RAISE_AFTER_TRIES` tries, is
- * raised once (an error log, `pcp_order_refunds_raised_total`, and the `raised` gauge the
+ * up to `retryMaxMs`; one refused for good, or still failing `RAISE_AFTER_MS` after it was
+ * owed, is raised once (an error log, `pcp_order_refunds_raised_total`, and the `raised` gauge the
  * alert watches) and still asked at the capped back-off, so it heals when its cause is fixed.
  */
 export function createRefundSweeper(deps: RefundSweeperDeps) {
@@ -160,7 +163,8 @@ export function createRefundSweeper(deps: RefundSweeperDeps) {
     const final = error instanceof AppError && !error.info.retryable;
     const reason = error instanceof AppError ? `${error.code}: ${error.message}` : String(error);
     const backoffMs = Math.min(deps.retryMs * 2 ** Math.min(refund.tries - 1, 30), deps.retryMaxMs);
-    const raise = refund.raised_at === null && (final || refund.tries >= RAISE_AFTER_TRIES);
+    const owedMs = Date.now() - refund.created_at.getTime();
+    const raise = refund.raised_at === null && (final || owedMs >= RAISE_AFTER_MS);
     await db
       .updateTable('order_refunds')
       .set({
