@@ -62,7 +62,7 @@ export interface BusClient {
     /** JSON bytes (an HTTP body passed on unparsed) are validated by the service. */
     payload: z.input<Req> | Uint8Array,
     ctx: RequestContext,
-    options?: { timeoutMs?: number },
+    options?: BusRequestOptions,
   ): Promise<z.output<Rep>>;
   /**
    * The result's bytes as the service sent them, unparsed: for the gateway, which passes
@@ -75,8 +75,17 @@ export interface BusClient {
     definition: SubjectDefinition<Req, Rep>,
     payload: z.input<Req> | Uint8Array,
     ctx: RequestContext,
-    options?: { timeoutMs?: number },
+    options?: BusRequestOptions,
   ): Promise<Buffer>;
+}
+
+export interface BusRequestOptions {
+  timeoutMs?: number;
+  /**
+   * No service answering is expected (a start that waits for another service): logged at
+   * debug, not as a warning. The caller still gets SERVICE_UNAVAILABLE.
+   */
+  unansweredIsExpected?: boolean;
 }
 
 export function createBusClient(nc: NatsConnection, options: BusOptions): BusClient {
@@ -91,7 +100,7 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
     definition: SubjectDefinition<z.ZodType, z.ZodType>,
     payload: unknown,
     ctx: RequestContext,
-    timeoutMs: number | undefined,
+    requestOptions: BusRequestOptions | undefined,
   ): Promise<Buffer> {
     const subject = subjectName(options.prefix, definition);
     const headers = createHeaders();
@@ -108,9 +117,9 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
       const data =
         payload instanceof Uint8Array ? payload : encoder.encode(JSON.stringify(payload));
       const reply = await inbox
-        .request(subject, data, headers, timeoutMs ?? options.timeoutMs)
+        .request(subject, data, headers, requestOptions?.timeoutMs ?? options.timeoutMs)
         .catch((error: unknown) => {
-          throw transportError(error, definition.service, options.logger);
+          throw transportError(error, definition, options.logger, requestOptions);
         });
       return resultOf(reply);
     } catch (error) {
@@ -127,7 +136,7 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
 
   return {
     async request(definition, payload, ctx, requestOptions) {
-      const result = await exchange(definition, payload, ctx, requestOptions?.timeoutMs);
+      const result = await exchange(definition, payload, ctx, requestOptions);
       const parsed = definition.reply.safeParse(safeJson(result));
       if (!parsed.success) {
         options.logger.error(
@@ -139,7 +148,7 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
       return parsed.data;
     },
     requestRaw: (definition, payload, ctx, requestOptions) =>
-      exchange(definition, payload, ctx, requestOptions?.timeoutMs),
+      exchange(definition, payload, ctx, requestOptions),
   };
 }
 
@@ -147,17 +156,28 @@ export function createBusClient(nc: NatsConnection, options: BusOptions): BusCli
  * Transport failures as platform errors. Partners are not told which internal service
  * failed (that is for the logs).
  */
-function transportError(error: unknown, service: ServiceName, logger: Logger): unknown {
+function transportError(
+  error: unknown,
+  definition: { name: string; service: ServiceName },
+  logger: Logger,
+  requestOptions: BusRequestOptions | undefined,
+): unknown {
+  // `subject` and `to`, not `service`: that field is the logging process's own.
+  const target = { subject: definition.name, to: definition.service };
   if (error instanceof NatsError) {
     if (error.code === (ErrorCode.NoResponders as string)) {
-      logger.warn({ service }, 'no service answers the subject');
+      if (requestOptions?.unansweredIsExpected) {
+        logger.debug(target, 'no service answers the subject yet');
+      } else {
+        logger.warn(target, 'no service answers the subject');
+      }
       return new AppError('SERVICE_UNAVAILABLE', 'The service is unavailable; retry later');
     }
     if (error.code === (ErrorCode.MaxPayloadExceeded as string)) {
       return new AppError('PAYLOAD_TOO_LARGE', 'The request is larger than the platform accepts');
     }
     if (error.code === (ErrorCode.Timeout as string)) {
-      logger.warn({ service }, 'service did not answer in time');
+      logger.warn(target, 'service did not answer in time');
       return new AppError('UPSTREAM_TIMEOUT', 'The request was not answered in time; retry later');
     }
   }

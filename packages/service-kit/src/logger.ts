@@ -50,7 +50,7 @@ const redactedPaths = [
 /**
  * Secrets inside strings (an error's message, a URL, a header copied into text), which
  * path redaction cannot see: API keys, bearer tokens, whsec_/sk_ secrets, a URL's password
- * and anything shaped like a card number.
+ * and card numbers.
  */
 const secretPatterns: readonly [RegExp, string][] = [
   [/\bpcp_(?:(?:live|test)_)?[0-9a-f]{16}_[A-Za-z0-9_-]+/g, CENSOR],
@@ -58,8 +58,26 @@ const secretPatterns: readonly [RegExp, string][] = [
   [/\bwhsec_[A-Za-z0-9+/=_-]+/g, CENSOR],
   [/\bsk_(test|live)_[A-Za-z0-9_]+/g, CENSOR],
   [/(\/\/[^/\s:@]+):[^@\s/]*@/g, `$1:${CENSOR}@`],
-  [/\b\d(?:[ -]?\d){12,18}\b/g, CENSOR],
 ];
+
+/**
+ * 13 to 19 digits, grouped by spaces or dashes, standing alone: not a run of digits inside an
+ * id (a UUID such as 00000000-0000-4000-8000-0000000f1001 starts with 20 of them) or a word.
+ * Only those that pass the Luhn check, as every card number does, are scrubbed.
+ */
+const cardNumberPattern = /(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])/g;
+
+/** Whether the digits of `text` (separators ignored) pass the Luhn check of card numbers. */
+function passesLuhn(text: string): boolean {
+  const digits = text.replace(/\D/g, '');
+  let sum = 0;
+  for (let index = 0; index < digits.length; index++) {
+    let digit = Number(digits[digits.length - 1 - index]);
+    if (index % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
 
 /** `text` with every secret pattern replaced. */
 export function scrubSecrets(text: string): string {
@@ -67,7 +85,7 @@ export function scrubSecrets(text: string): string {
   for (const [pattern, replacement] of secretPatterns) {
     result = result.replace(pattern, replacement);
   }
-  return result;
+  return result.replace(cardNumberPattern, (digits) => (passesLuhn(digits) ? CENSOR : digits));
 }
 
 /** Strings scrubbed in plain objects and arrays, a few levels deep (log objects are small). */

@@ -66,6 +66,29 @@ describe('createLogger', () => {
     expect(scrubSecrets('order 1234 for 3 items')).toBe('order 1234 for 3 items');
   });
 
+  it('scrubs card numbers, and leaves ids whose groups are digits whole', () => {
+    for (const card of [
+      '4242424242424242',
+      '4242 4242 4242 4242',
+      '4000-0566-5566-5556',
+      '378282246310005',
+      '6011111111111117',
+    ]) {
+      expect(scrubSecrets(`charge card=${card}, declined`)).toBe(
+        'charge card=[redacted], declined',
+      );
+    }
+    for (const id of [
+      'storeId=00000000-0000-4000-8000-0000000f1001',
+      'orderId=12345678-1234-4234-8234-123456789012',
+      'ref 4242424242424242-2 and 1234567812345678_x',
+      // 16 digits, but not a card number (the Luhn check fails).
+      'trace 4242424242424241',
+    ]) {
+      expect(scrubSecrets(id)).toBe(id);
+    }
+  });
+
   it('adds the request, partner, trace and span of the work in hand; the line wins', () => {
     // Not exporting: spans are not recorded, but their ids exist for logs and propagation.
     startTracing('test');

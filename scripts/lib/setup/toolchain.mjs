@@ -1,17 +1,30 @@
 // What the commands need besides the servers: the dependencies, the Node they run on, promtool
 // and the build.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { log, root, run, which } from './shell.mjs';
 
-/** `npm ci` when node_modules is missing or older than the lock file. */
+/**
+ * `npm ci` when node_modules is missing or older than the lock file; its output only when it
+ * fails. On a fresh machine it runs on the system's Node, before the bundled Node 24 exists,
+ * so npm would warn that the project and some packages want a newer Node (EBADENGINE): they
+ * run on the bundled one, never on this.
+ */
 export function ensureDependencies() {
   const marker = join(root, 'node_modules', '.package-lock.json');
   const lock = join(root, 'package-lock.json');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
   log('installing dependencies (npm ci)');
-  run('npm', ['ci', '--no-audit', '--no-fund']);
+  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0) {
+    process.stderr.write(`${result.stdout ?? ''}${result.stderr ?? ''}`);
+    throw new Error(`npm ci failed (exit ${result.status ?? result.signal})`);
+  }
 }
 
 const bin = join(root, 'node_modules', '.bin');
