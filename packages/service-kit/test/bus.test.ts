@@ -2,6 +2,7 @@ import { defineSubject, healthSubject } from '@pcp/contracts';
 import { connect, type NatsConnection, type ServiceIdentity } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { capturingLogger } from '@pcp/testing/capturing-logger';
 import { expectAppError } from '@pcp/testing/expect-app-error';
 import { z } from 'zod';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
@@ -172,18 +173,34 @@ describe('request/reply over NATS', () => {
   });
 
   it('answers SERVICE_UNAVAILABLE when nothing serves the subject', async () => {
+    const { logger, lines } = capturingLogger('debug');
     const nobody = createBusClient(env.nc, {
       prefix: `${env.prefix}_nobody`,
       timeoutMs: 10_000,
-      logger: env.logger,
+      logger,
     });
     const error = await expectAppError(
       nobody.request(echo, { n: 1 }, ctx()),
       'SERVICE_UNAVAILABLE',
     );
-    // Partners are not told which internal service failed.
+    // Partners are not told which internal service failed; the log says which subject.
     expect(error.message).not.toContain('stores');
     expect(error.info.retryable).toBe(true);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: 'no service answers the subject',
+        subject: 'stores.v1.test-echo',
+        to: 'stores',
+      }),
+    ]);
+
+    // A caller that expects it (a start waiting for another service) is not warned about.
+    await expectAppError(
+      nobody.request(echo, { n: 1 }, ctx(), { unansweredIsExpected: true }),
+      'SERVICE_UNAVAILABLE',
+    );
+    expect(lines[1]).toMatchObject({ level: 20, subject: 'stores.v1.test-echo', to: 'stores' });
   });
 
   it('answers UPSTREAM_TIMEOUT when the handler is slower than the request timeout', async () => {
