@@ -21,6 +21,7 @@ export * from './ip-address.js';
 export * from './json-body.js';
 export * from './chunks.js';
 export * from './safe-fetch.js';
+export * from './outbound-agents.js';
 export * from './admin.js';
 export * from './outbox-admin.js';
 export * from './dead-letter-admin.js';

@@ -5,8 +5,8 @@ import net from 'node:net';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllowlist } from '../src/ip-address.js';
+import { createOutboundAgents } from '../src/outbound-agents.js';
 import {
-  createOutboundAgents,
   safeFetch,
   safeRequest,
   type SafeFetchFailed,

@@ -48,7 +48,7 @@ import { createStoreSubmitter } from './place/store-submitter.js';
 import { testAdvanceHandler } from './sandbox/test-advance.handlers.js';
 import { testPlaceHandler } from './sandbox/test-place.handlers.js';
 import { testResetHandler } from './sandbox/test-reset.handlers.js';
-import { pruneSettledDeliveries } from './webhooks/delivery.repository.js';
+import { pruneSettledDeliveries } from './webhooks/delivery-settle.repository.js';
 import { streamHandlers } from './webhooks/stream.handlers.js';
 import { pruneStreamEvents } from './webhooks/stream.repository.js';
 import { webhookHandlers } from './webhooks/webhook.handlers.js';

@@ -74,3 +74,6 @@ export function formatTime(iso: string, timeZone: string): string {
     timeZone,
   }).format(new Date(iso));
 }
+
+/** The short name of an order on the board: the end of its id. */
+export const orderLabel = (orderId: string) => `#${orderId.slice(-6).toUpperCase()}`;

@@ -1,10 +1,6 @@
-import {
-  errorCodes,
-  type ErrorCode,
-  type ErrorCodeInfo,
-  type OrderError,
-  type ProblemDetail,
-} from '@pcp/contracts';
+// The text of every error code's documentation: what happened, what to do, the rules behind
+// it and a typical occurrence. Rendered by error-pages.ts.
+import type { ErrorCode, OrderError } from '@pcp/contracts';
 import type { GuideSection } from './guides.js';
 
 /** What a partner reads about one error code: its page and its OpenAPI examples. */
@@ -721,30 +717,3 @@ export const errorDocs = {
     example: { detail: 'Send the body as application/json', instance: '/v1/marketfront/carts/add' },
   },
 } as const satisfies Record<ErrorCode, ErrorDoc>;
-
-/** Every code, in the table's order (grouped by kind). */
-export const documentedCodes = Object.keys(errorCodes) as ErrorCode[];
-
-/** The URL of a code's page: ProblemDetail `type`. */
-export function errorDocUrl(docsUrl: string, code: ErrorCode): string {
-  return `${docsUrl}/errors/${code}`;
-}
-
-/** The code's ProblemDetail as the platform renders it, with its documented occurrence. */
-export function problemExample(code: ErrorCode, docsUrl: string): ProblemDetail {
-  const info: ErrorCodeInfo = errorCodes[code];
-  const { example } = errorDocs[code] as ErrorDoc;
-  return {
-    type: errorDocUrl(docsUrl, code),
-    title: info.title,
-    status: info.status,
-    detail: example.detail,
-    instance: example.instance,
-    requestId: '3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09',
-    timestamp: '2026-11-22T10:00:00.000Z',
-    errorCode: code,
-    errorCategory: info.category,
-    retryable: info.retryable,
-    ...(example.errors ? { errors: [...example.errors] } : {}),
-  };
-}

@@ -1,12 +1,41 @@
-import { errorCodes, isErrorCode, type ErrorCode, type ProblemDetail } from '@pcp/contracts';
+// Error documentation rendered: a code's URL and ProblemDetail example, its page and the index,
+// as JSON or as HTML.
 import {
-  documentedCodes,
-  errorDocs,
-  errorDocUrl,
-  problemExample,
-  type ErrorDoc,
-} from './error-docs.js';
+  errorCodes,
+  isErrorCode,
+  type ErrorCode,
+  type ErrorCodeInfo,
+  type ProblemDetail,
+} from '@pcp/contracts';
+import { errorDocs, type ErrorDoc } from './error-docs.js';
 import { guideUrl } from './guides.js';
+
+/** Every code, in the table's order (grouped by kind). */
+export const documentedCodes = Object.keys(errorCodes) as ErrorCode[];
+
+/** The URL of a code's page: ProblemDetail `type`. */
+export function errorDocUrl(docsUrl: string, code: ErrorCode): string {
+  return `${docsUrl}/errors/${code}`;
+}
+
+/** The code's ProblemDetail as the platform renders it, with its documented occurrence. */
+export function problemExample(code: ErrorCode, docsUrl: string): ProblemDetail {
+  const info: ErrorCodeInfo = errorCodes[code];
+  const { example } = errorDocs[code] as ErrorDoc;
+  return {
+    type: errorDocUrl(docsUrl, code),
+    title: info.title,
+    status: info.status,
+    detail: example.detail,
+    instance: example.instance,
+    requestId: '3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09',
+    timestamp: '2026-11-22T10:00:00.000Z',
+    errorCode: code,
+    errorCategory: info.category,
+    retryable: info.retryable,
+    ...(example.errors ? { errors: [...example.errors] } : {}),
+  };
+}
 
 /** A code's page as JSON (`GET {DOCS_URL}/errors/<code>` without a preference for HTML). */
 export interface ErrorPage {

@@ -11,7 +11,7 @@ import type {
 import { decodeCursor, encodeCursor } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/authenticator.js';
-import { errorDocUrl } from '../docs/error-docs.js';
+import { errorDocUrl } from '../docs/error-pages.js';
 import type { GatewayDatabase } from '../db/partner.table.js';
 import { errorGroups, listKeys, listRequests } from '../db/request-log.repository.js';
 import type { RateLimiter } from './rate-limit.js';

@@ -8,7 +8,7 @@ import {
   storeEventKind,
 } from '@pcp/contracts';
 import { jsonSchemaTransformObject } from 'fastify-type-provider-zod';
-import { problemExample } from '../docs/error-docs.js';
+import { problemExample } from '../docs/error-pages.js';
 import { guideUrl, type GuideName, type GuideSection } from '../docs/guides.js';
 import { ACCOUNT_TAG } from '../routes/account.routes.js';
 import { CATALOGSET_SCHEMA_PATH } from './catalogset-schema.js';

@@ -4,7 +4,7 @@ import type { FastifyContextConfig, FastifySchema } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import { errorDocUrl, problemExample } from '../docs/error-docs.js';
+import { errorDocUrl, problemExample } from '../docs/error-pages.js';
 import { PROBLEM_CONTENT_TYPE } from '../http/problem.js';
 import {
   rateLimitHeaders,

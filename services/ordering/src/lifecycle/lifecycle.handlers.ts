@@ -26,7 +26,7 @@ import {
   toOrder,
 } from './order.repository.js';
 import { orderTimelineOf } from './order-timeline.js';
-import { recentOrderAttempts } from '../webhooks/delivery.repository.js';
+import { recentOrderAttempts } from '../webhooks/delivery-attempts.repository.js';
 import type { OrderingMutant } from '../config.js';
 import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
 import { acceptanceEnded } from './acceptance-window.js';

@@ -1,6 +1,6 @@
 import { fromMinorUnits, type OrderTimelineEvent } from '@pcp/contracts';
 import type { OrderRefundRow, OrderRow, OrderStatusChangeRow } from '../db/ordering.table.js';
-import type { OrderDeliveryAttempt } from '../webhooks/delivery.repository.js';
+import type { OrderDeliveryAttempt } from '../webhooks/delivery-attempts.repository.js';
 import { refundsOnCancel } from './order-refunds.js';
 
 /** Events at the same instant read in the order they happened: a refund before its cancel. */

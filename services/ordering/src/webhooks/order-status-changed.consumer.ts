@@ -4,7 +4,11 @@ import type { Kysely } from 'kysely';
 import type { JsMsg } from 'nats';
 import { randomUUID } from 'node:crypto';
 import type { OrderingDatabase } from '../db/ordering.table.js';
-import { recordDeliveries, RECORD_BATCH, type OrderEventDelivery } from './delivery.repository.js';
+import {
+  recordDeliveries,
+  RECORD_BATCH,
+  type OrderEventDelivery,
+} from './delivery-record.repository.js';
 import { groupCommit } from './group-commit.js';
 import type { WebhookStreamLog } from './webhook-recording.js';
 

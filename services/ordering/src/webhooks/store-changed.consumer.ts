@@ -3,7 +3,7 @@ import { storedOrigin, type ConsumerWork, type HandlerOutcome } from '@pcp/servi
 import type { Kysely } from 'kysely';
 import type { JsMsg } from 'nats';
 import type { OrderingDatabase } from '../db/ordering.table.js';
-import { recordStoreEvent } from './delivery.repository.js';
+import { recordStoreEvent } from './delivery-record.repository.js';
 import type { WebhookStreamLog } from './webhook-recording.js';
 
 /**

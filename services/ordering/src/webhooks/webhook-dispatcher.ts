@@ -4,14 +4,13 @@ import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import CircuitBreaker from 'opossum';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { claimDueDeliveries, type ClaimedDelivery } from './delivery-claim.repository.js';
 import {
-  claimDueDeliveries,
   settleDeliveries,
   wakeWaitingDeliveries,
-  type ClaimedDelivery,
   type Settlement,
   type TryOutcome,
-} from './delivery.repository.js';
+} from './delivery-settle.repository.js';
 import { disableEndpoint } from './endpoint.repository.js';
 import { groupCommit } from './group-commit.js';
 import type { OrderingDatabase } from '../db/ordering.table.js';

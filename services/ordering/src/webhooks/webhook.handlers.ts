@@ -19,12 +19,8 @@ import {
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { OrderingDatabase, WebhookEndpointRow } from '../db/ordering.table.js';
-import {
-  deliveryAttempts,
-  listDeliveries,
-  resendDelivery,
-  type ListedDelivery,
-} from './delivery.repository.js';
+import { deliveryAttempts } from './delivery-attempts.repository.js';
+import { listDeliveries, resendDelivery, type ListedDelivery } from './delivery-list.repository.js';
 import { findEndpoint, rotateSecret, upsertEndpoint } from './endpoint.repository.js';
 
 export interface WebhookHandlerDeps {

@@ -4,12 +4,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { ORDERING_SCHEMA, type OrderingDatabase } from '../../src/app.js';
+import { claimDueDeliveries } from '../../src/webhooks/delivery-claim.repository.js';
 import {
-  claimDueDeliveries,
   recordDeliveries,
-  settleDeliveries,
   type OrderEventDelivery,
-} from '../../src/webhooks/delivery.repository.js';
+} from '../../src/webhooks/delivery-record.repository.js';
+import { settleDeliveries } from '../../src/webhooks/delivery-settle.repository.js';
 
 // The webhook deliveries' batched statements on the real Postgres: the recorder's batch, the
 // claim's per-partner look and the batched settle.

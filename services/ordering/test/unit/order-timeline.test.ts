@@ -2,7 +2,7 @@ import type { OrderStatus } from '@pcp/contracts';
 import { describe, expect, it } from 'vitest';
 import type { OrderRow, OrderStatusChangeRow } from '../../src/db/ordering.table.js';
 import { orderTimelineOf } from '../../src/lifecycle/order-timeline.js';
-import type { OrderDeliveryAttempt } from '../../src/webhooks/delivery.repository.js';
+import type { OrderDeliveryAttempt } from '../../src/webhooks/delivery-attempts.repository.js';
 
 const placedAt = new Date('2026-11-22T18:05:00.000Z');
 const later = (seconds: number) => new Date(placedAt.getTime() + seconds * 1_000);

@@ -1,4 +1,4 @@
-// The webhook claim (services/ordering/src/webhooks/delivery.repository.ts): every dispatcher
+// The webhook claim (services/ordering/src/webhooks/delivery-claim.repository.ts): every dispatcher
 // of every replica claims under pg_advisory_xact_lock of `<schema>.webhook-claim`, so the
 // per-partner in-flight cap holds exactly. Claims/s and rows/s on a seeded table of due
 // deliveries, each claim's rows settled as delivered (what frees the partners' slots), with
@@ -6,10 +6,8 @@
 import { sql, type Kysely } from 'kysely';
 import { orderingMigrations } from '../../../../../services/ordering/src/db/migrations/index.js';
 import type { OrderingDatabase } from '../../../../../services/ordering/src/db/ordering.table.js';
-import {
-  claimDueDeliveries,
-  settleDeliveries,
-} from '../../../../../services/ordering/src/webhooks/delivery.repository.js';
+import { claimDueDeliveries } from '../../../../../services/ordering/src/webhooks/delivery-claim.repository.js';
+import { settleDeliveries } from '../../../../../services/ordering/src/webhooks/delivery-settle.repository.js';
 import { WEBHOOK_GAP_GRACE_MS } from '../../../../../services/ordering/src/webhooks/webhook-recording.js';
 import type { BenchPlatform } from '../../platform/bench-platform.js';
 import { drive, scratchSchema, timed } from './drive.js';
