@@ -1,6 +1,7 @@
 import {
   catalogSetDocument,
   decodePlaceReply,
+  orderableCandidates,
   placeOrderRequest,
   recordedPlaceProblem,
   sandboxCustomerEndUserId,
@@ -25,7 +26,6 @@ import {
 } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
 import type { PlaceOrder } from '../place/place.handlers.js';
-import { orderableCandidates } from './orderable-items.js';
 
 /** Items tried per order: the first ones the catalog lists that validate lets through. */
 const CANDIDATES = 25;
