@@ -45,6 +45,50 @@ afterAll(async () => {
 const post = (path: string, body?: unknown, apiKey = testKey) =>
   call(platform.baseUrl, 'POST', path, { apiKey, ...(body === undefined ? {} : { body }) });
 
+describe('placing at a store with a minimum order', () => {
+  // Another partner's stores: the reset below counts the first partner's rows.
+  let key: string;
+  beforeAll(async () => {
+    key = (
+      await createPartner(platform.gatewayDb, { kind: 'commerce', name: 'Minimums', mode: 'test' })
+    ).apiKey;
+  });
+  const storeOf = (profile: Record<string, unknown>) =>
+    storeWithSodas(createPlatformClient({ baseUrl: platform.baseUrl, apiKey: key }), host, {
+      orderSubmissionUrl: null,
+      ...profile,
+    });
+
+  it('places an order whose subtotal meets it: 5.00 takes three sodas of 1.99', async () => {
+    // storeWithSodas' own minimum; profile money is in major units of the currency.
+    const { storeId, ids } = await storeOf({ minimumOrder: 5 });
+    const placed = await post(`/v1/test/stores/${storeId}/orders`, {}, key);
+    expect(placed.status).toBe(201);
+    expect(placed.body.amounts.subTotal).toBeGreaterThanOrEqual(5);
+    expect(placed.body.cart.lineItems).toEqual([
+      expect.objectContaining({ itemId: ids.soda, quantity: 3, totalPrice: 5.97 }),
+    ]);
+  });
+
+  it('answers a ProblemDetail naming the setting when no order within the cart limits meets it', async () => {
+    const { storeId } = await storeOf({ minimumOrder: 5000 });
+    const refused = await post(`/v1/test/stores/${storeId}/orders`, {}, key);
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({
+      errorCode: 'ORDER_INVALID',
+      detail: expect.stringMatching(/minimumOrder of 5000 USD.*at most 1988\.01 USD/),
+      errors: [
+        {
+          code: 'MINIMUM_NOT_MET',
+          pointer: '/cart',
+          message: expect.stringMatching(/minimumOrder/),
+        },
+      ],
+    });
+  });
+});
+
 describe('the test helpers over HTTP', () => {
   it('places a test order at the own store and advances it to completed', async () => {
     const placed = await post(`/v1/test/stores/${storeId}/orders`);

@@ -36,14 +36,20 @@ const tenant = (
   mode,
 });
 
-/** A store of `owner`, open all day, selling the cart test catalog (ingested); its soda's id. */
-async function storeOf(owner: RequestContext): Promise<{ storeId: string; soda: string }> {
+/**
+ * A store of `owner`, open all day with no minimum order unless `profile` says otherwise,
+ * selling the cart test catalog (ingested): its soda (1.99) is the one item orderable as it is.
+ */
+async function storeOf(
+  owner: RequestContext,
+  profile: Record<string, unknown> = {},
+): Promise<{ storeId: string; soda: string }> {
   const storeId = randomUUID();
   await bus.request(
     subjects.stores.upsert,
     {
       storeId,
-      profile: storeProfile({ availability: alwaysOpen, orderSubmissionUrl: null }),
+      profile: storeProfile({ availability: alwaysOpen, orderSubmissionUrl: null, ...profile }),
     },
     owner,
   );
@@ -133,6 +139,77 @@ describe('place at the own store', () => {
     await expectAppError(place(tenant('commerce'), storeId), 'STORE_NOT_FOUND');
     await expectAppError(place(tenant('commerce', 'live', owner.partnerId), storeId), 'FORBIDDEN');
     await expectAppError(place(tenant('distribution'), storeId), 'FORBIDDEN');
+  });
+
+  it('meets the store minimum order: one more of the item until the subtotal reaches it', async () => {
+    const commerce = tenant('commerce');
+    // Profile money is in major units (stores keeps minor ones): 5.00 USD, and 15.00 for
+    // delivery (storeProfile's delivery settings).
+    const { storeId, soda } = await storeOf(commerce, { minimumOrder: 5 });
+    const order = await place(commerce, storeId);
+    expect(order.cart.lineItems).toEqual([expect.objectContaining({ itemId: soda, quantity: 3 })]);
+    expect(order.amounts.subTotal).toBe(5.97);
+    expect(order.status).toBe('pending');
+
+    const delivered = await place(commerce, storeId, {
+      fulfillmentType: 'DELIVERY_BY_MERCHANT',
+      itemCount: 3,
+    });
+    expect(delivered.cart.lineItems).toEqual([
+      expect.objectContaining({ itemId: soda, quantity: 8 }),
+    ]);
+    expect(delivered.amounts.subTotal).toBe(15.92);
+  });
+
+  it('names the minimum order setting when no order within the cart limits meets it', async () => {
+    const commerce = tenant('commerce');
+    // 999 sodas, the most one line holds, come to 1988.01.
+    const { storeId } = await storeOf(commerce, { minimumOrder: 5000 });
+    const refused = await expectAppError(place(commerce, storeId), 'ORDER_INVALID');
+    expect(refused.message).toMatch(/minimumOrder/);
+    expect(refused.message).toMatch(/1988\.01/);
+    expect(refused.errors).toEqual([
+      { code: 'MINIMUM_NOT_MET', pointer: '/cart', message: expect.stringMatching(/minimumOrder/) },
+    ]);
+
+    const delivery = await storeOf(commerce, {
+      delivery: { radiusMeters: 5000, fee: 2.99, minimumOrder: 2500, etaMinutes: 40 },
+    });
+    expect((await place(commerce, delivery.storeId)).status).toBe('pending');
+    const delivering = await expectAppError(
+      place(commerce, delivery.storeId, { fulfillmentType: 'DELIVERY_BY_MERCHANT' }),
+      'ORDER_INVALID',
+    );
+    expect(delivering.message).toMatch(/delivery\.minimumOrder/);
+    expect(delivering.errors).toEqual([expect.objectContaining({ code: 'MINIMUM_NOT_MET' })]);
+  });
+
+  it('names the setting of a store that takes no order now: its hours, its status, its fulfillment types', async () => {
+    const commerce = tenant('commerce');
+    const closed = await storeOf(commerce, { availability: [] });
+    const outside = await expectAppError(place(commerce, closed.storeId), 'ORDER_INVALID');
+    expect(outside.message).toMatch(/availability/);
+    expect(outside.errors).toEqual([expect.objectContaining({ code: 'STORE_CLOSED' })]);
+
+    const paused = await storeOf(commerce);
+    await bus.request(
+      subjects.stores.setStatus,
+      { storeId: paused.storeId, change: { status: 'paused', reason: 'too_busy' } },
+      commerce,
+    );
+    const notTaking = await expectAppError(place(commerce, paused.storeId), 'ORDER_INVALID');
+    expect(notTaking.message).toMatch(/status/);
+    expect(notTaking.errors).toEqual([expect.objectContaining({ code: 'STORE_CLOSED' })]);
+
+    const pickupOnly = await storeOf(commerce, { fulfillmentTypes: ['PICKUP'], delivery: null });
+    const noDelivery = await expectAppError(
+      place(commerce, pickupOnly.storeId, { fulfillmentType: 'DELIVERY_BY_MERCHANT' }),
+      'ORDER_INVALID',
+    );
+    expect(noDelivery.message).toMatch(/fulfillmentTypes/);
+    expect(noDelivery.errors).toContainEqual(
+      expect.objectContaining({ code: 'DELIVERY_UNAVAILABLE', pointer: '/fulfillment/mode' }),
+    );
   });
 
   it('says so when the store has no active catalog', async () => {

@@ -1,6 +1,6 @@
+import { orderableCandidates } from '@pcp/contracts/orderable-items';
 import { randomUUID } from 'node:crypto';
 import type { PlatformClient } from './client.js';
-import { orderableCandidates } from './orderable-items.js';
 import type { PlaceOrderRequest } from './place.js';
 import { PlatformProblem } from './problem.js';
 import { delay, retryAfterMs } from './waiting.js';

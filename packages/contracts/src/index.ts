@@ -24,3 +24,4 @@ export { exampleStoreAddress } from './examples.js';
 export * from './fixture-catalogs.js';
 export * from './partner-orders.js';
 export * from './request-log.js';
+export * from './orderable-items.js';

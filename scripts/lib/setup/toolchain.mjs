@@ -135,7 +135,7 @@ function buildConsole() {
   const sources = ['src', 'public', 'index.html', 'vite.config.ts', 'package.json']
     .map((name) => join(consoleDir, name))
     // The one runtime module the console takes from another workspace package.
-    .concat(join(root, 'packages', 'client', 'src', 'orderable-items.ts'))
+    .concat(join(root, 'packages', 'contracts', 'src', 'orderable-items.ts'))
     .concat(join(root, 'package-lock.json'));
   const newestSource = Math.max(...sources.map(newestChange));
   if (existsSync(built) && statSync(built).mtimeMs >= newestSource) return;

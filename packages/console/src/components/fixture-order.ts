@@ -1,4 +1,4 @@
-import { orderableCandidates } from '@pcp/client/orderable-items';
+import { orderableCandidates } from '@pcp/contracts/orderable-items';
 import { api, ok, type Order } from '../api.js';
 
 /**

@@ -102,11 +102,18 @@ export const testHelperRoutes: FastifyPluginAsync<TestHelperRoutesOptions> = asy
           'platform’s sandbox customer places it through the real validate and place, with ' +
           'one of each of the first itemCount items (default 1) of the active catalog that ' +
           'can be ordered now, for PICKUP (DELIVERY_BY_MERCHANT goes to the store’s own ' +
-          'address), paid at the store (CARD pays with the succeeding test card). Every field ' +
+          'address), paid at the store (CARD pays with the succeeding test card). Below the ' +
+          'store’s minimum order (minimumOrder, or delivery.minimumOrder for a delivery) their ' +
+          'quantities are raised in turn, then further orderable items added, until the ' +
+          'subtotal meets it, within the cart limits (at most 999 of an item). Every field ' +
           'is optional: send {} or no body at all. 201 with the Order: pending, or confirmed ' +
           'when the store took it at its submission URL. No active catalog is 404 ' +
-          'CATALOGSET_NOT_FOUND; nothing orderable now, or a store not taking orders, is 400 ' +
-          'ORDER_INVALID with validate’s errors; place’s own failures pass through.',
+          'CATALOGSET_NOT_FOUND. A store that takes no such order now is 400 ORDER_INVALID ' +
+          'whose detail names the store setting behind it: closed (availability) or paused ' +
+          '(status), not offering the fulfillment type (fulfillmentTypes), a minimum no cart ' +
+          'within the limits reaches (errors: MINIMUM_NOT_MET at /cart), nothing orderable now; ' +
+          'errors holds validate’s errors for the order it tried. Place’s own failures pass ' +
+          'through.',
         params: z.object({ storeId: guid }),
         body: testStoreOrderInput,
         response: {

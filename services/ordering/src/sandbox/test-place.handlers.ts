@@ -1,14 +1,19 @@
 import {
+  cartLimits,
   catalogSetDocument,
   decodePlaceReply,
+  fromMinorUnits,
+  orderableCandidates,
   placeOrderRequest,
   recordedPlaceProblem,
   sandboxCustomerEndUserId,
   sandboxCustomerPartnerId,
   subjects,
+  toMinorUnits,
   type CatalogSetDocument,
   type CommerceStore,
   type Order,
+  type OrderError,
   type OrderRequest,
   type PlaceOrderRequest,
   type TestStoreOrderInput,
@@ -25,7 +30,7 @@ import {
 } from '@pcp/service-kit';
 import { randomUUID } from 'node:crypto';
 import type { PlaceOrder } from '../place/place.handlers.js';
-import { orderableCandidates } from './orderable-items.js';
+import { planOrderLines, type OrderLine } from './order-lines.js';
 
 /** Items tried per order: the first ones the catalog lists that validate lets through. */
 const CANDIDATES = 25;
@@ -108,8 +113,10 @@ export function testPlaceHandler(deps: {
   }
 
   /**
-   * The order: the first `itemCount` candidates validate finds orderable now, one of each, and
-   * the total validate priced (the total a customer would have seen).
+   * The order: one each of the first `itemCount` candidates validate finds orderable now, more
+   * of them (or further candidates) until the subtotal meets the store's minimum order, and the
+   * total validate priced (the total a customer would have seen). ORDER_INVALID naming the
+   * store setting when the store takes no such order.
    */
   async function orderOf(
     store: CommerceStore,
@@ -141,6 +148,7 @@ export function testPlaceHandler(deps: {
               country: store.address.country,
             },
           };
+    const delivering = fulfillment.mode === 'DELIVERY_BY_MERCHANT';
     const base = {
       fulfillment,
       // Place wants a public address; documentation ranges count as private.
@@ -148,47 +156,117 @@ export function testPlaceHandler(deps: {
       paymentType: input.paymentType ?? 'PAY_AT_STORE',
       ...(paymentId === undefined ? {} : { paymentId }),
     } as const;
-    const cartOf = (itemIds: readonly string[]) => ({
+    const cartOf = (lines: readonly OrderLine[]) => ({
       catalogSetId: document.catalogSetId,
       storeId: store.storeId,
-      lineItems: itemIds.map((itemId) => ({ itemId, lineItemId: randomUUID(), quantity: 1 })),
+      lineItems: lines.map(({ itemId, quantity }) => ({
+        itemId,
+        lineItemId: randomUUID(),
+        quantity,
+      })),
     });
-    // One validate finds the candidates that cannot be ordered now (their line's pointer).
+    const minimumSetting = delivering ? 'delivery.minimumOrder' : 'minimumOrder';
+    /** ORDER_INVALID with validate's errors, each naming the store setting behind it. */
+    const refused = (errors: readonly OrderError[]) => {
+      const reasons = errors.map((error) => {
+        const setting = settingBehind(error, store, minimumSetting);
+        return setting ? `${error.message} (store setting: ${setting})` : error.message;
+      });
+      return new AppError(
+        'ORDER_INVALID',
+        `The store does not take this order now: ${reasons.join('; ')}`,
+        { errors },
+      );
+    };
+    // One validate finds the candidates that cannot be ordered now (their line's pointer),
+    // what keeps the store from taking any order, and each candidate's price.
     const probe = await local.request(
       subjects.ordering.validate,
-      { ...base, cart: cartOf(candidates) },
+      { ...base, cart: cartOf(candidates.map((itemId) => ({ itemId, quantity: 1 }))) },
       customer,
     );
-    const refused = new Set(
+    const lineOf = (error: OrderError) => /^\/cart\/lineItems\/(\d+)/.exec(error.pointer ?? '');
+    // The minimum is met below, with more of the items.
+    const storeErrors = probe.errors.filter(
+      (error) => !lineOf(error) && error.code !== 'MINIMUM_NOT_MET',
+    );
+    if (storeErrors.length > 0) throw refused(storeErrors);
+    const refusedLines = new Set(
       probe.errors.flatMap((error) => {
-        const line = /^\/cart\/lineItems\/(\d+)/.exec(error.pointer ?? '');
+        const line = lineOf(error);
         return line ? [Number(line[1])] : [];
       }),
     );
-    const chosen = candidates
-      .filter((_, index) => !refused.has(index))
-      .slice(0, input.itemCount ?? 1);
-    if (chosen.length === 0) {
+    const currency = probe.cart?.currency ?? store.currency;
+    const orderable = candidates.flatMap((itemId, index) => {
+      const unitPrice = probe.cart?.lineItems[index]?.unitPrice;
+      if (refusedLines.has(index) || unitPrice === null || unitPrice === undefined) return [];
+      return [{ itemId, unitMinor: minorOf(unitPrice, currency) }];
+    });
+    if (orderable.length === 0) {
       throw new AppError(
         'ORDER_INVALID',
-        'No item of the active catalog can be ordered now (the store or its catalogs are closed, or the items are unavailable)',
-        { errors: probe.errors.slice(0, 100) },
+        'No item of the active catalog can be ordered now (outside its catalogs’ availability windows, or unavailable)',
+        { errors: probe.errors },
       );
     }
-    const priced = await local.request(
-      subjects.ordering.validate,
-      { ...base, cart: cartOf(chosen) },
-      customer,
-    );
-    if (!priced.isValid || !priced.amounts) {
-      throw new AppError('ORDER_INVALID', 'The store does not take this order now', {
-        errors: priced.errors.slice(0, 100),
-      });
+    const minimum = (delivering ? store.delivery?.minimumOrder : store.minimumOrder) ?? 0;
+    const planned = planOrderLines(orderable, input.itemCount ?? 1, minorOf(minimum, currency));
+    if (!planned.met) {
+      const most = fromMinorUnits(planned.mostMinor, currency);
+      throw new AppError(
+        'ORDER_INVALID',
+        `No order meets the store's ${minimumSetting} of ${minimum} ${currency}: its items ` +
+          `orderable now come to at most ${most} ${currency} within the cart limits ` +
+          `(at most ${cartLimits.maxQuantity} of each)`,
+        {
+          errors: [
+            {
+              code: 'MINIMUM_NOT_MET',
+              message: `The order is below the store's ${minimumSetting} of ${minimum}, and no cart within the limits reaches it`,
+              pointer: '/cart',
+            },
+          ],
+        },
+      );
     }
+    const cart = cartOf(planned.lines);
+    const priced = await local.request(subjects.ordering.validate, { ...base, cart }, customer);
+    if (!priced.isValid || !priced.amounts) throw refused(priced.errors);
     return placeOrderRequest.parse({
       ...base,
-      cart: cartOf(chosen),
+      cart,
       amounts: { total: priced.amounts.total },
     });
   }
+}
+
+/** The store profile field behind a problem validate found with the store, when one is. */
+function settingBehind(
+  error: OrderError,
+  store: CommerceStore,
+  minimumSetting: string,
+): string | undefined {
+  switch (error.code) {
+    case 'STORE_CLOSED':
+      return store.status === 'paused' ? 'status' : 'availability, or its special hours';
+    case 'PICKUP_UNAVAILABLE':
+      return 'fulfillmentTypes';
+    case 'DELIVERY_UNAVAILABLE':
+      if (error.pointer === '/fulfillment/mode') return 'fulfillmentTypes';
+      return store.delivery ? 'delivery.radiusMeters' : 'delivery';
+    case 'MINIMUM_NOT_MET':
+      return minimumSetting;
+    case 'CURRENCY_MISMATCH':
+      return 'currency';
+    default:
+      return undefined;
+  }
+}
+
+/** An amount validate or the store gave, in minor units of `currency` (they always convert). */
+function minorOf(amount: number, currency: string): number {
+  const minor = toMinorUnits(amount, currency);
+  if (minor === null) throw new Error(`amount ${amount} does not convert to ${currency}`);
+  return minor;
 }

@@ -1,4 +1,30 @@
-import type { CatalogSetDocument } from '@pcp/contracts';
+/**
+ * Which items of a CatalogSet a test order can take: the sandbox's place at a commerce
+ * partner's own store, `pcp trigger` and the partner console's sandbox page. It imports
+ * nothing, so the console's browser bundle takes it (`@pcp/contracts/orderable-items`) without
+ * the rest of the package.
+ */
+
+/**
+ * The parts of a CatalogSet `orderableCandidates` reads: a CatalogSetDocument and the
+ * marketfront's catalogset answer both have them.
+ */
+export interface OrderableCatalog {
+  readonly catalogs: Readonly<Record<string, { readonly sectionIds: readonly string[] }>>;
+  readonly sections: Readonly<
+    Record<
+      string,
+      { readonly sectionIds?: readonly string[]; readonly itemIds?: readonly string[] }
+    >
+  >;
+  readonly items: Readonly<
+    Record<
+      string,
+      { readonly isAvailable?: boolean | null; readonly modifierGroupIds?: readonly string[] }
+    >
+  >;
+  readonly modifierGroups: Readonly<Record<string, { readonly minimumAllowed: number }>>;
+}
 
 /**
  * Up to `limit` items a customer could put in a cart as they are
@@ -7,7 +33,7 @@ import type { CatalogSetDocument } from '@pcp/contracts';
  * group that requires a choice. Whether one can be ordered now (hours, windows, overrides) is
  * validate's to say.
  */
-export function orderableCandidates(document: CatalogSetDocument, limit: number): string[] {
+export function orderableCandidates(document: OrderableCatalog, limit: number): string[] {
   const found: string[] = [];
   const seenSections = new Set<string>();
   const seenItems = new Set<string>();
