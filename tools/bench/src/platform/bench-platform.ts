@@ -7,13 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { platformServices } from '@pcp/contracts';
-import {
-  launchPlatform,
-  memoryOf,
-  type LaunchedPlatform,
-  type PlatformProcess,
-} from '@pcp/platform';
+import { platformServices, type PlatformProcess } from '@pcp/contracts';
+import { launchPlatform, memoryOf, type LaunchedPlatform } from '@pcp/platform';
 import { connect } from 'nats';
 import pg from 'pg';
 import { createClient } from 'redis';
