@@ -17,6 +17,7 @@ COPY packages/catalog-validation/package.json packages/catalog-validation/
 COPY packages/client/package.json packages/client/
 COPY packages/testing/package.json packages/testing/
 COPY packages/console/package.json packages/console/
+COPY packages/setup/package.json packages/setup/
 COPY tools/demo/package.json tools/demo/
 COPY services/gateway/package.json services/gateway/
 COPY services/stores/package.json services/stores/

@@ -76,6 +76,7 @@ export default tseslint.config(
             '**/test/**',
             'e2e/**',
             'packages/testing/**',
+            'packages/setup/**',
             'scripts/**',
             'tools/**',
             'deploy/**',

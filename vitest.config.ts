@@ -3,7 +3,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // Where `npm start` or `npm test` made the project's own NATS or Postgres (the default one
 // refused it), importing the set-up puts their URLs into the environment, so `npx vitest` run
 // directly uses the same servers.
-import './scripts/lib/setup.mjs';
+import '@pcp/setup';
 
 // Workspace packages resolve to their TypeScript sources (the `@pcp/source` export
 // condition), so tests need no build step. No `module` condition: some dependencies' builds

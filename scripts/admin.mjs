@@ -5,7 +5,13 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ensureDependencies, fail, onBundledNode, root, run } from './lib/setup.mjs';
+import {
+  ensureDependencies,
+  fail,
+  onBundledNode,
+  root,
+  run,
+} from '../packages/setup/src/index.mjs';
 
 const usage = `Usage: npm run admin -- <command> [options]
 Partners and API keys (the gateway):

@@ -10,7 +10,7 @@ import {
   fail,
   log,
   onBundledNode,
-} from './lib/setup.mjs';
+} from '../packages/setup/src/index.mjs';
 
 const service = basename(process.cwd());
 const nodeArgs = process.argv.slice(2);

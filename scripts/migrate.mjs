@@ -9,7 +9,7 @@ import {
   onBundledNode,
   root,
   run,
-} from './lib/setup.mjs';
+} from '../packages/setup/src/index.mjs';
 import { join } from 'node:path';
 
 /** Services that own a database schema, in the order they migrate. */

@@ -4,8 +4,8 @@
 // test itself: tools/platform/src/smoke.ts.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { fail, root } from './lib/setup/shell.mjs';
-import { ensureDependencies, onBundledNode } from './lib/setup/toolchain.mjs';
+import { fail, root } from '../packages/setup/src/shell.mjs';
+import { ensureDependencies, onBundledNode } from '../packages/setup/src/toolchain.mjs';
 
 try {
   ensureDependencies();

@@ -10,7 +10,7 @@ import {
   fail,
   onBundledNode,
   root,
-} from './lib/setup.mjs';
+} from '../packages/setup/src/index.mjs';
 
 try {
   ensureDependencies();

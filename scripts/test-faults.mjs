@@ -9,7 +9,13 @@
 // 2), then once per planted defect, each of which must fail it (else exit 1).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { build, ensureDependencies, fail, onBundledNode, root } from './lib/setup.mjs';
+import {
+  build,
+  ensureDependencies,
+  fail,
+  onBundledNode,
+  root,
+} from '../packages/setup/src/index.mjs';
 
 try {
   ensureDependencies();

@@ -2,7 +2,7 @@
 // full size. FUZZ_RUNS (default 300) sets the cases per property; every run prints its
 // FUZZ_SEED, and `FUZZ_SEED=<seed> npm run test:fuzz` replays it. Extra arguments go to
 // vitest, e.g. `npm run test:fuzz -- e2e/fuzz/catalog.fuzz.test.ts`.
-import { log, prepareTests, runVitestAndExit } from './lib/setup.mjs';
+import { log, prepareTests, runVitestAndExit } from '../packages/setup/src/index.mjs';
 
 const DEFAULT_RUNS = '300';
 

@@ -10,7 +10,7 @@ import {
   onBundledNode,
   root,
   run,
-} from './lib/setup.mjs';
+} from '../packages/setup/src/index.mjs';
 
 // npm runs a workspace's script in that workspace's folder.
 const workspace = relative(root, process.cwd()).replaceAll('\\', '/');

@@ -2,13 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import {
-  launchPlatform,
-  platformProcesses,
-  processDefinition,
-  repositoryRoot as root,
-} from '@pcp/platform';
-import type { LaunchedPlatform, PlatformProcess, Supervisor } from '@pcp/platform';
+import type { PlatformProcess } from '@pcp/contracts';
+import { launchPlatform, platformProcesses, processDefinition } from '@pcp/platform';
+import type { LaunchedPlatform, Supervisor } from '@pcp/platform';
+import { repositoryRoot as root } from '@pcp/service-kit/local-processes';
 import { startFaultServers, type FaultServers } from '@pcp/testing/fault-servers';
 import type { ReconciliationReport } from '@pcp/payments';
 import type { Faults } from '@pcp/processor-simulator';

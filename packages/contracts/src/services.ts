@@ -30,3 +30,6 @@ export const gatewayDefaultPort = 8080;
  * processor outside production and serves `/health` there (it has no ops port of its own).
  */
 export const processorSimulatorDefaultPort = 4010;
+
+/** A process of the platform: a service, or the card processor simulator that stands in for the card processor. */
+export type PlatformProcess = PlatformService | 'processor-simulator';

@@ -1,19 +1,19 @@
 // NATS, PostgreSQL and Redis of the fault suite alone (`npm run test:faults`): each on a free
 // port with its data in the system's temp folder, so the suite can restart them while the
 // servers other tests share keep running. Removed again by `stop()`.
-import { freePort } from '@pcp/platform';
-import { spawn, spawnSync, type ChildProcess, type SpawnSyncOptions } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { freePort } from '@pcp/service-kit/local-processes';
 import {
   asPostgresUser,
   giveToPostgresUser,
   postgresBinaries,
   waitUntilAnswers,
   which,
-} from '../../../scripts/lib/setup.mjs';
+} from '@pcp/setup';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncOptions } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export type FaultServerName = 'nats' | 'postgres' | 'redis';
 

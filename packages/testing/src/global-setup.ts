@@ -3,12 +3,12 @@ import { GATEWAY_SCHEMA, gatewayMigrations } from '@pcp/gateway';
 import { createDatabase, migrateToLatest } from '@pcp/service-kit';
 import { ORDERING_SCHEMA, orderingMigrations } from '@pcp/ordering';
 import { PAYMENTS_SCHEMA, paymentsMigrations } from '@pcp/payments';
+import { build } from '@pcp/setup';
 import { STORES_SCHEMA, storesMigrations } from '@pcp/stores';
 import { connect, type JetStreamManager } from 'nats';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { build } from '../../../scripts/lib/setup.mjs';
 import { databaseUrlFor, resolveServers, type ServerUrls } from './servers.js';
 
 declare module 'vitest' {

@@ -1,6 +1,6 @@
 import { healthSubject } from '@pcp/contracts';
-import { nodeArgsOf, repositoryRoot as root } from '@pcp/platform';
 import { createBusClient } from '@pcp/service-kit';
+import { nodeArgsOf, repositoryRoot as root } from '@pcp/service-kit/local-processes';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';

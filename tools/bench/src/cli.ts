@@ -1,8 +1,8 @@
 // `npm run bench [-- <name>] [options]`: every bench (the umbrella run, writing
 // bench/results/latest.{json,md}), or one by name in this process.
 import { parseArgs } from 'node:util';
+import { fail } from '@pcp/setup';
 import { BENCHES, isBenchName } from './benches/index.js';
-import { fail } from './setup.js';
 import { runAll, type UmbrellaOptions } from './umbrella.js';
 
 const HELP = `usage: npm run bench [-- <name>] [options]

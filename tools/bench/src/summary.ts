@@ -3,8 +3,8 @@
 // peer's, and the replicas compared, with a sentence from the figures on where throughput
 // scales and where the cores are the limit.
 import os from 'node:os';
+import { median, round2 } from './helpers.js';
 import type { BenchRecord, Row } from './report.js';
-import { median, round2 } from './setup.js';
 
 /** Ratio thresholds for the replicas' verdicts: above SCALES it scales, below SLOWER it lost. */
 const SCALES = 1.25;

@@ -8,10 +8,10 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync } f
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, relative } from 'node:path';
+import { build, ensureDependencies, fail, log, root } from '@pcp/setup';
 import type { BenchName } from './benches/index.js';
 import { tsEntry } from './ts-modules.js';
 import type { BenchRecord } from './report.js';
-import { build, ensureDependencies, fail, log, root } from './setup.js';
 import { markdown, type BenchRun, type Peaks, type UmbrellaResult } from './summary.js';
 
 /** The benches of the umbrella run, in order (the baselines run first, always). */

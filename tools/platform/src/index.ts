@@ -2,15 +2,11 @@
  * The platform as processes. The benches, `npm start` and the suites call `launchPlatform`;
  * `platformProcesses` is the one list of what runs; `Supervisor` runs any list of specs.
  */
-export { freePort, launchPlatform, type LaunchedPlatform, type LaunchOptions } from './launch.js';
+export { launchPlatform, type LaunchedPlatform, type LaunchOptions } from './launch.js';
 export {
   localEnv,
-  nodeArgsOf,
   platformProcesses,
   processDefinition,
-  repositoryRoot,
-  type NodeOptions,
-  type PlatformProcess,
   type ProcessDefinition,
 } from './processes.js';
 export { childrenOf, memoryOf, type Memory } from './proc.js';

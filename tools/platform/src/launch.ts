@@ -1,16 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import type { PlatformService } from '@pcp/contracts';
+import type { PlatformProcess, PlatformService } from '@pcp/contracts';
+import { freePort, nodeArgsOf, repositoryRoot } from '@pcp/service-kit/local-processes';
 import { childrenOf, memoryOf } from './proc.js';
-import {
-  nodeArgsOf,
-  platformProcesses,
-  processDefinition,
-  repositoryRoot,
-  type PlatformProcess,
-  type ProcessDefinition,
-} from './processes.js';
+import { platformProcesses, processDefinition, type ProcessDefinition } from './processes.js';
 import {
   developerRestarts,
   Supervisor,
@@ -109,34 +102,6 @@ export interface LaunchedPlatform {
   memory(): { name: string; pid: number; peakRssBytes: number; rssBytes: number }[];
   /** SIGTERM every process (SIGKILL after 15 s) and wait until all have exited. */
   stop(): Promise<void>;
-}
-
-/** Ports handed out by this process, so two launches (or replicas) never get the same one. */
-const handedOut = new Set<number>();
-
-/** Whether nothing listens on `port` now (it could be bound on 127.0.0.1). */
-function bindable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/**
- * A port nothing listens on, below the kernel's ephemeral range (32768 and up on Linux): a
- * port the system hands out for port 0 is one that any outgoing connection may take before
- * the service binds it, as benches under load saw (EADDRINUSE).
- */
-export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (!handedOut.has(port) && (await bindable(port))) {
-      handedOut.add(port);
-      return port;
-    }
-  }
-  throw new Error('no free port between 20000 and 32000');
 }
 
 /**

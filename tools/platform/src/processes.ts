@@ -4,14 +4,9 @@ import {
   platformOpsPorts,
   platformServices,
   processorSimulatorDefaultPort,
-  type PlatformService,
+  type PlatformProcess,
 } from '@pcp/contracts';
-
-/** The repository's root (this file is in tools/platform/src or tools/platform/dist). */
-export const repositoryRoot = join(import.meta.dirname, '..', '..', '..');
-
-/** A process of the platform: a service, or the card processor simulator that stands in for the card processor. */
-export type PlatformProcess = PlatformService | 'processor-simulator';
+import { entryOf, repositoryRoot } from '@pcp/service-kit/local-processes';
 
 /** How one process of the platform is started and how it says it is ready. */
 export interface ProcessDefinition {
@@ -33,8 +28,6 @@ export interface ProcessDefinition {
   readonly migrates: boolean;
 }
 
-const entry = (name: PlatformProcess) => join(repositoryRoot, 'services', name, 'dist', 'main.js');
-
 /**
  * Every process of the platform in start order: the simulator first (payments calls it), the
  * gateway last (it calls the others). Services take their ops ports from `@pcp/contracts`.
@@ -42,7 +35,7 @@ const entry = (name: PlatformProcess) => join(repositoryRoot, 'services', name, 
 export const platformProcesses: readonly ProcessDefinition[] = [
   {
     name: 'processor-simulator',
-    entry: entry('processor-simulator'),
+    entry: entryOf('processor-simulator'),
     opsPort: processorSimulatorDefaultPort,
     opsPortVariable: 'PORT',
     readyPath: '/health',
@@ -50,7 +43,7 @@ export const platformProcesses: readonly ProcessDefinition[] = [
   },
   ...platformServices.map((name): ProcessDefinition => ({
     name,
-    entry: entry(name),
+    entry: entryOf(name),
     opsPort: platformOpsPorts[name],
     opsPortVariable: 'OPS_PORT',
     readyPath: '/health/ready',
@@ -64,30 +57,6 @@ export function processDefinition(name: string): ProcessDefinition {
   const found = platformProcesses.find((definition) => definition.name === name);
   if (!found) throw new Error(`the platform has no process ${name}`);
   return found;
-}
-
-/** How a process's Node is started (see `nodeArgsOf`). */
-export interface NodeOptions {
-  /**
-   * Preload the tracing instrumentation as the image does (`NODE_OPTIONS`): it patches pg, redis,
-   * http and undici before the service loads them. Default true.
-   */
-  readonly instrument?: boolean;
-  /** Node flags before the entry, e.g. `--cpu-prof`. */
-  readonly nodeFlags?: readonly string[];
-}
-
-/**
- * Node's arguments for a process from its build. A process starts from its build in a fraction
- * of the CPU time it takes from sources through tsx.
- */
-export function nodeArgsOf(name: PlatformProcess, options: NodeOptions = {}): string[] {
-  const { instrument = true, nodeFlags = [] } = options;
-  return [
-    ...nodeFlags,
-    ...(instrument ? ['--import', '@pcp/service-kit/instrument'] : []),
-    processDefinition(name).entry,
-  ];
 }
 
 /**

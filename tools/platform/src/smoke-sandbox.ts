@@ -9,8 +9,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { repositoryRoot as root } from '@pcp/service-kit/local-processes';
 import { Webhook } from 'standardwebhooks';
-import { repositoryRoot as root } from './processes.js';
 import { hostAndPort, startTcpProxy } from './tcp-proxy.js';
 
 /** How long the webhooks may take to arrive verified, after `pcp trigger` ended. */

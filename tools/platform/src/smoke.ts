@@ -11,7 +11,8 @@ import { mkdirSync, openSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { gatewayDefaultPort, processorSimulatorDefaultPort } from '@pcp/contracts';
-import { platformProcesses, repositoryRoot as root } from './processes.js';
+import { repositoryRoot as root } from '@pcp/service-kit/local-processes';
+import { platformProcesses } from './processes.js';
 import { smokeSandboxStream } from './smoke-sandbox.js';
 
 const dataDir = join(root, '.data');

@@ -61,7 +61,7 @@ function banner(): void {
     OpenAPI    ${base}/openapi.json
     Health     ${base}/health/live
     Ops        readiness and metrics on 127.0.0.1:${opsPorts[0]} (gateway) to ${opsPorts.at(-1)}, /health/ready and /metrics
-    Processor  the card processor simulator on http://127.0.0.1:${processorPort} (test cards in the README)
+    Processor  the card processor simulator on http://127.0.0.1:${processorPort} (test cards: docs/guide/payments.md#test-cards)
 
   Create partners and their API keys (the key is shown once):
     npm run admin -- create-partner --kind commerce --name "My Restaurant"

@@ -2,8 +2,8 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { repositoryRoot } from '@pcp/service-kit/local-processes';
 import { describeReadiness, errorSummary, formatLine, paint } from './log-lines.js';
-import { repositoryRoot } from './processes.js';
 
 /** How one process is started and how it says it is ready. */
 export interface ProcessSpec {

@@ -6,9 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { repositoryRoot } from '@pcp/service-kit/local-processes';
 import { afterEach, expect, it } from 'vitest';
 import { launchPlatform, type LaunchedPlatform } from '../src/launch.js';
-import { localEnv, repositoryRoot } from '../src/processes.js';
+import { localEnv } from '../src/processes.js';
 
 let dataDir: string | undefined;
 let platform: LaunchedPlatform | undefined;

@@ -39,7 +39,7 @@ const DEFAULT_PAGE_SIZE = 50;
 export const storeNotFound = () => new AppError('STORE_NOT_FOUND', 'No store with that id exists');
 
 export interface StoreSettings {
-  /** Seals the order submission secrets stored (README, Secrets at rest). */
+  /** Seals the order submission secrets stored (docs/operations.md#secrets-at-rest). */
   readonly keyring: Keyring;
   /** How long the previous secret keeps signing after a rotation. */
   readonly overlapMs: number;

@@ -2,13 +2,14 @@
 // ratio of: bare Fastify and the floor (Fastify → NATS → fixed reply), each in a child
 // process, and the NestJS peer (the store GET as a typical NestJS app over the same NATS
 // hop); paced at fixed rates, then unthrottled for the peak, with the CPU each used.
+import { fail, log, serverUrls } from '@pcp/setup';
 import { startBaseline, startFloor } from '../floors/floor.js';
 import { PEER_STORES, startNestPeer } from '../floors/nest-peer/peer.js';
+import { envNumber, envNumbers } from '../helpers.js';
 import { cpuLoadRow, cpuMeter } from '../load/cpu.js';
 import { pacedLoad, peakLoad } from '../load/paced-load.js';
 import { BenchPlatform } from '../platform/bench-platform.js';
 import { recordResult, Report, type Row } from '../report.js';
-import { envNumber, envNumbers, fail, log, serverUrls } from '../setup.js';
 
 const WARMUP_RATE = 300;
 const WARMUP_SECONDS = 3;

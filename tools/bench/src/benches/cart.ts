@@ -3,13 +3,14 @@
 // priced cart: bare Fastify, the floor (Fastify → NATS → fixed reply), and the floor plus the
 // JSON work every cart service does. Target: 1,500 req/s with p99 < 20 ms.
 import { generateCatalogSet, type GeneratedCatalogSet } from '@pcp/testing/catalog-generator';
+import { fail, log } from '@pcp/setup';
 import { buildLines, countLines, lineTotalMinor, openAllWeek } from '../cart-builder.js';
 import { startBaseline, startFloor } from '../floors/floor.js';
+import { envNumber, envNumbers, round2 } from '../helpers.js';
 import { cpuLoadRow, cpuMeter, type CpuFigures } from '../load/cpu.js';
 import { pacedLoad, peakLoad, type LoadResult } from '../load/paced-load.js';
 import { BenchPlatform, type Partner } from '../platform/bench-platform.js';
 import { Report, type Row } from '../report.js';
-import { envNumber, envNumbers, fail, log, round2 } from '../setup.js';
 
 /** What BENCH_ONLY may list: the paced loads, add's peak, the baselines. */
 const LOADS = ['add', 'reprice', 'peak', 'baselines'];

@@ -5,9 +5,10 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { generateCatalogSet } from '@pcp/testing/catalog-generator';
+import { fail, log } from '@pcp/setup';
+import { envNumber, median, sleep } from '../helpers.js';
 import { BenchPlatform, type Partner } from '../platform/bench-platform.js';
 import { printTable, type Row } from '../report.js';
-import { envNumber, fail, log, median, sleep } from '../setup.js';
 
 const DRIP_INTERVAL_MS = 10_000;
 

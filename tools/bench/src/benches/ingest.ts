@@ -4,11 +4,12 @@
 import { performance } from 'node:perf_hooks';
 import { memoryOf } from '@pcp/platform';
 import { generateCatalogSet } from '@pcp/testing/catalog-generator';
+import { fail, log } from '@pcp/setup';
+import { envNumber, median, sleep } from '../helpers.js';
 import { pacedLoad, type LoadResult } from '../load/paced-load.js';
 import { BenchPlatform, type Partner } from '../platform/bench-platform.js';
 
 import { printTable, type Row } from '../report.js';
-import { envNumber, fail, log, median, sleep } from '../setup.js';
 
 /** Items of the other store's CatalogSet that is read while the large ingest runs. */
 const READ_DOCUMENT_ITEMS = 200;

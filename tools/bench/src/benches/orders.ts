@@ -4,13 +4,14 @@
 // place 200 req/s with p99 < 20 ms + the processor's 20 ms; replay 1,000 req/s, p99 < 15 ms.
 import { randomUUID } from 'node:crypto';
 import { generateCatalogSet } from '@pcp/testing/catalog-generator';
+import { fail, log } from '@pcp/setup';
 import { alwaysOpen, buildLines, countLines, openAllWeek, type CartLine } from '../cart-builder.js';
 import { startFloor } from '../floors/floor.js';
+import { envNumber, round2 } from '../helpers.js';
 import { cpuLoadRow, cpuMeter, type CpuFigures } from '../load/cpu.js';
 import { pacedLoad, peakLoad, type LoadResult, type LoadTarget } from '../load/paced-load.js';
 import { BenchPlatform } from '../platform/bench-platform.js';
 import { Report, type Row } from '../report.js';
-import { envNumber, fail, log, round2 } from '../setup.js';
 
 const LOADS = ['validate', 'place', 'replay', 'floor'];
 const RATES = [250, 500, 1_000];

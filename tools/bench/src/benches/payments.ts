@@ -3,12 +3,13 @@
 // alone); and the breaker open, measuring how fast payments sheds load.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { fail, log, serverUrls } from '@pcp/setup';
 import { connect, headers as natsHeaders, type NatsConnection } from 'nats';
+import { envNumber, round2, sleep } from '../helpers.js';
 import { cpuMeter, cpus, type CpuFigures } from '../load/cpu.js';
 import { latencySummary, type LatencySummary } from '../load/paced-load.js';
 import { BenchPlatform, type Partner } from '../platform/bench-platform.js';
 import { Report, type Row } from '../report.js';
-import { envNumber, fail, log, round2, serverUrls, sleep } from '../setup.js';
 
 const CARDS = 50;
 const SIMULATOR_KEY = 'Bearer sk_test_simulator';

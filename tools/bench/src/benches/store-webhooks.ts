@@ -4,16 +4,17 @@
 // webhooks' p99 lag, alone and while the fan-outs go out (order events must not wait for them).
 // Every delivery is checked at the receiver: once per partner and event, in order per store.
 import { events, orderEventKind, storeEventKind } from '@pcp/contracts';
+import { fail, log, serverUrls } from '@pcp/setup';
 import { connect, type JetStreamClient } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { envNumber, round2, sleep } from '../helpers.js';
 import { cpuMeter, type CpuFigures } from '../load/cpu.js';
 import { latencySummary } from '../load/paced-load.js';
 import { BenchPlatform } from '../platform/bench-platform.js';
 import { Report } from '../report.js';
-import { envNumber, fail, log, round2, serverUrls, sleep } from '../setup.js';
 
 /** A phase fails when its deliveries have not all arrived this long after its last publish. */
 const DRAIN_TIMEOUT_MS = 180_000;

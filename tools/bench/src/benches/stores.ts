@@ -1,10 +1,11 @@
 // Store lookups through gateway → NATS → stores → Postgres at fixed rates, then unthrottled,
 // over BENCH_STORES distinct stores (each request one of them in turn, never a single id).
+import { log } from '@pcp/setup';
+import { envNumber, envNumbers } from '../helpers.js';
 import { cpuLoadRow, cpuMeter } from '../load/cpu.js';
 import { pacedLoad, peakLoad } from '../load/paced-load.js';
 import { BenchPlatform } from '../platform/bench-platform.js';
 import { printTable, type Row } from '../report.js';
-import { envNumber, envNumbers, log } from '../setup.js';
 import { seedStores } from './discovery/stores.js';
 
 export async function run(): Promise<void> {

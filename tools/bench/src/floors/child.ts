@@ -1,7 +1,7 @@
 // The floors' processes: a TypeScript module of this workspace run as a child of the bench
 // platform, with its input on stdin; it prints one JSON line once it serves.
+import { serverUrls } from '@pcp/setup';
 import type { BenchPlatform, Env } from '../platform/bench-platform.js';
-import { serverUrls } from '../setup.js';
 import { tsEntry } from '../ts-modules.js';
 
 /** What starts and, at the end, stops the children: the bench platform, or a test's own. */

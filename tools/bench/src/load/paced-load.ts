@@ -5,7 +5,7 @@
 // peakLoad is closed loop (autocannon) for the peak throughput.
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
-import { round2 } from '../setup.js';
+import { round2 } from '../helpers.js';
 import { tsWorker } from '../ts-modules.js';
 import type { PacedLoadOutcome, PacedLoadWork, RequestResult } from './paced-load.worker.js';
 

@@ -7,27 +7,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { platformServices } from '@pcp/contracts';
-import {
-  launchPlatform,
-  memoryOf,
-  type LaunchedPlatform,
-  type PlatformProcess,
-} from '@pcp/platform';
+import { platformServices, type PlatformProcess } from '@pcp/contracts';
+import { launchPlatform, memoryOf, type LaunchedPlatform } from '@pcp/platform';
+import { build, ensureDependencies, ensureServers, fail, root, serverUrls } from '@pcp/setup';
 import { connect } from 'nats';
 import pg from 'pg';
 import { createClient } from 'redis';
+import { describeError, sleep } from '../helpers.js';
 import { printTable, type Row } from '../report.js';
-import {
-  build,
-  describeError,
-  ensureDependencies,
-  ensureServers,
-  fail,
-  root,
-  serverUrls,
-  sleep,
-} from '../setup.js';
 import { pidListeningOn } from './proc.js';
 
 export type Env = Record<string, string | undefined>;

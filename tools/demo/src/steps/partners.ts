@@ -1,9 +1,9 @@
 // The platform answers, and an operator creates the two partners with the admin command.
 import { createPlatformClient, type PlatformClient } from '@pcp/client';
+import { root } from '@pcp/setup';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { root } from '../../../../scripts/lib/setup.mjs';
 import { recordingFetch } from '../exchanges.js';
 import { DemoFailure, check, cyan, dim, green, out, red, short, step } from '../output.js';
 

@@ -3,8 +3,8 @@
 import { performance } from 'node:perf_hooks';
 import { createDatabase, migrateToLatest, type Migration } from '@pcp/service-kit';
 import { sql } from 'kysely';
+import { sleep } from '../../helpers.js';
 import type { BenchPlatform } from '../../platform/bench-platform.js';
-import { sleep } from '../../setup.js';
 import { emptyTally, type WorkerTally } from './tally.js';
 
 /** What one call of the operation did: rows moved, and ms spent in the serialized part. */

@@ -4,11 +4,12 @@
 // of ingest notifications and webhook deliveries. No service runs; Postgres and NATS are the
 // shared servers.
 import { applyJetStreamTopology, jetStreamTopology } from '@pcp/service-kit';
+import { fail, serverUrls } from '@pcp/setup';
 import { connect } from 'nats';
+import { envNumber } from '../../helpers.js';
 import { cpuColumns, cpuMeter } from '../../load/cpu.js';
 import { BenchPlatform } from '../../platform/bench-platform.js';
 import { Report, type Row } from '../../report.js';
-import { envNumber, fail, serverUrls } from '../../setup.js';
 import { measureIngestClaims, measureNotify } from './ingest-queue.js';
 import { measureOutbox } from './outbox.js';
 import { scaling } from './tally.js';

@@ -1,7 +1,7 @@
 // What the ceilings bench reports of a drive: each worker (a replica's loop) counts its
 // operations, the rows they moved and how long each took, lock wait included.
+import { round2 } from '../../helpers.js';
 import { latencySummary } from '../../load/paced-load.js';
-import { round2 } from '../../setup.js';
 
 export interface WorkerTally {
   /** Operations finished (a claim, a relay batch, an insert). */

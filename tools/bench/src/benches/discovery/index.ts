@@ -5,6 +5,8 @@
 // at 200 req/s.
 import { performance } from 'node:perf_hooks';
 import { mulberry32 } from '@pcp/testing/prng';
+import { fail, log } from '@pcp/setup';
+import { envNumber, round2 } from '../../helpers.js';
 import { cpuColumns, cpuMeter } from '../../load/cpu.js';
 import {
   latencySummary,
@@ -16,7 +18,6 @@ import {
 } from '../../load/paced-load.js';
 import { BenchPlatform } from '../../platform/bench-platform.js';
 import { Report, type Row } from '../../report.js';
-import { envNumber, fail, log, round2 } from '../../setup.js';
 import { explainDiscovery } from './explain.js';
 import {
   customerLocations,

@@ -5,11 +5,12 @@
 // partner changing the healthy partners' p99 lag by less than 10 % (phase 2 against 1).
 import { connect, type NatsConnection } from 'nats';
 import { Webhook } from 'standardwebhooks';
+import { fail, log, serverUrls } from '@pcp/setup';
 import { startWebhookFloor } from '../../floors/webhook-floor.js';
+import { envNumber, round2, sleep } from '../../helpers.js';
 import { cpuColumns, cpuMeter, type CpuFigures } from '../../load/cpu.js';
 import { BenchPlatform } from '../../platform/bench-platform.js';
 import { Report, type Row } from '../../report.js';
-import { envNumber, fail, log, round2, serverUrls, sleep } from '../../setup.js';
 import { check, type Checked, type WebhookPartner } from './check.js';
 import { newOrders, ORDER_EVENTS, plan, publishPaced, type BenchEvent } from './events.js';
 import { startReceivers, type Receivers } from './receivers.js';

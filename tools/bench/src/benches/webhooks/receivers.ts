@@ -1,7 +1,7 @@
 // The webhook receivers in a worker thread, so receiving and publishing do not stall each
 // other; `ask` sends one message and resolves the worker's answer.
 import type { Worker } from 'node:worker_threads';
-import { sleep } from '../../setup.js';
+import { sleep } from '../../helpers.js';
 import { tsWorker } from '../../ts-modules.js';
 import type { ReceiversMessage, ReceiversRequest } from './receivers.worker.js';
 

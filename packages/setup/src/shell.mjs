@@ -4,14 +4,19 @@ import { existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The repository's root (this file is in packages/setup/src). */
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/** The project's own servers' data and logs (git-ignored). */
 export const dataDir = join(root, '.data');
 
 /** The one command that installs the servers, for the messages that need it. */
 export const INSTALL_HINT =
   'apt-get update && apt-get install -y nats-server redis-server postgresql';
 
-/** @param {string} message */
+/**
+ * One line of the set-up's output.
+ * @param {string} message
+ */
 export function log(message) {
   process.stdout.write(`[setup] ${message}\n`);
 }
@@ -46,7 +51,11 @@ export function startDetached(name, command, args) {
   spawn(command, args, { cwd: root, detached: true, stdio: ['ignore', out, out] }).unref();
 }
 
-/** Print the error as one readable message and exit non-zero. */
+/**
+ * Print the error as one readable message and exit non-zero.
+ * @param {unknown} error
+ * @returns {never}
+ */
 export function fail(error) {
   process.stderr.write(`\n[setup] ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);

@@ -1,24 +1,5 @@
-// The repository's set-up (scripts/lib/setup.mjs: dependencies, the local servers, the build),
-// typed for the benches.
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-
-export const root = join(import.meta.dirname, '..', '..', '..');
-
-interface Setup {
-  serverUrls: { nats: string; postgres: string; redis: string };
-  log: (message: string) => void;
-  fail: (error: unknown) => never;
-  build: () => void;
-  ensureDependencies: () => void;
-  ensureServers: () => Promise<void>;
-}
-
-const setup = (await import(
-  pathToFileURL(join(root, 'scripts', 'lib', 'setup.mjs')).href
-)) as Setup;
-
-export const { serverUrls, log, fail, build, ensureDependencies, ensureServers } = setup;
+// What every bench uses besides the set-up (@pcp/setup): numbers from the environment, pauses,
+// rounding, medians and errors as text.
 
 /** A positive number from the environment (or its default), else the bench stops saying so. */
 export function envNumber(name: string, fallback: number): number {

@@ -1,26 +1,28 @@
-// Set-up shared by `npm start`, `npm test` and the other commands: dependencies, local servers,
-// build. Plain Node: it runs before `npm ci` has (only the server checks after
-// ensureDependencies import `pg` and `nats`). This file is its entry point; the parts are in
-// setup/. Importing it puts the project's own servers' URLs into the environment
-// (setup/server-urls.mjs), so every child process uses them.
+// @pcp/setup: the set-up shared by `npm start`, `npm test` and the other commands
+// (dependencies, the bundled Node, local servers, the build), and by the tests and tools that
+// need a part of it. Plain JavaScript typed with JSDoc: the commands in scripts/ import it by
+// path and run it before `npm ci` has (only the server checks after ensureDependencies import
+// `pg` and `nats`); TypeScript imports `@pcp/setup`. This file is its entry point. Importing it
+// puts the project's own servers' URLs into the environment (server-urls.mjs), so every child
+// process uses them.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ensureServers } from './setup/servers.mjs';
-import { fail, log, root, run } from './setup/shell.mjs';
+import { ensureServers } from './servers.mjs';
+import { fail, log, root, run } from './shell.mjs';
 import {
   build,
   ensureChromium,
   ensureDependencies,
   ensurePromtool,
   onBundledNode,
-} from './setup/toolchain.mjs';
+} from './toolchain.mjs';
 
-export { waitUntilAnswers } from './setup/network.mjs';
-export { asPostgresUser, giveToPostgresUser, postgresBinaries } from './setup/own-postgres.mjs';
-export { serverUrls } from './setup/server-urls.mjs';
-export { ensureDatabase, ensureServers } from './setup/servers.mjs';
-export { dataDir, fail, log, root, run, which } from './setup/shell.mjs';
-export { build, ensureDependencies, ensurePromtool, onBundledNode } from './setup/toolchain.mjs';
+export { waitUntilAnswers } from './network.mjs';
+export { asPostgresUser, giveToPostgresUser, postgresBinaries } from './own-postgres.mjs';
+export { serverUrls } from './server-urls.mjs';
+export { ensureDatabase, ensureServers } from './servers.mjs';
+export { dataDir, fail, log, root, run, which } from './shell.mjs';
+export { build, ensureDependencies, ensurePromtool, onBundledNode } from './toolchain.mjs';
 
 /**
  * What `npm test` and `npm run test:fuzz` do before vitest: dependencies, the bundled Node,

@@ -71,6 +71,7 @@ for (const name of ['nats', 'postgres']) {
 }
 origins.redis = process.env.REDIS_URL ? 'user' : 'default';
 
+/** The URLs of the NATS, PostgreSQL and Redis this checkout uses (the own ones once made). */
 export const serverUrls = {
   nats: process.env.NATS_URL ?? defaultUrls.nats,
   postgres: process.env.DATABASE_URL ?? defaultUrls.postgres,
