@@ -11,18 +11,41 @@ import '@pcp/setup';
 const conditions = ['@pcp/source', 'node', 'development|production'];
 
 /**
- * Files that run alone, after the rest: they load both cores themselves (the fuzz suites,
- * the fault suite's two replicas of everything, 100k-item compiles) or assert what a busy machine blurs (event-loop delay, a
- * grace period that must not pass). Every other file isolates its own database, stream and
- * subject prefix, and mostly waits on servers and processes, so two run at once.
+ * The projects (docs/testing.md). `npm test` runs `quick`, `quick-isolated`, `platform` and
+ * `alone`; `npm run test:quick` the first two; `npm run test:resilience` the last.
+ *
+ * `quick`: unit and in-process service tests, no process of the platform.
  */
-// (Each project names its own `include`: extending the root's would add to it.)
-const runAlone = [
-  'e2e/fuzz/**/*.test.ts',
-  'e2e/faults/**/*.test.ts',
+const quick = ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts'];
+/** Files of `quick` that start a command of the platform as a process (from its build). */
+const quickButProcesses = [
+  'packages/client/test/pcp-catalog.test.ts',
+  'services/gateway/test/integration/admin-cli.test.ts',
+];
+/**
+ * Files that set process-wide state a later file in the same worker would inherit: the
+ * tracer provider, started once per process with the first caller's span processors.
+ */
+const quickIsolated = [
+  'packages/service-kit/test/logger.test.ts',
+  'packages/service-kit/test/message-tracing.test.ts',
+  'packages/service-kit/test/safe-fetch-tracing.test.ts',
+];
+/**
+ * Files that run one at a time after the rest: they load both cores themselves (100k-item
+ * compiles) or assert what a busy machine blurs (event-loop delay, a grace period that must
+ * not pass); and the platform's files that start tracing (see `quickIsolated`).
+ */
+const alone = [
   'services/ordering/test/integration/catalog-cache.test.ts',
   'e2e/store-webhooks.e2e.test.ts',
+  'e2e/log-hygiene.e2e.test.ts',
+  'e2e/tracing.e2e.test.ts',
 ];
+/** The short fault profile and the fuzz suites' short form: CI runs them as their own step. */
+const resilience = ['e2e/fuzz/**/*.test.ts', 'e2e/faults/**/*.test.ts'];
+
+const workers = Math.max(2, availableParallelism());
 
 export default defineConfig({
   resolve: { conditions },
@@ -33,27 +56,60 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     reporters: ['default'],
+    // (Each project names its own `include`: extending the root's would add to it.)
     projects: [
       {
         extends: true,
         test: {
-          name: 'side-by-side',
-          include: [
-            'packages/*/test/**/*.test.ts',
-            'services/*/test/**/*.test.ts',
-            'e2e/**/*.test.ts',
-            'deploy/test/**/*.test.ts',
-            'tools/*/test/**/*.test.ts',
-          ],
-          exclude: [...configDefaults.exclude, ...runAlone],
-          // Vitest's default is one fewer than the cores: one file at a time on this 2-core machine.
-          maxWorkers: Math.max(2, availableParallelism()),
+          name: 'quick',
+          include: quick,
+          exclude: [...configDefaults.exclude, ...quickButProcesses, ...quickIsolated, ...alone],
+          // Every file keeps its data apart by database, stream and prefix, not by module
+          // instance: a worker keeps the modules it loaded for its next file, so the services
+          // and their dependencies are imported once per worker rather than once per file.
+          isolate: false,
+          maxWorkers: workers,
           sequence: { groupOrder: 0 },
         },
       },
       {
         extends: true,
-        test: { name: 'alone', include: runAlone, maxWorkers: 1, sequence: { groupOrder: 1 } },
+        test: {
+          name: 'quick-isolated',
+          include: quickIsolated,
+          maxWorkers: workers,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'platform',
+          include: [
+            ...quickButProcesses,
+            'e2e/**/*.test.ts',
+            'deploy/test/**/*.test.ts',
+            'tools/*/test/**/*.test.ts',
+          ],
+          exclude: [...configDefaults.exclude, ...alone, ...resilience],
+          isolate: false,
+          // Mostly waiting on servers and processes: as many at a time as there are cores.
+          maxWorkers: workers,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'alone', include: alone, maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'resilience',
+          include: resilience,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
       },
     ],
   },

@@ -3,7 +3,7 @@ import { events } from '@pcp/contracts';
 import { createKey, createPartner, setRateLimits } from '@pcp/gateway/admin';
 import { randomUUID } from 'node:crypto';
 import { connect as connectTcp, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { alwaysOpen, storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
@@ -224,8 +224,8 @@ describe('live event streams', () => {
     expect(otherStore.events).toEqual([]);
     expect(strangerLive.events).toEqual([]);
     expect(marketTest.events).toEqual([]);
-    // Heartbeats keep the quiet ones open.
-    expect(otherStore.text()).toContain(': heartbeat');
+    // Heartbeats (every 500 ms here) keep the quiet ones open.
+    await vi.waitFor(() => expect(otherStore.text()).toContain(': heartbeat'), { timeout: 5_000 });
     expect(otherStore.ended()).toBe(false);
   });
 

@@ -1,7 +1,7 @@
 import { RetentionPolicy } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { removeStaleStreams, TEST_STREAM_NAME } from '@pcp/testing/global-setup';
+import { removeStaleStreams, TEST_STREAM_NAME } from '@pcp/testing/test-run';
 
 // A test file that dies skips its cleanup and leaves its streams; the next run's global setup
 // removes them once they are an hour old. Here the cut-off moves instead of the clock.

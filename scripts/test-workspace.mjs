@@ -16,7 +16,7 @@ import {
 const workspace = relative(root, process.cwd()).replaceAll('\\', '/');
 const tsc = join(root, 'node_modules', '.bin', 'tsc');
 
-// The vitest global setup (packages/testing/src/global-setup.ts) migrates these services' schemas
+// The vitest global setup (packages/testing/src/test-run.ts) migrates these services' schemas
 // into the template database from their built dist, so those must be current.
 const globalSetupProjects = ['gateway', 'stores', 'catalog', 'ordering', 'payments'].map(
   (service) => `services/${service}`,

@@ -26,19 +26,25 @@ export { build, ensureDependencies, ensurePromtool, onBundledNode } from './tool
 
 /**
  * What `npm test` and `npm run test:fuzz` do before vitest: dependencies, the bundled Node,
- * servers, the test tools, the build, the tests' type check. Exits with a readable message
- * when a step fails.
+ * servers, the test tools, the build, the tests' type check. `npm run test:quick` passes
+ * `quick`: no browser or promtool (its tests need neither) and no type check (its inner loop
+ * is for speed; `npm test` checks the types). Exits with a readable message when a step fails.
+ * @param {{ quick?: boolean }} [options]
  */
-export async function prepareTests() {
+export async function prepareTests({ quick = false } = {}) {
   try {
     ensureDependencies();
     await onBundledNode();
     await ensureServers({ dockerFallback: true });
-    ensurePromtool();
-    ensureChromium();
+    if (!quick) {
+      ensurePromtool();
+      ensureChromium();
+    }
     build();
-    log('type-checking tests');
-    run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.tests.json']);
+    if (!quick) {
+      log('type-checking tests');
+      run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.tests.json']);
+    }
   } catch (error) {
     fail(error);
   }

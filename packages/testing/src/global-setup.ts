@@ -1,15 +1,6 @@
-import { CATALOG_SCHEMA, catalogMigrations } from '@pcp/catalog';
-import { GATEWAY_SCHEMA, gatewayMigrations } from '@pcp/gateway';
-import { createDatabase, migrateToLatest } from '@pcp/service-kit';
-import { ORDERING_SCHEMA, orderingMigrations } from '@pcp/ordering';
-import { PAYMENTS_SCHEMA, paymentsMigrations } from '@pcp/payments';
-import { build } from '@pcp/setup';
-import { STORES_SCHEMA, storesMigrations } from '@pcp/stores';
-import { connect, type JetStreamManager } from 'nats';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { databaseUrlFor, resolveServers, type ServerUrls } from './servers.js';
+import type { ServerUrls } from './servers.js';
+import type { prepareTestRun } from './test-run.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,96 +9,33 @@ declare module 'vitest' {
   }
 }
 
-/** Databases left by runs that died more than this long ago are dropped. */
-const STALE_AFTER_SECONDS = 3_600;
-
-export const TEST_DATABASE_PREFIX = 'pcp_t_';
-/**
- * A stream of a test file: environment.ts gives each the NATS prefix `test_<epoch>_<hex>`.
- * Not merely `test_`: a deployment may well be called `test`.
- */
-export const TEST_STREAM_NAME = /^test_\d+_[0-9a-f]+_/;
+/** The run's preparation, shared by every project's call of this setup (see `setup`). */
+interface SharedPreparation {
+  preparation: ReturnType<typeof prepareTestRun>;
+  users: number;
+}
+const SHARED = Symbol.for('pcp.test-run');
+const registry = globalThis as { [SHARED]?: SharedPreparation };
 
 /**
- * Once per run: find the servers (or start containers), then migrate every service's schema
- * into a template database; each test file copies it (CREATE DATABASE … TEMPLATE), which is
- * fast and fully isolated.
+ * Vitest's global setup, called for the root and again for each project it runs, each time
+ * from a fresh copy of this module: the projects share one preparation (test-run.ts: the
+ * servers and a migrated template database), kept on `globalThis` and torn down after the
+ * last of them. This module imports nothing heavy, so a project's call costs nothing more.
  */
 export default async function setup(project: TestProject) {
-  // Tests start services as processes from their build: never from a stale one, even under
-  // `npx vitest` run directly (incremental; about a second when nothing changed).
-  build();
-  const servers = await resolveServers();
-  project.provide('servers', servers.urls);
-  const { databaseUrl } = servers.urls;
-  const admin = new pg.Client({ connectionString: databaseUrlFor(databaseUrl, 'postgres') });
-  await admin.connect();
-  await dropStaleDatabases(admin);
-  const nc = await connect({ servers: servers.urls.natsUrl, name: 'test-setup' });
-  await removeStaleStreams(await nc.jetstreamManager());
-  await nc.close();
-
-  const template = `${TEST_DATABASE_PREFIX}${Math.floor(Date.now() / 1000)}_tmpl_${randomBytes(3).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${template}`);
-  for (const [schema, migrations] of [
-    [GATEWAY_SCHEMA, gatewayMigrations],
-    [STORES_SCHEMA, storesMigrations],
-    [CATALOG_SCHEMA, catalogMigrations],
-    [ORDERING_SCHEMA, orderingMigrations],
-    [PAYMENTS_SCHEMA, paymentsMigrations],
-  ] as const) {
-    const db = createDatabase({
-      url: databaseUrlFor(databaseUrl, template),
-      schema,
-      applicationName: 'test-setup',
-    });
-    await migrateToLatest(db, schema, migrations);
-    await db.destroy();
-  }
+  const shared = (registry[SHARED] ??= {
+    preparation: import('./test-run.js').then(({ prepareTestRun }) => prepareTestRun()),
+    users: 0,
+  });
+  shared.users += 1;
+  const { urls, template, teardown } = await shared.preparation;
+  project.provide('servers', urls);
   project.provide('templateDatabase', template);
-
   return async () => {
-    await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
-    await admin.end();
-    await servers.stop();
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete registry[SHARED];
+    await teardown();
   };
-}
-
-async function dropStaleDatabases(admin: pg.Client) {
-  const { rows } = await admin.query<{ datname: string }>(
-    `SELECT datname FROM pg_database WHERE datname LIKE '${TEST_DATABASE_PREFIX}%'`,
-  );
-  const now = Date.now() / 1000;
-  for (const { datname } of rows) {
-    const createdAt = Number(datname.slice(TEST_DATABASE_PREFIX.length).split('_')[0]);
-    if (Number.isFinite(createdAt) && now - createdAt > STALE_AFTER_SECONDS) {
-      await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
-    }
-  }
-}
-
-/**
- * Streams (with their consumers) of test files that died before their cleanup: names that
- * `isTestStream`, created before `createdBefore`. Returns the names it removed.
- */
-export async function removeStaleStreams(
-  jsm: JetStreamManager,
-  {
-    isTestStream = (name: string) => TEST_STREAM_NAME.test(name),
-    createdBefore = new Date(Date.now() - STALE_AFTER_SECONDS * 1000),
-  } = {},
-): Promise<string[]> {
-  const stale: string[] = [];
-  for await (const stream of jsm.streams.list()) {
-    if (isTestStream(stream.config.name) && new Date(stream.created) < createdBefore) {
-      stale.push(stream.config.name);
-    }
-  }
-  for (const name of stale) {
-    // Another run starting at the same time may remove it first.
-    await jsm.streams.delete(name).catch((error: unknown) => {
-      if (!/stream not found/i.test(String(error))) throw error;
-    });
-  }
-  return stale;
 }
