@@ -11,8 +11,8 @@ import '@pcp/setup';
 const conditions = ['@pcp/source', 'node', 'development|production'];
 
 /**
- * The projects (docs/testing.md). `npm test` runs `quick`, `quick-isolated`, `platform` and
- * `alone`; `npm run test:quick` the first two; `npm run test:resilience` the last.
+ * The projects (docs/testing.md). `npm test` runs all but `resilience`, which
+ * `npm run test:resilience` runs; `npm run test:quick` runs `quick` and `quick-isolated`.
  *
  * `quick`: unit and in-process service tests, no process of the platform.
  */
@@ -31,21 +31,25 @@ const quickIsolated = [
   'packages/service-kit/test/message-tracing.test.ts',
   'packages/service-kit/test/safe-fetch-tracing.test.ts',
 ];
+/** The platform's files that start the tracer provider (see `quickIsolated`). */
+const platformIsolated = ['e2e/log-hygiene.e2e.test.ts', 'e2e/tracing.e2e.test.ts'];
 /**
  * Files that run one at a time after the rest: they load both cores themselves (100k-item
  * compiles) or assert what a busy machine blurs (event-loop delay, a grace period that must
- * not pass); and the platform's files that start tracing (see `quickIsolated`).
+ * not pass).
  */
 const alone = [
   'services/ordering/test/integration/catalog-cache.test.ts',
   'e2e/store-webhooks.e2e.test.ts',
-  'e2e/log-hygiene.e2e.test.ts',
-  'e2e/tracing.e2e.test.ts',
 ];
 /** The short fault profile and the fuzz suites' short form: CI runs them as their own step. */
 const resilience = ['e2e/fuzz/**/*.test.ts', 'e2e/faults/**/*.test.ts'];
 
-const workers = Math.max(2, availableParallelism());
+/**
+ * One more file at a time than there are cores: the files mostly wait on servers, processes
+ * and timers (a run keeps about one core of two busy), so a third keeps the cores working.
+ */
+const workers = availableParallelism() + 1;
 
 export default defineConfig({
   resolve: { conditions },
@@ -91,9 +95,18 @@ export default defineConfig({
             'deploy/test/**/*.test.ts',
             'tools/*/test/**/*.test.ts',
           ],
-          exclude: [...configDefaults.exclude, ...alone, ...resilience],
+          exclude: [...configDefaults.exclude, ...platformIsolated, ...alone, ...resilience],
           isolate: false,
           // Mostly waiting on servers and processes: as many at a time as there are cores.
+          maxWorkers: workers,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'platform-isolated',
+          include: platformIsolated,
           maxWorkers: workers,
           sequence: { groupOrder: 0 },
         },
