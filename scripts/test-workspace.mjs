@@ -1,6 +1,7 @@
 // `npm test -w <workspace>` (e.g. `npm test -w services/stores`): the root's set-up, then only
 // that workspace's type check and tests, so a team does not wait on, or trip over, the others'.
-// Extra arguments go to vitest, e.g. `npm test -w services/stores -- test/unit -t hours`.
+// Extra arguments go to vitest, e.g. `npm test -w services/stores -- test/unit -t hours` (paths
+// within the workspace).
 import { join, relative } from 'node:path';
 import {
   ensureDependencies,
@@ -37,13 +38,15 @@ try {
   fail(error);
 }
 
-// The root config (servers, global setup, conditions, timeouts), narrowed to this workspace's
-// tests; filters in the arguments then narrow further within it.
+// The root config (servers, global setup, conditions, timeouts, projects), narrowed to this
+// workspace's tests by path filters: each project names its own `include`, so overriding the
+// root's would narrow nothing. Filters in the arguments are paths within the workspace.
 const { parseCLI, startVitest } = await import('vitest/node');
 const { filter, options } = parseCLI(['vitest', 'run', ...process.argv.slice(2)]);
-const vitest = await startVitest('test', filter, {
-  ...options,
-  root,
-  include: [`${workspace}/test/**/*.test.ts`],
-});
+const within = filter.length > 0 ? filter : ['test/'];
+const vitest = await startVitest(
+  'test',
+  within.map((path) => `${workspace}/${path.replace(/^\.?\//, '')}`),
+  { ...options, root },
+);
 await vitest.close();
