@@ -1,7 +1,7 @@
 // `npm run test:faults`: the fault suite (e2e/faults). Two replicas of every service as
 // processes on the suite's own NATS, PostgreSQL and Redis, a seeded workload, and each fault
 // injected and recovered in turn; then a table of faults × invariants (checked/violated).
-// FAULT_PROFILE=short|full|mutation (default full, ≤ ~10 min; `npm test` runs the short one),
+// FAULT_PROFILE=short|full|mutation (default full, ≤ ~10 min; `npm run test:resilience` runs the short one),
 // FAULT_SEED=<n> replays a run's choices, FAULT_ONLY="SIGKILL ordering,restart nats" picks faults.
 // Exit code 1 on any violation, 2 when the suite could not run.
 // `npm run test:faults -- --mutants[=saga-no-release,…] [--no-control]`: the mutation check

@@ -1,5 +1,5 @@
 /**
- * How much to fuzz: `FUZZ_RUNS` generated cases per property (small in `npm test`,
+ * How much to fuzz: `FUZZ_RUNS` generated cases per property (small in `npm run test:resilience`,
  * large in `npm run test:fuzz`) and `FUZZ_SEED` to replay a failing run (every run prints
  * its seed; fast-check also prints the failing case's seed and path on failure).
  */
@@ -13,11 +13,11 @@ function positiveInteger(name: string, fallback: number): number {
   return value;
 }
 
-/** Cases per property; `npm test` keeps it small so CI runs the suite in seconds. */
+/** Cases per property; `npm run test:resilience` keeps it small so CI runs the suite in seconds. */
 export const FUZZ_RUNS = positiveInteger('FUZZ_RUNS', 12);
 /**
  * `npm run test:fuzz` (FUZZ_RUNS set) explores a new seed each run; the short form in
- * `npm test` replays one fixed seed, so CI judges the change, not the luck of the draw.
+ * `npm run test:resilience` replays one fixed seed, so CI judges the change, not the luck of the draw.
  */
 const SHORT_FORM_SEED = 1_387_865_013;
 export const FUZZ_SEED = positiveInteger(
