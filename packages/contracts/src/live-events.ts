@@ -76,3 +76,20 @@ export const webhookAttemptNotices = {
 
 /** The live event type of a webhook attempt notice (docs/guide/live-events.md). */
 export const WEBHOOK_ATTEMPT_EVENT = 'webhook.delivery_attempted';
+
+/** Store ids one store deletion notice names at most (a larger deletion sends several). */
+export const MAX_STORES_PER_DELETION_NOTICE = 500;
+
+/**
+ * Internal (no partner receives it): stores the stores service deleted (today only by a
+ * sandbox reset), a core NATS publish every gateway replica hears (no queue group), so each
+ * ends the live streams of those stores at once. At most once: a lost notice is covered by
+ * the streams' periodic re-check (docs/guide/live-events.md#limits).
+ */
+export const storeDeletionNotice = z.object({
+  storeIds: z.array(guid).min(1).max(MAX_STORES_PER_DELETION_NOTICE),
+});
+export type StoreDeletionNotice = z.infer<typeof storeDeletionNotice>;
+
+/** The subject of store deletion notices, below the deployment prefix. */
+export const storeDeletionNotices = { subject: 'stores.v1.notices.stores-deleted' } as const;

@@ -1,5 +1,5 @@
 import { events } from './events.js';
-import { webhookAttemptNotices } from './live-events.js';
+import { storeDeletionNotices, webhookAttemptNotices } from './live-events.js';
 import { serviceNames, type ServiceName } from './messaging.js';
 import { subjects, webhookStreamWake } from './subjects.js';
 
@@ -292,13 +292,14 @@ export function natsPermissions(prefix: string, user: NatsUser): NatsPermissions
         deny: durableSubjects(prefix),
       },
       // Its open webhook streams wake when ordering appends to their tenant's log; its live
-      // streams hear of each webhook try.
+      // streams hear of each webhook try, and end when stores deletes their store.
       subscribe: {
         allow: [
           `${prefix}.gateway.>`,
           inbox,
           `${prefix}.${webhookStreamWake.wildcard}`,
           `${prefix}.${webhookAttemptNotices.wildcard}`,
+          `${prefix}.${storeDeletionNotices.subject}`,
         ],
       },
     };
@@ -308,11 +309,13 @@ export function natsPermissions(prefix: string, user: NatsUser): NatsPermissions
     .filter((event) => event.subject.startsWith(`events.${user}.`))
     .map((event) => `${prefix}.${event.subject}`);
   // Ordering wakes the gateway's open webhook streams and tells its live streams of each
-  // webhook try (plain publishes, no reply).
+  // webhook try; stores tells them of deleted stores (plain publishes, no reply).
   const wakes =
     user === 'ordering'
       ? [`${prefix}.${webhookStreamWake.wildcard}`, `${prefix}.${webhookAttemptNotices.wildcard}`]
-      : [];
+      : user === 'stores'
+        ? [`${prefix}.${storeDeletionNotices.subject}`]
+        : [];
   return {
     publish: {
       allow: [...calls, ...owned, ...wakes, ...(use ? jetStreamSubjects(prefix, use) : [])],

@@ -57,11 +57,14 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
    * for a preparation thread), so its answer arrives rather than a 504.
    */
   CATALOG_VALIDATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(90_000),
-  /** Test-mode webhook streams one partner may hold open on one gateway replica at once. */
+  /** Test-mode webhook streams one partner may hold open at once, across every replica. */
   WEBHOOK_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(5),
   /** How often a quiet webhook stream gets a comment line (and its log is read again). */
   WEBHOOK_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
-  /** Live event streams (docs/guide/live-events.md) one partner may hold open on one replica. */
+  /**
+   * Live event streams (docs/guide/live-events.md) one partner may hold open at once, across
+   * its live and test modes and every replica.
+   */
   LIVE_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(10),
   /** How often a quiet live event stream gets a comment line. */
   LIVE_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
@@ -72,6 +75,14 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
     .min(16 * 1024)
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
+  /** An event stream (live or webhook) ends this long after it opened; the client reconnects. */
+  STREAM_MAX_AGE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(3_600_000),
+  /**
+   * How often each open event stream is checked again (its key or session still valid, its
+   * store still there) and its place under the cap renewed: the longest a stream outlives
+   * its authority when the message that should have ended it at once is lost.
+   */
+  STREAM_RECHECK_INTERVAL_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   /** Days the request log keeps a request (docs/guide/requests.md#retention). */
   REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   /** Requests the log keeps per tenant (a partner's live or test mode): the newest. */

@@ -28,6 +28,7 @@ import { statusHandlers } from './handlers/status.handlers.js';
 import { createGazetteerGeocoder, type Geocoder } from './geocoding/geocoder.js';
 import { testResetHandler } from './handlers/test-reset.handlers.js';
 import { storeHandlers } from './handlers/store.handlers.js';
+import { announceStoreDeletions } from './events/store-deletions.js';
 import { createFixtureStoreEvents } from './fixtures/fixture-store-events.js';
 import { seedFixtureStores } from './fixtures/fixture-stores.js';
 
@@ -99,7 +100,9 @@ export function createStoresService(deps: StoresServiceDeps): ServiceInstance {
     ...discoveryHandlers(db, geocoder, clock, {
       scanCap: config.STORES_DISCOVERY_SCAN_CAP,
     }),
-    testResetHandler(db, storeRows),
+    testResetHandler(db, storeRows, (storeIds) =>
+      announceStoreDeletions(deps.nc, prefix, storeIds),
+    ),
   ];
   local.bind(bindings);
   const subjects = createSubjectService(deps, { name: 'stores', version: '0.1.0' }, bindings);

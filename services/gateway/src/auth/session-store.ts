@@ -17,6 +17,8 @@ const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const MAX_TOUCH_INTERVAL_MS = 60_000;
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest();
+/** A session's id in invalidation messages: its token's hash in hex. */
+export const sessionIdOf = (token: string) => hashToken(token).toString('hex');
 
 /**
  * The session's CSRF token, derived from its session token, so it is stored nowhere and a
@@ -137,9 +139,10 @@ export function createSessionStore(options: SessionStoreOptions) {
 
     /**
      * The session of a cookie's token, with its key's current principal; null when there is
-     * none, it expired (idle or absolute), or its key no longer authenticates.
+     * none, it expired (idle or absolute), or its key no longer authenticates. A use (a
+     * request) moves its idle clock; a check (an open stream's) does not.
      */
-    async resolve(token: string): Promise<ActiveSession | null> {
+    async resolve(token: string, use: 'use' | 'check' = 'use'): Promise<ActiveSession | null> {
       if (!TOKEN_PATTERN.test(token)) return null;
       const hash = hashToken(token);
       const row = await readRow(hash);
@@ -154,7 +157,7 @@ export function createSessionStore(options: SessionStoreOptions) {
       const principal = await options.authenticator.activeKey(row.key_id);
       // The tenant check is the key's mode and partner, which never change: belt and braces.
       if (!principal || principal.partnerId !== row.tenant_id) return null;
-      if (at - row.last_seen_at.getTime() >= touchEveryMs) {
+      if (use === 'use' && at - row.last_seen_at.getTime() >= touchEveryMs) {
         row.last_seen_at = new Date(at);
         await touchSession(options.db, hash, row.last_seen_at, new Date(at - touchEveryMs));
       }

@@ -1,6 +1,7 @@
-import { AppError } from '@pcp/service-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
+import type { StreamFamily } from './stream-leases.js';
+import type { StreamHolder } from './stream-registry.js';
 
 /** How long an ended stream's socket may take to flush before it is destroyed. */
 const END_GRACE_MS = 1_000;
@@ -35,15 +36,19 @@ export interface SseStream {
   close(): void;
 }
 
+/** What a stream serves, beyond its partner's authority: its store, and the route's check. */
+export type StreamScope = Pick<StreamHolder, 'storeId' | 'stillServed'>;
+
 /**
- * The server-sent event streams of one route plugin: at most `perPartner` open per tenant on
- * this gateway (429 RATE_LIMITED beyond), and every one ended when the gateway closes.
+ * The server-sent event streams of one route plugin: at most `perPartner` of a partner open at
+ * once across its modes and every replica (429 RATE_LIMITED beyond), each ended when its
+ * authority ends or it reaches its maximum age (http/stream-registry.ts), and every one ended
+ * when the gateway closes.
  */
 export function sseStreams(
   gateway: FastifyInstance,
-  options: { readonly perPartner: number; readonly what: string },
+  options: { readonly family: StreamFamily; readonly perPartner: number; readonly what: string },
 ) {
-  const openByTenant = new Map<string, number>();
   const closers = new Set<() => void>();
   gateway.addHook('preClose', (done) => {
     for (const close of closers) close();
@@ -51,30 +56,21 @@ export function sseStreams(
   });
 
   return {
-    /** Count a stream of `tenant`; the returned release (idempotent) gives its place back. */
-    admit(tenant: string): () => void {
-      const open = openByTenant.get(tenant) ?? 0;
-      if (open >= options.perPartner) {
-        throw new AppError(
-          'RATE_LIMITED',
-          `At most ${options.perPartner} ${options.what} of a partner may be open at once; ` +
-            'close one first',
-          { retryAfterSeconds: 5 },
-        );
-      }
-      openByTenant.set(tenant, open + 1);
-      let held = true;
-      return () => {
-        if (!held) return;
-        held = false;
-        const left = (openByTenant.get(tenant) ?? 1) - 1;
-        if (left > 0) openByTenant.set(tenant, left);
-        else openByTenant.delete(tenant);
-      };
+    /** A place for a stream of the request's partner; the returned release gives it back. */
+    admit(request: FastifyRequest): Promise<() => void> {
+      return gateway.streamRegistry.admit(options.family, request.principal!, {
+        cap: options.perPartner,
+        what: options.what,
+      });
     },
 
     /** Answer 200 `text/event-stream` on the hijacked reply; `release` runs when it ends. */
-    open(request: FastifyRequest, reply: FastifyReply, release: () => void): SseStream {
+    open(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      release: () => void,
+      scope: StreamScope = {},
+    ): SseStream {
       reply.hijack();
       const res: ServerResponse = reply.raw;
       res.writeHead(200, {
@@ -99,6 +95,12 @@ export function sseStreams(
         setTimeout(() => res.destroy(), END_GRACE_MS).unref();
       };
       closers.add(close);
+      const holder = {
+        principal: request.principal!,
+        consoleSession: request.consoleSession,
+        ...scope,
+      };
+      listeners.push(gateway.streamRegistry.watch(holder, close));
       res.on('close', close);
       // The client may have gone while the route checked its request: nothing will close it.
       if (res.destroyed || !res.socket || res.socket.destroyed) close();

@@ -13,6 +13,9 @@ import { createSessionStore, csrfTokenMatches, type SessionStore } from '../auth
 import type { GatewayConfig } from '../config.js';
 import { findActiveKey } from '../db/partner.repository.js';
 import type { GatewayDatabase } from '../db/partner.table.js';
+import type { RedisCommands } from '../http/rate-limit.js';
+import { createStreamLeases } from '../http/stream-leases.js';
+import { createStreamRegistry, type StreamRegistry } from '../http/stream-registry.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -38,6 +41,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Console sessions: what the session routes make and end. */
     readonly consoleSessions: SessionStore;
+    /** The open event streams, each ended when its authority ends. */
+    readonly streamRegistry: StreamRegistry;
   }
 }
 
@@ -46,8 +51,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface AuthOptions {
   readonly db: Kysely<GatewayDatabase>;
-  /** A connected node-redis client (the failed-authentication budget). */
-  readonly redis: object;
+  /** A connected node-redis client (the failed-authentication budget, the stream caps). */
+  readonly redis: RedisCommands;
   /** Admin changes arrive on it (authInvalidationSubject). */
   readonly nc: NatsConnection;
   readonly logger: Logger;
@@ -62,6 +67,8 @@ export interface AuthOptions {
     | 'SESSION_MAX_AGE_MS'
     | 'SESSIONS_PER_PARTNER'
     | 'SESSION_CACHE_MAX'
+    | 'STREAM_MAX_AGE_MS'
+    | 'STREAM_RECHECK_INTERVAL_MS'
     | 'REDIS_KEY_PREFIX'
     | 'NATS_SUBJECT_PREFIX'
   >;
@@ -111,8 +118,26 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
     announceEnded: (ids) => nc.publish(invalidationSubject, JSON.stringify({ sessions: ids })),
   });
   app.decorate('consoleSessions', sessions);
+  const streams = createStreamRegistry({
+    leases: createStreamLeases({
+      redis,
+      keyPrefix: config.REDIS_KEY_PREFIX,
+      // A replica renews its leases at every re-check: three missed, and a place is free.
+      leaseMs: 3 * config.STREAM_RECHECK_INTERVAL_MS,
+      logger,
+    }),
+    authenticator,
+    sessions,
+    nc,
+    subjectPrefix: config.NATS_SUBJECT_PREFIX,
+    maxAgeMs: config.STREAM_MAX_AGE_MS,
+    recheckMs: config.STREAM_RECHECK_INTERVAL_MS,
+    logger,
+  });
+  app.decorate('streamRegistry', streams);
 
-  // Not a queue group: every replica must forget the key (and the sessions).
+  // Not a queue group: every replica must forget the key (and the sessions), and end the
+  // streams opened with them.
   const invalidations = nc.subscribe(invalidationSubject, {
     callback: (error, msg) => {
       if (error) return;
@@ -120,6 +145,7 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
         const target = parseInvalidation(msg.json());
         authenticator.invalidate(target);
         sessions.invalidate(target);
+        streams.invalidate(target);
       } catch {
         logger.warn('ignored a malformed auth invalidation message');
       }
@@ -127,6 +153,7 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
   });
   app.addHook('onClose', () => {
     invalidations.unsubscribe();
+    streams.close();
   });
 
   app.decorateRequest('principal', null);

@@ -1,14 +1,15 @@
 import { guid, subjects } from '@pcp/contracts';
+import { AppError } from '@pcp/service-kit';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { SSE_HEARTBEAT, sseStreams } from '../http/sse.js';
+import { SSE_HEARTBEAT, sseStreams, type StreamScope } from '../http/sse.js';
 import { liveTopic, type LiveEventHub } from '../live/live-events.js';
 import { problemResponses } from '../openapi/responses.js';
 
 export interface LiveEventsOptions {
   readonly hub: LiveEventHub;
-  /** Live streams one tenant may hold open on this gateway at once. */
+  /** Live streams one partner may hold open at once, across its modes and every replica. */
   readonly perPartner: number;
   /** A comment line this often keeps proxies from closing a quiet stream. */
   readonly heartbeatMs: number;
@@ -27,7 +28,9 @@ const common =
   'of that type); comment lines keep a quiet stream open. A stream starts with what happens ' +
   'after it opens: there is no resume, so on a reconnect read the resource again, then ' +
   'listen. A client that falls behind by more than a bounded backlog is disconnected. A few ' +
-  'live streams per partner may be open at once (429 RATE_LIMITED beyond).';
+  'live streams per partner may be open at once, across its live and test modes (429 ' +
+  'RATE_LIMITED beyond). A stream ends when its key is revoked, its partner suspended, its ' +
+  'console session ends, or it reaches its maximum age: reconnect, which authenticates again.';
 
 /**
  * Live events (docs/guide/live-events.md): a store's and a distribution partner's events as
@@ -37,6 +40,7 @@ export const liveEventRoutes: FastifyPluginAsync<LiveEventsOptions> = async (gat
   const { bus } = gateway;
   const app = gateway.withTypeProvider<ZodTypeProvider>();
   const streams = sseStreams(gateway, {
+    family: 'live',
     perPartner: options.perPartner,
     what: 'live event streams',
   });
@@ -47,8 +51,9 @@ export const liveEventRoutes: FastifyPluginAsync<LiveEventsOptions> = async (gat
     reply: FastifyReply,
     topic: string,
     release: () => void,
+    scope: StreamScope = {},
   ) {
-    const stream = streams.open(request, reply, release);
+    const stream = streams.open(request, reply, release, scope);
     const push = (text: string) => stream.push(text, options.maxQueuedBytes);
     const stopListening = options.hub.listen(topic, push);
     const heartbeat = setInterval(() => push(SSE_HEARTBEAT), options.heartbeatMs);
@@ -72,7 +77,8 @@ export const liveEventRoutes: FastifyPluginAsync<LiveEventsOptions> = async (gat
           'The store’s order events (order.created, order.status_changed, order.cancelled) and ' +
           'store events (store.status_changed, store.hours_changed, ' +
           'store.items_availability_changed, catalog.activated), as they happen. ' +
-          `${common} Another partner’s store answers 404 STORE_NOT_FOUND.`,
+          `${common} Another partner’s store answers 404 STORE_NOT_FOUND; the stream of a ` +
+          'store that is deleted (a sandbox reset) ends.',
         params: z.object({ storeId: guid }),
         response: {
           200: eventStream('The stream of the store’s events'),
@@ -81,15 +87,29 @@ export const liveEventRoutes: FastifyPluginAsync<LiveEventsOptions> = async (gat
       },
     },
     async (request, reply) => {
-      const release = streams.admit(request.ctx.partnerId!);
+      const { params, ctx } = request;
+      const release = await streams.admit(request);
       try {
         // The store is the caller's, in the caller's mode, as every store route checks.
-        await bus.request(subjects.stores.get, request.params, request.ctx);
+        await bus.request(subjects.stores.get, params, ctx);
       } catch (error) {
         release();
         throw error;
       }
-      listen(request, reply, liveTopic.store(request.params.storeId), release);
+      // Checked again while the stream is open: a lost deletion notice still ends it.
+      const stillServed = async () => {
+        try {
+          await bus.request(subjects.stores.get, params, ctx);
+          return true;
+        } catch (error) {
+          if (error instanceof AppError && error.code === 'STORE_NOT_FOUND') return false;
+          throw error;
+        }
+      };
+      listen(request, reply, liveTopic.store(params.storeId), release, {
+        storeId: params.storeId,
+        stillServed,
+      });
     },
   );
 
@@ -113,8 +133,8 @@ export const liveEventRoutes: FastifyPluginAsync<LiveEventsOptions> = async (gat
       },
     },
     async (request, reply) => {
-      const tenant = request.ctx.partnerId!;
-      listen(request, reply, liveTopic.partner(tenant), streams.admit(tenant));
+      const release = await streams.admit(request);
+      listen(request, reply, liveTopic.partner(request.ctx.partnerId!), release);
     },
   );
 };

@@ -14,7 +14,7 @@ export interface StreamWakeups {
 
 export interface WebhookStreamOptions {
   readonly wakeups: StreamWakeups;
-  /** Streams one tenant may hold open on this gateway at once. */
+  /** Streams one partner may hold open at once, across every replica. */
   readonly perPartner: number;
   /** A comment line this often keeps proxies from closing a quiet stream; the log is read too. */
   readonly heartbeatMs: number;
@@ -61,6 +61,7 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
   const { bus } = gateway;
   const app = gateway.withTypeProvider<ZodTypeProvider>();
   const streams = sseStreams(gateway, {
+    family: 'webhook',
     perPartner: options.perPartner,
     what: 'webhook streams',
   });
@@ -83,7 +84,9 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
           'open. Reconnect with Last-Event-ID (or the lastEventId query) set to the last id ' +
           'received to continue strictly after it. The log keeps the last 1,000 events of ' +
           'the tenant for at most 3 days. A few streams per partner may be open at once ' +
-          '(429 RATE_LIMITED beyond).',
+          '(429 RATE_LIMITED beyond). A stream ends when its key is revoked, its partner ' +
+          'suspended, its console session ends, or it reaches its maximum age: reconnect ' +
+          'with Last-Event-ID.',
         querystring: z.object({ lastEventId: seqText.optional() }),
         response: {
           200: {
@@ -98,7 +101,7 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
     async (request, reply) => {
       const tenant = request.ctx.partnerId!;
       let after = resumeAfter(request, request.query.lastEventId);
-      const release = streams.admit(tenant);
+      const release = await streams.admit(request);
       let secret: string;
       try {
         ({ secret } = await bus.request(subjects.ordering.openWebhookStream, {}, request.ctx));

@@ -7,11 +7,13 @@ import { STORE_EVENT_AGGREGATE, STORE_PROFILE_AGGREGATE } from '../events/store-
 
 /**
  * `stores.testReset` (docs/guide/sandbox.md#reset): the calling test tenant's stores, their
- * item availability overrides and their events in the outbox, in one transaction.
+ * item availability overrides and their events in the outbox, in one transaction; then the
+ * deleted stores are announced, so the gateways end their live streams.
  */
 export function testResetHandler(
   db: Kysely<StoresDatabase>,
   storeRows: StoreRowCache,
+  announceDeleted: (storeIds: readonly string[]) => void,
 ): HandlerBinding {
   return handle(subjects.stores.testReset, async (_input, ctx) => {
     const partnerId = requireTestPartner(ctx);
@@ -50,6 +52,7 @@ export function testResetHandler(
     });
     const { storeIds, ...counts } = deleted;
     for (const storeId of storeIds) storeRows.invalidate(storeId);
+    announceDeleted(storeIds);
     return { deleted: counts };
   });
 }
