@@ -251,11 +251,21 @@ describe('a stream ends', () => {
       AUTH_CACHE_TTL_MS: '0',
     });
     const market = await partner('distribution');
-    const stream = await partnerStream(checking.url(), market.apiKey);
-    await expectOpen(stream);
-    // Revoked in the database, with no announcement.
+    const commerce = await partner('commerce');
+    const storeId = randomUUID();
+    const put = await call(platform.baseUrl, 'PUT', `/v1/commerce/stores/${storeId}`, {
+      apiKey: commerce.apiKey,
+      body: storeProfile({ availability: alwaysOpen, orderSubmissionUrl: undefined }),
+    });
+    expect(put.status, put.text).toBeLessThan(300);
+    const partnerEvents = await partnerStream(checking.url(), market.apiKey);
+    const storeEvents = await storeStream(checking.url(), storeId, commerce.apiKey);
+    await expectOpen(partnerEvents, storeEvents);
+    // Revoked, and deleted, in the databases, with no announcement.
     await revokeKey(platform.gatewayDb, market.keyId);
-    await expectEnds(stream);
+    await platform.storesDb.deleteFrom('stores').where('store_id', '=', storeId).execute();
+    await expectEnds(partnerEvents);
+    await expectEnds(storeEvents);
   });
 });
 
