@@ -68,12 +68,14 @@ export function createStreamRegistry(options: {
     }
   }
 
-  let sweeping = false;
+  let rechecking = false;
   const sweeper = setInterval(() => {
-    if (sweeping) return;
-    sweeping = true;
-    void Promise.all([options.leases.renew(), ...[...open].map(recheck)]).finally(() => {
-      sweeping = false;
+    // Leases are renewed on time even while a slow re-check (a service timing out) runs.
+    void options.leases.renew();
+    if (rechecking) return;
+    rechecking = true;
+    void Promise.all([...open].map(recheck)).finally(() => {
+      rechecking = false;
     });
   }, options.recheckMs);
   sweeper.unref();
