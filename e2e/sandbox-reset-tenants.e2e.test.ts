@@ -158,7 +158,7 @@ describe('a commerce partner resets while another partner has an order at its st
     await vi.waitFor(
       async () => expect(await deliveredOrderIds(market)).toContain(theirs.orderId),
       {
-        timeout: 10_000,
+        timeout: 20_000,
       },
     );
     await expectChargesMatchOrders();
