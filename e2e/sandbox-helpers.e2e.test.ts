@@ -458,10 +458,11 @@ describe('reset', () => {
       db: Parameters<RawBuilder<unknown>['execute']>[0],
       query: RawBuilder<{ id: string }>,
     ) => (await query.execute(db)).rows.map((row) => row.id);
+    // Its own orders: another partner's order at its store is that partner's
+    // (sandbox-reset-tenants.e2e.test.ts).
     const orderIds = await ids(
       orderingDb,
-      sql`select order_id as id from orders
-        where partner_id = ${partnerId} or store_partner_id = ${partnerId}`,
+      sql`select order_id as id from orders where ${byPartnerOrCustomer({ partnerId, customer })}`,
     );
     const runIds = await ids(
       catalogDb,

@@ -129,6 +129,7 @@ export async function seedPlacedOrder(
         estimated_ready_at: null,
         cancel_reason: null,
         cancelled_by: null,
+        store_deleted_at: null,
         accept_by: options.acceptBy ?? null,
         created_at: createdAt,
         updated_at: createdAt,

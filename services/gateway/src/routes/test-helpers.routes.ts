@@ -155,11 +155,13 @@ export const testHelperRoutes: FastifyPluginAsync<TestHelperRoutesOptions> = asy
         summary: 'Delete all of your test data',
         description:
           'Test keys only. Deletes every row of your test tenant in each service: stores ' +
-          'with their item availability, catalogs and ingest runs, orders placed by you or ' +
-          'at your stores with their events, addresses, your webhook endpoint and its ' +
-          "deliveries, your webhook stream's events (the stream and its secret stay), " +
-          'cards, charges and refunds; nothing of your live data or of any other ' +
-          'partner. 200 with the rows deleted, by "<service>.<table>". Each service deletes ' +
+          'with their item availability, catalogs and ingest runs, the orders you placed and ' +
+          'the test orders at your own stores with their events, addresses, your webhook ' +
+          "endpoint and its deliveries, your webhook stream's events (the stream and its " +
+          'secret stay), cards, charges and refunds; nothing of your live data or of any ' +
+          "other partner: another partner's order at your store stays theirs (readable, its " +
+          'charge kept, its Idempotency-Key answering it) and leaves your store side. 200 ' +
+          'with the rows deleted, by "<service>.<table>". Each service deletes ' +
           'in its own transaction, all four at once: when one fails (503 SERVICE_UNAVAILABLE, ' +
           '504 UPSTREAM_TIMEOUT) the others may have deleted theirs already. A reset is ' +
           'idempotent: retry it. Work in flight (a place still running, an ingest a worker ' +

@@ -135,6 +135,11 @@ export interface OrderTable {
     'store' | 'platform' | null | undefined,
     'store' | 'platform' | null
   >;
+  /**
+   * When its store was deleted under it (its owner's sandbox reset kept this other partner's
+   * order): no store-side read or move sees it since. Null while the store is there.
+   */
+  store_deleted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: ColumnType<Date, Date, never>;
   updated_at: Date;
 }

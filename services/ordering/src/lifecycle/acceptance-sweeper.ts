@@ -27,8 +27,8 @@ export interface AcceptanceDeps {
  * Cancel a pending order whose window ended (docs/guide/orders.md#acceptance-window), its row
  * locked by the caller's transaction: `cancelled` by the platform with its event in the
  * outbox and its refund owed (the same key as a store's cancel, so the two never both
- * refund), and counted against its store. Nothing here waits on payments: the refund sweeper
- * asks for the refund once this commits (the caller nudges it).
+ * refund), and counted against its store (while it has one). Nothing here waits on payments:
+ * the refund sweeper asks for the refund once this commits (the caller nudges it).
  */
 export async function cancelNotAccepted(
   trx: Kysely<OrderingDatabase>,
@@ -45,7 +45,8 @@ export async function cancelNotAccepted(
   });
   await recordOrderEvent(trx, updated, 'order.cancelled', row.status, deps.prefix);
   if (deps.mutant !== 'acceptance-no-refund') await oweCancelRefund(trx, updated);
-  await countTimeout(trx, row, now);
+  // A deleted store has no run to count, and no pause to take.
+  if (row.store_deleted_at === null) await countTimeout(trx, row, now);
   return updated;
 }
 

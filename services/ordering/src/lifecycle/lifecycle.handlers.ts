@@ -223,12 +223,13 @@ export function orderLifecycleHandlers(deps: OrderLifecycleDeps): HandlerBinding
     }),
 
     handle(subjects.ordering.listStoreOrders, async (query, ctx) => {
-      requirePartner(ctx, 'commerce');
+      const partnerId = requirePartner(ctx, 'commerce');
       const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       // 404 STORE_NOT_FOUND unless the store is the caller's (docs/guide/authentication.md).
       await bus.request(subjects.stores.get, { storeId: query.storeId }, ctx);
       const page = await listStoreOrders(db, {
         storeId: query.storeId,
+        storePartnerId: partnerId,
         limit: query.limit,
         ...(query.status ? { status: query.status } : {}),
         ...(after ? { after } : {}),

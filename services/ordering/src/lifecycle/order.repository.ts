@@ -105,7 +105,8 @@ export function findOrder(db: Db, orderId: string): Promise<OrderRow | undefined
 
 /**
  * An order of the commerce partner's stores, locked until the transaction ends (the status
- * machine reads and moves it under the lock). Another partner's order is not locked either.
+ * machine reads and moves it under the lock). Another partner's order is not locked either,
+ * nor one whose store was deleted under it (`store_deleted_at`).
  */
 export function lockStoreOrder(
   trx: Db,
@@ -117,6 +118,7 @@ export function lockStoreOrder(
     .selectAll()
     .where('order_id', '=', orderId)
     .where('store_partner_id', '=', storePartnerId)
+    .where('store_deleted_at', 'is', null)
     .forUpdate()
     .executeTakeFirst();
 }
@@ -148,17 +150,29 @@ export function updateOrderStatus(
     .executeTakeFirstOrThrow();
 }
 
-/** One page of a store's orders (`newestFirst`). */
+/**
+ * One page of a store's orders (`newestFirst`) as its owner `storePartnerId` sees them: a store
+ * id is the partner's choice and a reset frees it, so an order left from a deleted store of that
+ * id (another owner's, or this owner's before its reset) is not among them.
+ */
 export async function listStoreOrders(
   db: Db,
-  query: { storeId: string; status?: OrderStatus; limit: number; after?: ListKey },
+  query: {
+    storeId: string;
+    storePartnerId: string;
+    status?: OrderStatus;
+    limit: number;
+    after?: ListKey;
+  },
 ): Promise<{ rows: OrderRow[]; next: ListKey | null }> {
   return newestFirst(
     db
       .selectFrom('orders')
       .selectAll()
       .select(createdAtKey.as('created_at_key'))
-      .where('store_id', '=', query.storeId),
+      .where('store_id', '=', query.storeId)
+      .where('store_partner_id', '=', query.storePartnerId)
+      .where('store_deleted_at', 'is', null),
     query,
   );
 }

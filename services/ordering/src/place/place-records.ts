@@ -64,6 +64,7 @@ export function placeRecords(
       accept_by: acceptByOf(now, snapshot.timing, storeAccepted),
       cancel_reason: null,
       cancelled_by: null,
+      store_deleted_at: null,
       created_at: now,
       updated_at: now,
     };

@@ -24,9 +24,12 @@ export interface TestAdvanceDeps {
 
 const orderNotFound = () => new AppError('ORDER_NOT_FOUND', 'No order with this id');
 
-/** Who may advance an order: its store's owner, or its placer when a fixture store has it. */
+/**
+ * Who may advance an order: its store's owner while the store is there, or its placer when a
+ * fixture store has it.
+ */
 function mayAdvance(row: OrderRow, partnerId: string): boolean {
-  if (row.store_partner_id === partnerId) return true;
+  if (row.store_partner_id === partnerId) return row.store_deleted_at === null;
   return row.partner_id === partnerId && isFixtureStoreOwner(row.store_partner_id);
 }
 

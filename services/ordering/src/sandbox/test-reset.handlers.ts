@@ -1,6 +1,6 @@
 import { sandboxCustomerEndUserId, sandboxCustomerPartnerId, subjects } from '@pcp/contracts';
 import { handle, requireTestPartner, type HandlerBinding } from '@pcp/service-kit';
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { OrderingDatabase } from '../db/ordering.table.js';
 
 const count = (result: { numDeletedRows: bigint }[]) =>
@@ -8,25 +8,30 @@ const count = (result: { numDeletedRows: bigint }[]) =>
 
 /**
  * `ordering.testReset` (docs/guide/sandbox.md#reset): in one transaction, every ordering row
- * of the calling test tenant: the orders it placed or its stores took (and their outbox
- * events, status history, refunds owed, deliveries with their tries and place attempts), its
- * place attempts, addresses, webhook endpoint and
- * deliveries, its webhook stream's log, its stores' acceptance-timeout runs, and what the
- * sandbox customer made for it. A place still running (its lease held, no answer yet) is left
- * to finish. The stream itself (its secret) stays: a `pcp listen` open across the reset keeps
- * receiving, signed as before.
+ * of the calling test tenant: the orders it placed, and those the sandbox customer placed for
+ * it (and their outbox events, status history, refunds owed, deliveries with their tries and
+ * place attempts), its place attempts, addresses, webhook endpoint and deliveries, its webhook
+ * stream's log, its stores' acceptance-timeout runs, and what the sandbox customer made for it.
+ * Another partner's order at its stores is that partner's: it stays, with its deliveries and
+ * its place attempt (a retry of its Idempotency-Key answers it again), and only leaves the
+ * store side (`store_deleted_at`), as the reset deletes the stores. Payments' reset deletes
+ * the charges of exactly the orders deleted here (those of the tenant and its sandbox
+ * customer). A place still running (its lease held, no answer yet) is left to finish. The
+ * stream itself (its secret) stays: a `pcp listen` open across the reset keeps receiving,
+ * signed as before.
  */
 export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
   return handle(subjects.ordering.testReset, async (_input, ctx) => {
     const partnerId = requireTestPartner(ctx);
     const customer = sandboxCustomerEndUserId(partnerId);
+    // The tenant's own orders: those it placed, and those the sandbox customer placed for it.
+    const ownOrders = (eb: ExpressionBuilder<OrderingDatabase, 'orders'>) =>
+      eb.or([
+        eb('partner_id', '=', partnerId),
+        eb.and([eb('partner_id', '=', sandboxCustomerPartnerId), eb('end_user_id', '=', customer)]),
+      ]);
     const deleted = await db.transaction().execute(async (trx) => {
-      const orderIds = trx
-        .selectFrom('orders')
-        .select('order_id')
-        .where((eb) =>
-          eb.or([eb('partner_id', '=', partnerId), eb('store_partner_id', '=', partnerId)]),
-        );
+      const orderIds = trx.selectFrom('orders').select('order_id').where(ownOrders);
       // Their tries and status history would go with their delivery and order by cascade;
       // deleted first so the reset reports them too.
       const tries = await trx
@@ -88,9 +93,7 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
           trx
             .selectFrom('orders')
             .select(sql<string>`order_id::text`.as('id'))
-            .where((eb) =>
-              eb.or([eb('partner_id', '=', partnerId), eb('store_partner_id', '=', partnerId)]),
-            ),
+            .where(ownOrders),
         )
         .execute();
       const attempts = await trx
@@ -113,11 +116,13 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
           ]),
         )
         .execute();
-      const orders = await trx
-        .deleteFrom('orders')
-        .where((eb) =>
-          eb.or([eb('partner_id', '=', partnerId), eb('store_partner_id', '=', partnerId)]),
-        )
+      const orders = await trx.deleteFrom('orders').where(ownOrders).execute();
+      // Other partners' orders at its stores stay theirs; the stores go with this reset.
+      await trx
+        .updateTable('orders')
+        .set({ store_deleted_at: sql<Date>`now()` })
+        .where('store_partner_id', '=', partnerId)
+        .where('store_deleted_at', 'is', null)
         .execute();
       const timeouts = await trx
         .deleteFrom('store_acceptance_timeouts')

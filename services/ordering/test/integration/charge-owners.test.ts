@@ -87,6 +87,7 @@ function orderOf(attempt: HeldAttempt & { charge_id: string }): OrderRow {
     accept_by: null,
     cancel_reason: null,
     cancelled_by: null,
+    store_deleted_at: null,
     created_at: now,
     updated_at: now,
   };

@@ -115,6 +115,7 @@ async function pendingOrder(): Promise<string> {
         estimated_ready_at: null,
         cancel_reason: null,
         cancelled_by: null,
+        store_deleted_at: null,
         accept_by: new Date(now.getTime() + 600_000),
         created_at: now,
         updated_at: now,

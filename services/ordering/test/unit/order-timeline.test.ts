@@ -28,6 +28,7 @@ function order(overrides: Partial<OrderRow> = {}): OrderRow {
     cancel_reason: null,
     accept_by: null,
     cancelled_by: null,
+    store_deleted_at: null,
     created_at: placedAt,
     updated_at: placedAt,
     ...overrides,

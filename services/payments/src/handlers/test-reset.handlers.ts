@@ -5,8 +5,11 @@ import type { PaymentsDatabase } from '../db/payments.table.js';
 
 /**
  * `payments.testReset` (docs/guide/sandbox.md#reset): the calling test tenant's cards,
- * charges (with their refunds and what the reconciler did to them) and velocity counts, and those the sandbox customer made for
- * it, in one transaction. A charge still being authorized is left to finish (and its card).
+ * charges (with their refunds and what the reconciler did to them) and velocity counts, and
+ * those the sandbox customer made for it, in one transaction. These are the charges of exactly
+ * the orders ordering's reset deletes (placed by the tenant or by the sandbox customer for
+ * it): another partner's charge for an order at the tenant's stores stays, as its order does.
+ * A charge still being authorized is left to finish (and its card).
  */
 export function testResetHandler(db: Kysely<PaymentsDatabase>): HandlerBinding {
   return handle(subjects.payments.testReset, async (_input, ctx) => {
