@@ -16,6 +16,7 @@ import * as webhookPartnerDue from './2026-12-21T0400-webhook-partner-due.js';
 import * as orderTimeline from './2026-12-22T0200-order-timeline.js';
 import * as deniedItems from './2026-12-23T0100-denied-items.js';
 import * as orderRefunds from './2026-12-24T0100-order-refunds.js';
+import * as bindWebhookSecrets from './2026-12-25T0300-bind-webhook-secrets.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-22T0200-order-timeline': orderTimeline,
   '2026-12-23T0100-denied-items': deniedItems,
   '2026-12-24T0100-order-refunds': orderRefunds,
+  '2026-12-25T0300-bind-webhook-secrets': bindWebhookSecrets,
 };
 
 export const ORDERING_SCHEMA = 'ordering';
