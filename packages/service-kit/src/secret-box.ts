@@ -228,13 +228,13 @@ export function rewrap(
  */
 export const unboundForMigrations = {
   isSealed: (value: string): boolean => value.startsWith(UNBOUND_PREFIX),
-  seal(keyring: Keyring, plaintext: string): string {
+  seal: (keyring: Keyring, plaintext: string): string => {
     const dataKey = randomBytes(KEY_BYTES);
     const wrappedKey = encrypt(masterKey(keyring, keyring.currentKeyId), dataKey);
     const body = encrypt(dataKey, Buffer.from(plaintext, 'utf8'));
     return `${UNBOUND_PREFIX}${keyring.currentKeyId}.${wrappedKey}.${body}`;
   },
-  open(keyring: Keyring, sealed: string): string {
+  open: (keyring: Keyring, sealed: string): string => {
     const { keyId, wrappedKey, body } = parts(sealed, UNBOUND_PREFIX);
     const dataKey = decrypt(masterKey(keyring, keyId), wrappedKey);
     return decrypt(dataKey, body).toString('utf8');
