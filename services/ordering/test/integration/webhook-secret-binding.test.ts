@@ -1,4 +1,4 @@
-import { subjects } from '@pcp/contracts';
+import { events, subjects } from '@pcp/contracts';
 import {
   createBusClient,
   createDatabase,
@@ -8,6 +8,8 @@ import {
 } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { expectAppError } from '@pcp/testing/expect-app-error';
@@ -25,6 +27,10 @@ let env: TestEnvironment;
 let db: Kysely<OrderingDatabase>;
 let bus: BusClient;
 let ordering: ReturnType<typeof createOrderingService>;
+/** A partner's webhook receiver: the requests it got. */
+let receiver: Server;
+let receiverUrl: string;
+const received: string[] = [];
 
 const ctx = (partnerId: string, mode: 'test' | 'live'): RequestContext => ({
   requestId: randomUUID(),
@@ -48,12 +54,19 @@ beforeAll(async () => {
     subjectPrefix: env.prefix,
     requestTimeoutMs: 5_000,
     db,
-    config: loadConfig(orderingEnvSchema, {}),
+    config: loadConfig(orderingEnvSchema, { WEBHOOK_ALLOW_HTTP: 'true' }),
   });
   await ordering.start();
+  receiver = createServer((request, response) => {
+    received.push(request.url ?? '');
+    response.writeHead(204).end();
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
 });
 
 afterAll(async () => {
+  await new Promise((resolve) => (receiver ? receiver.close(resolve) : resolve(undefined)));
   await ordering?.stop(5_000);
   await db?.destroy();
   await env?.cleanup();
@@ -128,5 +141,53 @@ describe('a sealed webhook secret copied into another row', () => {
       ctx(partnerId, 'test'),
     );
     expect((await openStream(partnerId)).secret).toBe(rotated.secret);
+  });
+
+  it('signs no delivery: the try fails, and the endpoint gets nothing', async () => {
+    const victim = await liveEndpoint();
+    const attacker = randomUUID();
+    await bus.request(
+      subjects.ordering.putWebhook,
+      { url: receiverUrl, events: ['order.created'] },
+      ctx(attacker, 'live'),
+    );
+    await sql`update ordering.webhook_endpoints set secret = ${victim.sealed}
+      where partner_id = ${attacker}`.execute(db);
+
+    const eventId = randomUUID();
+    const envelope = {
+      id: eventId,
+      type: 'ordering.v1.order-status-changed',
+      occurredAt: new Date().toISOString(),
+      version: 1,
+      data: {
+        event: 'order.created',
+        orderId: randomUUID(),
+        storeId: randomUUID(),
+        partnerId: attacker,
+        state: 'open',
+        status: 'pending',
+        previousStatus: null,
+      },
+    };
+    await env.nc
+      .jetstream()
+      .publish(`${env.prefix}.${events.orderStatusChanged.subject}`, JSON.stringify(envelope), {
+        msgID: eventId,
+      });
+    await expect
+      .poll(
+        async () =>
+          (
+            await db
+              .selectFrom('webhook_deliveries')
+              .select('last_error')
+              .where('event_id', '=', eventId)
+              .executeTakeFirst()
+          )?.last_error,
+        { timeout: 10_000 },
+      )
+      .toBe('the signing secret cannot be used');
+    expect(received).toEqual([]);
   });
 });
