@@ -107,7 +107,7 @@ function associatedData(purpose: 'key' | 'body', binding: SecretBinding): Buffer
   );
 }
 
-function describe(binding: SecretBinding): string {
+function rowOf(binding: SecretBinding): string {
   return `${binding.service}.${binding.table} row ${binding.row} (${binding.mode})`;
 }
 
@@ -161,7 +161,7 @@ function bound<T>(binding: SecretBinding, run: () => T): T {
     return run();
   } catch (error) {
     throw new SecretBindingError(
-      `the sealed secret does not open for ${describe(binding)}: sealed for another row, or altered`,
+      `the sealed secret does not open for ${rowOf(binding)}: sealed for another row, or altered`,
       { cause: error },
     );
   }
