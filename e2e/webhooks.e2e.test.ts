@@ -557,8 +557,8 @@ describe('the secret rotation', () => {
     for (const secret of [previous, current]) {
       expect(stored).not.toContain(secret.slice('whsec_'.length));
     }
-    expect(row.secret).toMatch(/^sb1\.dev\./);
-    expect(row.previous_secret).toMatch(/^sb1\.dev\./);
+    expect(row.secret).toMatch(/^sb2\.dev\./);
+    expect(row.previous_secret).toMatch(/^sb2\.dev\./);
   });
 
   it('needs an endpoint to rotate', async () => {

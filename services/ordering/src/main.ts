@@ -33,10 +33,12 @@ await runService<OrderingDatabase>({
     ...outboxCommands(),
     ...deadLetterCommands(),
     'rewrap-secrets': adminCommand({
-      usage: '',
-      summary: 're-wrap every stored secret with the first key of SECRETS_KEYS',
-      options: {},
-      run: ({ db }) => rewrapWebhookSecrets(db, keyring),
+      usage: '[--rotate-data-keys]',
+      summary:
+        're-wrap every stored secret with the first key of SECRETS_KEYS (and re-seal it under a fresh data key)',
+      options: { 'rotate-data-keys': { type: 'boolean' } },
+      run: ({ db, args }) =>
+        rewrapWebhookSecrets(db, keyring, { rotateDataKey: args['rotate-data-keys'] === true }),
     }),
     'refunds-owed': adminCommand({
       usage: '[--limit N]',

@@ -32,10 +32,12 @@ await runService<StoresDatabase>({
     // Store events leave through an outbox (docs/operations.md#admin-commands).
     ...outboxCommands(),
     'rewrap-secrets': adminCommand({
-      usage: '',
-      summary: 're-wrap every stored secret with the first key of SECRETS_KEYS',
-      options: {},
-      run: ({ db }) => rewrapSubmissionSecrets(db, keyring),
+      usage: '[--rotate-data-keys]',
+      summary:
+        're-wrap every stored secret with the first key of SECRETS_KEYS (and re-seal it under a fresh data key)',
+      options: { 'rotate-data-keys': { type: 'boolean' } },
+      run: ({ db, args }) =>
+        rewrapSubmissionSecrets(db, keyring, { rotateDataKey: args['rotate-data-keys'] === true }),
     }),
     // Ordering's store-event recorder dead-letters stores' events; only stores may publish them.
     ...deadLetterCommands(),

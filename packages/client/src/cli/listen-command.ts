@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { Webhook } from 'standardwebhooks';
+import { unsafeBaseUrl } from './base-url.js';
 import type { CommandIo } from './dry-run-command.js';
 
 export const LISTEN_USAGE = `Usage: pcp listen --forward-to URL [--api-key KEY] [--base-url URL]
@@ -13,9 +14,11 @@ continues after the last event it got (Last-Event-ID): nothing is lost or repeat
   --forward-to URL  where to POST each delivery (e.g. http://localhost:3000/webhooks)
   --api-key KEY     a test key (pcp_test_…); default: PCP_API_KEY
   --base-url URL    the platform's API; default: PCP_BASE_URL, else http://localhost:8080
+                    (https, or plain http only to localhost, 127.0.0.1 or ::1)
   -h, --help        print this help
 
-Stops on Ctrl-C. Exit status: 0 stopped, 1 refused (a live key, a wrong key), 2 usage.
+Stops on Ctrl-C. Exit status: 0 stopped, 1 refused (a live key, a wrong key), 2 usage (a
+plain http base URL to another host included).
 `;
 
 /** The stream's first event: the secret forwarded deliveries are signed with. */
@@ -205,6 +208,12 @@ export async function listenCommand(
     io.stderr(
       `--forward-to URL and an API key (--api-key or PCP_API_KEY) are needed\n\n${LISTEN_USAGE}`,
     );
+    return 2;
+  }
+  // Checked before anything is sent: the key must not cross a network in the clear.
+  const unsafe = unsafeBaseUrl(baseUrl);
+  if (unsafe !== undefined) {
+    io.stderr(`${unsafe}\n`);
     return 2;
   }
   try {

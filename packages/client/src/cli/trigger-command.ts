@@ -3,6 +3,7 @@ import { createPlatformClient, type PlatformClient } from '../client.js';
 import { placeOrder, type Order } from '../place.js';
 import { PlatformProblem } from '../problem.js';
 import { fixtureStoreOrder, NoFixtureStoreError } from '../sandbox.js';
+import { unsafeBaseUrl } from './base-url.js';
 import type { CommandIo } from './dry-run-command.js';
 
 /** What each event does: place a test order, then advance it (or not). */
@@ -26,10 +27,12 @@ store, of one item of its catalog, placed by end user "pcp-cli". Prints each ste
 
   --api-key KEY     a distribution partner's test key (pcp_test_…); default: PCP_API_KEY
   --base-url URL    the platform's API; default: PCP_BASE_URL, else http://localhost:8080
+                    (https, or plain http only to localhost, 127.0.0.1 or ::1)
   -h, --help        print this help
 
 Run "pcp listen" alongside to get the webhooks on your machine.
-Exit status: 0 done, 1 refused or failed (a live key: 403 FORBIDDEN), 2 usage.
+Exit status: 0 done, 1 refused or failed (a live key: 403 FORBIDDEN), 2 usage (a plain http
+base URL to another host included).
 `;
 
 /** The end user the CLI's orders are placed for (`X-End-User-Id`). */
@@ -146,6 +149,12 @@ export async function triggerCommand(
   const baseUrl = values['base-url'] ?? env.PCP_BASE_URL ?? 'http://localhost:8080';
   if (!apiKey || !URL.canParse(baseUrl)) {
     io.stderr(`An API key (--api-key or PCP_API_KEY) is needed\n\n${TRIGGER_USAGE}`);
+    return 2;
+  }
+  // Checked before anything is sent: the key must not cross a network in the clear.
+  const unsafe = unsafeBaseUrl(baseUrl);
+  if (unsafe !== undefined) {
+    io.stderr(`${unsafe}\n`);
     return 2;
   }
   try {

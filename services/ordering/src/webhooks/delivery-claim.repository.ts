@@ -1,4 +1,5 @@
 // Webhook deliveries claimed: the due ones leased to a dispatcher, under the per-partner cap.
+import type { PartnerMode } from '@pcp/contracts';
 import { preparedTransaction } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 
@@ -11,6 +12,8 @@ export type ClaimedDelivery = WebhookDeliveryRow & {
   /** The bytes to send: the row's own payload, or its store event's. */
   body: string;
   url: string;
+  /** The endpoint's mode: its secrets are bound to it. */
+  endpoint_mode: PartnerMode;
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
@@ -157,7 +160,8 @@ export function claimDueDeliveries(
              updated_at = now()
         from picked, webhook_endpoints e
        where w.delivery_id = picked.delivery_id and e.partner_id = w.partner_id
-      returning w.*, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at,
+      returning w.*, e.url, e.mode as endpoint_mode, e.secret, e.previous_secret,
+                e.previous_secret_expires_at,
                 coalesce(w.payload, (select se.payload from webhook_store_events se
                                       where se.event_id = w.event_id)) as body
     `.compile(db),

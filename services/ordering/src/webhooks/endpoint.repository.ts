@@ -1,28 +1,33 @@
 import type { PartnerMode, WebhookEventKind } from '@pcp/contracts';
-import { rewrap, type Keyring } from '@pcp/service-kit';
+import { rewrap, seal, type Keyring } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import type { OrderingDatabase, WebhookEndpointRow } from '../db/ordering.table.js';
+import { endpointSecretBinding, streamSecretBinding } from './secret-bindings.js';
 
 type Db = Kysely<OrderingDatabase>;
 
 /**
- * Re-wrap every stored signing secret's data key (endpoints' and webhook streams') with the
- * keyring's current key, so older keys can leave the keyring. Throws (changing nothing) when a secret's key is not in it.
+ * Move every stored signing secret (endpoints' and webhook streams') to the keyring's current
+ * key, so older keys can leave the keyring; with `rotateDataKey`, each under a fresh data key
+ * too (docs/operations.md#secrets-at-rest). Throws (changing nothing) when a secret's key is
+ * not in the keyring or a secret does not open for its row.
  */
 export async function rewrapWebhookSecrets(
   db: Db,
   keyring: Keyring,
+  options: { rotateDataKey: boolean },
 ): Promise<{ examined: number; rewrapped: number }> {
   return db.transaction().execute(async (trx) => {
     const rows = await trx
       .selectFrom('webhook_endpoints')
-      .select(['partner_id', 'secret', 'previous_secret'])
+      .select(['partner_id', 'mode', 'secret', 'previous_secret'])
       .forUpdate()
       .execute();
     let rewrapped = 0;
     for (const row of rows) {
-      const secret = rewrap(keyring, row.secret);
-      const previous = row.previous_secret === null ? null : rewrap(keyring, row.previous_secret);
+      const move = (value: string) => rewrap(keyring, endpointSecretBinding(row), value, options);
+      const secret = move(row.secret);
+      const previous = row.previous_secret === null ? null : move(row.previous_secret);
       if (secret === row.secret && previous === row.previous_secret) continue;
       await trx
         .updateTable('webhook_endpoints')
@@ -38,7 +43,7 @@ export async function rewrapWebhookSecrets(
       .forUpdate()
       .execute();
     for (const row of streams) {
-      const secret = rewrap(keyring, row.secret);
+      const secret = rewrap(keyring, streamSecretBinding(row.partner_id), row.secret, options);
       if (secret === row.secret) continue;
       await trx
         .updateTable('webhook_streams')
@@ -94,24 +99,37 @@ export function findEndpoint(db: Db, partnerId: string): Promise<WebhookEndpoint
     .executeTakeFirst();
 }
 
-/** A new secret; the current one keeps signing until `overlapMs` from now. */
+/**
+ * A new secret (sealed here, for the endpoint's row); the current one keeps signing until
+ * `overlapMs` from now.
+ */
 export function rotateSecret(
   db: Db,
+  keyring: Keyring,
   partnerId: string,
   secret: string,
   overlapMs: number,
 ): Promise<WebhookEndpointRow | undefined> {
-  return db
-    .updateTable('webhook_endpoints')
-    .set({
-      previous_secret: sql<string>`secret`,
-      previous_secret_expires_at: sql<Date>`now() + ${overlapMs} * interval '1 millisecond'`,
-      secret,
-      updated_at: sql<Date>`now()`,
-    })
-    .where('partner_id', '=', partnerId)
-    .returningAll()
-    .executeTakeFirst();
+  return db.transaction().execute(async (trx) => {
+    const endpoint = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['partner_id', 'mode'])
+      .where('partner_id', '=', partnerId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!endpoint) return undefined;
+    return trx
+      .updateTable('webhook_endpoints')
+      .set({
+        previous_secret: sql<string>`secret`,
+        previous_secret_expires_at: sql<Date>`now() + ${overlapMs} * interval '1 millisecond'`,
+        secret: seal(keyring, endpointSecretBinding(endpoint), secret),
+        updated_at: sql<Date>`now()`,
+      })
+      .where('partner_id', '=', partnerId)
+      .returningAll()
+      .executeTakeFirst();
+  });
 }
 
 /**

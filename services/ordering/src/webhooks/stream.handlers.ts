@@ -13,6 +13,7 @@ import type { OrderingDatabase } from '../db/ordering.table.js';
 import { findEndpoint } from './endpoint.repository.js';
 import { newWebhookSecret } from './webhook.handlers.js';
 import { openStream, readStream } from './stream.repository.js';
+import { endpointSecretBinding, streamSecretBinding } from './secret-bindings.js';
 
 /**
  * The test-mode webhook stream (docs/guide/sandbox.md#webhook-stream): the gateway opens a
@@ -28,12 +29,17 @@ export function streamHandlers(db: Kysely<OrderingDatabase>, keyring: Keyring): 
   return [
     // What the CLI signs forwarded deliveries with: the tenant's endpoint secret when it has
     // an endpoint, so a receiver verifies with the secret it uses in production; otherwise
-    // the stream's own (docs/guide/sandbox.md#webhook-stream).
+    // the stream's own (docs/guide/sandbox.md#webhook-stream). Each opens only as sealed for
+    // this tenant's own test-mode row: one copied from another row fails closed
+    // (SecretBindingError, logged; the caller gets INTERNAL and no secret).
     handle(subjects.ordering.openWebhookStream, async (_input, ctx) => {
       const partnerId = tenant(ctx);
-      const sealed = await openStream(db, partnerId, seal(keyring, newWebhookSecret()));
+      const fresh = seal(keyring, streamSecretBinding(partnerId), newWebhookSecret());
+      const sealed = await openStream(db, partnerId, fresh);
       const endpoint = await findEndpoint(db, partnerId);
-      return { secret: open(keyring, endpoint?.secret ?? sealed) };
+      if (!endpoint) return { secret: open(keyring, streamSecretBinding(partnerId), sealed) };
+      const binding = endpointSecretBinding({ partner_id: partnerId, mode: 'test' });
+      return { secret: open(keyring, binding, endpoint.secret) };
     }),
 
     handle(subjects.ordering.readWebhookStream, async ({ after, limit }, ctx) => {

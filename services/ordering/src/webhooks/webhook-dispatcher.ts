@@ -15,6 +15,7 @@ import { disableEndpoint } from './endpoint.repository.js';
 import { groupCommit } from './group-commit.js';
 import type { OrderingDatabase } from '../db/ordering.table.js';
 import { nextRetryDelay } from './retry-schedule.js';
+import { endpointSecretBinding } from './secret-bindings.js';
 import type { SendOutcome, WebhookMessage, WebhookSend } from './webhook-sender.js';
 
 export interface WebhookDispatcherOptions {
@@ -155,13 +156,17 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
 
   /** One try of a leased delivery, through the partner's breaker. */
   async function attempt(delivery: ClaimedDelivery): Promise<SendOutcome | 'postponed'> {
-    const secrets = [open(options.keyring, delivery.secret)];
-    if (
-      delivery.previous_secret &&
-      delivery.previous_secret_expires_at &&
-      delivery.previous_secret_expires_at.getTime() > Date.now()
-    ) {
-      secrets.push(open(options.keyring, delivery.previous_secret));
+    let secrets: string[];
+    try {
+      secrets = signingSecrets(options.keyring, delivery);
+    } catch (error) {
+      // Not sealed for this endpoint's row (copied from another, or altered): nothing is
+      // signed with it, and the try fails like an unreachable endpoint's.
+      logger.error(
+        { err: error, deliveryId: delivery.delivery_id, partnerId: delivery.partner_id },
+        'webhook signing secret does not open',
+      );
+      return { kind: 'failed', status: null, error: 'the signing secret cannot be used' };
     }
     const breaker = breakerFor(delivery.partner_id);
     if (breaker.opened) return 'postponed';
@@ -338,3 +343,20 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
 }
 
 export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;
+
+/** The endpoint's secrets that sign now: its current one, and its previous one in the overlap. */
+function signingSecrets(keyring: Keyring, delivery: ClaimedDelivery): string[] {
+  const binding = endpointSecretBinding({
+    partner_id: delivery.partner_id,
+    mode: delivery.endpoint_mode,
+  });
+  const secrets = [open(keyring, binding, delivery.secret)];
+  if (
+    delivery.previous_secret &&
+    delivery.previous_secret_expires_at &&
+    delivery.previous_secret_expires_at.getTime() > Date.now()
+  ) {
+    secrets.push(open(keyring, binding, delivery.previous_secret));
+  }
+  return secrets;
+}

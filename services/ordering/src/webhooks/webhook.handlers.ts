@@ -22,6 +22,7 @@ import type { OrderingDatabase, WebhookEndpointRow } from '../db/ordering.table.
 import { deliveryAttempts } from './delivery-attempts.repository.js';
 import { listDeliveries, resendDelivery, type ListedDelivery } from './delivery-list.repository.js';
 import { findEndpoint, rotateSecret, upsertEndpoint } from './endpoint.repository.js';
+import { endpointSecretBinding } from './secret-bindings.js';
 
 export interface WebhookHandlerDeps {
   readonly db: Kysely<OrderingDatabase>;
@@ -103,13 +104,14 @@ export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
         });
       }
       const secret = newWebhookSecret();
-      const sealed = seal(deps.keyring, secret);
-      const { row, created } = await upsertEndpoint(
-        db,
-        partnerId,
-        { ...input, mode: requestMode(ctx) },
-        sealed,
+      const mode = requestMode(ctx);
+      // Sealed for the row this inserts; a replaced endpoint keeps its own secret (and mode).
+      const sealed = seal(
+        deps.keyring,
+        endpointSecretBinding({ partner_id: partnerId, mode }),
+        secret,
       );
+      const { row, created } = await upsertEndpoint(db, partnerId, { ...input, mode }, sealed);
       return { endpoint: withSecret(row, created ? secret : null), created };
     }),
 
@@ -122,8 +124,7 @@ export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
     handle(subjects.ordering.rotateWebhookSecret, async (_input, ctx) => {
       const partnerId = requirePartner(ctx, 'distribution');
       const secret = newWebhookSecret();
-      const sealed = seal(deps.keyring, secret);
-      const row = await rotateSecret(db, partnerId, sealed, deps.secretOverlapMs);
+      const row = await rotateSecret(db, deps.keyring, partnerId, secret, deps.secretOverlapMs);
       if (!row) throw webhookNotFound();
       return withSecret(row, secret);
     }),

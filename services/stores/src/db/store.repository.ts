@@ -1,6 +1,7 @@
-import { rewrap, runPrepared, type Keyring } from '@pcp/service-kit';
+import { rewrap, runPrepared, seal, type Keyring } from '@pcp/service-kit';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { PartnerMode, SpecialDay } from '@pcp/contracts';
+import { submissionSecretBinding } from './secret-binding.js';
 import type { NewStoreRow, StoreRow, StoresDatabase, StoreUpdate } from './store.table.js';
 
 type Db = Kysely<StoresDatabase>;
@@ -55,43 +56,62 @@ export async function upsertStore(
 }
 
 /**
- * Replace the store's order submission secret with `sealedSecret`; the current one (if any)
- * keeps signing until `overlapEndsAt`. Undefined when the partner has no such store.
+ * Replace the store's order submission secret with `secret` (sealed here, for the store's
+ * row); the current one (if any) keeps signing until `overlapEndsAt`. Undefined when the
+ * partner has no such store.
  */
 export function rotateSubmissionSecret(
   db: Db,
-  partnerId: string,
-  storeId: string,
-  sealedSecret: string,
+  keyring: Keyring,
+  store: { partnerId: string; storeId: string },
+  secret: string,
   overlapEndsAt: Date,
 ) {
-  return db
-    .updateTable('stores')
-    .set({
-      order_submission_previous_secret: sql<string | null>`order_submission_secret`,
-      order_submission_previous_secret_expires_at: sql<Date | null>`case
-        when order_submission_secret is null then null else ${overlapEndsAt}::timestamptz end`,
-      order_submission_secret: sealedSecret,
-      updated_at: sql<Date>`now()`,
-    })
-    .where('store_id', '=', storeId)
-    .where('partner_id', '=', partnerId)
-    .returningAll()
-    .executeTakeFirst();
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('stores')
+      .select(['store_id', 'partner_id', 'mode'])
+      .where('store_id', '=', store.storeId)
+      .where('partner_id', '=', store.partnerId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return trx
+      .updateTable('stores')
+      .set({
+        order_submission_previous_secret: sql<string | null>`order_submission_secret`,
+        order_submission_previous_secret_expires_at: sql<Date | null>`case
+          when order_submission_secret is null then null else ${overlapEndsAt}::timestamptz end`,
+        order_submission_secret: seal(keyring, submissionSecretBinding(row), secret),
+        updated_at: sql<Date>`now()`,
+      })
+      .where('store_id', '=', store.storeId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  });
 }
 
 /**
- * Re-wrap every stored secret's data key with the keyring's current key, so older keys can
- * leave the keyring. Throws (changing nothing) when a secret's key is not in the keyring.
+ * Move every stored secret to the keyring's current key, so older keys can leave the
+ * keyring; with `rotateDataKey`, each under a fresh data key too
+ * (docs/operations.md#secrets-at-rest). Throws (changing nothing) when a secret's key is not
+ * in the keyring or a secret does not open for its row.
  */
 export async function rewrapSubmissionSecrets(
   db: Db,
   keyring: Keyring,
+  options: { rotateDataKey: boolean },
 ): Promise<{ examined: number; rewrapped: number }> {
   return db.transaction().execute(async (trx) => {
     const rows = await trx
       .selectFrom('stores')
-      .select(['store_id', 'order_submission_secret', 'order_submission_previous_secret'])
+      .select([
+        'store_id',
+        'partner_id',
+        'mode',
+        'order_submission_secret',
+        'order_submission_previous_secret',
+      ])
       .where((eb) =>
         eb.or([
           eb('order_submission_secret', 'is not', null),
@@ -100,9 +120,11 @@ export async function rewrapSubmissionSecrets(
       )
       .forUpdate()
       .execute();
-    const wrap = (value: string | null) => (value === null ? null : rewrap(keyring, value));
     let rewrapped = 0;
     for (const row of rows) {
+      const binding = submissionSecretBinding(row);
+      const wrap = (value: string | null) =>
+        value === null ? null : rewrap(keyring, binding, value, options);
       const secret = wrap(row.order_submission_secret);
       const previous = wrap(row.order_submission_previous_secret);
       if (

@@ -22,6 +22,7 @@ import {
 } from '../db/store.repository.js';
 import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
+import { submissionSecretBinding } from '../db/secret-binding.js';
 import { locate, type Geocoder } from '../geocoding/geocoder.js';
 import { hoursChangedData, hoursDiffer } from '../domain/store-event-data.js';
 import { recordProfileChange, recordStoreEvent } from '../events/store-events.js';
@@ -77,11 +78,6 @@ export function storeHandlers(
           ? { latitude, longitude }
           : locate(profile.address, geocoder, '/address');
       const secret = newOrderSubmissionSecret();
-      // A new store takes the request's mode; an upsert of an existing one never changes it.
-      const row = {
-        ...profileToRow(partnerId, storeId, profile, location, seal(settings.keyring, secret)),
-        mode: requestMode(ctx),
-      };
       const result = await db.transaction().execute(async (trx) => {
         // The partner's creations one at a time, so concurrent ones cannot pass the limit.
         await sql`select pg_advisory_xact_lock(hashtextextended(${`stores/${partnerId}`}, 0))`.execute(
@@ -94,6 +90,12 @@ export function storeHandlers(
         ) {
           throw storeLimitReached(settings.maxStoresPerPartner);
         }
+        // A new store takes the request's mode; an upsert of an existing one never changes
+        // it, and the fresh secret (stored only when the row has none) is sealed for that row.
+        const mode = previous?.mode ?? requestMode(ctx);
+        const binding = submissionSecretBinding({ store_id: storeId, partner_id: partnerId, mode });
+        const sealed = seal(settings.keyring, binding, secret);
+        const row = { ...profileToRow(partnerId, storeId, profile, location, sealed), mode };
         const upserted = await upsertStore(trx, row);
         if (!upserted || !previous) return upserted && { ...upserted, announced: false };
         // A replaced profile may change what orders are checked against (fees, radius,
@@ -127,9 +129,9 @@ export function storeHandlers(
       const now = clock();
       const row = await rotateSubmissionSecret(
         db,
-        partnerId,
-        storeId,
-        seal(settings.keyring, secret),
+        settings.keyring,
+        { partnerId, storeId },
+        secret,
         new Date(now.getTime() + settings.overlapMs),
       );
       storeRows.invalidate(storeId);
@@ -141,8 +143,11 @@ export function storeHandlers(
     handle(subjects.stores.submissionSecrets, async ({ storeId }) => {
       const row = await findStore(db, storeId);
       const sealed = row ? signingSecrets(row, clock()) : [];
-      if (sealed.length === 0) throw storeNotFound();
-      return { secrets: sealed.map((value) => open(settings.keyring, value)) };
+      if (!row || sealed.length === 0) throw storeNotFound();
+      // Opened for this store's row only: a value copied from another row throws
+      // (SecretBindingError, logged; ordering gets INTERNAL and signs nothing with it).
+      const binding = submissionSecretBinding(row);
+      return { secrets: sealed.map((value) => open(settings.keyring, binding, value)) };
     }),
 
     handle(subjects.stores.get, async ({ storeId }, ctx) => {

@@ -1,10 +1,18 @@
 import { subjects } from '@pcp/contracts';
-import { keyringFromEnv, migrateToLatest, open, type BusClient } from '@pcp/service-kit';
+import {
+  keyringFromEnv,
+  migrateToLatest,
+  open,
+  SecretBindingError,
+  unboundForMigrations,
+  type BusClient,
+} from '@pcp/service-kit';
 import { Migrator, sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { startStoresUnderTest, type StoresUnderTest } from '../support/stores-under-test.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES_SCHEMA, storesMigrations, type StoresDatabase } from '../../src/app.js';
+import { submissionSecretBinding } from '../../src/db/secret-binding.js';
 
 let stores: StoresUnderTest;
 let db: Kysely<StoresDatabase>;
@@ -16,6 +24,8 @@ const BEFORE_HARDENING = '2026-11-22T0400-store-delivery-radius-index';
 const BEFORE_SECRETS = '2026-11-25T0100-store-catalog-version';
 /** The last migration that stored them in plaintext. */
 const BEFORE_SEALING = '2026-11-30T0100-store-location-covering-index';
+/** The last migration that left them sealed unbound (sb1). */
+const BEFORE_BINDING = '2026-12-21T0100-store-profile-version';
 
 async function migrateTo(name: string) {
   const migrator = new Migrator({
@@ -142,15 +152,37 @@ describe('the order submission secret migration', () => {
     expect(plaintext.get(first)).not.toBe(plaintext.get(second));
     expect(plaintext.get(none)).toBeNull();
 
-    // The next migration seals them (the dev key here: SECRETS_KEYS is unset in tests).
-    await migrateToLatest(db, STORES_SCHEMA, storesMigrations);
-    const sealed = await stored();
+    // The next migration seals them (the dev key here: SECRETS_KEYS is unset in tests),
+    // unbound; a later one binds each to its row.
     const keyring = keyringFromEnv({});
+    await migrateTo(BEFORE_BINDING);
+    const unbound = await stored();
     for (const storeId of [first, second]) {
-      const value = sealed.get(storeId)!;
+      const value = unbound.get(storeId)!;
       expect(value).toMatch(/^sb1\.dev\./);
       expect(value).not.toContain(plaintext.get(storeId)!.slice('whsec_'.length));
-      expect(open(keyring, value)).toBe(plaintext.get(storeId));
+      expect(unboundForMigrations.open(keyring, value)).toBe(plaintext.get(storeId));
+    }
+    await migrateToLatest(db, STORES_SCHEMA, storesMigrations);
+    const sealed = await stored();
+    const rows = await db
+      .selectFrom('stores')
+      .select(['store_id', 'partner_id', 'mode'])
+      .where('store_id', 'in', [first, second])
+      .execute();
+    for (const row of rows) {
+      const value = sealed.get(row.store_id)!;
+      expect(value).toMatch(/^sb2\.dev\./);
+      expect(value).not.toContain(plaintext.get(row.store_id)!.slice('whsec_'.length));
+      expect(open(keyring, submissionSecretBinding(row), value)).toBe(plaintext.get(row.store_id));
+      // Bound: the other store's row does not open it, nor does sb1's (unbound) reading.
+      const other = rows.find((candidate) => candidate.store_id !== row.store_id)!;
+      expect(() => open(keyring, submissionSecretBinding(other), value)).toThrow(
+        SecretBindingError,
+      );
+      expect(() => open(keyring, submissionSecretBinding(row), unbound.get(row.store_id)!)).toThrow(
+        SecretBindingError,
+      );
     }
     expect(sealed.get(none)).toBeNull();
     // Ordering gets the secret it had before.

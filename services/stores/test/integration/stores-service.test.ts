@@ -25,6 +25,7 @@ import {
   storesEnvSchema,
   type StoresDatabase,
 } from '../../src/app.js';
+import { submissionSecretBinding } from '../../src/db/secret-binding.js';
 import { expectAppError } from '@pcp/testing/expect-app-error';
 import { storeProfile } from '@pcp/testing/fixtures';
 
@@ -407,8 +408,39 @@ describe('order submission secret', () => {
       expect(stored).not.toContain(secret);
       expect(stored).not.toContain(secret.slice('whsec_'.length));
     }
-    expect(row.order_submission_secret).toMatch(/^sb1\.dev\./);
-    expect(row.order_submission_previous_secret).toMatch(/^sb1\.dev\./);
+    expect(row.order_submission_secret).toMatch(/^sb2\.dev\./);
+    expect(row.order_submission_previous_secret).toMatch(/^sb2\.dev\./);
+  });
+
+  it("is bound to its store: one copied by SQL into another partner's test store is not handed out", async () => {
+    const victimStore = randomUUID();
+    const victim = (await upsert(randomUUID(), victimStore)).store.orderSubmissionSecret!;
+    const attackerStore = randomUUID();
+    await client.request(
+      subjects.stores.upsert,
+      { storeId: attackerStore, profile: storeProfile() },
+      { ...commerce(randomUUID()), mode: 'test' },
+    );
+    const stolen = await storedSecrets(victimStore);
+    await db
+      .updateTable('stores')
+      .set({ order_submission_secret: stolen.order_submission_secret })
+      .where('store_id', '=', attackerStore)
+      .execute();
+
+    const error = await expectAppError(
+      client.request(subjects.stores.submissionSecrets, { storeId: attackerStore }, distribution()),
+      'INTERNAL',
+    );
+    expect(JSON.stringify(error)).not.toContain(victim);
+    // In its own row it still opens.
+    expect(await signingSecrets(victimStore)).toEqual([victim]);
+    // A rotation refuses while the copy is there (it does not open for its row): gone, so
+    // this file's rotation test sees sound rows only.
+    await expect(
+      rewrapSubmissionSecrets(db, keyringFromEnv({}), { rotateDataKey: true }),
+    ).rejects.toThrow(`stores.stores row ${attackerStore} (test)`);
+    await db.deleteFrom('stores').where('store_id', '=', attackerStore).execute();
   });
 
   it('is one secret, shown once, when concurrent upserts create the store', async () => {
@@ -502,20 +534,33 @@ describe('rewrapSubmissionSecrets', () => {
     const next = `next:${randomBytes(32).toString('base64')}`;
     const dev = keyringFromEnv({});
     const devEntry = `dev:${dev.keys.get('dev')!.toString('base64')}`;
-    const result = await rewrapSubmissionSecrets(db, parseKeyring(`${next},${devEntry}`));
+    const result = await rewrapSubmissionSecrets(db, parseKeyring(`${next},${devEntry}`), {
+      rotateDataKey: false,
+    });
     expect(result.rewrapped).toBeGreaterThanOrEqual(1);
-    const row = await db
-      .selectFrom('stores')
-      .select('order_submission_secret')
-      .where('store_id', '=', storeId)
-      .executeTakeFirstOrThrow();
-    expect(row.order_submission_secret).toMatch(/^sb1\.next\./);
+    const stored = () =>
+      db
+        .selectFrom('stores')
+        .select(['store_id', 'partner_id', 'mode', 'order_submission_secret'])
+        .where('store_id', '=', storeId)
+        .executeTakeFirstOrThrow();
+    const row = await stored();
+    const binding = submissionSecretBinding(row);
+    expect(row.order_submission_secret).toMatch(/^sb2\.next\./);
     // The new key alone opens it now; the dev key alone cannot.
-    expect(open(parseKeyring(next), row.order_submission_secret!)).toBe(first);
-    expect(() => open(dev, row.order_submission_secret!)).toThrow(/"next".*SECRETS_KEYS lacks/);
-    await expect(rewrapSubmissionSecrets(db, dev)).rejects.toThrow(/"next"/);
-    // Back under the dev key, for the other tests of this file.
-    await rewrapSubmissionSecrets(db, parseKeyring(`${devEntry},${next}`));
+    expect(open(parseKeyring(next), binding, row.order_submission_secret!)).toBe(first);
+    expect(() => open(dev, binding, row.order_submission_secret!)).toThrow(
+      /"next".*SECRETS_KEYS lacks/,
+    );
+    await expect(rewrapSubmissionSecrets(db, dev, { rotateDataKey: false })).rejects.toThrow(
+      /"next"/,
+    );
+    // Back under the dev key, for the other tests of this file, each under a fresh data key.
+    await rewrapSubmissionSecrets(db, parseKeyring(`${devEntry},${next}`), { rotateDataKey: true });
+    const resealed = (await stored()).order_submission_secret!;
+    expect(resealed).toMatch(/^sb2\.dev\./);
+    // A new ciphertext: re-sealed, not only re-wrapped (a fresh data key: secret-box.test.ts).
+    expect(resealed.split('.')[3]).not.toBe(row.order_submission_secret!.split('.')[3]);
     expect(
       await client.request(subjects.stores.submissionSecrets, { storeId }, distribution()),
     ).toEqual({

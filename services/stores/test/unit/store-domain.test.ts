@@ -29,7 +29,7 @@ const updatedAt = new Date('2026-11-21T09:30:00.000Z');
 /** `whsec_` and the base64 of 24 bytes (32 characters, no padding). */
 const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
 /** What the handler passes: the fresh secret, sealed (the domain never sees plaintext). */
-const SEALED = 'sb1.dev.wrapped.ciphertext';
+const SEALED = 'sb2.dev.wrapped.ciphertext';
 
 /** The row Postgres would hand back for an inserted NewStoreRow. */
 function asStored(row: NewStoreRow, extra: Partial<StoreRow> = {}): StoreRow {
@@ -424,13 +424,13 @@ describe('store views', () => {
   it('show the end of a rotation overlap while it lasts, and sign with both secrets till then', () => {
     const expiresAt = new Date(now.getTime() + 60_000);
     const row = storedRow({
-      order_submission_previous_secret: 'sb1.dev.previous.ciphertext',
+      order_submission_previous_secret: 'sb2.dev.previous.ciphertext',
       order_submission_previous_secret_expires_at: expiresAt,
     });
     expect(toCommerceStore(row, now).orderSubmissionPreviousSecretExpiresAt).toBe(
       expiresAt.toISOString(),
     );
-    expect(signingSecrets(row, now)).toEqual([SEALED, 'sb1.dev.previous.ciphertext']);
+    expect(signingSecrets(row, now)).toEqual([SEALED, 'sb2.dev.previous.ciphertext']);
     const later = new Date(expiresAt.getTime() + 1);
     expect(toCommerceStore(row, later).orderSubmissionPreviousSecretExpiresAt).toBeNull();
     expect(signingSecrets(row, later)).toEqual([SEALED]);

@@ -17,6 +17,7 @@ import * as orderTimeline from './2026-12-22T0200-order-timeline.js';
 import * as deniedItems from './2026-12-23T0100-denied-items.js';
 import * as orderRefunds from './2026-12-24T0100-order-refunds.js';
 import * as orderStoreDeleted from './2026-12-25T0100-order-store-deleted.js';
+import * as bindWebhookSecrets from './2026-12-25T0300-bind-webhook-secrets.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-23T0100-denied-items': deniedItems,
   '2026-12-24T0100-order-refunds': orderRefunds,
   '2026-12-25T0100-order-store-deleted': orderStoreDeleted,
+  '2026-12-25T0300-bind-webhook-secrets': bindWebhookSecrets,
 };
 
 export const ORDERING_SCHEMA = 'ordering';

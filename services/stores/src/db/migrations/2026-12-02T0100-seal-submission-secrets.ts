@@ -1,4 +1,7 @@
-import { isSealed, keyringFromEnv, open, seal } from '@pcp/service-kit';
+import { keyringFromEnv, unboundForMigrations } from '@pcp/service-kit';
+
+// Sealed as they were then: unbound (sb1); a later migration binds them to their rows.
+const { isSealed, open, seal } = unboundForMigrations;
 import { sql, type Kysely } from 'kysely';
 
 /**
