@@ -382,6 +382,9 @@ const tables: Record<Schema, Record<string, { rows: Rows; keeps?: string } | { n
     item_availability_overrides: { rows: among('store_id', 'storeIds') },
     outbox: { rows: among('aggregate_id', 'storeIds') },
     fixture_store_events: { none: 'the fixture stores’ schedule, the platform’s' },
+    deleted_store_versions: {
+      none: 'the versions a deleted store id goes on from, whoever creates it next: the reset writes them',
+    },
   },
   catalog: {
     ingest_runs: { rows: byPartner },

@@ -103,8 +103,18 @@ export interface FixtureStoreEventsTable {
   turn: ColumnType<number, never, number>;
 }
 
+/** A deleted store id's last versions, which a store created again with it continues. */
+export interface DeletedStoreVersionsTable {
+  store_id: string;
+  event_version: number;
+  profile_version: number;
+  item_availability_version: number;
+  deleted_at: ColumnType<Date, never, Date>;
+}
+
 export interface StoresDatabase {
   stores: StoreTable;
+  deleted_store_versions: DeletedStoreVersionsTable;
   fixture_store_events: FixtureStoreEventsTable;
   item_availability_overrides: ItemAvailabilityOverrideTable;
   outbox: OutboxTable;

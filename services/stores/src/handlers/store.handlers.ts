@@ -20,6 +20,7 @@ import {
   rotateSubmissionSecret,
   upsertStore,
 } from '../db/store.repository.js';
+import { continueDeletedVersions } from '../db/deleted-store-versions.repository.js';
 import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { submissionSecretBinding } from '../db/secret-binding.js';
@@ -97,6 +98,9 @@ export function storeHandlers(
         const sealed = seal(settings.keyring, binding, secret);
         const row = { ...profileToRow(partnerId, storeId, profile, location, sealed), mode };
         const upserted = await upsertStore(trx, row);
+        // An id deleted before (a sandbox reset): its versions go on from the deleted store's.
+        const continued = upserted?.created && (await continueDeletedVersions(trx, storeId));
+        if (upserted && continued) upserted.store = continued;
         if (!upserted || !previous) return upserted && { ...upserted, announced: false };
         // A replaced profile may change what orders are checked against (fees, radius,
         // address...): ordering's cached profiles hear of it. Its hours may change too.

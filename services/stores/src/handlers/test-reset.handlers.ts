@@ -1,14 +1,16 @@
 import { subjects } from '@pcp/contracts';
 import { handle, requireTestPartner, type HandlerBinding } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
+import { deletePartnerStores } from '../db/deleted-store-versions.repository.js';
 import type { StoreRowCache } from '../db/store-row-cache.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { STORE_EVENT_AGGREGATE, STORE_PROFILE_AGGREGATE } from '../events/store-events.js';
 
 /**
  * `stores.testReset` (docs/guide/sandbox.md#reset): the calling test tenant's stores, their
- * item availability overrides and their events in the outbox, in one transaction; then the
- * deleted stores are announced, so the gateways end their live streams.
+ * item availability overrides and their events in the outbox, in one transaction, keeping the
+ * stores' last versions; then the deleted stores are announced, so the gateways end their live
+ * streams.
  */
 export function testResetHandler(
   db: Kysely<StoresDatabase>,
@@ -38,14 +40,11 @@ export function testResetHandler(
             .where('partner_id', '=', partnerId),
         )
         .executeTakeFirst();
-      const stores = await trx
-        .deleteFrom('stores')
-        .where('partner_id', '=', partnerId)
-        .returning('store_id')
-        .execute();
+      // Their ids keep their last versions: a store created again with one continues them.
+      const deletedIds = await deletePartnerStores(trx, partnerId);
       return {
-        storeIds: stores.map((store) => store.store_id),
-        'stores.stores': stores.length,
+        storeIds: deletedIds,
+        'stores.stores': deletedIds.length,
         'stores.item_availability_overrides': Number(overrides.numDeletedRows),
         'stores.outbox': Number(outbox.numDeletedRows),
       };

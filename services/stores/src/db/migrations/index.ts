@@ -14,6 +14,7 @@ import * as itemAvailabilityEvents from './2026-12-03T0200-item-availability-eve
 import * as modesDataStoreMode from './2026-12-20T0100-modes-data-store-mode.js';
 import * as fixturesStoreEvents from './2026-12-20T0300-fixtures-store-events.js';
 import * as storeProfileVersion from './2026-12-21T0100-store-profile-version.js';
+import * as deletedStoreVersions from './2026-12-22T0200-deleted-store-versions.js';
 import * as bindSubmissionSecrets from './2026-12-22T0300-bind-submission-secrets.js';
 
 /** Migrations of the `stores` schema, by name in the order they apply. */
@@ -33,6 +34,7 @@ export const storesMigrations: Record<string, Migration> = {
   '2026-12-20T0100-modes-data-store-mode': modesDataStoreMode,
   '2026-12-20T0300-fixtures-store-events': fixturesStoreEvents,
   '2026-12-21T0100-store-profile-version': storeProfileVersion,
+  '2026-12-22T0200-deleted-store-versions': deletedStoreVersions,
   '2026-12-22T0300-bind-submission-secrets': bindSubmissionSecrets,
 };
 
