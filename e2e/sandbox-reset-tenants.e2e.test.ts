@@ -16,6 +16,7 @@ import { startCatalogHost } from './catalog-host.js';
 import { call } from './http.js';
 import { newBuyer, refundSettled, sodaOrder, storeWithSodas } from './orders.js';
 import { seedPlacedOrder } from './seed-order.js';
+import { openSse, type OpenStream } from './sse.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 /** The acceptance window a store gets when its profile sets none. */
@@ -141,7 +142,11 @@ describe('a commerce partner resets while another partner has an order at its st
   let theirs: Awaited<ReturnType<typeof cardOrder>>;
   let ownTestOrderId: string;
   let reset: Awaited<ReturnType<typeof send>>;
+  /** The live stream of the store id's next owner. */
+  let nextOwnersStream: OpenStream | undefined;
   const key = randomUUID();
+
+  afterAll(() => nextOwnersStream?.drop());
 
   beforeAll(async () => {
     commerce = await testPartner('commerce');
@@ -219,9 +224,17 @@ describe('a commerce partner resets while another partner has an order at its st
       status: 'confirmed',
     });
     expect(moved.status, moved.text).toBe(404);
+    nextOwnersStream = await openSse(
+      new URL(`/v1/commerce/stores/${store.storeId}/events`, platform.baseUrl),
+      { authorization: `Bearer ${next.apiKey}` },
+    );
+    expect(nextOwnersStream.status, nextOwnersStream.text()).toBe(200);
   });
 
   it('lets the acceptance sweeper cancel and refund it, counting nothing against the store id', async () => {
+    const marketStream = await openSse(new URL('/v1/marketfront/events', platform.baseUrl), {
+      authorization: `Bearer ${market.apiKey}`,
+    });
     offsetMs += WINDOW_MS + 1_000;
     await platform.ordering.sweepAcceptance();
     const order = await send('GET', `/v1/marketfront/orders/${theirs.orderId}`, market);
@@ -234,6 +247,12 @@ describe('a commerce partner resets while another partner has an order at its st
       .where('store_id', '=', store.storeId)
       .execute();
     expect(runs).toEqual([]);
+    // Its cancel reaches the partner that placed it, and not the store id's next owner.
+    const cancelled = (events: { event: string; data: string }[]) =>
+      events.filter((e) => e.event === 'order.cancelled' && e.data.includes(theirs.orderId));
+    await expect.poll(() => cancelled(marketStream.events).length).toBe(1);
+    marketStream.drop();
+    expect(cancelled(nextOwnersStream!.events)).toEqual([]);
   });
 });
 

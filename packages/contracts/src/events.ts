@@ -40,6 +40,12 @@ export const orderStatusChangedData = z.object({
   storeId: guid,
   /** The distribution partner that placed the order (whose webhooks it goes to). */
   partnerId: guid,
+  /**
+   * Internal: the store's owner, or null once the store was deleted under the order (a sandbox
+   * reset): such an order's events reach no store's live stream, whoever owns its store id
+   * now. Events published before it lack it.
+   */
+  storePartnerId: guid.nullable().optional(),
   state: orderState,
   status: orderStatus,
   /** Null for `order.created`. */

@@ -89,14 +89,21 @@ function json(data: Uint8Array): unknown {
   }
 }
 
-/** An order event: to its store's streams and its distribution partner's. */
+/**
+ * An order event: to its store's streams and its distribution partner's; an order whose store
+ * was deleted under it (`storePartnerId` null) is no store's any more, so only to the partner's.
+ */
 function decodeOrderEvent(data: Uint8Array): Decoded {
   const parsed = events.orderStatusChanged.schema.safeParse(json(data));
   if (!parsed.success) return undefined;
   const event = parsed.data;
   const payload = orderEventPayload(event);
+  const partnerTopic = liveTopic.partner(event.data.partnerId);
   return {
-    topics: [liveTopic.store(event.data.storeId), liveTopic.partner(event.data.partnerId)],
+    topics:
+      event.data.storePartnerId === null
+        ? [partnerTopic]
+        : [liveTopic.store(event.data.storeId), partnerTopic],
     frame: sseFrame({ id: event.id, event: payload.type, data: payload.data }),
   };
 }

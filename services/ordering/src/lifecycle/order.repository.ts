@@ -77,6 +77,7 @@ export async function recordOrderEvent(
       orderId: row.order_id,
       storeId: row.store_id,
       partnerId: row.partner_id,
+      storePartnerId: row.store_deleted_at === null ? row.store_partner_id : null,
       state: row.state,
       status: row.status,
       previousStatus,
