@@ -29,6 +29,7 @@ import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from 
 import { createRateLimiter, type RedisCommands } from './http/rate-limit.js';
 import { createRequestRecorder } from './http/request-recorder.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
+import areaAccess from './plugins/area-access.js';
 import auth from './plugins/auth.js';
 import endUser from './plugins/end-user.js';
 import idempotencyKey from './plugins/idempotency-key.js';
@@ -197,11 +198,13 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     sweepIntervalMs: config.REQUEST_LOG_SWEEP_INTERVAL_MS,
   });
 
-  // Then, each reading the route's config: the API key, the end user, the rate limit; the
-  // Idempotency-Key just before the handler. Each answer of a principal goes to its log.
+  // Then, each reading the route's config: the API key, the rate limit (so every request with
+  // a principal spends its budget, refused ones too), the partner's kind and mode, the end
+  // user; the Idempotency-Key just before the handler. Each answer of a principal goes to its log.
   void app.register(auth, deps);
-  void app.register(endUser);
   void app.register(rateLimit, { rateLimiter });
+  void app.register(areaAccess);
+  void app.register(endUser);
   void app.register(idempotencyKey);
   void app.register(requestContext);
   void app.register(requestLog, { recorder });
