@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 /**
  * A route's `area` and `testOnly` (see the auth plugin): a key of the other kind of partner,
  * or a live key on a test helper, gets 403 FORBIDDEN. After the rate limit, so a refused
- * request spends the partner's budget like any other (docs/guide/rate-limits.md).
+ * request spends the partner's budget like any other (docs/guide/authentication.md#rate-limits).
  */
 const areaAccess: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', async (request) => {
