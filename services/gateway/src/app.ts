@@ -86,6 +86,7 @@ export interface GatewayDeps {
     | 'REQUEST_LOG_SWEEP_INTERVAL_MS'
     | 'REQUEST_LOG_FLUSH_MS'
     | 'REQUEST_LOG_BUFFER_MAX_ROWS'
+    | 'REQUEST_LOG_BUFFER_MAX_ROWS_PER_PARTNER'
   >;
 }
 
@@ -193,6 +194,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     metrics: deps.metrics,
     flushMs: config.REQUEST_LOG_FLUSH_MS,
     maxBuffered: config.REQUEST_LOG_BUFFER_MAX_ROWS,
+    maxBufferedPerTenant: config.REQUEST_LOG_BUFFER_MAX_ROWS_PER_PARTNER,
     retentionDays: config.REQUEST_LOG_RETENTION_DAYS,
     maxPerTenant: config.REQUEST_LOG_MAX_PER_PARTNER,
     sweepIntervalMs: config.REQUEST_LOG_SWEEP_INTERVAL_MS,

@@ -17,3 +17,10 @@ export interface RequestLogTable {
 }
 
 export type RequestLogRow = Selectable<RequestLogTable>;
+
+/** How many requests the log holds per tenant, kept by triggers (the cap's check). */
+export interface RequestLogTenantRowsTable {
+  tenant_id: string;
+  /** A bigint: node-postgres reads it as a string. */
+  row_count: string;
+}

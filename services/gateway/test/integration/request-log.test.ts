@@ -555,6 +555,7 @@ describe('a database that refuses the writes', () => {
       metrics,
       flushMs: 60_000,
       maxBuffered: 100,
+      maxBufferedPerTenant: 100,
       retentionDays: 30,
       maxPerTenant: 100,
       sweepIntervalMs: 86_400_000,
