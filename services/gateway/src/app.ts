@@ -17,7 +17,6 @@ import {
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
-import { randomUUID } from 'node:crypto';
 import { Histogram } from 'prom-client';
 import { registerApi } from './api.js';
 import { createLiveEventHub, startLiveEventSource } from './live/live-events.js';
@@ -27,6 +26,7 @@ import type { GatewayDatabase } from './db/partner.table.js';
 import { createAccountReads } from './http/account-reads.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/problem.js';
 import { createRateLimiter, type RedisCommands } from './http/rate-limit.js';
+import { clientRequestIdOf, requestIdOf } from './http/request-id.js';
 import { createRequestRecorder } from './http/request-recorder.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import areaAccess from './plugins/area-access.js';
@@ -41,6 +41,13 @@ export { buildOpenApiDocument } from './api.js';
 export { gatewayMigrations, GATEWAY_SCHEMA } from './db/migrations/index.js';
 export type { GatewayDatabase } from './db/partner.table.js';
 export { gatewayEnvSchema, type GatewayConfig } from './config.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The partner's own X-Request-Id, bounded and printable (request.id is ours). */
+    clientRequestId: string | undefined;
+  }
+}
 
 export interface GatewayDeps {
   readonly nc: NatsConnection;
@@ -89,8 +96,6 @@ export interface GatewayDeps {
     | 'REQUEST_LOG_BUFFER_MAX_ROWS_PER_PARTNER'
   >;
 }
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface GatewayService extends ServiceInstance {
   start(): Promise<void>;
@@ -142,10 +147,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     // tenants: each request starts our own trace, linked to the partner's.
     serverFactory: (handler, options) => createUntrustedTraceServer(handler, options),
     requestIdHeader: false,
-    genReqId: (request) => {
-      const incoming = request.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: (request) => requestIdOf(request.headers['x-request-id']),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     frameworkErrors: frameworkErrorHandler(docsUrl),
@@ -165,10 +167,16 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   let draining = false;
   // First hook: the server span gets its route, and every line logged for the request (by
   // any later hook, the handler or onResponse) its request id, partner and trace.
+  app.decorateRequest('clientRequestId', undefined);
   app.addHook('onRequest', (request, _reply, done) => {
     setHttpRoute(request.routeOptions.url ?? 'unmatched');
     linkIncomingTrace(request.raw);
-    const fields = () => ({ requestId: request.id, partnerId: request.principal?.partnerId });
+    request.clientRequestId = clientRequestIdOf(request.headers['x-request-id']);
+    const fields = () => ({
+      requestId: request.id,
+      clientRequestId: request.clientRequestId,
+      partnerId: request.principal?.partnerId,
+    });
     bindLogContextToSpan(fields);
     withLogContext(fields, done);
   });

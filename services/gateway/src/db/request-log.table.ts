@@ -11,6 +11,8 @@ export interface RequestLogTable {
   status: number;
   error_code: string | null;
   request_id: string;
+  /** The partner's own X-Request-Id (bounded, printable), when it sent one. */
+  client_request_id: string | null;
   idempotency_key: string | null;
   latency_ms: number;
   key_id: string;
