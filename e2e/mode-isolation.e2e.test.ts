@@ -144,7 +144,7 @@ const areaKey = (world: World, area: Area) =>
 
 /** A failed request (404 NOT_FOUND) of the world's key, once its own log shows it. */
 async function loggedFailure(area: Area, world: World): Promise<string> {
-  const requestId = `isolation-${randomUUID()}`;
+  const requestId = randomUUID();
   const failed = await send('GET', `/v1/${area}/no-such-route`, areaKey(world, area), {
     headers: { 'X-Request-Id': requestId },
   });

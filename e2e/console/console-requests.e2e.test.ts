@@ -73,7 +73,7 @@ const kinds = [
 describe.each(kinds)('a $kind partner in the console', ({ kind, area, failing, buckets }) => {
   it('reads a failed call in the request log and its error grouped by code', async () => {
     const partner = await platform.newPartner(kind);
-    const requestId = `console-${randomUUID()}`;
+    const requestId = randomUUID();
     const idempotencyKey = `key-${randomUUID()}`;
     const answer = await call(platform.baseUrl, failing.method, failing.path, {
       apiKey: partner.apiKey,

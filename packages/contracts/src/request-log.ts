@@ -48,7 +48,13 @@ export const requestLogEntry = z
     status: z.number().int(),
     /** The ProblemDetail's errorCode, when the answer was one. */
     errorCode: z.string().optional(),
+    /** The request's id: the X-Request-Id of the answer. */
     requestId: z.string(),
+    /**
+     * The X-Request-Id you sent, when you sent one (its first 128 characters, any outside
+     * printable ASCII as `?`): the request's own id is the platform's.
+     */
+    clientRequestId: z.string().optional(),
     /** The Idempotency-Key header as sent (its first 255 characters). */
     idempotencyKey: z.string().optional(),
     latencyMs: z.number().int().nonnegative(),

@@ -17,7 +17,6 @@ import {
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
-import { randomUUID } from 'node:crypto';
 import { Histogram } from 'prom-client';
 import { registerApi } from './api.js';
 import { createLiveEventHub, startLiveEventSource } from './live/live-events.js';
@@ -27,8 +26,10 @@ import type { GatewayDatabase } from './db/partner.table.js';
 import { createAccountReads } from './http/account-reads.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/problem.js';
 import { createRateLimiter, type RedisCommands } from './http/rate-limit.js';
+import { clientRequestIdOf, requestIdOf } from './http/request-id.js';
 import { createRequestRecorder } from './http/request-recorder.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
+import areaAccess from './plugins/area-access.js';
 import auth from './plugins/auth.js';
 import endUser from './plugins/end-user.js';
 import idempotencyKey from './plugins/idempotency-key.js';
@@ -40,6 +41,13 @@ export { buildOpenApiDocument } from './api.js';
 export { gatewayMigrations, GATEWAY_SCHEMA } from './db/migrations/index.js';
 export type { GatewayDatabase } from './db/partner.table.js';
 export { gatewayEnvSchema, type GatewayConfig } from './config.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The partner's own X-Request-Id, bounded and printable (request.id is ours). */
+    clientRequestId: string | undefined;
+  }
+}
 
 export interface GatewayDeps {
   readonly nc: NatsConnection;
@@ -87,10 +95,9 @@ export interface GatewayDeps {
     | 'REQUEST_LOG_SWEEP_INTERVAL_MS'
     | 'REQUEST_LOG_FLUSH_MS'
     | 'REQUEST_LOG_BUFFER_MAX_ROWS'
+    | 'REQUEST_LOG_BUFFER_MAX_ROWS_PER_PARTNER'
   >;
 }
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface GatewayService extends ServiceInstance {
   start(): Promise<void>;
@@ -142,10 +149,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     // tenants: each request starts our own trace, linked to the partner's.
     serverFactory: (handler, options) => createUntrustedTraceServer(handler, options),
     requestIdHeader: false,
-    genReqId: (request) => {
-      const incoming = request.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: (request) => requestIdOf(request.headers['x-request-id']),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     frameworkErrors: frameworkErrorHandler(docsUrl),
@@ -165,10 +169,16 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   let draining = false;
   // First hook: the server span gets its route, and every line logged for the request (by
   // any later hook, the handler or onResponse) its request id, partner and trace.
+  app.decorateRequest('clientRequestId', undefined);
   app.addHook('onRequest', (request, _reply, done) => {
     setHttpRoute(request.routeOptions.url ?? 'unmatched');
     linkIncomingTrace(request.raw);
-    const fields = () => ({ requestId: request.id, partnerId: request.principal?.partnerId });
+    request.clientRequestId = clientRequestIdOf(request.headers['x-request-id']);
+    const fields = () => ({
+      requestId: request.id,
+      clientRequestId: request.clientRequestId,
+      partnerId: request.principal?.partnerId,
+    });
     bindLogContextToSpan(fields);
     withLogContext(fields, done);
   });
@@ -194,16 +204,19 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     metrics: deps.metrics,
     flushMs: config.REQUEST_LOG_FLUSH_MS,
     maxBuffered: config.REQUEST_LOG_BUFFER_MAX_ROWS,
+    maxBufferedPerTenant: config.REQUEST_LOG_BUFFER_MAX_ROWS_PER_PARTNER,
     retentionDays: config.REQUEST_LOG_RETENTION_DAYS,
     maxPerTenant: config.REQUEST_LOG_MAX_PER_PARTNER,
     sweepIntervalMs: config.REQUEST_LOG_SWEEP_INTERVAL_MS,
   });
 
-  // Then, each reading the route's config: the API key, the end user, the rate limit; the
-  // Idempotency-Key just before the handler. Each answer of a principal goes to its log.
+  // Then, each reading the route's config: the API key, the rate limit (so every request with
+  // a principal spends its budget, refused ones too), the partner's kind and mode, the end
+  // user; the Idempotency-Key just before the handler. Each answer of a principal goes to its log.
   void app.register(auth, deps);
-  void app.register(endUser);
   void app.register(rateLimit, { rateLimiter });
+  void app.register(areaAccess);
+  void app.register(endUser);
   void app.register(idempotencyKey);
   void app.register(requestContext);
   void app.register(requestLog, { recorder });

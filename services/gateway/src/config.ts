@@ -87,12 +87,22 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   /** Requests the log keeps per tenant (a partner's live or test mode): the newest. */
   REQUEST_LOG_MAX_PER_PARTNER: z.coerce.number().int().min(1).max(10_000_000).default(50_000),
-  /** How often a replica deletes requests past the retention and past the tenant's cap. */
+  /** How often a replica deletes requests past the retention (the cap is kept by each write). */
   REQUEST_LOG_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(86_400_000).default(300_000),
   /** How often a replica writes the requests it answered (one INSERT per 500). */
   REQUEST_LOG_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(250),
-  /** Requests a replica holds unwritten at most; past it the oldest are dropped (and counted). */
+  /**
+   * Requests a replica holds unwritten at most; past it a tenant's own oldest are dropped (and
+   * counted), or the new one of a tenant with none held.
+   */
   REQUEST_LOG_BUFFER_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
+  /** Of those, the most one tenant holds: past it, that tenant's oldest are dropped. */
+  REQUEST_LOG_BUFFER_MAX_ROWS_PER_PARTNER: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(2_000),
   /** Port of /health/ready and /metrics, off the public port (host: OPS_HOST). */
   OPS_PORT: z.coerce.number().int().min(0).max(65_535).default(platformOpsPorts.gateway),
   /**

@@ -2456,6 +2456,7 @@ export interface components {
       status: number;
       errorCode?: string;
       requestId: string;
+      clientRequestId?: string;
       idempotencyKey?: string;
       latencyMs: number;
     };
@@ -2568,7 +2569,7 @@ export interface components {
   parameters: never;
   requestBodies: never;
   headers: {
-    /** @description The id of this request (yours when you sent a valid X-Request-Id); quote it to support. */
+    /** @description The id of this request, always one the platform issued (a lowercase UUID); quote it to support. */
     'X-Request-Id': string;
     /** @description Requests per minute your partner may make in this route's class (reads, writes or discovery). */
     'X-RateLimit-Limit': number;
@@ -2749,7 +2750,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -2902,7 +2903,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -3054,7 +3055,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -3275,7 +3276,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -3738,7 +3739,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -3998,7 +3999,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -4210,7 +4211,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -4392,7 +4393,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -4630,7 +4631,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -4817,7 +4818,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -5076,7 +5077,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -5291,7 +5292,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -5472,7 +5473,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -5714,7 +5715,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -5897,7 +5898,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -6119,7 +6120,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -6321,7 +6322,7 @@ export interface operations {
          */
         'If-None-Match'?: string;
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -6569,7 +6570,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -6741,7 +6742,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -6977,7 +6978,7 @@ export interface operations {
          */
         'X-End-User-Id': string;
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -7138,7 +7139,7 @@ export interface operations {
          */
         'X-End-User-Id': string;
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -7400,7 +7401,7 @@ export interface operations {
          */
         'X-End-User-Id': string;
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -7571,7 +7572,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -7748,7 +7749,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -7920,7 +7921,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -8161,7 +8162,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -8314,7 +8315,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -8486,7 +8487,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -8656,7 +8657,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -8885,7 +8886,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -9093,7 +9094,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -9246,7 +9247,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -9418,7 +9419,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -9626,7 +9627,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -9779,7 +9780,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -9951,7 +9952,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -10109,7 +10110,7 @@ export interface operations {
          */
         'X-End-User-Id': string;
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -10279,7 +10280,7 @@ export interface operations {
          */
         'X-End-User-Id': string;
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -10547,7 +10548,7 @@ export interface operations {
          */
         'X-End-User-Id': string;
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -10702,7 +10703,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -10947,7 +10948,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -11175,7 +11176,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -11367,7 +11368,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -11520,7 +11521,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -11673,7 +11674,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -11826,7 +11827,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -11984,7 +11985,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -12137,7 +12138,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -12290,7 +12291,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -12443,7 +12444,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -12596,7 +12597,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -12879,7 +12880,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -13247,7 +13248,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -13556,7 +13557,7 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -13872,7 +13873,7 @@ export interface operations {
          */
         'X-End-User-Id'?: string;
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
@@ -14273,7 +14274,7 @@ export interface operations {
          */
         'X-End-User-Id': string;
         /**
-         * @description Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - (otherwise the platform makes one). It comes back in the X-Request-Id response header and in every ProblemDetail requestId.
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;

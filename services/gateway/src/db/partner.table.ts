@@ -1,6 +1,6 @@
 import type { PartnerKind, PartnerMode, PaymentType, RateLimitBucket } from '@pcp/contracts';
 import type { ColumnType, Generated, JSONColumnType, Selectable } from 'kysely';
-import type { RequestLogTable } from './request-log.table.js';
+import type { RequestLogTable, RequestLogTenantRowsTable } from './request-log.table.js';
 
 export type RateClass = RateLimitBucket;
 /** Per-partner overrides of the per-minute limits; absent classes use the defaults. */
@@ -60,4 +60,5 @@ export interface GatewayDatabase {
   api_keys: ApiKeyTable;
   console_sessions: ConsoleSessionTable;
   request_log: RequestLogTable;
+  request_log_tenant_rows: RequestLogTenantRowsTable;
 }

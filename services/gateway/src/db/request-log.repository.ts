@@ -9,19 +9,61 @@ type Db = Kysely<GatewayDatabase>;
 /** A request as the gateway records it. */
 export type RequestLogInsert = Omit<RequestLogRow, 'id'>;
 
-/** Write a batch of requests in one statement: one array per column. */
-export async function insertRequests(db: Db, rows: readonly RequestLogInsert[]): Promise<void> {
+/**
+ * Write a batch of requests in one statement, and in the same transaction delete the oldest of
+ * each of its tenants beyond `cap` (at most `maxTrimmed` each, so a lowered cap shrinks a log
+ * over a few writes). The triggers' per-tenant counter tells who is over without counting, and
+ * its row lock orders the writes of one tenant across replicas: no tenant's log outgrows the
+ * cap. Answers how many rows the trim deleted.
+ */
+export async function insertRequests(
+  db: Db,
+  rows: readonly RequestLogInsert[],
+  cap: number,
+  maxTrimmed: number,
+): Promise<number> {
   const column = <T>(pick: (row: RequestLogInsert) => T) => rows.map(pick);
-  await sql`
-    insert into request_log
-      (tenant_id, at, method, path, status, error_code, request_id, idempotency_key, latency_ms, key_id)
-    select * from unnest(
-      ${column((row) => row.tenant_id)}::uuid[], ${column((row) => row.at)}::timestamptz[],
-      ${column((row) => row.method)}::text[], ${column((row) => row.path)}::text[],
-      ${column((row) => row.status)}::smallint[], ${column((row) => row.error_code)}::text[],
-      ${column((row) => row.request_id)}::text[], ${column((row) => row.idempotency_key)}::text[],
-      ${column((row) => row.latency_ms)}::integer[], ${column((row) => row.key_id)}::text[])
-  `.execute(db);
+  return db.transaction().execute(async (trx) => {
+    await sql`
+      insert into request_log
+        (tenant_id, at, method, path, status, error_code, request_id, client_request_id,
+         idempotency_key, latency_ms, key_id)
+      select * from unnest(
+        ${column((row) => row.tenant_id)}::uuid[], ${column((row) => row.at)}::timestamptz[],
+        ${column((row) => row.method)}::text[], ${column((row) => row.path)}::text[],
+        ${column((row) => row.status)}::smallint[], ${column((row) => row.error_code)}::text[],
+        ${column((row) => row.request_id)}::text[], ${column((row) => row.client_request_id)}::text[],
+        ${column((row) => row.idempotency_key)}::text[],
+        ${column((row) => row.latency_ms)}::integer[], ${column((row) => row.key_id)}::text[])
+    `.execute(trx);
+    const over = await trx
+      .selectFrom('request_log_tenant_rows')
+      .select(['tenant_id', 'row_count'])
+      .where('tenant_id', 'in', [...new Set(column((row) => row.tenant_id))])
+      .where('row_count', '>', String(cap))
+      .orderBy('tenant_id')
+      .execute();
+    let trimmed = 0;
+    for (const { tenant_id: tenantId, row_count: rowCount } of over) {
+      const excess = Math.min(Number(rowCount) - cap, maxTrimmed);
+      const deleted = await trx
+        .deleteFrom('request_log')
+        .where(
+          'id',
+          'in',
+          trx
+            .selectFrom('request_log')
+            .select('id')
+            .where('tenant_id', '=', tenantId)
+            .orderBy('at')
+            .orderBy('id')
+            .limit(excess),
+        )
+        .executeTakeFirst();
+      trimmed += Number(deleted.numDeletedRows);
+    }
+    return trimmed;
+  });
 }
 
 /** Set each key's last use, never moving it back. */
@@ -94,42 +136,6 @@ export async function deleteRequestsBefore(db: Db, cutoff: Date, batch: number):
       'id',
       'in',
       db.selectFrom('request_log').select('id').where('at', '<', cutoff).limit(batch),
-    )
-    .executeTakeFirst();
-  return Number(deleted.numDeletedRows);
-}
-
-/**
- * Delete up to `batch` of a tenant's requests beyond its newest `keep`; answers how many
- * went (0 when it holds no more than that).
- */
-export async function trimTenantRequests(
-  db: Db,
-  tenantId: string,
-  keep: number,
-  batch: number,
-): Promise<number> {
-  const boundary = await db
-    .selectFrom('request_log')
-    .select(['at', 'id'])
-    .where('tenant_id', '=', tenantId)
-    .orderBy('at', 'desc')
-    .orderBy('id', 'desc')
-    .offset(keep)
-    .limit(1)
-    .executeTakeFirst();
-  if (!boundary) return 0;
-  const deleted = await db
-    .deleteFrom('request_log')
-    .where(
-      'id',
-      'in',
-      db
-        .selectFrom('request_log')
-        .select('id')
-        .where('tenant_id', '=', tenantId)
-        .where(sql<boolean>`(at, id) <= (${boundary.at}, ${boundary.id}::bigint)`)
-        .limit(batch),
     )
     .executeTakeFirst();
   return Number(deleted.numDeletedRows);

@@ -11,9 +11,18 @@ export interface RequestLogTable {
   status: number;
   error_code: string | null;
   request_id: string;
+  /** The partner's own X-Request-Id (bounded, printable), when it sent one. */
+  client_request_id: string | null;
   idempotency_key: string | null;
   latency_ms: number;
   key_id: string;
 }
 
 export type RequestLogRow = Selectable<RequestLogTable>;
+
+/** How many requests the log holds per tenant, kept by triggers (the cap's check). */
+export interface RequestLogTenantRowsTable {
+  tenant_id: string;
+  /** A bigint: node-postgres reads it as a string. */
+  row_count: string;
+}

@@ -62,6 +62,7 @@ export function createAccountReads(deps: {
           status: row.status,
           ...(row.error_code === null ? {} : { errorCode: row.error_code }),
           requestId: row.request_id,
+          ...(row.client_request_id === null ? {} : { clientRequestId: row.client_request_id }),
           ...(row.idempotency_key === null ? {} : { idempotencyKey: row.idempotency_key }),
           latencyMs: row.latency_ms,
         })),

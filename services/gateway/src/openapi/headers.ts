@@ -40,10 +40,10 @@ export const requestHeaders = {
   'X-Request-Id': {
     type: 'string',
     description:
-      'Your correlation id for the request, kept when it is 1 to 128 of A-Z a-z 0-9 . _ : - ' +
-      '(otherwise the platform makes one). It comes back in the X-Request-Id response header ' +
-      'and in every ProblemDetail requestId.',
-    pattern: '^[A-Za-z0-9._:-]{1,128}$',
+      'Your correlation id for the request: any value; its first 128 characters come back as ' +
+      'clientRequestId in your request log. The request’s own id (the X-Request-Id response ' +
+      'header, every ProblemDetail requestId) is the platform’s: yours only when it is an id ' +
+      'the platform issued (a lowercase UUID), otherwise a new one.',
     examples: ['3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09'],
   },
   'If-None-Match': {
@@ -62,7 +62,8 @@ export const responseHeaders = {
   'X-Request-Id': {
     type: 'string',
     description:
-      'The id of this request (yours when you sent a valid X-Request-Id); quote it to support.',
+      'The id of this request, always one the platform issued (a lowercase UUID); quote it to ' +
+      'support.',
     examples: ['3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09'],
   },
   'X-RateLimit-Limit': {

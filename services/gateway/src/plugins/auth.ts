@@ -233,13 +233,8 @@ const auth: FastifyPluginAsync<AuthOptions> = async (
     else if (session === 'current') {
       principal = await refuse(request, 'Sign in first: this needs the console session cookie');
     } else principal = await byKey(request, bearerToken(authorization));
+    // The route's kind and mode are checked after the rate limit (plugins/area-access.ts).
     request.principal = principal;
-    if (area && principal.kind !== area) {
-      throw new AppError('FORBIDDEN', `This endpoint is for ${area} partners`);
-    }
-    if (testOnly && principal.mode !== 'test') {
-      throw new AppError('FORBIDDEN', 'This endpoint is for test keys (pcp_test_…) only');
-    }
   });
 
   // Sign-in's key is in its body, read and validated by now (a malformed body is a 400).

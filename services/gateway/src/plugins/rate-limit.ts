@@ -1,12 +1,16 @@
 import { AppError } from '@pcp/service-kit';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Principal } from '../auth/authenticator.js';
 import type { RateClass } from '../db/partner.table.js';
 import type { RateLimitDecision, RateLimiter } from '../http/rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The partner's budget the route counts against; absent for unlimited routes. */
+    /**
+     * The partner's budget the route counts against; absent, an authenticated request counts
+     * as a read (GET, HEAD, OPTIONS) or a write.
+     */
     rateClass?: RateClass;
   }
 }
@@ -15,12 +19,31 @@ export interface RateLimitOptions {
   readonly rateLimiter: RateLimiter;
 }
 
-/** A route's `rateClass` counts each authenticated request against the partner's budget. */
+/** Methods that read: a request of no class of the caller's counts as a read or a write. */
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The budget a request spends: its route's `rateClass` when the caller may call the route;
+ * otherwise (an unknown path, the other kind's route, a live key on a test helper) `reads`
+ * for GET, HEAD and OPTIONS and `writes` for the rest, budgets every kind of partner has.
+ */
+function budgetOf(request: FastifyRequest, principal: Principal): RateClass {
+  const { rateClass, area, testOnly } = request.routeOptions.config;
+  const callable = (!area || area === principal.kind) && (!testOnly || principal.mode === 'test');
+  if (rateClass && callable) return rateClass;
+  return READ_METHODS.has(request.method) ? 'reads' : 'writes';
+}
+
+/**
+ * Every request with a principal counts against the partner's budget (docs/guide/
+ * authentication.md#rate-limits), those refused after authentication (403, 404, 400) too:
+ * this runs right after the auth plugin, before any other check can refuse the request.
+ */
 const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (app, { rateLimiter }) => {
   const limit = async (request: FastifyRequest, reply: FastifyReply) => {
     const { principal } = request;
-    const rateClass = request.routeOptions.config.rateClass;
-    if (!rateClass || !principal) return;
+    if (!principal) return;
+    const rateClass = budgetOf(request, principal);
     let decision: RateLimitDecision;
     try {
       decision = await rateLimiter.consume(principal.partnerId, rateClass, principal.rateLimits);

@@ -24,6 +24,7 @@ const requestLog: FastifyPluginAsync<{ recorder: RequestRecorder }> = async (app
         status: reply.statusCode,
         error_code: reply.errorCode ?? null,
         request_id: request.id,
+        client_request_id: request.clientRequestId ?? null,
         idempotency_key:
           typeof idempotencyKey === 'string'
             ? idempotencyKey.slice(0, MAX_IDEMPOTENCY_KEY_CHARS)

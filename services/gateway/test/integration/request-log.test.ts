@@ -130,7 +130,7 @@ function expectProblem(answer: Answer, status: number, errorCode: string) {
 describe('the request log', () => {
   it('keeps a failed call with its errorCode, requestId and Idempotency-Key, never its query or body', async () => {
     const partner = await newPartner();
-    const requestId = `log-${randomUUID()}`;
+    const requestId = randomUUID();
     const failed = await send(
       '/v1/commerce/nothing-here?email=pat%40example.com&q=secret-query',
       partner.apiKey,
@@ -141,7 +141,7 @@ describe('the request log', () => {
       },
     );
     expectProblem(failed, 404, 'NOT_FOUND');
-    const invalidId = `invalid-${randomUUID()}`;
+    const invalidId = randomUUID();
     expectProblem(
       await send('/v1/commerce/requests?limit=0', partner.apiKey, {
         headers: { 'x-request-id': invalidId },
@@ -159,6 +159,7 @@ describe('the request log', () => {
       status: 404,
       errorCode: 'NOT_FOUND',
       requestId,
+      clientRequestId: requestId,
       idempotencyKey: 'attempt-1',
       latencyMs: expect.any(Number),
     });
@@ -190,7 +191,7 @@ describe('the request log', () => {
       signedIn.headers.getSetCookie()[0] ?? '',
     )?.[1];
     const cookie = { cookie: `${sessionCookieName}=${token}` };
-    const requestId = `session-${randomUUID()}`;
+    const requestId = randomUUID();
     expectProblem(
       await send('/v1/commerce/requests?limit=0', undefined, {
         headers: { ...cookie, 'x-request-id': requestId },
@@ -211,7 +212,7 @@ describe('the request log', () => {
   });
 
   it('does not log a request without a valid key', async () => {
-    const requestId = `anonymous-${randomUUID()}`;
+    const requestId = randomUUID();
     expectProblem(
       await send('/v1/commerce/requests', undefined, { headers: { 'x-request-id': requestId } }),
       401,
@@ -227,13 +228,13 @@ describe('the request log', () => {
 
   it('pages newest first with an opaque cursor, and filters by status and errorCode', async () => {
     const partner = await newPartner();
-    const missing = Array.from({ length: 7 }, (_, i) => `missing-${i}-${randomUUID()}`);
+    const missing = Array.from({ length: 7 }, () => randomUUID());
     for (const requestId of missing) {
       await send(`/v1/commerce/missing-${requestId}`, partner.apiKey, {
         headers: { 'x-request-id': requestId },
       });
     }
-    const invalid = `invalid-${randomUUID()}`;
+    const invalid = randomUUID();
     await send('/v1/commerce/requests?limit=abc', partner.apiKey, {
       headers: { 'x-request-id': invalid },
     });
@@ -287,6 +288,7 @@ describe('the request log', () => {
         status: 404,
         error_code: 'NOT_FOUND',
         request_id: 'old',
+        client_request_id: null,
         idempotency_key: null,
         latency_ms: 1,
         key_id: partner.keyId,
@@ -329,7 +331,7 @@ describe('the request log', () => {
       { apiKey: other.apiKey, area: 'commerce' },
       { apiKey: market.apiKey, area: 'marketfront' },
     ];
-    const ids = callers.map(() => `mine-${randomUUID()}`);
+    const ids = callers.map(() => randomUUID());
     await Promise.all(
       callers.map(({ apiKey, area }, i) =>
         send(`/v1/${area}/nothing`, apiKey, { headers: { 'x-request-id': ids[i]! } }),
@@ -436,6 +438,7 @@ describe('retention and the per-partner cap', () => {
       path: '/v1/commerce/stores',
       status: 200,
       error_code: null,
+      client_request_id: null,
       idempotency_key: null,
       latency_ms: 3,
       key_id: busy.keyId,
@@ -447,14 +450,14 @@ describe('retention and the per-partner cap', () => {
         { ...old, tenant_id: quiet.partnerId, request_id: 'old-quiet' },
       ])
       .execute();
-    const busyIds = Array.from({ length: 8 }, (_, i) => `busy-${i}-${randomUUID()}`);
+    const busyIds = Array.from({ length: 8 }, () => randomUUID());
     for (const requestId of busyIds) {
       await send('/v1/commerce/nothing', busy.apiKey, {
         to: swept,
         headers: { 'x-request-id': requestId },
       });
     }
-    const quietIds = [`quiet-${randomUUID()}`, `quiet-${randomUUID()}`];
+    const quietIds = [randomUUID(), randomUUID()];
     for (const requestId of quietIds) {
       await send('/v1/commerce/nothing', quiet.apiKey, {
         to: swept,
@@ -507,7 +510,7 @@ describe('the buffer', () => {
       REQUEST_LOG_BUFFER_MAX_ROWS: '3',
     });
     const partner = await newPartner();
-    const ids = Array.from({ length: 5 }, (_, i) => `closing-${i}-${randomUUID()}`);
+    const ids = Array.from({ length: 5 }, () => randomUUID());
     for (const requestId of ids) {
       expect(
         (
@@ -555,6 +558,7 @@ describe('a database that refuses the writes', () => {
       metrics,
       flushMs: 60_000,
       maxBuffered: 100,
+      maxBufferedPerTenant: 100,
       retentionDays: 30,
       maxPerTenant: 100,
       sweepIntervalMs: 86_400_000,
@@ -571,6 +575,7 @@ describe('a database that refuses the writes', () => {
       status: 200,
       error_code: null,
       request_id: requestId,
+      client_request_id: null,
       idempotency_key: null,
       latency_ms: 1,
       key_id: '0123456789abcdef',
