@@ -433,6 +433,7 @@ const tables: Record<Schema, Record<string, { rows: Rows; keeps?: string } | { n
     api_keys: { none: 'the partner’s keys, the operator’s' },
     console_sessions: { none: 'the partner’s console sign-ins, access like its keys: kept' },
     request_log: { none: 'the record of the partner’s calls, the reset among them: kept' },
+    request_log_tenant_rows: { none: 'how many rows of the request log are the partner’s: kept' },
   },
 };
 

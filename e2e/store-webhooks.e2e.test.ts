@@ -1,7 +1,8 @@
 import { createPlatformClient, createWebhookVerifier, type PlatformClient } from '@pcp/client';
 import { events, storeWebhookPayload, type StoreEventData } from '@pcp/contracts';
+import { keyringFromEnv, seal } from '@pcp/service-kit';
 import { sql } from 'kysely';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
@@ -300,16 +301,20 @@ describe('store events fanned out to subscribed partners', () => {
     const storeId = randomUUID();
     const partners: string[] = [];
     // More partners than one statement takes (FAN_OUT_BATCH is 500) would be slow to register
-    // through the gateway; rows are seeded straight into the endpoints table instead.
-    const secret = (
-      await platform.orderingDb
-        .selectFrom('webhook_endpoints')
-        .select('secret')
-        .executeTakeFirstOrThrow()
-    ).secret;
+    // through the gateway; rows are seeded straight into the endpoints table instead, each
+    // with a secret sealed for its own row (the platform's keyring: the local one).
+    const keyring = keyringFromEnv({});
     const values = Array.from({ length: 1_100 }, () => {
       const partnerId = randomUUID();
       partners.push(partnerId);
+      const binding = {
+        service: 'ordering',
+        table: 'webhook_endpoints',
+        tenant: partnerId,
+        row: partnerId,
+        mode: 'live',
+      } as const;
+      const secret = seal(keyring, binding, `whsec_${randomBytes(24).toString('base64')}`);
       return { partner_id: partnerId, url: target.url, events: ['catalog.activated'], secret };
     });
     await platform.orderingDb.insertInto('webhook_endpoints').values(values).execute();
