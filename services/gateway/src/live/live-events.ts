@@ -60,6 +60,10 @@ export function createLiveEventHub(registry?: Registry) {
         if (set.size === 0) listeners.delete(topic);
       };
     },
+    /** Whether any stream of this gateway is open: none, and a message needs no decoding. */
+    idle: () => listeners.size === 0,
+    /** Whether a stream listens to `topic`. */
+    listened: (topic: string) => listeners.has(topic),
     /** One frame, built once, to every listener of each topic. */
     publish(topics: readonly string[], frame: string) {
       for (const topic of topics) {
@@ -147,6 +151,9 @@ export async function startLiveEventSource(options: LiveEventSourceOptions) {
   const deliver = (decoded: Decoded) => {
     if (decoded) hub.publish(decoded.topics, decoded.frame);
   };
+  // Every event and notice reaches every gateway, listened to or not: one with no stream to go
+  // to is dropped before it is parsed, validated and framed (most of them, on most replicas).
+
   /** Say what the consumer went through: nats.js recreates it by itself. */
   const watch = async (messages: ConsumerMessages, subject: string) => {
     const known = new Set<string>(Object.values(ConsumerEvents));
@@ -177,7 +184,9 @@ export async function startLiveEventSource(options: LiveEventSourceOptions) {
       consumers.push(consumer);
       const messages = await consumer.consume({
         max_messages: 256,
-        callback: (msg: JsMsg) => deliver(decode(msg.data)),
+        callback: (msg: JsMsg) => {
+          if (!hub.idle()) deliver(decode(msg.data));
+        },
       });
       consuming.push(messages);
       watch(messages, source.subject).catch((error: unknown) =>
@@ -191,8 +200,9 @@ export async function startLiveEventSource(options: LiveEventSourceOptions) {
       callback: (error, msg) => {
         if (error) return;
         const tenant = msg.subject.split('.')[tenantAt];
+        if (!tenant || !hub.listened(liveTopic.partner(tenant))) return;
         const parsed = webhookAttemptNotice.safeParse(json(msg.data));
-        if (!tenant || !parsed.success) return;
+        if (!parsed.success) return;
         const { deliveryId, attempts } = parsed.data;
         const frame = sseFrame({
           id: `${deliveryId}.${attempts}`,
