@@ -28,6 +28,10 @@ export const BENCHES = {
     summary: 'store discovery over 100k seeded stores, and a dense city',
     run: lazy(() => import('./discovery/index.js')),
   },
+  'discovery-dense': {
+    summary: 'store discovery in a dense city (1,000 stores within 25 km), 50 connections',
+    run: lazy(() => import('./discovery/dense.js')),
+  },
   cart: {
     summary: 'cart pricing (add, reprice) against bare Fastify and the floors',
     run: lazy(() => import('./cart.js')),

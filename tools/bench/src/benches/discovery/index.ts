@@ -8,17 +8,25 @@ import { mulberry32 } from '@pcp/testing/prng';
 import { fail, log } from '@pcp/setup';
 import { envNumber, round2 } from '../../helpers.js';
 import { cpuColumns, cpuMeter } from '../../load/cpu.js';
-import {
-  latencySummary,
-  loadRow,
-  pacedLoad,
-  peakLoad,
-  type LoadResult,
-  type LoadTarget,
-} from '../../load/paced-load.js';
+import { peakLoad, type LoadTarget } from '../../load/paced-load.js';
 import { BenchPlatform } from '../../platform/bench-platform.js';
 import { Report, type Row } from '../../report.js';
 import { explainDiscovery } from './explain.js';
+import {
+  DENSE_CENTER,
+  DENSE_CUSTOMER_METERS,
+  DENSE_PLACE,
+  PAGE_LIMIT,
+  pacedDiscover as pacedDiscoverOf,
+  pageProblems,
+  requestBodies,
+  row,
+  scheduledInstant,
+  summarize,
+  type Body,
+  type Sample,
+  type Summary,
+} from './requests.js';
 import {
   customerLocations,
   denseStoreValues,
@@ -32,114 +40,9 @@ const RATES = [200, 400];
 const TARGET_RATE = 200;
 const TARGET_P99_MS = 25;
 const LOCATIONS = 300;
-const PAGE_LIMIT = 20;
 const SCHEDULED_SHARE = 0.1;
-/** The dense city's centre: Chicago's Loop (ZIP 60603). */
-const DENSE_CENTER = { latitude: 41.8806, longitude: -87.6278 };
-const DENSE_PLACE = { city: 'Chicago', state: 'IL', zip: '60603' };
-/** Customers of the dense city: the centre itself and points up to this far from it. */
-const DENSE_CUSTOMER_METERS = 2_000;
 /** The contract's largest page (discoverStoresInput's limit). */
 const MAX_PAGE_LIMIT = 100;
-
-interface Body {
-  kind: 'scheduled' | 'asap';
-  payload: Buffer;
-}
-
-interface Sample {
-  kind: Body['kind'];
-  index: number;
-  latency: number;
-  status?: number;
-  stores?: number;
-  totalCount?: number;
-  hasMore?: boolean;
-  bytes?: number;
-}
-
-type Summary = ReturnType<typeof summarize>;
-
-/** Tomorrow 20:00 UTC: inside 08:00–22:00 in every continental US time zone. */
-function scheduledInstant(): string {
-  const at = new Date();
-  at.setUTCDate(at.getUTCDate() + 1);
-  at.setUTCHours(20, 0, 0, 0);
-  return at.toISOString();
-}
-
-/** Request bodies rotating over the locations, alternating PICKUP / DELIVERY_BY_MERCHANT. */
-function requestBodies(
-  locations: Coordinates[],
-  { scheduledShare = 0, limit = PAGE_LIMIT } = {},
-): Body[] {
-  const random = mulberry32(0xb0d1e5);
-  const scheduledTime = scheduledInstant();
-  return locations.map((location, i) => {
-    const scheduled = random() < scheduledShare;
-    const body = {
-      location,
-      fulfillmentType: i % 2 === 0 ? 'PICKUP' : 'DELIVERY_BY_MERCHANT',
-      limit,
-      ...(scheduled ? { scheduledTime } : {}),
-    };
-    return { kind: scheduled ? 'scheduled' : 'asap', payload: Buffer.from(JSON.stringify(body)) };
-  });
-}
-
-/** Latency and response figures of some of a run's samples. */
-function summarize(samples: Sample[], achievedRate: number | string = '') {
-  const ok = samples.filter((s) => s.stores !== undefined);
-  const mean = (values: number[]) =>
-    values.length ? round2(values.reduce((a, b) => a + b, 0) / values.length) : NaN;
-  return {
-    requests: samples.length,
-    achievedRate: achievedRate as number,
-    ...latencySummary(samples.map((s) => s.latency)),
-    non2xx: samples.filter((s) => s.status !== undefined && (s.status < 200 || s.status >= 300))
-      .length,
-    errors: samples.filter((s) => s.status === undefined).length,
-    avgStores: mean(ok.map((s) => s.stores!)),
-    avgTotalCount: mean(ok.map((s) => s.totalCount!)),
-  };
-}
-
-function row(
-  label: string,
-  rate: number | string,
-  s: Partial<LoadResult> & { avgStores: number | string; avgTotalCount: number | string },
-): Row {
-  return {
-    run: label,
-    ...loadRow(rate, s),
-    'avg stores': s.avgStores,
-    'avg totalCount': s.avgTotalCount,
-  };
-}
-
-/**
- * What is wrong with the dense city's answers: a page longer than its limit or than the
- * stores matching, `hasMore` disagreeing with them, or a pickup answer not counting every
- * dense store (all are within the pickup radius of every customer point).
- */
-function pageProblems(samples: Sample[], limit: number, denseCount: number): string[] {
-  const problems = [];
-  for (const s of samples) {
-    if (s.stores === undefined || s.totalCount === undefined) continue; // counted in the table
-    const pickup = s.index % 2 === 0;
-    const expected = Math.min(limit, s.totalCount);
-    if (s.stores !== expected) {
-      problems.push(`a page of ${s.stores} stores (limit ${limit}, totalCount ${s.totalCount})`);
-    }
-    if (s.hasMore !== s.totalCount > s.stores) {
-      problems.push(`hasMore ${s.hasMore} with ${s.stores} of ${s.totalCount} stores`);
-    }
-    if (pickup && s.totalCount < denseCount) {
-      problems.push(`a pickup answer counting ${s.totalCount} stores, fewer than ${denseCount}`);
-    }
-  }
-  return problems;
-}
 
 export async function run(): Promise<void> {
   const storeCount = envNumber('BENCH_STORES', 100_000);
@@ -164,46 +67,8 @@ export async function run(): Promise<void> {
   const report = new Report();
   let firstFailure: string | undefined;
 
-  /**
-   * Paced load with rotating bodies, keeping a sample per request (its body's kind and index,
-   * latency, status and the stores it found) to summarize by kind and fulfillment type.
-   */
-  async function pacedDiscover(
-    target: LoadTarget,
-    bodies: Body[],
-    rate: number,
-    duration = seconds,
-  ) {
-    const samples: Sample[] = [];
-    const result = await pacedLoad({
-      ...target,
-      bodies: bodies.map((b) => b.payload),
-      rate,
-      seconds: duration,
-      onResult: ({ index: sent, latency, status, body }) => {
-        const index = sent % bodies.length;
-        const sample: Sample = { kind: bodies[index]!.kind, index, latency, status };
-        if (status !== undefined && status >= 200 && status < 300) {
-          try {
-            const found = JSON.parse(body ?? '') as {
-              stores: unknown[];
-              totalCount: number;
-              hasMore: boolean;
-            };
-            sample.stores = found.stores.length;
-            sample.totalCount = found.totalCount;
-            sample.hasMore = found.hasMore;
-            sample.bytes = Buffer.byteLength(body ?? '');
-          } catch {
-            // counted in the latency table; the averages skip it
-          }
-        }
-        samples.push(sample);
-      },
-    });
-    firstFailure ??= result.firstFailure;
-    return { samples, achievedRate: result.achievedRate };
-  }
+  const pacedDiscover = (target: LoadTarget, bodies: Body[], rate: number, duration = seconds) =>
+    pacedDiscoverOf(target, bodies, rate, duration, (failure) => (firstFailure ??= failure));
 
   /** Unthrottled over the bodies: a row with the CPU columns. */
   async function peakRow(label: string, target: LoadTarget, bodies: Body[]) {
