@@ -9,6 +9,7 @@ import {
   nearestCandidates,
   type DiscoveredRow,
   type DiscoveryCandidate,
+  type DiscoveryQuery,
 } from '../db/store-discovery.repository.js';
 import type { StoresDatabase } from '../db/store.table.js';
 import { scanOpenCandidates } from '../domain/open-store-scan.js';
@@ -32,32 +33,64 @@ export function discoveryHandlers(
   clock: () => Date,
   options: DiscoveryOptions,
 ): HandlerBinding[] {
+  /**
+   * The largest delivery radius as the last delivery page read it. The delivery search box
+   * is drawn from it and the page reports the radius it saw: when they differ (a store's
+   * radius changed, maybe on another replica) the page is searched again with that radius,
+   * so every answer is the one the radius read by a statement of its own would give.
+   */
+  let knownDeliveryRadius: number | undefined;
+
+  /** A page without a scheduledTime: delivery's in one statement while the radius holds. */
+  async function discoverPage(
+    query: Omit<DiscoveryQuery, 'searchRadiusMeters'>,
+    page: { limit: number; offset: number },
+  ) {
+    if (query.fulfillmentType !== 'DELIVERY_BY_MERCHANT') {
+      const searchRadiusMeters = PICKUP_SEARCH_RADIUS_METERS;
+      return discoverStores(db, { ...query, searchRadiusMeters }, page);
+    }
+    const remembered = knownDeliveryRadius;
+    const searchRadiusMeters = remembered ?? (await maxDeliveryRadius(db));
+    const found = await discoverStores(db, { ...query, searchRadiusMeters }, page);
+    // An empty page carries no radius: read it on its own, unless it was just read.
+    const radius =
+      found.maxDeliveryRadius ??
+      (remembered === undefined ? searchRadiusMeters : await maxDeliveryRadius(db));
+    knownDeliveryRadius = radius;
+    if (remembered === undefined || radius === searchRadiusMeters) return found;
+    // The radius changed since it was remembered: search with the one just read.
+    const again = await discoverStores(db, { ...query, searchRadiusMeters: radius }, page);
+    knownDeliveryRadius = again.maxDeliveryRadius ?? radius;
+    return again;
+  }
+
   return [
     handle(subjects.stores.discover, async (input, ctx) => {
       const center = locate(input.location, geocoder, '/location');
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const offset = input.offset ?? 0;
-      const searchRadiusMeters =
-        input.fulfillmentType === 'DELIVERY_BY_MERCHANT'
-          ? await maxDeliveryRadius(db)
-          : PICKUP_SEARCH_RADIUS_METERS;
       const now = clock();
       const view = (row: DiscoveredRow) => ({
         ...toMarketfrontStore(row, now),
         distanceMeters: Math.round(row.distance_meters),
       });
-      const query = {
+      const search = {
         center,
         fulfillmentType: input.fulfillmentType,
         query: input.query,
-        searchRadiusMeters,
         mode: visibleMode(ctx),
       };
 
       if (!input.scheduledTime) {
-        const { rows, totalCount } = await discoverStores(db, query, { limit, offset });
+        const { rows, totalCount } = await discoverPage(search, { limit, offset });
         return { stores: rows.map(view), totalCount, hasMore: offset + rows.length < totalCount };
       }
+      const searchRadiusMeters =
+        input.fulfillmentType === 'DELIVERY_BY_MERCHANT'
+          ? await maxDeliveryRadius(db)
+          : PICKUP_SEARCH_RADIUS_METERS;
+      const query = { ...search, searchRadiusMeters };
       // Opening hours live in each store's time zone and depend on pauses: candidates are
       // filtered here, exactly, a batch at a time, until the page and one more open store.
       const at = new Date(input.scheduledTime);

@@ -282,6 +282,52 @@ describe('discovery with a scheduledTime where most stores are closed', () => {
   });
 });
 
+describe('delivery discovery and the largest delivery radius', () => {
+  const denver = { latitude: 39.74, longitude: -104.99 };
+  const metersPerDegree = (Math.PI * 6_371_008.8) / 180;
+  /** A delivery store `north` meters due north of Denver, delivering `radius` meters. */
+  async function deliveryStore(name: string, north: number, radius: number) {
+    const storeId = randomUUID();
+    await sql`
+      insert into stores (store_id, partner_id, name, phone, timezone, currency, address1, city,
+        state, postal_code, country, latitude, longitude, fulfillment_types, availability,
+        delivery_radius_meters, delivery_fee_minor, delivery_minimum_order_minor,
+        delivery_eta_minutes, tax_rate_ppm, minimum_order_minor, status)
+      values (${storeId}, gen_random_uuid(), ${name}, '+13035550100', 'America/Denver', 'USD',
+        '1 Main St', 'Denver', 'CO', '80202', 'US', ${denver.latitude + north / metersPerDegree},
+        ${denver.longitude}, array['DELIVERY_BY_MERCHANT'], '[]'::jsonb, ${radius}, 0, 0, 30, 0,
+        0, 'online')
+    `.execute(db);
+    return storeId;
+  }
+  const delivering = async (location = denver) => {
+    const found = await discover({ location, fulfillmentType: 'DELIVERY_BY_MERCHANT' });
+    return { names: found.stores.map((store) => store.name), totalCount: found.totalCount };
+  };
+
+  it('searches with the radius it remembers, checked by the page statement itself', async () => {
+    await deliveryStore('Near', 1_000, 2_000);
+    expect(await delivering()).toEqual({ names: ['Near'], totalCount: 1 });
+    statements.rows.length = 0;
+    expect(await delivering()).toEqual({ names: ['Near'], totalCount: 1 });
+    // One statement: no read of the largest radius of its own.
+    expect(statements.rows).toEqual([1]);
+  });
+
+  it('answers as a fresh read of the radius would when it grows, shrinks or finds nothing', async () => {
+    // 4 km north: outside the search box of the 2 km radius remembered so far.
+    const far = await deliveryStore('Far', 4_000, 5_000);
+    expect(await delivering()).toEqual({ names: ['Near', 'Far'], totalCount: 2 });
+    await sql`update stores set delivery_radius_meters = 3000 where store_id = ${far}`.execute(db);
+    expect(await delivering()).toEqual({ names: ['Near'], totalCount: 1 });
+    const nowhere = { latitude: 39.74, longitude: -100 };
+    expect(await delivering(nowhere)).toEqual({ names: [], totalCount: 0 });
+    await sql`update stores set delivery_radius_meters = 4500 where store_id = ${far}`.execute(db);
+    expect(await delivering(nowhere)).toEqual({ names: [], totalCount: 0 });
+    expect(await delivering()).toEqual({ names: ['Near', 'Far'], totalCount: 2 });
+  });
+});
+
 describe('request bounds', () => {
   it('refuses an offset past 10,000 at its pointer', async () => {
     const error = await expectAppError(
