@@ -259,11 +259,11 @@ export async function run(): Promise<void> {
       const seedSeconds = (performance.now() - seedStarted) / 1000;
       if (stored !== storeCount) throw new Error(`seeded ${stored} stores, expected ${storeCount}`);
       log(`seeded in ${round2(seedSeconds)} s`);
-      report.table('Seeding (multi-row INSERT via pg, then VACUUM (ANALYZE))', [
+      report.table('Seeding (multi-row INSERT via pg, then VACUUM (ANALYZE) and CHECKPOINT)', [
         {
           stores: stored,
           'seconds (incl. VACUUM)': round2(seedSeconds),
-          'VACUUM (ANALYZE) s': round2(vacuumSeconds),
+          'VACUUM, CHECKPOINT s': round2(vacuumSeconds),
           'rows/s': Math.round(stored / seedSeconds),
         },
       ]);
