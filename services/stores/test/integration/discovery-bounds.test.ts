@@ -306,7 +306,7 @@ describe('delivery discovery and the largest delivery radius', () => {
   };
 
   it('searches with the radius it remembers, checked by the page statement itself', async () => {
-    await deliveryStore('Near', 1_000, 2_000);
+    await deliveryStore('Near', 1_000, 20_000);
     expect(await delivering()).toEqual({ names: ['Near'], totalCount: 1 });
     statements.rows.length = 0;
     expect(await delivering()).toEqual({ names: ['Near'], totalCount: 1 });
@@ -315,14 +315,15 @@ describe('delivery discovery and the largest delivery radius', () => {
   });
 
   it('answers as a fresh read of the radius would when it grows, shrinks or finds nothing', async () => {
-    // 4 km north: outside the search box of the 2 km radius remembered so far.
-    const far = await deliveryStore('Far', 4_000, 5_000);
+    // 30 km north: outside the search box of the 20 km radius remembered so far (the largest
+    // of any store: the sandbox fixtures deliver within 5 km).
+    const far = await deliveryStore('Far', 30_000, 40_000);
     expect(await delivering()).toEqual({ names: ['Near', 'Far'], totalCount: 2 });
-    await sql`update stores set delivery_radius_meters = 3000 where store_id = ${far}`.execute(db);
+    await sql`update stores set delivery_radius_meters = 25000 where store_id = ${far}`.execute(db);
     expect(await delivering()).toEqual({ names: ['Near'], totalCount: 1 });
     const nowhere = { latitude: 39.74, longitude: -100 };
     expect(await delivering(nowhere)).toEqual({ names: [], totalCount: 0 });
-    await sql`update stores set delivery_radius_meters = 4500 where store_id = ${far}`.execute(db);
+    await sql`update stores set delivery_radius_meters = 35000 where store_id = ${far}`.execute(db);
     expect(await delivering(nowhere)).toEqual({ names: [], totalCount: 0 });
     expect(await delivering()).toEqual({ names: ['Near', 'Far'], totalCount: 2 });
   });
