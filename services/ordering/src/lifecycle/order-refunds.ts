@@ -20,18 +20,26 @@ export function refundsOnCancel<
  * order's, whoever cancels (its store, the acceptance window, the sandbox's helper), so the
  * order is refunded once. Payments refunds whatever of the capture is left.
  */
-export async function oweCancelRefund(trx: Db, row: OrderRow): Promise<void> {
-  if (!refundsOnCancel(row)) return;
+export function oweCancelRefund(trx: Db, row: OrderRow): Promise<void> {
+  return oweCancelRefunds(trx, [row]);
+}
+
+/** `oweCancelRefund` for a batch of orders the caller's transaction cancels, in one statement. */
+export async function oweCancelRefunds(trx: Db, rows: readonly OrderRow[]): Promise<void> {
+  const owed = rows.filter(refundsOnCancel);
+  if (owed.length === 0) return;
   await trx
     .insertInto('order_refunds')
-    .values({
-      idempotency_key: `order-cancel-${row.order_id}`,
-      order_id: row.order_id,
-      charge_id: row.charge_id,
-      reason: 'cancel',
-      amount: null,
-      state: 'owed',
-    })
+    .values(
+      owed.map((row) => ({
+        idempotency_key: `order-cancel-${row.order_id}`,
+        order_id: row.order_id,
+        charge_id: row.charge_id,
+        reason: 'cancel' as const,
+        amount: null,
+        state: 'owed' as const,
+      })),
+    )
     .onConflict((conflict) => conflict.column('idempotency_key').doNothing())
     .execute();
 }

@@ -245,7 +245,7 @@ describe('the acceptance sweeper, in batches', () => {
     const results = await Promise.all([one.sweep(), two.sweep(), one.sweep(), two.sweep()]);
 
     // A sweep joined while running counts once: the first two are the sweepers' own runs.
-    expect(results[0]!.cancelled + results[1]!.cancelled).toBe(300);
+    expect(results[0].cancelled + results[1].cancelled).toBe(300);
     const { orders, changes, outbox, refunds } = await written(due);
     expect(orders.every((row) => row.status === 'cancelled' && row.version === 2)).toBe(true);
     expect(changes).toHaveLength(300);
