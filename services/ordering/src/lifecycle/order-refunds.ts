@@ -56,9 +56,11 @@ export interface RefundSweeperDeps {
   readonly retryMaxMs: number;
 }
 
-/** Refunds one sweep claims at once, and asks payments for at once. */
-const CLAIM_BATCH = 20;
-const CONCURRENCY = 4;
+/**
+ * Refunds one sweep claims at once, all asked of payments at once: each is asked within its
+ * lease, and a burst of cancels is refunded at about the pace it is cancelled.
+ */
+const CLAIM_BATCH = 16;
 /**
  * How long a refund may stay owed through failed tries before it is raised to operators: a
  * processor outage of a minute or two heals by itself, longer wants a person.
@@ -206,9 +208,7 @@ export function createRefundSweeper(deps: RefundSweeperDeps) {
     let settled = 0;
     for (;;) {
       const due = await claimDue();
-      for (let start = 0; start < due.length; start += CONCURRENCY) {
-        await Promise.all(due.slice(start, start + CONCURRENCY).map(settle));
-      }
+      await Promise.all(due.map(settle));
       settled += due.length;
       if (due.length < CLAIM_BATCH || stopping) return settled;
     }
