@@ -118,30 +118,53 @@ export function eventIdOf(aggregate: AggregateVersion): string {
  */
 export async function insertOutboxEvent<DB extends OutboxDatabase, T extends string, D>(
   trx: Kysely<DB>,
-  event: { subject: string; type: T; aggregate: AggregateVersion; data: D; occurredAt?: Date },
+  event: OutboxEvent<T, D>,
 ): Promise<EventEnvelope<T, D>> {
-  const { aggregate } = event;
-  const envelope: EventEnvelope<T, D> = {
-    id: eventIdOf(aggregate),
+  const [envelope] = await insertOutboxEvents(trx, [event]);
+  return envelope!;
+}
+
+/** An event as its writer records it in the outbox. */
+export interface OutboxEvent<T extends string, D> {
+  subject: string;
+  type: T;
+  aggregate: AggregateVersion;
+  data: D;
+  occurredAt?: Date;
+}
+
+/**
+ * `insertOutboxEvent` for several events in one statement (a batch of changes, each of its
+ * own aggregate, all locked first), in the order given: each gets the next sequence.
+ */
+export async function insertOutboxEvents<DB extends OutboxDatabase, T extends string, D>(
+  trx: Kysely<DB>,
+  events: readonly OutboxEvent<T, D>[],
+): Promise<EventEnvelope<T, D>[]> {
+  if (events.length === 0) return [];
+  const envelopes = events.map((event): EventEnvelope<T, D> => ({
+    id: eventIdOf(event.aggregate),
     type: event.type,
     occurredAt: (event.occurredAt ?? new Date()).toISOString(),
-    version: aggregate.version,
+    version: event.aggregate.version,
     data: event.data,
-  };
+  }));
   // Kysely's types are invariant in DB; any database with an outbox table will do.
   await (trx as unknown as Kysely<OutboxDatabase>)
     .insertInto('outbox')
-    .values({
-      event_id: envelope.id,
-      subject: event.subject,
-      aggregate_type: aggregate.type,
-      aggregate_id: aggregate.id,
-      aggregate_version: aggregate.version,
-      payload: JSON.stringify(envelope),
-    })
+    .values(
+      events.map(({ subject, aggregate }, index) => ({
+        event_id: envelopes[index]!.id,
+        subject,
+        aggregate_type: aggregate.type,
+        aggregate_id: aggregate.id,
+        aggregate_version: aggregate.version,
+        payload: JSON.stringify(envelopes[index]),
+      })),
+    )
     .execute();
-  rememberEventOrigin(envelope.id);
-  return envelope;
+  for (const envelope of envelopes) rememberEventOrigin(envelope.id);
+  return envelopes;
 }
 
 const BATCH = 100;

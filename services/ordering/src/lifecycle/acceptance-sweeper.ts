@@ -1,19 +1,19 @@
 import { subjects } from '@pcp/contracts';
 import type { BusClient, Logger } from '@pcp/service-kit';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
 import type { OrderingDatabase, OrderRow } from '../db/ordering.table.js';
 import { NOT_ACCEPTED_REASON } from './acceptance-window.js';
 import {
   claimPause,
-  countTimeout,
+  countTimeouts,
   duePauses,
-  lockDueOrder,
+  lockDueOrders,
   pauseDone,
 } from './acceptance.repository.js';
 import type { OrderingMutant } from '../config.js';
-import { oweCancelRefund } from './order-refunds.js';
-import { recordOrderEvent, updateOrderStatus } from './order.repository.js';
+import { oweCancelRefunds } from './order-refunds.js';
+import { recordOrderEvents } from './order.repository.js';
 
 export interface AcceptanceDeps {
   readonly clock: () => Date;
@@ -35,18 +35,54 @@ export async function cancelNotAccepted(
   row: OrderRow,
   deps: AcceptanceDeps,
 ): Promise<OrderRow> {
+  const [updated] = await cancelAllNotAccepted(trx, [row], deps);
+  return updated!;
+}
+
+/**
+ * `cancelNotAccepted` for a batch of pending orders the caller's transaction locked, a
+ * statement for each kind of row the batch writes (orders, history, outbox, refunds, store
+ * runs) however many orders it has. Each order gets its version, event and refund as alone.
+ */
+export async function cancelAllNotAccepted(
+  trx: Kysely<OrderingDatabase>,
+  rows: readonly OrderRow[],
+  deps: AcceptanceDeps,
+): Promise<OrderRow[]> {
+  if (rows.length === 0) return [];
   const now = deps.clock();
-  const updated = await updateOrderStatus(trx, row, {
-    state: 'cancelled',
-    status: 'cancelled',
-    updated_at: now,
-    cancel_reason: NOT_ACCEPTED_REASON,
-    cancelled_by: 'platform',
-  });
-  await recordOrderEvent(trx, updated, 'order.cancelled', row.status, deps.prefix);
-  if (deps.mutant !== 'acceptance-no-refund') await oweCancelRefund(trx, updated);
+  const locked = new Map(rows.map((row) => [row.order_id, row]));
+  const updated = await trx
+    .updateTable('orders')
+    .set({
+      state: 'cancelled',
+      status: 'cancelled',
+      updated_at: now,
+      cancel_reason: NOT_ACCEPTED_REASON,
+      cancelled_by: 'platform',
+      version: sql<number>`version + 1`,
+    })
+    .where('order_id', 'in', [...locked.keys()])
+    .where('status', '=', 'pending')
+    .returningAll()
+    .execute();
+  // The rows are locked: each moved from the version read, or the batch is undone.
+  const moved = (row: OrderRow) => locked.get(row.order_id)?.version === row.version - 1;
+  if (updated.length !== locked.size || !updated.every(moved)) {
+    throw new Error('an order of the batch changed under its lock');
+  }
+  await recordOrderEvents(
+    trx,
+    updated.map((row) => ({ row, event: 'order.cancelled', previousStatus: 'pending' })),
+    deps.prefix,
+  );
+  if (deps.mutant !== 'acceptance-no-refund') await oweCancelRefunds(trx, updated);
   // A deleted store has no run to count, and no pause to take.
-  if (row.store_deleted_at === null) await countTimeout(trx, row, now);
+  await countTimeouts(
+    trx,
+    updated.filter((row) => row.store_deleted_at === null),
+    now,
+  );
   return updated;
 }
 
@@ -61,9 +97,12 @@ export interface AcceptanceSweeperDeps extends AcceptanceDeps {
   readonly nudgeRefunds: () => void;
 }
 
-/** Orders cancelled per sweep, and at once (each in its own transaction). */
-const CANCEL_BATCH = 200;
-const CANCEL_CONCURRENCY = 4;
+/**
+ * Orders one transaction cancels, and transactions at once: a burst of thousands due at once is
+ * cancelled at a few hundred a second per replica (docs/benchmarks.md#acceptance).
+ */
+const CANCEL_BATCH = 100;
+const CANCEL_CONCURRENCY = 2;
 /** Pauses asked per sweep. */
 const PAUSE_BATCH = 50;
 /** A pause stores did not take is asked again after this, doubling up to the cap. */
@@ -89,44 +128,62 @@ export function createAcceptanceSweeper(deps: AcceptanceSweeperDeps) {
   let running: Promise<{ cancelled: number; paused: number }> | undefined;
   let stopping = false;
 
-  /** Cancel one due order no other run holds; undefined when none is left. */
-  async function cancelOne(failed: string[]): Promise<OrderRow | undefined> {
-    let claimed: OrderRow | undefined;
+  /**
+   * Cancel a batch of due orders no other run holds (of those, `only` when given): how many
+   * it locked (0 when none is left) and cancelled. A batch whose commit fails is cancelled
+   * again one order at a time, so an order that cannot be cancelled keeps no other pending;
+   * that one is skipped for this sweep and tried again next.
+   */
+  async function cancelBatch(
+    failed: string[],
+    only?: string,
+  ): Promise<{ locked: number; cancelled: number }> {
+    let claimed: OrderRow[] = [];
     try {
-      const result = await deps.db.transaction().execute(async (trx) => {
-        const row = await lockDueOrder(trx, deps.clock(), failed);
-        if (!row) return undefined;
-        claimed = row;
-        return cancelNotAccepted(trx, row, deps);
+      const cancelled = await deps.db.transaction().execute(async (trx) => {
+        claimed = await lockDueOrders(trx, deps.clock(), {
+          limit: only === undefined ? CANCEL_BATCH : 1,
+          skip: failed,
+          ...(only === undefined ? {} : { only }),
+        });
+        return cancelAllNotAccepted(trx, claimed, deps);
       });
-      if (!result) return undefined;
-      outcomes.inc({ outcome: 'cancelled' });
-      deps.nudge();
-      deps.nudgeRefunds();
-      return result;
+      if (cancelled.length > 0) {
+        outcomes.inc({ outcome: 'cancelled' }, cancelled.length);
+        deps.nudge();
+        deps.nudgeRefunds();
+      }
+      return { locked: claimed.length, cancelled: cancelled.length };
     } catch (error) {
-      if (!claimed) throw error;
-      // Its commit failed: skipped for this sweep, tried again next.
-      failed.push(claimed.order_id);
-      outcomes.inc({ outcome: 'cancel_failed' });
-      deps.logger.warn(
-        { err: error, orderId: claimed.order_id },
-        'an order past its acceptance window could not be cancelled; it is tried again',
-      );
-      return claimed;
+      if (claimed.length === 0) throw error;
+      if (only !== undefined) {
+        // Its commit failed: skipped for this sweep, tried again next.
+        failed.push(only);
+        outcomes.inc({ outcome: 'cancel_failed' });
+        deps.logger.warn(
+          { err: error, orderId: only },
+          'an order past its acceptance window could not be cancelled; it is tried again',
+        );
+        return { locked: 1, cancelled: 0 };
+      }
+      let cancelled = 0;
+      for (const row of claimed) {
+        if (stopping) break;
+        cancelled += (await cancelBatch(failed, row.order_id)).cancelled;
+      }
+      return { locked: claimed.length, cancelled };
     }
   }
 
+  /** Cancel every due order (batches at once until one comes back short): how many. */
   async function cancelDue(): Promise<number> {
     const failed: string[] = [];
     let cancelled = 0;
-    let budget = CANCEL_BATCH;
     const worker = async () => {
-      while (!stopping && budget > 0) {
-        budget -= 1;
-        const row = await cancelOne(failed);
-        if (!row) return;
-        if (row.status === 'cancelled') cancelled += 1;
+      while (!stopping) {
+        const batch = await cancelBatch(failed);
+        cancelled += batch.cancelled;
+        if (batch.locked < CANCEL_BATCH) return;
       }
     };
     await Promise.all(Array.from({ length: CANCEL_CONCURRENCY }, worker));

@@ -20,18 +20,26 @@ export function refundsOnCancel<
  * order's, whoever cancels (its store, the acceptance window, the sandbox's helper), so the
  * order is refunded once. Payments refunds whatever of the capture is left.
  */
-export async function oweCancelRefund(trx: Db, row: OrderRow): Promise<void> {
-  if (!refundsOnCancel(row)) return;
+export function oweCancelRefund(trx: Db, row: OrderRow): Promise<void> {
+  return oweCancelRefunds(trx, [row]);
+}
+
+/** `oweCancelRefund` for a batch of orders the caller's transaction cancels, in one statement. */
+export async function oweCancelRefunds(trx: Db, rows: readonly OrderRow[]): Promise<void> {
+  const owed = rows.filter(refundsOnCancel);
+  if (owed.length === 0) return;
   await trx
     .insertInto('order_refunds')
-    .values({
-      idempotency_key: `order-cancel-${row.order_id}`,
-      order_id: row.order_id,
-      charge_id: row.charge_id,
-      reason: 'cancel',
-      amount: null,
-      state: 'owed',
-    })
+    .values(
+      owed.map((row) => ({
+        idempotency_key: `order-cancel-${row.order_id}`,
+        order_id: row.order_id,
+        charge_id: row.charge_id,
+        reason: 'cancel' as const,
+        amount: null,
+        state: 'owed' as const,
+      })),
+    )
     .onConflict((conflict) => conflict.column('idempotency_key').doNothing())
     .execute();
 }
@@ -48,9 +56,11 @@ export interface RefundSweeperDeps {
   readonly retryMaxMs: number;
 }
 
-/** Refunds one sweep claims at once, and asks payments for at once. */
-const CLAIM_BATCH = 20;
-const CONCURRENCY = 4;
+/**
+ * Refunds one sweep claims at once, all asked of payments at once: each is asked within its
+ * lease, and a burst of cancels is refunded at about the pace it is cancelled.
+ */
+const CLAIM_BATCH = 16;
 /**
  * How long a refund may stay owed through failed tries before it is raised to operators: a
  * processor outage of a minute or two heals by itself, longer wants a person.
@@ -198,9 +208,7 @@ export function createRefundSweeper(deps: RefundSweeperDeps) {
     let settled = 0;
     for (;;) {
       const due = await claimDue();
-      for (let start = 0; start < due.length; start += CONCURRENCY) {
-        await Promise.all(due.slice(start, start + CONCURRENCY).map(settle));
-      }
+      await Promise.all(due.map(settle));
       settled += due.length;
       if (due.length < CLAIM_BATCH || stopping) return settled;
     }

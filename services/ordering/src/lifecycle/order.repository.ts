@@ -1,5 +1,11 @@
 import { events, type Order, type OrderEventKind, type OrderStatus } from '@pcp/contracts';
-import { createdAtKey, insertOutboxEvent, olderThan, pageOf, type ListKey } from '@pcp/service-kit';
+import {
+  createdAtKey,
+  insertOutboxEvents,
+  olderThan,
+  pageOf,
+  type ListKey,
+} from '@pcp/service-kit';
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 
 import type {
@@ -44,7 +50,7 @@ export function toOrder(row: OrderRow): Order {
  * version in the order's status history (the timeline's), with the items that ran out when it
  * is a denial, and its next event in the outbox (the webhooks' source), one of each per version.
  */
-export async function recordOrderEvent(
+export function recordOrderEvent(
   trx: Db,
   row: OrderRow,
   event: OrderEventKind,
@@ -52,40 +58,70 @@ export async function recordOrderEvent(
   prefix: string,
   unavailableItemIds?: readonly string[],
 ): Promise<void> {
+  return recordOrderEvents(
+    trx,
+    [{ row, event, previousStatus, ...(unavailableItemIds ? { unavailableItemIds } : {}) }],
+    prefix,
+  );
+}
+
+/** One order's change as `recordOrderEvents` records it. */
+export interface OrderChange {
+  readonly row: OrderRow;
+  readonly event: OrderEventKind;
+  readonly previousStatus: OrderStatus | null;
+  readonly unavailableItemIds?: readonly string[];
+}
+
+/**
+ * `recordOrderEvent` for a batch of changes, each of another order that the caller's
+ * transaction locked: one statement for their history rows, one for their events.
+ */
+export async function recordOrderEvents(
+  trx: Db,
+  changes: readonly OrderChange[],
+  prefix: string,
+): Promise<void> {
+  if (changes.length === 0) return;
   await trx
     .insertInto('order_status_changes')
-    .values({
-      order_id: row.order_id,
-      version: row.version,
-      state: row.state,
-      status: row.status,
-      previous_status: previousStatus,
-      estimated_ready_at: row.estimated_ready_at,
-      cancel_reason: row.cancel_reason,
-      cancelled_by: row.cancelled_by,
-      unavailable_item_ids: unavailableItemIds ? [...unavailableItemIds] : null,
-      changed_at: row.updated_at,
-    })
+    .values(
+      changes.map(({ row, previousStatus, unavailableItemIds }) => ({
+        order_id: row.order_id,
+        version: row.version,
+        state: row.state,
+        status: row.status,
+        previous_status: previousStatus,
+        estimated_ready_at: row.estimated_ready_at,
+        cancel_reason: row.cancel_reason,
+        cancelled_by: row.cancelled_by,
+        unavailable_item_ids: unavailableItemIds ? [...unavailableItemIds] : null,
+        changed_at: row.updated_at,
+      })),
+    )
     .execute();
-  await insertOutboxEvent(trx, {
-    subject: `${prefix}.${events.orderStatusChanged.subject}`,
-    type: 'ordering.v1.order-status-changed',
-    aggregate: { type: 'order', id: row.order_id, version: row.version },
-    occurredAt: row.updated_at,
-    data: {
-      event,
-      orderId: row.order_id,
-      storeId: row.store_id,
-      partnerId: row.partner_id,
-      storePartnerId: row.store_deleted_at === null ? row.store_partner_id : null,
-      state: row.state,
-      status: row.status,
-      previousStatus,
-      estimatedReadyAt: row.estimated_ready_at?.toISOString() ?? null,
-      cancelReason: row.cancel_reason,
-      cancelledBy: row.cancelled_by,
-    },
-  });
+  await insertOutboxEvents(
+    trx,
+    changes.map(({ row, event, previousStatus }) => ({
+      subject: `${prefix}.${events.orderStatusChanged.subject}`,
+      type: 'ordering.v1.order-status-changed' as const,
+      aggregate: { type: 'order', id: row.order_id, version: row.version },
+      occurredAt: row.updated_at,
+      data: {
+        event,
+        orderId: row.order_id,
+        storeId: row.store_id,
+        partnerId: row.partner_id,
+        storePartnerId: row.store_deleted_at === null ? row.store_partner_id : null,
+        state: row.state,
+        status: row.status,
+        previousStatus,
+        estimatedReadyAt: row.estimated_ready_at?.toISOString() ?? null,
+        cancelReason: row.cancel_reason,
+        cancelledBy: row.cancelled_by,
+      },
+    })),
+  );
 }
 
 /**

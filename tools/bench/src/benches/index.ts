@@ -52,6 +52,10 @@ export const BENCHES = {
     summary: 'a store event fanned out to 1,000 partners, order webhooks measured meanwhile',
     run: lazy(() => import('./store-webhooks.js')),
   },
+  acceptance: {
+    summary: 'a burst of due card orders cancelled and refunded by the acceptance sweeper',
+    run: lazy(() => import('./acceptance.js')),
+  },
   ceilings: {
     summary:
       'the ceiling of each global serialization point: outbox relay, webhook and ingest claims',
