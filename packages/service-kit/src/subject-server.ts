@@ -53,13 +53,26 @@ export interface HandlerBinding {
    * and checks them itself (`parseRequestBytes`).
    */
   readonly takesBytes?: true;
+  /** Set by `handle` with `acceptsAsIs`: a body it accepts is the handler's input unparsed. */
+  readonly acceptsAsIs?: (body: unknown) => boolean;
 }
 
+/**
+ * A subject's handler. `acceptsAsIs` is a fast check of a parsed JSON body: true only for a
+ * body the contract accepts and returns unchanged (no NUL, no key to strip, nothing to
+ * transform), which then skips the contract's parse; any other body is parsed as ever, so its
+ * errors are the contract's.
+ */
 export function handle<Req extends z.ZodType, Rep extends z.ZodType>(
   definition: SubjectDefinition<Req, Rep>,
   handler: (input: z.output<Req>, ctx: RequestContext) => Promise<z.input<Rep>>,
+  options: { acceptsAsIs?: (body: unknown) => body is z.output<Req> } = {},
 ): HandlerBinding {
-  return { definition, handler: handler as HandlerBinding['handler'] };
+  return {
+    definition,
+    handler: handler as HandlerBinding['handler'],
+    ...(options.acceptsAsIs ? { acceptsAsIs: options.acceptsAsIs } : {}),
+  };
 }
 
 /**
@@ -98,7 +111,14 @@ export function parseRequestBytes<Req extends z.ZodType>(
   definition: SubjectDefinition<Req, z.ZodType>,
   bytes: Uint8Array,
 ): z.output<Req> {
-  const input = parseContract(definition.request, parseJsonBytes(bytes));
+  return contractInput(definition, parseJsonBytes(bytes));
+}
+
+function contractInput<Req extends z.ZodType>(
+  definition: SubjectDefinition<Req, z.ZodType>,
+  body: unknown,
+): z.output<Req> {
+  const input = parseContract(definition.request, body);
   if (!input.success) throw requestInvalid(input.error.issues, input);
   return input.data;
 }
@@ -234,9 +254,7 @@ async function dispatch(
     ctx = readContextHeaders(msg.headers);
     const parent = propagation.extract(ROOT_CONTEXT, msg.headers, headerGetter);
     span = tracer.startSpan(subject, { kind: SpanKind.SERVER }, parent);
-    const input: unknown = binding.takesBytes
-      ? msg.data
-      : parseRequestBytes(binding.definition, msg.data);
+    const input: unknown = binding.takesBytes ? msg.data : requestOf(binding, msg.data);
     const context = ctx;
     const active = trace.setSpan(parent, span);
     // Every line the handler logs names the request, its partner and its trace.
@@ -285,6 +303,12 @@ async function dispatch(
   options.metrics?.natsHandlerDuration
     .labels(binding.definition.name, errorCode)
     .observe((performance.now() - started) / 1000);
+}
+
+/** A request's input as the binding's handler takes it. */
+function requestOf(binding: HandlerBinding, bytes: Uint8Array): unknown {
+  const body = parseJsonBytes(bytes);
+  return binding.acceptsAsIs?.(body) ? body : contractInput(binding.definition, body);
 }
 
 /** The bytes a handler's result is sent as; a result that cannot be sent is the handler's bug. */
