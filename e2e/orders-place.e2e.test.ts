@@ -312,6 +312,54 @@ describe('the scope and fingerprint of a key', () => {
     expect(again).toMatchObject({ replayed: true, order: { orderId: placed.order.orderId } });
   });
 
+  it('replays the recorded bytes by their own hash, an equal body by its fingerprint, and nothing to another owner', async () => {
+    const { endUser, paymentId } = await buyer();
+    const body = orderBody(plainStore, paymentId);
+    const text = JSON.stringify(body);
+    const key = randomUUID();
+    const placed = await rawPlace(text, key, endUser);
+    expect(placed.status).toBe(201);
+    // A fingerprint no body has: only the hash of the very bytes can still replay.
+    await platform.orderingDb
+      .updateTable('place_attempts')
+      .set({ fingerprint: 'no body has this fingerprint' })
+      .where('idempotency_key', '=', key)
+      .execute();
+    for (let i = 0; i < 2; i++) {
+      const same = await rawPlace(text, key, endUser);
+      expect(same.status).toBe(201);
+      expect(same.headers.get('idempotent-replayed')).toBe('true');
+      expect(same.text).toBe(placed.text);
+    }
+    // Other bytes are judged by the fingerprint, which no longer matches: a conflict.
+    const reordered = await rawPlace(reshuffled(body), key, endUser);
+    expect(reordered.status).toBe(422);
+    expect(reordered.body.errorCode).toBe('IDEMPOTENCY_KEY_CONFLICT');
+    // The very bytes from another end user or partner, after replays: a conflict as ever.
+    expect((await rawPlace(text, key, 'someone-else')).body.errorCode).toBe(
+      'IDEMPOTENCY_KEY_CONFLICT',
+    );
+    const otherPartner = await platform.newPartner('distribution', { paymentTypes: ['CARD'] });
+    expect((await rawPlace(text, key, endUser, otherPartner.apiKey)).body.errorCode).toBe(
+      'IDEMPOTENCY_KEY_CONFLICT',
+    );
+
+    // An attempt recorded before the bytes' hash was kept replays by its fingerprint.
+    const oldKey = randomUUID();
+    const oldText = JSON.stringify(orderBody(plainStore, paymentId));
+    const old = await rawPlace(oldText, oldKey, endUser);
+    expect(old.status).toBe(201);
+    await platform.orderingDb
+      .updateTable('place_attempts')
+      .set({ raw_hash: null })
+      .where('idempotency_key', '=', oldKey)
+      .execute();
+    const oldReplay = await rawPlace(oldText, oldKey, endUser);
+    expect(oldReplay.status).toBe(201);
+    expect(oldReplay.headers.get('idempotent-replayed')).toBe('true');
+    expect(oldReplay.text).toBe(old.text);
+  });
+
   it('needs the key and the end user, and does not record a malformed body', async () => {
     const { endUser, paymentId } = await buyer();
     const missing = await rawPlace(orderBody(plainStore, paymentId), null, endUser);

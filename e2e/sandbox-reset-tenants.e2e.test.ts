@@ -287,6 +287,36 @@ describe('a distribution partner resets with orders at another partner’s store
   });
 });
 
+describe('an Idempotency-Key replayed before a reset', () => {
+  it('no longer replays the order the reset deleted, in any replica', async () => {
+    const commerce = await testPartner('commerce');
+    const market = await testPartner('distribution');
+    const store = await storeWithSodas(commerce.client, host, { orderSubmissionUrl: undefined });
+    const buyer = await newBuyer(market.client, '4242424242424242');
+    const text = JSON.stringify(sodaOrder(store.ids, store.storeId, buyer.paymentId));
+    const key = randomUUID();
+    const place = () =>
+      call(platform.baseUrl, 'POST', '/v1/marketfront/orders/place', {
+        apiKey: market.apiKey,
+        rawBody: text,
+        headers: { 'idempotency-key': key, 'x-end-user-id': buyer.endUser },
+      });
+    const placed = await place();
+    expect(placed.status, placed.text).toBe(201);
+    for (let i = 0; i < 2; i++) {
+      const replay = await place();
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.text).toBe(placed.text);
+    }
+    const reset = await send('POST', '/v1/test/reset', market);
+    expect(reset.body.deleted).toMatchObject({ 'ordering.place_attempts': 1 });
+    // The key is new again: its body is placed anew (the card went with the reset).
+    const after = await place();
+    expect(after.headers.get('idempotent-replayed')).toBeNull();
+    expect(after.text).not.toBe(placed.text);
+  });
+});
+
 describe("a store's order list", () => {
   it('shows only the caller’s orders at its store id, not one left from an earlier owner', async () => {
     const earlier = await testPartner('commerce');

@@ -48,21 +48,79 @@ export interface HandlerBinding {
   readonly handler: (input: unknown, ctx: RequestContext) => Promise<unknown>;
   /** Set by `handleBytes`: the handler's result is the reply's bytes, not JSON. */
   readonly repliesBytes?: true;
+  /**
+   * Set by `handleBytes` with `rawRequest`: the handler takes the request's bytes as they came
+   * and checks them itself (`parseRequestBytes`).
+   */
+  readonly takesBytes?: true;
+  /** Set by `handle` with `acceptsAsIs`: a body it accepts is the handler's input unparsed. */
+  readonly acceptsAsIs?: (body: unknown) => boolean;
 }
 
+/**
+ * A subject's handler. `acceptsAsIs` is a fast check of a parsed JSON body: true only for a
+ * body the contract accepts and returns unchanged (no NUL, no key to strip, nothing to
+ * transform), which then skips the contract's parse; any other body is parsed as ever, so its
+ * errors are the contract's.
+ */
 export function handle<Req extends z.ZodType, Rep extends z.ZodType>(
   definition: SubjectDefinition<Req, Rep>,
   handler: (input: z.output<Req>, ctx: RequestContext) => Promise<z.input<Rep>>,
+  options: { acceptsAsIs?: (body: unknown) => body is z.output<Req> } = {},
 ): HandlerBinding {
-  return { definition, handler: handler as HandlerBinding['handler'] };
+  return {
+    definition,
+    handler: handler as HandlerBinding['handler'],
+    ...(options.acceptsAsIs ? { acceptsAsIs: options.acceptsAsIs } : {}),
+  };
 }
 
-/** Like `handle`, for a subject whose reply is bytes (callers use `requestRaw`). */
+/**
+ * Like `handle`, for a subject whose reply is bytes (callers use `requestRaw`). With
+ * `rawRequest` the handler gets the request's bytes unparsed, for one that can answer some
+ * requests from their bytes alone; it must answer every other one as if `parseRequestBytes`
+ * had run first.
+ */
 export function handleBytes<Req extends z.ZodType>(
   definition: SubjectDefinition<Req, typeof bytesReply>,
   handler: (input: z.output<Req>, ctx: RequestContext) => Promise<Uint8Array>,
+): HandlerBinding;
+export function handleBytes<Req extends z.ZodType>(
+  definition: SubjectDefinition<Req, typeof bytesReply>,
+  handler: (request: Uint8Array, ctx: RequestContext) => Promise<Uint8Array>,
+  options: { rawRequest: true },
+): HandlerBinding;
+export function handleBytes<Req extends z.ZodType>(
+  definition: SubjectDefinition<Req, typeof bytesReply>,
+  handler: (input: never, ctx: RequestContext) => Promise<Uint8Array>,
+  options?: { rawRequest: true },
 ): HandlerBinding {
-  return { definition, handler: handler as HandlerBinding['handler'], repliesBytes: true };
+  return {
+    definition,
+    handler: handler as HandlerBinding['handler'],
+    repliesBytes: true,
+    ...(options?.rawRequest ? { takesBytes: true as const } : {}),
+  };
+}
+
+/**
+ * A request's bytes as every handler gets them: parsed as JSON and checked against the
+ * subject's contract (REQUEST_INVALID otherwise).
+ */
+export function parseRequestBytes<Req extends z.ZodType>(
+  definition: SubjectDefinition<Req, z.ZodType>,
+  bytes: Uint8Array,
+): z.output<Req> {
+  return contractInput(definition, parseJsonBytes(bytes));
+}
+
+function contractInput<Req extends z.ZodType>(
+  definition: SubjectDefinition<Req, z.ZodType>,
+  body: unknown,
+): z.output<Req> {
+  const input = parseContract(definition.request, body);
+  if (!input.success) throw requestInvalid(input.error.issues, input);
+  return input.data;
 }
 
 /**
@@ -196,14 +254,13 @@ async function dispatch(
     ctx = readContextHeaders(msg.headers);
     const parent = propagation.extract(ROOT_CONTEXT, msg.headers, headerGetter);
     span = tracer.startSpan(subject, { kind: SpanKind.SERVER }, parent);
-    const input = parseContract(binding.definition.request, parseJsonBytes(msg.data));
-    if (!input.success) throw requestInvalid(input.error.issues, input);
+    const input: unknown = binding.takesBytes ? msg.data : requestOf(binding, msg.data);
     const context = ctx;
     const active = trace.setSpan(parent, span);
     // Every line the handler logs names the request, its partner and its trace.
     const result = await withLogContext(context, () =>
       otelContext.with(active, async () => {
-        const handled = await binding.handler(input.data, context);
+        const handled = await binding.handler(input, context);
         options.logger.debug({ subject }, 'request handled');
         return handled;
       }),
@@ -246,6 +303,12 @@ async function dispatch(
   options.metrics?.natsHandlerDuration
     .labels(binding.definition.name, errorCode)
     .observe((performance.now() - started) / 1000);
+}
+
+/** A request's input as the binding's handler takes it. */
+function requestOf(binding: HandlerBinding, bytes: Uint8Array): unknown {
+  const body = parseJsonBytes(bytes);
+  return binding.acceptsAsIs?.(body) ? body : contractInput(binding.definition, body);
 }
 
 /** The bytes a handler's result is sent as; a result that cannot be sent is the handler's bug. */

@@ -268,11 +268,11 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     ...cartHandlers(catalogs, availability, clock),
     ...addressHandlers(db, bus, deps.config.ORDERING_MAX_ADDRESSES_PER_END_USER),
     ...validateHandlers(evaluate),
-    placeHandler(place),
+    placeHandler(place.fromBytes),
     chargeOwnersHandler({ db, ...mutant, ...ownersReadHold }),
     ...orderLifecycleHandlers(lifecycle),
     testAdvanceHandler({ db, clock, prefix: deps.subjectPrefix, nudge, nudgeRefunds, ...mutant }),
-    testPlaceHandler({ bus, local, place }),
+    testPlaceHandler({ bus, local, place: place.fromBody }),
     testResetHandler(db),
     ...webhookHandlers({
       db,

@@ -8,6 +8,7 @@ import {
 } from '@pcp/service-kit';
 import type { CatalogCache, StorePricingData } from '../catalog/catalog-cache.js';
 import type { ItemAvailabilityCache } from '../catalog/item-availability-cache.js';
+import { compileAcceptsAsIs } from './cart-input-check.js';
 import { addItem, removeItem, updateItem, type CartOperationResult } from './cart-operations.js';
 import { priceCart } from '../catalog/pricing.js';
 
@@ -85,9 +86,16 @@ export function cartHandlers(
     return pricing.cart;
   }
 
+  const { cartAdd, cartRemove, cartUpdate } = subjects.ordering;
   return [
-    handle(subjects.ordering.cartAdd, (input, ctx) => apply(addItem(input), ctx)),
-    handle(subjects.ordering.cartRemove, (input, ctx) => apply(removeItem(input), ctx)),
-    handle(subjects.ordering.cartUpdate, (input, ctx) => apply(updateItem(input), ctx)),
+    handle(cartAdd, (input, ctx) => apply(addItem(input), ctx), {
+      acceptsAsIs: compileAcceptsAsIs(cartAdd.request),
+    }),
+    handle(cartRemove, (input, ctx) => apply(removeItem(input), ctx), {
+      acceptsAsIs: compileAcceptsAsIs(cartRemove.request),
+    }),
+    handle(cartUpdate, (input, ctx) => apply(updateItem(input), ctx), {
+      acceptsAsIs: compileAcceptsAsIs(cartUpdate.request),
+    }),
   ];
 }

@@ -79,6 +79,12 @@ export interface PlaceAttemptTable {
   partner_id: string;
   end_user_id: string;
   fingerprint: string;
+  /**
+   * SHA-256 of the first request's body bytes as they came: the same bytes again replay
+   * without being parsed. Null for attempts from before it was kept, and for the sandbox's
+   * own place (no bytes).
+   */
+  raw_hash: ColumnType<string | null, string | null | undefined, string | null>;
   /** The placing request's mode: its order's, and its charge's (payments routes by it). */
   mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   /** New for every life of the key: the order it places and the id its charge is keyed by. */

@@ -23,7 +23,13 @@ export type Claim =
 /** A key's recorded answer, with what a replay must match (the key's owner and body). */
 export type RecordedAttempt = Pick<
   PlaceAttemptRow,
-  'partner_id' | 'end_user_id' | 'fingerprint' | 'order_id' | 'response_status' | 'response_body'
+  | 'partner_id'
+  | 'end_user_id'
+  | 'fingerprint'
+  | 'raw_hash'
+  | 'order_id'
+  | 'response_status'
+  | 'response_body'
 >;
 
 /**
@@ -72,13 +78,20 @@ const heldColumns = [
 export async function findRecordedAttempt(
   db: Db,
   key: string,
-): Promise<RecordedAttempt | undefined> {
-  const [row] = await runPrepared<RecordedAttempt>(db as Kysely<unknown>, {
-    sql: `select partner_id, end_user_id, fingerprint, order_id, response_status, response_body
-            from place_attempts
-           where idempotency_key = $1 and response_status is not null`,
-    parameters: [key],
-  });
+): Promise<(RecordedAttempt & { retained_ms: number }) | undefined> {
+  const [row] = await runPrepared<RecordedAttempt & { retained_ms: number }>(
+    db as Kysely<unknown>,
+    {
+      // retained_ms: how long the answer is kept from now, by the database's clock (the one
+      // the deletion of expired answers reads), so no replica's own clock is trusted.
+      sql: `select partner_id, end_user_id, fingerprint, raw_hash, order_id, response_status,
+                   response_body,
+                   (extract(epoch from (expires_at - now())) * 1000)::float8 as retained_ms
+              from place_attempts
+             where idempotency_key = $1 and response_status is not null`,
+      parameters: [key],
+    },
+  );
   return row;
 }
 
@@ -88,6 +101,8 @@ interface ClaimRequest {
   endUserId: string;
   mode: PartnerMode;
   fingerprint: string;
+  /** SHA-256 of the body's bytes, when the request came as bytes. */
+  rawHash?: string;
   orderId: string;
   /** The run that asks: its replica and its own id. */
   holder: string;
@@ -124,6 +139,7 @@ async function insertAttempt(db: Db, claim: ClaimRequest): Promise<HeldAttempt |
       end_user_id: claim.endUserId,
       mode: claim.mode,
       fingerprint: claim.fingerprint,
+      raw_hash: claim.rawHash ?? null,
       order_id: claim.orderId,
       step: 'started',
       snapshot: null,
