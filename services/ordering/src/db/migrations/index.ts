@@ -18,6 +18,7 @@ import * as deniedItems from './2026-12-23T0100-denied-items.js';
 import * as orderRefunds from './2026-12-24T0100-order-refunds.js';
 import * as orderStoreDeleted from './2026-12-25T0100-order-store-deleted.js';
 import * as bindWebhookSecrets from './2026-12-25T0300-bind-webhook-secrets.js';
+import * as webhookCurrentTry from './2026-12-31T0100-webhook-current-try.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-24T0100-order-refunds': orderRefunds,
   '2026-12-25T0100-order-store-deleted': orderStoreDeleted,
   '2026-12-25T0300-bind-webhook-secrets': bindWebhookSecrets,
+  '2026-12-31T0100-webhook-current-try': webhookCurrentTry,
 };
 
 export const ORDERING_SCHEMA = 'ordering';
