@@ -32,8 +32,9 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
       ]);
     const deleted = await db.transaction().execute(async (trx) => {
       const orderIds = trx.selectFrom('orders').select('order_id').where(ownOrders);
-      // Their superseded tries (a delivery's latest is on its row) and status history (which
-      // would go with its order by cascade); deleted first so the reset reports them too.
+      // Their superseded tries (no foreign key: they go with their deliveries here; the latest
+      // is on the delivery's row) and status history (which would go with its order by
+      // cascade, deleted first so the reset reports it too).
       const tries = await trx
         .deleteFrom('webhook_delivery_attempts')
         .where(
@@ -58,7 +59,7 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
       const deliveries = await trx
         .deleteFrom('webhook_deliveries')
         .where((eb) => eb.or([eb('partner_id', '=', partnerId), eb('order_id', 'in', orderIds)]))
-        .returning(['event_id', 'last_try_outcome'])
+        .returning('event_id')
         .execute();
       // A store event no delivery refers to any more was recorded for this tenant only.
       const eventIds = [...new Set(deliveries.map((row) => row.event_id))];
@@ -157,8 +158,7 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
         'ordering.addresses': count(addresses),
         'ordering.webhook_endpoints': count(endpoints),
         'ordering.webhook_deliveries': deliveries.length,
-        'ordering.webhook_delivery_attempts':
-          count(tries) + deliveries.filter((row) => row.last_try_outcome !== null).length,
+        'ordering.webhook_delivery_attempts': count(tries),
         'ordering.webhook_store_events': count(storeEvents),
         'ordering.webhook_stream_events': count(streamed),
         'ordering.store_acceptance_timeouts': count(timeouts),

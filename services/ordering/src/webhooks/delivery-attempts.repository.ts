@@ -42,6 +42,12 @@ function triesOf(which: RawBuilder<boolean>) {
 
 type CountedTry<T> = T & { total: number };
 
+/** The rows oldest first, without the count each carries, and the count. */
+function oldestFirst<T>(rows: CountedTry<T>[]): { rows: T[]; total: number } {
+  const total = rows[0]?.total ?? 0;
+  return { rows: rows.map(({ total: _total, ...row }) => row as T).reverse(), total };
+}
+
 /**
  * The `limit` most recent tries of the deliveries of a partner's order, oldest first, and how
  * many there are in all (the order's deliveries by their (sequence, version) key).
@@ -59,7 +65,7 @@ export async function recentOrderAttempts(
       )}) tries
      order by tried_at desc, try_key desc
      limit ${query.limit}`.execute(db);
-  return { rows: rows.reverse(), total: rows[0]?.total ?? 0 };
+  return oldestFirst(rows);
 }
 
 /**
@@ -84,5 +90,5 @@ export async function deliveryAttempts(
       from (${triesOf(sql`delivery.delivery_id = ${query.deliveryId}`)}) tries
      order by try_key desc
      limit ${query.limit}`.execute(db);
-  return { rows: rows.reverse(), total: rows[0]?.total ?? 0 };
+  return oldestFirst(rows);
 }
