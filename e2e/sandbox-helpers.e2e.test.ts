@@ -17,7 +17,11 @@ import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { startCatalogHost } from './catalog-host.js';
 import { refundSettled } from './orders.js';
 import { seedPlacedOrder } from './seed-order.js';
-import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
+import {
+  startWebhookReceiver,
+  type ReceivedWebhook,
+  type WebhookReceiver,
+} from './webhook-receiver.js';
 
 let env: TestEnvironment;
 let platform: TestPlatform;
@@ -538,7 +542,8 @@ describe('reset', () => {
   }
 
   /** A test distribution tenant with an address, a card, an endpoint, a stream and an order. */
-  async function distributionTenant(receiver: WebhookReceiver) {
+  /** With `retried`, its order's delivery fails its first try (a try the next one supersedes). */
+  async function distributionTenant(receiver: WebhookReceiver, retried = false) {
     const who = {
       ...tenant('distribution'),
       endUserId: `diner-${randomUUID()}`,
@@ -566,6 +571,15 @@ describe('reset', () => {
       who,
     );
     await bus.request(subjects.ordering.openWebhookStream, {}, who);
+    const answer = receiver.answer;
+    if (retried) {
+      const firstOfItsOrder = (request: ReceivedWebhook) =>
+        receiver.received.filter(
+          (one) => one.payload.data?.orderId === request.payload.data?.orderId,
+        ).length === 1;
+      receiver.answer = (request, index) =>
+        firstOfItsOrder(request) ? { status: 503 } : answer(request, index);
+    }
     // At a store of nobody here (not a fixture store: its kitchen would move the order on).
     const orderId = await seedPlacedOrder(platform.orderingDb, env.prefix, {
       store: randomUUID(),
@@ -573,7 +587,12 @@ describe('reset', () => {
       placer: who,
     });
     // Recorded for its endpoint and its stream once the outbox relay published it.
-    await receiver.waitFor(1, (request) => request.payload.data?.orderId === orderId, 15_000);
+    await receiver.waitFor(
+      retried ? 2 : 1,
+      (request) => request.payload.data?.orderId === orderId,
+      15_000,
+    );
+    receiver.answer = answer;
     return who;
   }
 
@@ -603,7 +622,8 @@ describe('reset', () => {
         { storeId: storeA, items: [{ itemId: soda, available: false }] },
         a,
       );
-      const d = await distributionTenant(receiver);
+      // (Its retry comes after the schedule's 5 s.)
+      const d = await distributionTenant(receiver, true);
       const e = await distributionTenant(receiver);
 
       const owners = {
@@ -655,5 +675,5 @@ describe('reset', () => {
     } finally {
       await receiver.close();
     }
-  });
+  }, 60_000);
 });

@@ -239,6 +239,15 @@ export interface WebhookDeliveryTable {
   last_attempt_at: Date | null;
   last_response_status: number | null;
   last_error: string | null;
+  /**
+   * The latest try (with `last_attempt_at`, `last_response_status`), null before the first:
+   * the delivery's try count after it, its outcome, error and latency. Only the tries it
+   * superseded are rows of `webhook_delivery_attempts`.
+   */
+  last_try_attempt: number | null;
+  last_try_outcome: WebhookDeliveryAttemptTable['outcome'] | null;
+  last_try_error: string | null;
+  last_latency_ms: number | null;
   occurred_at: Date;
   delivered_at: Date | null;
   /** The request the event came from (`storedOrigin`), for the delivery's trace. */
@@ -247,7 +256,10 @@ export interface WebhookDeliveryTable {
   updated_at: ColumnType<Date, never, Date>;
 }
 
-/** One try of a delivery, of an order or a store event (not a try the partner's open breaker held back). */
+/**
+ * A superseded try of a delivery, of an order or a store event (not a try the partner's open
+ * breaker held back); the latest try is on the delivery's row.
+ */
 export interface WebhookDeliveryAttemptTable {
   delivery_id: string;
   /** bigint, in the order tries were recorded. */

@@ -32,8 +32,9 @@ export function testResetHandler(db: Kysely<OrderingDatabase>): HandlerBinding {
       ]);
     const deleted = await db.transaction().execute(async (trx) => {
       const orderIds = trx.selectFrom('orders').select('order_id').where(ownOrders);
-      // Their tries and status history would go with their delivery and order by cascade;
-      // deleted first so the reset reports them too.
+      // Their superseded tries (no foreign key: they go with their deliveries here; the latest
+      // is on the delivery's row) and status history (which would go with its order by
+      // cascade, deleted first so the reset reports it too).
       const tries = await trx
         .deleteFrom('webhook_delivery_attempts')
         .where(

@@ -1,22 +1,11 @@
 // A partner's webhook deliveries: listed, and sent again on request.
 import type { WebhookDeliveriesQuery } from '@pcp/contracts';
 import { createdAtKey, olderThan, pageOf, type ListKey } from '@pcp/service-kit';
-import { sql, type Expression, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 import type { OrderingDatabase, WebhookDeliveryRow } from '../db/ordering.table.js';
 
 type Db = Kysely<OrderingDatabase>;
-
-/** A delivery as the partner reads it: with the latency of its last try. */
-export type ListedDelivery = WebhookDeliveryRow & { last_latency_ms: number | null };
-
-/** The latency of a delivery's last try (its attempt key, the newest by identity). */
-function lastLatency(deliveryId: Expression<string>) {
-  return sql<number | null>`(
-    select attempt.latency_ms from webhook_delivery_attempts attempt
-     where attempt.delivery_id = ${deliveryId}
-     order by attempt.attempt_id desc limit 1)`.as('last_latency_ms');
-}
 
 /** The partner's deliveries, newest first; `skipped` ones are not the partner's business. */
 export async function listDeliveries(
@@ -24,12 +13,11 @@ export async function listDeliveries(
   partnerId: string,
   query: WebhookDeliveriesQuery,
   after: ListKey | undefined,
-): Promise<{ rows: ListedDelivery[]; next: ListKey | null }> {
+): Promise<{ rows: WebhookDeliveryRow[]; next: ListKey | null }> {
   let select = db
     .selectFrom('webhook_deliveries')
     .selectAll()
     .select(createdAtKey.as('created_at_key'))
-    .select((eb) => lastLatency(eb.ref('webhook_deliveries.delivery_id')))
     .where('partner_id', '=', partnerId)
     .where(
       'status',
@@ -50,7 +38,7 @@ export function resendDelivery(
   db: Db,
   partnerId: string,
   deliveryId: string,
-): Promise<ListedDelivery | undefined> {
+): Promise<WebhookDeliveryRow | undefined> {
   return db
     .updateTable('webhook_deliveries')
     .set({
@@ -66,6 +54,5 @@ export function resendDelivery(
     .where('partner_id', '=', partnerId)
     .where('status', '!=', 'skipped')
     .returningAll()
-    .returning((eb) => lastLatency(eb.ref('webhook_deliveries.delivery_id')))
     .executeTakeFirst();
 }

@@ -54,9 +54,10 @@ function settlementColumns({ deliveryId, holder, outcome }: Settlement) {
 /**
  * Record how tries went, many in one statement, each as the holder of its lease (a lapsed
  * lease writes nothing: its delivery is claimed again once the lease is over, at least once).
- * Every try made is also kept as an attempt row (an order's timeline, a delivery's tries). A delivery
- * that is over (delivered, dead) makes the next open version of its sequence due. A sequence
- * has one version leased at a time, so a batch holds at most one of each.
+ * Every try made is kept (an order's timeline, a delivery's tries): the latest on the delivery's
+ * row, and the one it supersedes as an attempt row, so a first try writes no second row. A
+ * delivery that is over (delivered, dead) makes the next open version of its sequence due. A
+ * sequence has one version leased at a time, so a batch holds at most one of each.
  */
 export async function settleDeliveries(db: Db, settlements: readonly Settlement[]): Promise<void> {
   const rows = settlements.map(settlementColumns);
@@ -87,23 +88,33 @@ export async function settleDeliveries(db: Db, settlements: readonly Settlement[
              last_response_status = case when outcome.status is null then d.last_response_status
                                          else outcome.response_status end,
              last_error = outcome.error,
+             last_try_attempt = case when outcome.status is null then d.last_try_attempt
+                                     else outcome.attempts end,
+             last_try_outcome = coalesce(outcome.status, d.last_try_outcome),
+             last_try_error = case when outcome.status is null then d.last_try_error
+                                   else outcome.error end,
+             last_latency_ms = case when outcome.status is null then d.last_latency_ms
+                                    else outcome.latency_ms end,
              next_attempt_at = now() + outcome.delay_ms * interval '1 millisecond',
              delivered_at = case when outcome.status = 'delivered' then now() else d.delivered_at end,
              lease_owner = null,
              lease_expires_at = null,
              updated_at = now()
-        from outcome
+        -- The row as it was before this statement (its snapshot): the try a new one supersedes.
+        -- Only this lease's settle writes a try, so nothing changed it since.
+        from outcome join webhook_deliveries prior on prior.delivery_id = outcome.delivery_id
        where d.delivery_id = outcome.delivery_id and d.lease_owner = outcome.holder
          and (select setting from relaxed) is not null
-      returning d.sequence_key, d.version, d.status, d.delivery_id, d.order_id, d.last_attempt_at,
-                outcome.status as tried, outcome.attempts, outcome.response_status,
-                outcome.latency_ms, outcome.error
-    ), attempt as (
+      returning d.sequence_key, d.version, d.status, d.delivery_id, outcome.status as tried,
+                prior.last_try_attempt, prior.last_try_outcome, prior.last_try_error,
+                prior.last_latency_ms, prior.last_response_status, prior.last_attempt_at
+    ), superseded as (
       insert into webhook_delivery_attempts
              (delivery_id, attempt, outcome, response_status, latency_ms, error, tried_at)
-      select delivery_id, attempts, tried, response_status, latency_ms, error, last_attempt_at
+      select delivery_id, last_try_attempt, last_try_outcome, last_response_status,
+             last_latency_ms, last_try_error, last_attempt_at
         from settled
-       where tried is not null
+       where tried is not null and last_try_outcome is not null
     )
     -- One uncorrelated lookup of each sequence's next open version (the open-versions index),
     -- then its row by key: never a scan of every waiting row.
@@ -149,15 +160,21 @@ export async function wakeWaitingDeliveries(db: Db, olderThanMs: number): Promis
 }
 
 /**
- * Delivered and skipped rows recorded before the retention are no longer needed, nor the
- * store events no row reads any more.
+ * Delivered and skipped rows recorded before the retention are no longer needed, with their
+ * superseded tries, nor the store events no row reads any more.
  */
 export async function pruneSettledDeliveries(db: Db, retentionMs: number): Promise<void> {
   const before = sql<Date>`now() - ${retentionMs} * interval '1 millisecond'`;
   await db
-    .deleteFrom('webhook_deliveries')
-    .where('created_at', '<', before)
-    .where('status', 'in', ['delivered', 'skipped'])
+    .with('pruned', (db) =>
+      db
+        .deleteFrom('webhook_deliveries')
+        .where('created_at', '<', before)
+        .where('status', 'in', ['delivered', 'skipped'])
+        .returning('delivery_id'),
+    )
+    .deleteFrom('webhook_delivery_attempts')
+    .where('delivery_id', 'in', (eb) => eb.selectFrom('pruned').select('pruned.delivery_id'))
     .execute();
   await db
     .deleteFrom('webhook_store_events as event')

@@ -1,4 +1,4 @@
-import type { WebhookAttemptNotice } from '@pcp/contracts';
+import type { PartnerMode, WebhookAttemptNotice } from '@pcp/contracts';
 import { open, resumeOrigin, type Keyring, type Logger } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
@@ -68,13 +68,20 @@ const SCAN_PER_SLOT = 8;
 const CLAIM_COALESCE_MS = 5;
 /**
  * Outcomes that finish within this are settled by one statement. A delivery's slot is free
- * once its outcome is written (its lease holds until then), so this is what a slot waits.
+ * once its call returned; its lease (the partner's cap, its order's next version) holds until
+ * its outcome is written.
  */
 const SETTLE_GATHER_MS = 2;
 /** Outcomes settled by one statement at most. */
 const SETTLE_BATCH = 256;
 /** How often waiting versions are checked for a wake a race lost, and how old they must be. */
 const WAKE_SWEEP_MS = 5_000;
+/**
+ * Opened signing secrets kept (each try would open its endpoint's one or two sealed secrets,
+ * two AES-GCM decryptions each), and for how long at most once unused.
+ */
+const MAX_OPENED_SECRETS = 10_000;
+const OPENED_SECRET_TTL_MS = 10 * 60_000;
 
 /**
  * The dispatch workers of one replica: they lease due deliveries (in order per order and per
@@ -119,14 +126,37 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     },
     { maxBatch: SETTLE_BATCH, gatherMs: SETTLE_GATHER_MS },
   );
+  // By the sealed value and the row it is bound to: a rotation or a re-wrap seals a new value,
+  // and a value copied to another row still has to open there (and fails).
+  const openedSecrets = new LRUCache<string, string>({
+    max: MAX_OPENED_SECRETS,
+    ttl: OPENED_SECRET_TTL_MS,
+    updateAgeOnGet: true,
+  });
+  const openSecret = (partnerId: string, mode: PartnerMode, sealed: string): string => {
+    const key = `${mode}:${partnerId}:${sealed}`;
+    let secret = openedSecrets.get(key);
+    if (secret === undefined) {
+      secret = open(
+        options.keyring,
+        endpointSecretBinding({ partner_id: partnerId, mode }),
+        sealed,
+      );
+      openedSecrets.set(key, secret);
+    }
+    return secret;
+  };
   const breakers = new LRUCache<string, CircuitBreaker<[WebhookMessage], SendOutcome>>({
     max: MAX_BREAKERS,
     dispose: (breaker) => breaker.shutdown(),
   });
 
   let running = false;
+  /** Calls being made (the slots), of store events among them. */
   let inFlight = 0;
   let storeInFlight = 0;
+  /** Tries whose call returned and whose outcome is not written yet. */
+  let unsettled = 0;
   const settling = new Set<Promise<void>>();
   let loop: Promise<void> | undefined;
   let woken = false;
@@ -158,7 +188,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   async function attempt(delivery: ClaimedDelivery): Promise<SendOutcome | 'postponed'> {
     let secrets: string[];
     try {
-      secrets = signingSecrets(options.keyring, delivery);
+      secrets = signingSecrets(delivery, openSecret);
     } catch (error) {
       // Not sealed for this endpoint's row (copied from another, or altered): nothing is
       // signed with it, and the try fails like an unreachable endpoint's.
@@ -187,11 +217,13 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     }
   }
 
-  async function deliver(delivery: ClaimedDelivery): Promise<void> {
+  /** One try, then its outcome written; `called` once the call is over. */
+  async function deliver(delivery: ClaimedDelivery, called: () => void): Promise<void> {
     // Each try continues the trace of the request that changed the order.
     const started = performance.now();
     const outcome = await resumeOrigin(delivery.origin, 'webhook deliver', () => attempt(delivery));
     const latencyMs = performance.now() - started;
+    called();
     // This try's own lease: a resend or a takeover gives the next try another.
     const settle = (tried: TryOutcome) =>
       settleBatched({
@@ -257,14 +289,23 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     const storeEvent = delivery.order_id === null;
     inFlight += 1;
     if (storeEvent) storeInFlight += 1;
-    const settled = deliver(delivery)
+    let calling = true;
+    const called = () => {
+      if (!calling) return;
+      calling = false;
+      inFlight -= 1;
+      if (storeEvent) storeInFlight -= 1;
+      unsettled += 1;
+      poke();
+    };
+    const settled = deliver(delivery, called)
       .catch((error: unknown) => {
         // Its lease lapses and another try follows: at least once.
         logger.warn({ err: error, deliveryId: delivery.delivery_id }, 'webhook settle failed');
       })
       .finally(() => {
-        inFlight -= 1;
-        if (storeEvent) storeInFlight -= 1;
+        called();
+        unsettled -= 1;
         settling.delete(settled);
         poke();
       });
@@ -300,7 +341,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       }
       // Let deliveries finishing together free their slots before one claim fills them.
       if (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, CLAIM_COALESCE_MS));
-      const free = options.concurrency - inFlight;
+      // Slots free, while the outcomes waiting to be written stay within as many again.
+      const free = Math.min(
+        options.concurrency - inFlight,
+        2 * options.concurrency - inFlight - unsettled,
+      );
       if (free > 0) {
         try {
           const claimed = await claimDueDeliveries(db, {
@@ -338,6 +383,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       await loop;
       await Promise.allSettled([...settling]);
       breakers.clear();
+      openedSecrets.clear();
     },
   };
 }
@@ -345,18 +391,18 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
 export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;
 
 /** The endpoint's secrets that sign now: its current one, and its previous one in the overlap. */
-function signingSecrets(keyring: Keyring, delivery: ClaimedDelivery): string[] {
-  const binding = endpointSecretBinding({
-    partner_id: delivery.partner_id,
-    mode: delivery.endpoint_mode,
-  });
-  const secrets = [open(keyring, binding, delivery.secret)];
+function signingSecrets(
+  delivery: ClaimedDelivery,
+  openSecret: (partnerId: string, mode: PartnerMode, sealed: string) => string,
+): string[] {
+  const { partner_id: partnerId, endpoint_mode: mode } = delivery;
+  const secrets = [openSecret(partnerId, mode, delivery.secret)];
   if (
     delivery.previous_secret &&
     delivery.previous_secret_expires_at &&
     delivery.previous_secret_expires_at.getTime() > Date.now()
   ) {
-    secrets.push(open(keyring, binding, delivery.previous_secret));
+    secrets.push(openSecret(partnerId, mode, delivery.previous_secret));
   }
   return secrets;
 }

@@ -18,9 +18,13 @@ import {
 } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import type { OrderingDatabase, WebhookEndpointRow } from '../db/ordering.table.js';
+import type {
+  OrderingDatabase,
+  WebhookDeliveryRow,
+  WebhookEndpointRow,
+} from '../db/ordering.table.js';
 import { deliveryAttempts } from './delivery-attempts.repository.js';
-import { listDeliveries, resendDelivery, type ListedDelivery } from './delivery-list.repository.js';
+import { listDeliveries, resendDelivery } from './delivery-list.repository.js';
 import { findEndpoint, rotateSecret, upsertEndpoint } from './endpoint.repository.js';
 import { endpointSecretBinding } from './secret-bindings.js';
 
@@ -62,7 +66,7 @@ function withSecret(row: WebhookEndpointRow, secret: string | null): WebhookEndp
   return { ...toEndpoint(row), secret };
 }
 
-function toDelivery(row: ListedDelivery): WebhookDelivery {
+function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
   // The list and resend never select them; a skipped event was never the partner's.
   if (row.status === 'skipped') throw new Error('a skipped delivery is not shown to partners');
   return {

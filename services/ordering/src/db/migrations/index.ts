@@ -19,6 +19,7 @@ import * as orderRefunds from './2026-12-24T0100-order-refunds.js';
 import * as orderStoreDeleted from './2026-12-25T0100-order-store-deleted.js';
 import * as bindWebhookSecrets from './2026-12-25T0300-bind-webhook-secrets.js';
 import * as placeAttemptRawHash from './2026-12-26T0200-place-attempt-raw-hash.js';
+import * as webhookCurrentTry from './2026-12-31T0100-webhook-current-try.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-25T0100-order-store-deleted': orderStoreDeleted,
   '2026-12-25T0300-bind-webhook-secrets': bindWebhookSecrets,
   '2026-12-26T0200-place-attempt-raw-hash': placeAttemptRawHash,
+  '2026-12-31T0100-webhook-current-try': webhookCurrentTry,
 };
 
 export const ORDERING_SCHEMA = 'ordering';
