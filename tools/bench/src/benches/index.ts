@@ -48,6 +48,11 @@ export const BENCHES = {
     summary: 'a store event fanned out to 1,000 partners, order webhooks measured meanwhile',
     run: lazy(() => import('./store-webhooks.js')),
   },
+  memory: {
+    summary:
+      "sustained place, validate, GET store and replay; peak RSS against the manifests' limits",
+    run: lazy(() => import('./memory/index.js')),
+  },
   ceilings: {
     summary:
       'the ceiling of each global serialization point: outbox relay, webhook and ingest claims',
