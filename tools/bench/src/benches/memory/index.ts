@@ -38,16 +38,24 @@ const largestOf = (pids: readonly number[], field: 'rssBytes' | 'peakRssBytes') 
 async function heapOf(platform: BenchPlatform, name: PlatformProcess): Promise<Row | undefined> {
   const [url] = platform.opsUrls(name, '/metrics');
   if (url === undefined) return undefined;
-  const text = await (await fetch(url)).text().catch(() => '');
+  const text = await (await fetch(url)).text();
+  // The simulator has no metrics of its own.
+  if (!text.includes('process_resident_memory_bytes')) return undefined;
   const value = (metric: string) => {
     const match = new RegExp(`^${metric}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
     return match ? Math.round(Number(match[1]) / MiB) : undefined;
   };
+  // Every kind of collection's time since the process started: what the heap's size costs.
+  const gcSeconds = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm)].reduce(
+    (sum, match) => sum + Number(match[1]),
+    0,
+  );
   return {
     'RSS MiB': value('process_resident_memory_bytes'),
     'heap used MiB': value('nodejs_heap_size_used_bytes'),
     'heap total MiB': value('nodejs_heap_size_total_bytes'),
     'external MiB': value('nodejs_external_memory_bytes'),
+    'GC s since start': Math.round(gcSeconds * 100) / 100,
   };
 }
 
