@@ -680,6 +680,28 @@ describe.runIf(KUBECTL)('overlays', () => {
     }
   });
 
+  it("gateway, stores, payments: V8's heap sized within half the memory limit, the instrumentation kept", () => {
+    const MiB = 1024 ** 2;
+    for (const rendered of [RENDERED.base, RENDERED.production]) {
+      for (const service of ['gateway', 'stores', 'payments']) {
+        const container = find(rendered, 'Deployment', service).spec.template.spec
+          .containers[0] as Doc;
+        // Set in the manifest, it replaces the image's NODE_OPTIONS: the preload must stay.
+        const options = envValue(rendered, container, 'NODE_OPTIONS') ?? '';
+        expect(options.split(' '), service).toContain('--import');
+        expect(options, service).toContain('@pcp/service-kit/instrument');
+        const flag = (name: string) => Number(new RegExp(`--${name}=(\\d+)`).exec(options)?.[1]);
+        // V8's heap at most: the old space and three semi-spaces (two, and the new large
+        // objects'); the other half of the limit is Node's own (binary, instrumentation, malloc).
+        const heapBytes = (flag('max-old-space-size') + 3 * flag('max-semi-space-size')) * MiB;
+        expect(heapBytes, service).toBeGreaterThan(0);
+        expect(heapBytes, service).toBeLessThanOrEqual(
+          memoryBytes(container.resources.limits.memory as string) / 2,
+        );
+      }
+    }
+  });
+
   it('production: gateway 3, every other service 2, the simulator 1, a pinned image, larger resources, 3 JetStream replicas', () => {
     expect(replicas(RENDERED.production)).toEqual({
       gateway: 3,

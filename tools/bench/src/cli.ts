@@ -10,7 +10,8 @@ const HELP = `usage: npm run bench [-- <name>] [options]
   npm run bench                 every bench, with one and two replicas of each service, into
                                 bench/results/latest.json and latest.md (umbrella-sized settings)
   npm run bench -- <name>       one bench, with its own (full) settings, printing its tables
-  npm run bench -- <a>,<b>      some of the benches as the umbrella run does (= --only <a>,<b>)
+  npm run bench -- <a>,<b>      some of the benches as the umbrella run does (= --only <a>,<b>),
+                                merged into latest.*: the others keep their last figures
 
 benches:
 ${Object.entries(BENCHES)
@@ -24,6 +25,8 @@ options of the umbrella run:
   --out <dir>             where latest.json, latest.md and logs/ go (bench/results)
   --timeout-minutes <n>   end a bench that runs longer (default 20, 60 with --full)
   --render                only write latest.md anew from latest.json (no bench runs)
+
+Each figure in latest.md is followed by the previous run's, "(prev X, ±Δ %)".
 
 Each bench reads its settings from BENCH_* variables (e.g. BENCH_SECONDS=5, BENCH_REPLICAS=2,
 BENCH_NODE_ARGS="--cpu-prof"); docs/benchmarks.md lists them.

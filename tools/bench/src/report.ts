@@ -4,9 +4,12 @@ import { appendFileSync } from 'node:fs';
 
 export type Row = Record<string, unknown>;
 
-/** A record of a bench's results file: a table (`kind` table or memory), verdicts or peaks. */
+/**
+ * A record of a bench's results file: a table (`kind` table, memory, or limits: peak RSS
+ * against the manifests' memory limits, each row with its verdict), verdicts or peaks.
+ */
 export type BenchRecord =
-  | { kind: 'table' | 'memory'; title: string; rows: Row[] }
+  | { kind: 'table' | 'memory' | 'limits'; title: string; rows: Row[] }
   | { kind: 'verdicts'; lines: string[] }
   | { kind: 'peaks'; peaks: Record<string, number> };
 

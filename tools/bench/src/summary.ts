@@ -24,6 +24,31 @@ export interface BenchRun {
   log: string;
   errorTail?: string;
   records: BenchRecord[];
+  /** Set on a run kept from an earlier result (not run this time): where it was measured. */
+  measured?: Measured;
+  /** The previous run of this bench and replica count, to compare (history.ts). */
+  previous?: PreviousFigures;
+}
+
+/** The run a figure comes from: its commit and start. */
+export interface Measured {
+  commit?: string;
+  started: string;
+}
+
+/** A run's figures, kept beside the next run's. */
+export interface PreviousFigures extends Measured {
+  status: BenchRun['status'];
+  rows: {
+    table: string;
+    label: string;
+    throughput?: number;
+    unit?: string;
+    p50?: number;
+    p99?: number;
+  }[];
+  /** Peak RSS (MB as the memory table gives it) per process. */
+  peakRss: Record<string, number>;
 }
 
 export interface Peaks {
@@ -135,7 +160,7 @@ function normalizeRow(row: Row): NormalizedRow | undefined {
 }
 
 /** A run's tables with their normalized rows (only those with figures to compare). */
-function tablesOf(run: BenchRun) {
+export function tablesOf(run: BenchRun) {
   return run.records
     .flatMap((record) => (record.kind === 'table' ? [record] : []))
     .map((record) => ({
@@ -145,8 +170,10 @@ function tablesOf(run: BenchRun) {
     .filter((table) => table.rows.length > 0);
 }
 
-const memoryOf = (run: BenchRun): Row[] =>
+export const memoryOf = (run: BenchRun): Row[] =>
   run.records.flatMap((record) => (record.kind === 'memory' ? [record.rows] : []))[0] ?? [];
+const limitsOf = (run: BenchRun) =>
+  run.records.flatMap((record) => (record.kind === 'limits' ? [record] : []));
 const verdictsOf = (run: BenchRun) =>
   run.records.flatMap((record) => (record.kind === 'verdicts' ? record.lines : []));
 
@@ -188,6 +215,28 @@ const ratio = (value: number | undefined, of: number | undefined) =>
   value && of ? round2(value / of) : undefined;
 const replicasName = (n: number) => `${n} replica${n === 1 ? '' : 's'}`;
 
+/** "commit 62f768d775ba of 2026-11-27". */
+export const whence = (measured: Measured) =>
+  `${measured.commit ? `commit ${measured.commit.slice(0, 12)}` : 'an unknown commit'} of ${measured.started.slice(0, 10)}`;
+
+/**
+ * A figure with the previous run's beside it: "1234 (prev 1300, -5.1 %)"; the figure alone
+ * when there is no previous one to compare.
+ */
+export function versus(now: number | undefined, before: number | undefined): string {
+  if (now === undefined) return '';
+  if (before === undefined) return String(now);
+  const change = before === 0 ? undefined : round2((100 * (now - before)) / before);
+  const delta =
+    change === undefined
+      ? ''
+      : `, ${change > 0 ? '+' : change < 0 ? '−' : '±'}${Math.abs(change)} %`;
+  return `${now} (prev ${before}${delta})`;
+}
+
+const previousRow = (run: BenchRun, table: string, label: string) =>
+  run.previous?.rows.find((row) => row.table === table && row.label === label);
+
 function runSection(run: BenchRun, peaks: Peaks | undefined): string {
   const lines = [
     `### ${run.bench}, ${replicasName(run.replicas)}: ${run.status === 'ok' ? 'ok' : '**FAILED**'}`,
@@ -197,6 +246,16 @@ function runSection(run: BenchRun, peaks: Peaks | undefined): string {
       .join(' ')}; full output in \`${run.log}\` (not committed)`,
     '',
   ];
+  if (run.measured) {
+    lines.push(`Not run this time: the figures of ${whence(run.measured)}.`, '');
+  }
+  if (run.previous) {
+    lines.push(
+      `Beside each figure, the previous run's (${whence(run.previous)}` +
+        `${run.previous.status === 'ok' ? '' : ', which failed'}): "prev", and the change.`,
+      '',
+    );
+  }
   if (run.status !== 'ok') {
     const why = run.timedOut
       ? 'ran over its time limit'
@@ -230,20 +289,23 @@ function runSection(run: BenchRun, peaks: Peaks | undefined): string {
           '× NestJS peer peak',
         ],
         rows.map((row) => {
-          const versus = row.peak && row.unit === 'req/s';
+          const againstPeaks = row.peak && row.unit === 'req/s';
+          const before = previousRow(run, title, row.label);
           return [
             row.label,
             row.target,
-            row.throughput === undefined ? '' : `${row.throughput} ${row.unit}`,
-            row.p50,
-            row.p99,
+            row.throughput === undefined
+              ? ''
+              : `${versus(row.throughput, before?.throughput)} ${row.unit}`,
+            versus(row.p50, before?.p50),
+            versus(row.p99, before?.p99),
             row.errors,
             row.cpu,
             row.loadCpu,
             row.busy,
-            versus ? ratio(row.throughput, peaks?.floor) : '',
-            versus ? ratio(row.throughput, peaks?.bare) : '',
-            versus ? ratio(row.throughput, peaks?.nest) : '',
+            againstPeaks ? ratio(row.throughput, peaks?.floor) : '',
+            againstPeaks ? ratio(row.throughput, peaks?.bare) : '',
+            againstPeaks ? ratio(row.throughput, peaks?.nest) : '',
           ];
         }),
       ),
@@ -252,8 +314,28 @@ function runSection(run: BenchRun, peaks: Peaks | undefined): string {
   }
   const memory = memoryOf(run);
   if (memory.length > 0) {
+    const peak = (row: Row) => num(row['peak RSS MB']);
     lines.push(
-      `Peak RSS (VmHWM, MB): ${memory.map((row) => `${String(row.process)} ${String(row['peak RSS MB'])}`).join(' · ')}`,
+      `Peak RSS (VmHWM, MB): ${memory
+        .map(
+          (row) =>
+            `${String(row.process)} ${versus(peak(row), run.previous?.peakRss[String(row.process)])}`,
+        )
+        .join(' · ')}`,
+      '',
+    );
+  }
+  for (const { title, rows } of limitsOf(run)) {
+    const headers = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+    lines.push(
+      `*${title}*`,
+      '',
+      table(
+        headers,
+        rows.map((row) =>
+          headers.map((key) => (key === 'verdict' && row[key] === 'FAIL' ? '**FAIL**' : row[key])),
+        ),
+      ),
       '',
     );
   }
@@ -373,6 +455,32 @@ function peerVerdicts(runs: BenchRun[], peaks: Peaks | undefined): string[] {
   });
 }
 
+/** What of the report is this run's, what is kept from earlier ones, and what "prev" means. */
+function history(result: UmbrellaResult): string[] {
+  const carried = result.runs.filter((run) => run.measured);
+  const compared = result.runs.filter((run) => run.previous);
+  if (carried.length === 0 && compared.length === 0) return [];
+  const name = (run: BenchRun) => `${run.bench} ×${run.replicas}`;
+  const ran = result.runs.filter((run) => !run.measured);
+  return [
+    ...(carried.length > 0
+      ? [
+          `This run measured ${ran.map(name).join(', ') || 'no bench'}; the others keep the ` +
+            `figures of an earlier run, each marked with its commit and date: ` +
+            `${carried.map((run) => `${name(run)} (${whence(run.measured!)})`).join(', ')}.`,
+          '',
+        ]
+      : []),
+    ...(compared.length > 0
+      ? [
+          'A figure of a bench this run measured is followed by the same figure of its previous ' +
+            'run, "(prev X, ±Δ %)", so a change shows here; each section names that run.',
+          '',
+        ]
+      : []),
+  ];
+}
+
 function header(result: UmbrellaResult, peaks: Peaks | undefined): string[] {
   const { machine: m } = result;
   const peer = peaks?.nest
@@ -390,6 +498,7 @@ function header(result: UmbrellaResult, peaks: Peaks | undefined): string[] {
       `load average before ${result.loadAverage.before.join(' / ')}, after ` +
       `${result.loadAverage.after.join(' / ')}.`,
     '',
+    ...history(result),
     '## The baselines',
     '',
     peaks
@@ -415,9 +524,11 @@ function summaryTable(runs: BenchRun[], peaks: Peaks | undefined): string {
       '× bare Fastify',
       '× NestJS peer',
       'largest peak RSS',
+      'figures of',
     ],
     runs.map((run) => {
       const best = bestPeak(run);
+      const before = best && run.previous?.rows.find((row) => row.label === best.label);
       const memory = memoryOf(run)
         .filter((row) => !/^nats-server|^bench /.test(String(row.process)))
         .sort((a, b) => Number(b['peak RSS MB']) - Number(a['peak RSS MB']))[0];
@@ -427,11 +538,14 @@ function summaryTable(runs: BenchRun[], peaks: Peaks | undefined): string {
         run.status === 'ok' ? 'ok' : '**failed**',
         run.seconds,
         best?.label,
-        best?.throughput,
+        versus(best?.throughput, before?.throughput),
         ratio(best?.throughput, peaks?.floor),
         ratio(best?.throughput, peaks?.bare),
         ratio(best?.throughput, peaks?.nest),
-        memory ? `${String(memory.process)} ${String(memory['peak RSS MB'])} MB` : '',
+        memory
+          ? `${String(memory.process)} ${versus(num(memory['peak RSS MB']), run.previous?.peakRss[String(memory.process)])} MB`
+          : '',
+        run.measured ? whence(run.measured) : 'this run',
       ];
     }),
   );

@@ -10,6 +10,7 @@ import os from 'node:os';
 import { join, relative } from 'node:path';
 import { build, ensureDependencies, fail, log, root } from '@pcp/setup';
 import type { BenchName } from './benches/index.js';
+import { mergeResults } from './history.js';
 import { tsEntry } from './ts-modules.js';
 import type { BenchRecord } from './report.js';
 import { markdown, type BenchRun, type Peaks, type UmbrellaResult } from './summary.js';
@@ -19,14 +20,17 @@ const BENCHES = [
   'ingest',
   'stores',
   'discovery',
+  'discovery-dense',
   'cart',
   'payments',
   'orders',
   'webhooks',
   'store-webhooks',
+  'acceptance',
+  'memory',
 ] as const satisfies readonly BenchName[];
 /**
- * Umbrella-sized settings per bench (about 10 min per replica count on 2 cores), under any
+ * Umbrella-sized settings per bench (about 20 min per replica count on 2 cores), under any
  * BENCH_* set in the environment; --full runs each with its own defaults.
  */
 const UMBRELLA: Partial<Record<BenchName, Record<string, string>>> = {
@@ -34,12 +38,17 @@ const UMBRELLA: Partial<Record<BenchName, Record<string, string>>> = {
   ingest: { BENCH_RUNS: '1', BENCH_POLL_SIZE: '10000', BENCH_SECONDS: '5' },
   stores: { BENCH_SECONDS: '5' },
   discovery: { BENCH_SECONDS: '5' },
+  'discovery-dense': { BENCH_SECONDS: '5' },
   cart: { BENCH_SECONDS: '5' },
   payments: { BENCH_SECONDS: '5' },
   orders: { BENCH_SECONDS: '5' },
   webhooks: { BENCH_ORDERS: '500' },
   // Still the 1,000 partners: the fan-out's size is what is measured; fewer events.
   'store-webhooks': { BENCH_STORE_EVENTS: '3', BENCH_PHASE_MS: '5000' },
+  // Half the default burst: still past what one sweep transaction takes, in half the time.
+  acceptance: { BENCH_ORDERS: '3000' },
+  // A minute per phase: the least that reaches the plateau the peak RSS is measured at.
+  memory: { BENCH_PHASE_SECONDS: '60' },
 };
 const TAIL_BYTES = 6_000;
 
@@ -161,6 +170,15 @@ async function runBench(name: BenchName, replicas: number, context: RunContext):
   };
 }
 
+/** The results already in `file`, to merge into; undefined when there are none to read. */
+function earlierResult(file: string): UmbrellaResult | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as UmbrellaResult;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Write latest.md from a result, both as `npm run lint` wants them (aligned tables). */
 function writeMarkdown(result: UmbrellaResult, jsonFile: string, mdFile: string): void {
   writeFileSync(mdFile, markdown(result));
@@ -245,7 +263,7 @@ export async function runAll(options: UmbrellaOptions): Promise<void> {
     rmSync(resultsDir, { recursive: true, force: true });
   }
   const finishedAt = new Date();
-  const result: UmbrellaResult = {
+  const measured: UmbrellaResult = {
     ...started,
     runs,
     baselines,
@@ -254,6 +272,8 @@ export async function runAll(options: UmbrellaOptions): Promise<void> {
     loadAverage: { before: loadBefore, after: os.loadavg().map(round) },
     interrupted,
   };
+  // The benches not run keep their figures; those run keep their previous ones beside.
+  const result = mergeResults(earlierResult(jsonFile), measured, BENCHES);
   writeFileSync(jsonFile, `${JSON.stringify(result, null, 2)}\n`);
   writeMarkdown(result, jsonFile, mdFile);
   const failed = runs.filter((run) => run.status !== 'ok');

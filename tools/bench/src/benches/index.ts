@@ -56,6 +56,11 @@ export const BENCHES = {
     summary: 'a burst of due card orders cancelled and refunded by the acceptance sweeper',
     run: lazy(() => import('./acceptance.js')),
   },
+  memory: {
+    summary:
+      "sustained place, validate, GET store and replay; peak RSS against the manifests' limits",
+    run: lazy(() => import('./memory/index.js')),
+  },
   ceilings: {
     summary:
       'the ceiling of each global serialization point: outbox relay, webhook and ingest claims',

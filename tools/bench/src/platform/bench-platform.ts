@@ -62,6 +62,8 @@ export interface BenchPlatformOptions {
   services?: boolean;
   /** With `services` false: the isolated database all the same (the NestJS peer's table). */
   database?: boolean;
+  /** Preload the tracing instrumentation as the image does (default false: not its cost). */
+  instrument?: boolean;
 }
 
 /** BENCH_REPLICAS: processes of each service. */
@@ -225,12 +227,13 @@ export class BenchPlatform {
         // In memory (no PROCESSOR_DATA_DIR): it stands in for the card processor, whose own
         // bookkeeping is not the platform's cost.
         'processor-simulator': {
+          ...this.#options.serviceEnv?.['processor-simulator'],
           PROCESSOR_LATENCY_MS: String(this.#options.processorLatencyMs ?? 0),
         },
       },
       restart: false,
       logs: 'inherit',
-      instrument: false,
+      instrument: this.#options.instrument ?? false,
       // BENCH_NODE_ARGS: Node flags for every service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
       // (a CPU profile per service, written as it exits) or "--trace-gc".
       nodeFlags: (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
