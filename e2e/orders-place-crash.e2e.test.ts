@@ -265,4 +265,62 @@ describe('a store without an order-submission URL', { timeout: CRASH_TEST_TIMEOU
       await setSubmissionUrl(storeEndpointUrl);
     }
   });
+
+  // What a database crash right after the capture can lose: the relaxed commits (ordering's
+  // `capturing`, payments' `authorized` and `captured`) since the last durable one (the
+  // validated attempt, the charge): the rows as they stood before them.
+  it.each([
+    ['authorized', 'authorizing'],
+    ['captured', 'authorized'],
+  ])(
+    'killed after the capture, a database crash losing the relaxed commits from %s on: the retried key finds the charge captured, one pending order',
+    async (_lost, chargeStatus) => {
+      expect((await setSubmissionUrl(null)).status).toBe(200);
+      try {
+        const doomed = startOrdering({ ORDERING_FAILPOINT: 'captured' });
+        await waitUntilServing('ordering', env);
+        const { endUser, paymentId } = await buyer();
+        const body = orderBody(paymentId);
+        const key = randomUUID();
+        const before = platform.processor.charges().length;
+
+        expect((await place(body, key, endUser)).status).toBeGreaterThanOrEqual(500);
+        await exited(doomed);
+        expect(doomed.signalCode).toBe('SIGKILL');
+        const { rows: attempts } = await sqlClient(
+          `update ordering.place_attempts set step = 'validated', charge_id = null, settle_at = null
+            where idempotency_key = $1 and step = 'capturing' returning order_id`,
+          [key],
+        );
+        expect(attempts).toHaveLength(1);
+        const { rowCount } = await sqlClient(
+          `update payments.charges
+              set status = $2, captured_amount = 0,
+                  processor_authorization_id = case when $2 = 'authorizing' then null
+                                                    else processor_authorization_id end
+            where order_id = $1 and status = 'captured'`,
+          [attempts[0].order_id, chargeStatus],
+        );
+        expect(rowCount).toBe(1);
+
+        const healthy = startOrdering();
+        await waitUntilServing('ordering', env);
+        const placed = await placeUntilSettled(body, key, endUser);
+        expect(placed.status).toBe(201);
+        expect(placed.body).toMatchObject({ state: 'open', status: 'pending' });
+        const { orders, charges } = await outcomeFor(endUser, before);
+        expect(orders).toBe(1);
+        expect(charges).toHaveLength(1);
+        expect(charges[0]).toMatchObject({ status: 'captured', capturedAmount: 2364 });
+        const { rows } = await sqlClient(
+          `select status, captured_amount from payments.charges where order_id = $1`,
+          [attempts[0].order_id],
+        );
+        expect(rows).toEqual([{ status: 'captured', captured_amount: 2364 }]);
+        await stopOrdering(healthy);
+      } finally {
+        await setSubmissionUrl(storeEndpointUrl);
+      }
+    },
+  );
 });

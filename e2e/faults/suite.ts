@@ -145,6 +145,27 @@ const paymentsDiesUnrecorded: Fault = {
     }),
 };
 
+/**
+ * Ordering dies right after one of place's points, for 1 in 5 places: `captured` (payments
+ * captured; the relaxed `capturing` and nothing after it committed), `recorded` (the order and
+ * its answer committed in one statement, never replied).
+ */
+const orderingDiesAt = (point: 'captured' | 'recorded', name: string): Fault => ({
+  name,
+  async inject(platform) {
+    await platform.supervisor.restartWith('ordering', {
+      ORDERING_FAILPOINT: point,
+      ORDERING_FAILPOINT_RATE: '0.2',
+    });
+    return `ordering dies at ${point} in 1 of 5 places`;
+  },
+  recover: (platform) =>
+    platform.supervisor.restartWith('ordering', {
+      ORDERING_FAILPOINT: undefined,
+      ORDERING_FAILPOINT_RATE: undefined,
+    }),
+});
+
 /** How long an order waits for its store in the "store never answers" fault (600 s by default). */
 const SHORT_ACCEPTANCE_WINDOW_SECONDS = 3;
 
@@ -235,6 +256,8 @@ export const FAULTS: Record<string, Fault> = Object.fromEntries(
     processor('losing capture answers', { slowRate: 0.5, slowMs: 12_000, operations: ['capture'] }),
     processorLosingRefundAnswers,
     paymentsDiesUnrecorded,
+    orderingDiesAt('captured', 'SIGKILL ordering between capture and record'),
+    orderingDiesAt('recorded', 'SIGKILL ordering after the order is recorded'),
     store('store accepts after the timeout', 'late'),
     store('store answers 409 and 429', 'flaky'),
     shortRetention('keys expire while retried', false),

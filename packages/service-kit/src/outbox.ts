@@ -142,29 +142,51 @@ export async function insertOutboxEvents<DB extends OutboxDatabase, T extends st
   events: readonly OutboxEvent<T, D>[],
 ): Promise<EventEnvelope<T, D>[]> {
   if (events.length === 0) return [];
-  const envelopes = events.map((event): EventEnvelope<T, D> => ({
-    id: eventIdOf(event.aggregate),
-    type: event.type,
-    occurredAt: (event.occurredAt ?? new Date()).toISOString(),
-    version: event.aggregate.version,
-    data: event.data,
-  }));
+  const rows = events.map((event) => outboxRowOf(event));
   // Kysely's types are invariant in DB; any database with an outbox table will do.
   await (trx as unknown as Kysely<OutboxDatabase>)
     .insertInto('outbox')
-    .values(
-      events.map(({ subject, aggregate }, index) => ({
-        event_id: envelopes[index]!.id,
-        subject,
-        aggregate_type: aggregate.type,
-        aggregate_id: aggregate.id,
-        aggregate_version: aggregate.version,
-        payload: JSON.stringify(envelopes[index]),
-      })),
-    )
+    .values(rows.map(({ values }) => values))
     .execute();
-  for (const envelope of envelopes) rememberEventOrigin(envelope.id);
-  return envelopes;
+  return rows.map(({ envelope }) => envelope);
+}
+
+/** An outbox row's columns, as {@link outboxRowOf} gives them for a statement of the caller's. */
+export interface OutboxRowValues {
+  readonly event_id: string;
+  readonly subject: string;
+  readonly aggregate_type: string;
+  readonly aggregate_id: string;
+  readonly aggregate_version: number;
+  /** The envelope's JSON text. */
+  readonly payload: string;
+}
+
+/**
+ * The row {@link insertOutboxEvent} inserts, and its envelope, for a caller that writes it in
+ * a statement of its own (the same rules: after the aggregate's row is locked, one per version).
+ */
+export function outboxRowOf<T extends string, D>(
+  event: OutboxEvent<T, D>,
+): { values: OutboxRowValues; envelope: EventEnvelope<T, D> } {
+  const { aggregate } = event;
+  const envelope: EventEnvelope<T, D> = {
+    id: eventIdOf(aggregate),
+    type: event.type,
+    occurredAt: (event.occurredAt ?? new Date()).toISOString(),
+    version: aggregate.version,
+    data: event.data,
+  };
+  rememberEventOrigin(envelope.id);
+  const values = {
+    event_id: envelope.id,
+    subject: event.subject,
+    aggregate_type: aggregate.type,
+    aggregate_id: aggregate.id,
+    aggregate_version: aggregate.version,
+    payload: JSON.stringify(envelope),
+  };
+  return { values, envelope };
 }
 
 const BATCH = 100;

@@ -199,7 +199,9 @@ export function createOrderingService(deps: OrderingServiceDeps): ServiceInstanc
     retentionMs: config.ORDERING_IDEMPOTENCY_RETENTION_MS,
     settleAfterMs: config.ORDERING_PLACE_SETTLE_AFTER_MS,
     paymentsTimeoutMs: config.ORDERING_PAYMENTS_TIMEOUT_MS,
-    ...(config.ORDERING_FAILPOINT ? { failpoint: config.ORDERING_FAILPOINT } : {}),
+    ...(config.ORDERING_FAILPOINT
+      ? { failpoint: config.ORDERING_FAILPOINT, failpointRate: config.ORDERING_FAILPOINT_RATE }
+      : {}),
     ...(config.ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS === undefined
       ? {}
       : { testAcceptanceWindowSeconds: config.ORDERING_TEST_ACCEPTANCE_WINDOW_SECONDS }),

@@ -167,10 +167,15 @@ export const orderingEnvSchema = z
      */
     ORDERING_PAYMENTS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(12_000),
     /**
-     * Test-only: end the process (SIGKILL) right after place commits this recovery point, so
-     * crash tests can kill a real process at an exact step. Never set in a deployment.
+     * Test-only: end the process (SIGKILL) right after place commits this recovery point (or,
+     * `captured`, right after payments captured, before the order is recorded), for this share
+     * of places, so crash tests and the fault suite kill a real process at an exact step.
+     * Never set in a deployment.
      */
-    ORDERING_FAILPOINT: z.enum(['validated', 'submitting', 'capturing', 'recorded']).optional(),
+    ORDERING_FAILPOINT: z
+      .enum(['validated', 'submitting', 'capturing', 'captured', 'recorded'])
+      .optional(),
+    ORDERING_FAILPOINT_RATE: z.coerce.number().min(0).max(1).default(1),
     /** POST orders to stores' submission URLs over plain http too (local runs, tests). */
     ORDERING_SUBMISSION_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
     /** Private hosts submission URLs may reach (on-premise stores, tests): CIDRs and hostnames. */

@@ -86,42 +86,65 @@ export async function recordOrderEvents(
   await trx
     .insertInto('order_status_changes')
     .values(
-      changes.map(({ row, previousStatus, unavailableItemIds }) => ({
-        order_id: row.order_id,
-        version: row.version,
-        state: row.state,
-        status: row.status,
-        previous_status: previousStatus,
-        estimated_ready_at: row.estimated_ready_at,
-        cancel_reason: row.cancel_reason,
-        cancelled_by: row.cancelled_by,
-        unavailable_item_ids: unavailableItemIds ? [...unavailableItemIds] : null,
-        changed_at: row.updated_at,
-      })),
+      changes.map(({ row, previousStatus, unavailableItemIds }) =>
+        statusChangeOf(row, previousStatus, unavailableItemIds),
+      ),
     )
     .execute();
   await insertOutboxEvents(
     trx,
-    changes.map(({ row, event, previousStatus }) => ({
-      subject: `${prefix}.${events.orderStatusChanged.subject}`,
-      type: 'ordering.v1.order-status-changed' as const,
-      aggregate: { type: 'order', id: row.order_id, version: row.version },
-      occurredAt: row.updated_at,
-      data: {
-        event,
-        orderId: row.order_id,
-        storeId: row.store_id,
-        partnerId: row.partner_id,
-        storePartnerId: row.store_deleted_at === null ? row.store_partner_id : null,
-        state: row.state,
-        status: row.status,
-        previousStatus,
-        estimatedReadyAt: row.estimated_ready_at?.toISOString() ?? null,
-        cancelReason: row.cancel_reason,
-        cancelledBy: row.cancelled_by,
-      },
-    })),
+    changes.map(({ row, event, previousStatus }) =>
+      orderEventOf(row, event, previousStatus, prefix),
+    ),
   );
+}
+
+/** The status history's row of the order's version `row.version`. */
+export function statusChangeOf(
+  row: OrderRow,
+  previousStatus: OrderStatus | null,
+  unavailableItemIds?: readonly string[],
+): OrderStatusChangeRow {
+  return {
+    order_id: row.order_id,
+    version: row.version,
+    state: row.state,
+    status: row.status,
+    previous_status: previousStatus,
+    estimated_ready_at: row.estimated_ready_at,
+    cancel_reason: row.cancel_reason,
+    cancelled_by: row.cancelled_by,
+    unavailable_item_ids: unavailableItemIds ? [...unavailableItemIds] : null,
+    changed_at: row.updated_at,
+  };
+}
+
+/** The outbox event of the order's version `row.version`. */
+export function orderEventOf(
+  row: OrderRow,
+  event: OrderEventKind,
+  previousStatus: OrderStatus | null,
+  prefix: string,
+) {
+  return {
+    subject: `${prefix}.${events.orderStatusChanged.subject}`,
+    type: 'ordering.v1.order-status-changed' as const,
+    aggregate: { type: 'order', id: row.order_id, version: row.version },
+    occurredAt: row.updated_at,
+    data: {
+      event,
+      orderId: row.order_id,
+      storeId: row.store_id,
+      partnerId: row.partner_id,
+      storePartnerId: row.store_deleted_at === null ? row.store_partner_id : null,
+      state: row.state,
+      status: row.status,
+      previousStatus,
+      estimatedReadyAt: row.estimated_ready_at?.toISOString() ?? null,
+      cancelReason: row.cancel_reason,
+      cancelledBy: row.cancelled_by,
+    },
+  };
 }
 
 /**

@@ -1,8 +1,10 @@
 import type { OrderError, PartnerMode } from '@pcp/contracts';
-import { runPrepared } from '@pcp/service-kit';
+import { runPrepared, type EventEnvelope, type OutboxRowValues } from '@pcp/service-kit';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import type {
   OrderingDatabase,
+  OrderRow,
+  OrderStatusChangeRow,
   PlaceAttemptRow,
   PlaceSnapshot,
   PlaceStep,
@@ -110,6 +112,13 @@ interface ClaimRequest {
   retentionMs: number;
 }
 
+/**
+ * True, and makes the statement's own transaction commit without waiting for the WAL flush
+ * (synchronous_commit off, for that transaction only). For a point whose content can be
+ * re-derived after a database crash; any later durable commit flushes it too.
+ */
+const relaxedCommit = sql<boolean>`set_config('synchronous_commit', 'off', true) is not null`;
+
 const leaseUntil = (leaseMs: number) => sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`;
 
 /**
@@ -141,7 +150,11 @@ async function insertAttempt(db: Db, claim: ClaimRequest): Promise<HeldAttempt |
       fingerprint: claim.fingerprint,
       raw_hash: claim.rawHash ?? null,
       order_id: claim.orderId,
-      step: 'started',
+      // A new key's commit does not wait for the WAL flush: lost in a database crash, the key
+      // is new again (nothing has left the platform before `validated`), and the validated
+      // point's durable commit flushes it with itself. In the row's values, so it runs
+      // exactly when the row is written.
+      step: sql<'started'>`case when ${relaxedCommit} then 'started' end`,
       snapshot: null,
       store_rejection: null,
       lease_owner: claim.holder,
@@ -208,6 +221,13 @@ export interface AttemptChanges {
 }
 
 /**
+ * How the point is committed: `durable` waits for the WAL flush; `relaxed` does not, for a
+ * point whose loss in a database crash only sends the key back to its previous point, from
+ * which it gets to the same place (see the saga's table).
+ */
+export type Commit = 'durable' | 'relaxed';
+
+/**
  * Record the next recovery point (with what the step learnt) as the run holding `attempt`,
  * from the step it read, as one prepared statement: a run that lost its lease, or whose key
  * another run moved on in the meantime, writes nothing, so a step never goes backwards. The
@@ -219,9 +239,10 @@ export async function advanceAttempt(
   attempt: HeldAttempt,
   step: PlaceStep,
   changes: AttemptChanges = {},
+  commit: Commit = 'durable',
 ): Promise<HeldAttempt> {
   const { settleAfterMs, snapshot, store_rejection, ...plain } = changes;
-  await compareAndSet(db, attempt, {
+  await compareAndSet(db, attempt, commit, {
     ...plain,
     step,
     ...(snapshot ? { snapshot: JSON.stringify(snapshot) } : {}),
@@ -243,6 +264,7 @@ export async function advanceAttempt(
 async function compareAndSet(
   db: Db,
   attempt: HeldAttempt,
+  commit: Commit,
   set: UpdateObject<OrderingDatabase, 'place_attempts'>,
 ): Promise<void> {
   if (attempt.lease_owner === null) throw new LeaseLostError();
@@ -252,12 +274,10 @@ async function compareAndSet(
     .where('idempotency_key', '=', attempt.idempotency_key)
     .where('lease_owner', '=', attempt.lease_owner)
     .where('step', '=', attempt.step)
+    // A row is written only where every condition held, this one included.
+    .$if(commit === 'relaxed', (qb) => qb.where(relaxedCommit))
     .returning('step');
-  const statement = update.compile();
-  // In a transaction the statement stays on its connection; alone it is a prepared one.
-  const updated = db.isTransaction
-    ? (await db.executeQuery(statement)).rows
-    : await runPrepared(db as Kysely<unknown>, statement);
+  const updated = await runPrepared(db as Kysely<unknown>, update.compile());
   if (updated.length === 0) throw new LeaseLostError();
 }
 
@@ -271,7 +291,7 @@ export async function recordAttemptOutcome(
   response: { status: number; body: string },
   retentionMs: number,
 ): Promise<HeldAttempt> {
-  await compareAndSet(db, attempt, {
+  await compareAndSet(db, attempt, 'durable', {
     step: 'recorded',
     response_status: response.status,
     response_body: response.body,
@@ -280,6 +300,133 @@ export async function recordAttemptOutcome(
     settle_at: null,
     expires_at: sql<Date>`now() + ${retentionMs} * interval '1 millisecond'`,
   });
+  return {
+    ...attempt,
+    step: 'recorded',
+    lease_owner: null,
+    response_status: response.status,
+    response_body: response.body,
+  };
+}
+
+/** What recording a placed order writes besides its attempt's answer. */
+export interface PlacedOrder {
+  readonly order: OrderRow;
+  /** Its version 1 in the status history. */
+  readonly statusChange: OrderStatusChangeRow;
+  /** Its `order.created` event. */
+  readonly event: OutboxRowValues;
+  readonly envelope: EventEnvelope;
+}
+
+const ORDER_COLUMNS = [
+  'order_id',
+  'partner_id',
+  'end_user_id',
+  'store_id',
+  'store_partner_id',
+  'mode',
+  'fulfillment_mode',
+  'state',
+  'status',
+  'version',
+  'details',
+  'charge_id',
+  'total_minor',
+  'currency',
+  'estimated_ready_at',
+  'accept_by',
+  'cancel_reason',
+  'cancelled_by',
+  'store_deleted_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof OrderRow)[];
+const STATUS_CHANGE_COLUMNS = [
+  'order_id',
+  'version',
+  'state',
+  'status',
+  'previous_status',
+  'estimated_ready_at',
+  'cancel_reason',
+  'cancelled_by',
+  'unavailable_item_ids',
+  'changed_at',
+] as const satisfies readonly (keyof OrderStatusChangeRow)[];
+// Every column of each row, so none is left to a default the row does not state.
+const everyColumnListed: [
+  Exclude<keyof OrderRow, (typeof ORDER_COLUMNS)[number]>,
+  Exclude<keyof OrderStatusChangeRow, (typeof STATUS_CHANGE_COLUMNS)[number]>,
+] extends [never, never]
+  ? true
+  : false = true;
+void everyColumnListed;
+const OUTBOX_COLUMNS = [
+  'event_id',
+  'subject',
+  'aggregate_type',
+  'aggregate_id',
+  'aggregate_version',
+  'payload',
+] as const satisfies readonly (keyof OutboxRowValues)[];
+
+const columnList = (columns: readonly string[]) => columns.join(', ');
+
+/**
+ * The placed order's answer, its order (version 1), its status history and its event, as
+ * one statement: the attempt's compare-and-set on its lease and step comes first, and the
+ * rows are inserted only where it moved the attempt (one round trip, one durable commit; a
+ * run that lost its key writes nothing and gets LeaseLostError).
+ */
+const RECORD_PLACED_ORDER = `
+  with moved as (
+    update place_attempts
+       set step = 'recorded', response_status = $1, response_body = $2, lease_owner = null,
+           lease_expires_at = null, settle_at = null,
+           expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
+     where idempotency_key = $4 and lease_owner = $5 and step = $6
+    returning idempotency_key
+  ), placed as (
+    insert into orders (${columnList(ORDER_COLUMNS)})
+    select ${columnList(ORDER_COLUMNS)} from jsonb_populate_record(null::orders, $7::jsonb)
+     where exists (select from moved)
+  ), history as (
+    insert into order_status_changes (${columnList(STATUS_CHANGE_COLUMNS)})
+    select ${columnList(STATUS_CHANGE_COLUMNS)}
+      from jsonb_populate_record(null::order_status_changes, $8::jsonb)
+     where exists (select from moved)
+  ), announced as (
+    insert into outbox (${columnList(OUTBOX_COLUMNS)})
+    select ${columnList(OUTBOX_COLUMNS)} from jsonb_populate_record(null::outbox, $9::jsonb)
+     where exists (select from moved)
+  )
+  select count(*)::int as moved from moved`;
+
+export async function recordPlacedOrder(
+  db: Db,
+  attempt: HeldAttempt,
+  placed: PlacedOrder,
+  response: { status: number; body: string },
+  retentionMs: number,
+): Promise<HeldAttempt> {
+  if (attempt.lease_owner === null) throw new LeaseLostError();
+  const [result] = await runPrepared<{ moved: number }>(db as Kysely<unknown>, {
+    sql: RECORD_PLACED_ORDER,
+    parameters: [
+      response.status,
+      response.body,
+      retentionMs,
+      attempt.idempotency_key,
+      attempt.lease_owner,
+      attempt.step,
+      JSON.stringify(placed.order),
+      JSON.stringify(placed.statusChange),
+      // The payload as the envelope's object: a jsonb column of the record takes it as it is.
+      JSON.stringify({ ...placed.event, payload: placed.envelope }),
+    ],
+  });
+  if (result?.moved !== 1) throw new LeaseLostError();
   return {
     ...attempt,
     step: 'recorded',

@@ -10,7 +10,7 @@ import type { PlaceSagaDeps } from './place-saga.js';
 export function placePayments(deps: PlaceSagaDeps) {
   const { bus } = deps;
 
-  /** The order's charge, authorized; null when there is nothing to charge. */
+  /** The order's charge, authorized (or captured); null when there is nothing to charge. */
   async function authorize(
     attempt: HeldAttempt,
     snapshot: PlaceSnapshot,
@@ -34,8 +34,13 @@ export function placePayments(deps: PlaceSagaDeps) {
         { timeoutMs: deps.paymentsTimeoutMs },
       ),
     );
+    // Captured in full: a run that captured it lost its relaxed `capturing` point in a
+    // database crash; the capture step answers it as it is.
+    const held =
+      charge.status === 'authorized' ||
+      (charge.status === 'captured' && charge.capturedAmount === snapshot.totalMinor);
     const fits =
-      charge.status === 'authorized' &&
+      held &&
       charge.orderId === attempt.order_id &&
       charge.paymentId === snapshot.paymentId &&
       charge.amount === snapshot.totalMinor &&

@@ -1,16 +1,18 @@
 // Place's records: each recovery point reached (and its failpoint), and the key's final
 // answer, the order or the failure.
-import type { AppError, RequestContext } from '@pcp/service-kit';
+import { outboxRowOf, type AppError, type RequestContext } from '@pcp/service-kit';
 import type { OrderDetails, OrderRow, PlaceSnapshot, PlaceStep } from '../db/ordering.table.js';
 import { acceptByOf, estimatedReadyAtOf } from '../lifecycle/acceptance-window.js';
-import { insertOrder, toOrder } from '../lifecycle/order.repository.js';
+import { orderEventOf, statusChangeOf, toOrder } from '../lifecycle/order.repository.js';
 import {
   advanceAttempt,
+  type Commit,
   type HeldAttempt,
   recordAttemptOutcome,
+  recordPlacedOrder,
 } from './place-attempt.repository.js';
 import type { PlacePayments } from './place-payments.js';
-import type { PlaceSagaDeps } from './place-saga.js';
+import type { PlaceFailpoint, PlaceSagaDeps } from './place-saga.js';
 
 /** How the steps of place record where they got to and how the key ends. */
 export function placeRecords(
@@ -23,18 +25,21 @@ export function placeRecords(
     attempt: HeldAttempt,
     step: PlaceStep,
     changes: Parameters<typeof advanceAttempt>[3],
+    commit?: Commit,
   ): Promise<HeldAttempt> {
-    const row = await advanceAttempt(db, attempt, step, changes);
+    const row = await advanceAttempt(db, attempt, step, changes, commit);
     failpoint(step);
     return row;
   }
 
-  function failpoint(step: PlaceStep): void {
-    if (deps.failpoint === step) process.kill(process.pid, 'SIGKILL');
+  function failpoint(point: PlaceFailpoint): void {
+    if (deps.failpoint === point && Math.random() < (deps.failpointRate ?? 1)) {
+      process.kill(process.pid, 'SIGKILL');
+    }
   }
 
   /**
-   * The order, open, and the key's answer, in one transaction: pending with its acceptance
+   * The order, open, and the key's answer, in one statement: pending with its acceptance
    * deadline (confirmed when the store's URL took it), with its first estimate.
    */
   async function recordOrder(
@@ -70,10 +75,16 @@ export function placeRecords(
     };
     // The order's text, serialized once: the recorded answer, replied as it is from now on.
     const body = JSON.stringify(toOrder(row));
-    const recorded = await db.transaction().execute(async (trx) => {
-      await insertOrder(trx, row, deps.prefix);
-      return recordAttemptOutcome(trx, attempt, { status: 201, body }, deps.retentionMs);
-    });
+    const { values: event, envelope } = outboxRowOf(
+      orderEventOf(row, 'order.created', null, deps.prefix),
+    );
+    const recorded = await recordPlacedOrder(
+      db,
+      attempt,
+      { order: row, statusChange: statusChangeOf(row, null), event, envelope },
+      { status: 201, body },
+      deps.retentionMs,
+    );
     failpoint('recorded');
     deps.nudge();
     return recorded;
@@ -103,7 +114,7 @@ export function placeRecords(
     );
   }
 
-  return { advance, recordOrder, recordFailure };
+  return { advance, failpoint, recordOrder, recordFailure };
 }
 
 export type PlaceRecords = ReturnType<typeof placeRecords>;

@@ -39,8 +39,12 @@ export interface PlaceSagaDeps {
   readonly settleAfterMs: number;
   /** How long authorize, capture and release may take (the processor's own timeout and some). */
   readonly paymentsTimeoutMs: number;
-  /** Test-only: SIGKILL this process right after this recovery point commits. */
-  readonly failpoint?: PlaceStep;
+  /**
+   * Test-only: SIGKILL this process right after this recovery point commits (`captured`: right
+   * after payments captured, before the order is recorded), for `failpointRate` of places.
+   */
+  readonly failpoint?: PlaceFailpoint;
+  readonly failpointRate?: number;
   /** Test-only: every new order's acceptance window, in seconds, whatever its store's. */
   readonly testAcceptanceWindowSeconds?: number;
   /** Test-only: the fault suite's planted defect (`ORDERING_TEST_MUTANT`). */
@@ -48,6 +52,9 @@ export interface PlaceSagaDeps {
 }
 
 type ActiveStep = Exclude<PlaceStep, 'recorded'>;
+
+/** Where a test may kill the process: after a recovery point, or between capture and record. */
+export type PlaceFailpoint = PlaceStep | 'captured';
 
 /** One step of place: its work from its recovery point, and its compensation. */
 interface SagaStep {
@@ -76,7 +83,11 @@ interface SagaStep {
  * | rejected   | release the authorization            | recorded: STORE_REJECTED                  | releasing again                                                        | the same                                        |
  *
  * A store without a submission URL skips `submitting`; an order with nothing to charge skips
- * `capturing`. Past its deadline a key is settled (`settleExpired`), never resumed, by the
+ * `capturing`. A point waits for the WAL flush only when it holds an external call's key or a
+ * duty the sweeper cannot re-derive: `started` and a `capturing` reached without submitting
+ * commit relaxed (lost in a database crash, the key is back at its previous point: nothing has
+ * left the platform before `validated`, and authorizing again answers the order's charge,
+ * captured or not); the next durable point flushes them too. Past its deadline a key is settled (`settleExpired`), never resumed, by the
  * sweeper or by the retry that finds it first.
  */
 export function createPlaceSaga(deps: PlaceSagaDeps) {

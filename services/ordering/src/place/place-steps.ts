@@ -29,7 +29,7 @@ export interface Run {
 export function placeSteps(
   deps: PlaceSagaDeps,
   { authorize, capture }: PlacePayments,
-  { advance, recordOrder, recordFailure }: PlaceRecords,
+  { advance, failpoint, recordOrder, recordFailure }: PlaceRecords,
 ) {
   const { bus } = deps;
 
@@ -71,10 +71,15 @@ export function placeSteps(
       });
     }
     if (chargeId) {
-      return advance(attempt, 'capturing', {
-        charge_id: chargeId,
-        settleAfterMs: deps.settleAfterMs,
-      });
+      // Relaxed: lost in a database crash, the key is back at validated, and authorizing
+      // again answers the order's charge as it is (captured meanwhile, or not); only the
+      // sweeper's early finish is lost, and the key's expiry still releases the charge.
+      return advance(
+        attempt,
+        'capturing',
+        { charge_id: chargeId, settleAfterMs: deps.settleAfterMs },
+        'relaxed',
+      );
     }
     return recordOrder(attempt, snapshot, null);
   }
@@ -106,7 +111,9 @@ export function placeSteps(
         last4: '0000',
       });
     }
-    return recordOrder(attempt, snapshot, await capture(attempt, snapshot, run.ctx));
+    const payment = await capture(attempt, snapshot, run.ctx);
+    failpoint('captured');
+    return recordOrder(attempt, snapshot, payment);
   }
 
   /** rejected: release the authorization and record the store's refusal as the answer. */

@@ -1,11 +1,12 @@
 import { subjects } from '@pcp/contracts';
-import { createDatabase, createLocalSubjects } from '@pcp/service-kit';
+import { createDatabase, createLocalSubjects, outboxRowOf } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
-import { insertOrder, ORDERING_SCHEMA, type OrderingDatabase } from '../../src/app.js';
+import { ORDERING_SCHEMA, type OrderingDatabase } from '../../src/app.js';
 import type { OrderDetails, OrderRow } from '../../src/db/ordering.table.js';
+import { orderEventOf, statusChangeOf } from '../../src/lifecycle/order.repository.js';
 import { oweCancelRefund } from '../../src/lifecycle/order-refunds.js';
 import {
   chargeOwnersHandler,
@@ -14,7 +15,7 @@ import {
 import {
   advanceAttempt,
   claimAttempt,
-  recordAttemptOutcome,
+  recordPlacedOrder,
   type HeldAttempt,
 } from '../../src/place/place-attempt.repository.js';
 
@@ -93,12 +94,20 @@ function orderOf(attempt: HeldAttempt & { charge_id: string }): OrderRow {
   };
 }
 
-/** What place's last step commits: the order and the key's answer, in one transaction. */
-const recordOrder = (attempt: HeldAttempt & { charge_id: string }) =>
-  db.transaction().execute(async (trx) => {
-    await insertOrder(trx, orderOf(attempt), env.prefix);
-    await recordAttemptOutcome(trx, attempt, { status: 201, body: '{}' }, 24 * 3_600_000);
-  });
+/** What place's last step commits: the order and the key's answer, in one statement. */
+const recordOrder = (attempt: HeldAttempt & { charge_id: string }) => {
+  const order = orderOf(attempt);
+  const { values: event, envelope } = outboxRowOf(
+    orderEventOf(order, 'order.created', null, env.prefix),
+  );
+  return recordPlacedOrder(
+    db,
+    attempt,
+    { order, statusChange: statusChangeOf(order, null), event, envelope },
+    { status: 201, body: '{}' },
+    24 * 3_600_000,
+  );
+};
 
 /** Ask the question through the subject's contract, the handler built with `deps`. */
 async function ask(

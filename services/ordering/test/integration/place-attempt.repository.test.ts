@@ -1,10 +1,11 @@
-import { createDatabase } from '@pcp/service-kit';
+import { createDatabase, outboxRowOf } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { ORDERING_SCHEMA, type OrderingDatabase } from '../../src/app.js';
-import type { PlaceSnapshot } from '../../src/db/ordering.table.js';
+import type { OrderDetails, OrderRow, PlaceSnapshot } from '../../src/db/ordering.table.js';
+import { insertOrder, orderEventOf, statusChangeOf } from '../../src/lifecycle/order.repository.js';
 import {
   advanceAttempt,
   claimAttempt,
@@ -12,6 +13,7 @@ import {
   dueForSettlement,
   LeaseLostError,
   recordAttemptOutcome,
+  recordPlacedOrder,
 } from '../../src/place/place-attempt.repository.js';
 
 /** Place's idempotency records against the real database: leases per run, steps forward only. */
@@ -178,5 +180,135 @@ describe('settlement claims', () => {
       delays.push(Math.round(rows[0]!.seconds));
     }
     expect(delays).toEqual([10, 20, 40]);
+  });
+});
+
+describe('recording a placed order', () => {
+  const storeId = randomUUID();
+  const storePartnerId = randomUUID();
+  const orderOf = (orderId: string): OrderRow => {
+    const at = new Date('2026-12-07T12:00:00.123Z');
+    return {
+      order_id: orderId,
+      partner_id: partnerId,
+      end_user_id: 'buyer',
+      store_id: storeId,
+      store_partner_id: storePartnerId,
+      mode: 'live',
+      fulfillment_mode: 'PICKUP',
+      state: 'open',
+      status: 'pending',
+      version: 1,
+      details: { cart: { lines: [{ name: 'Soda "x"', quantity: 10 }] } } as unknown as OrderDetails,
+      charge_id: randomUUID(),
+      total_minor: 2364,
+      currency: 'USD',
+      estimated_ready_at: new Date('2026-12-07T12:20:00.000Z'),
+      accept_by: new Date('2026-12-07T12:10:00.000Z'),
+      cancel_reason: null,
+      cancelled_by: null,
+      store_deleted_at: null,
+      created_at: at,
+      updated_at: at,
+    };
+  };
+  const placedOf = (order: OrderRow) => {
+    const { values: event, envelope } = outboxRowOf(
+      orderEventOf(order, 'order.created', null, 'test'),
+    );
+    return { order, statusChange: statusChangeOf(order, null), event, envelope };
+  };
+  /** What is stored of an order, its history and its event, its own ids left out. */
+  const storedOf = async (orderId: string) => {
+    const {
+      order_id: _order,
+      charge_id: _charge,
+      ...order
+    } = await db
+      .selectFrom('orders')
+      .selectAll()
+      .where('order_id', '=', orderId)
+      .executeTakeFirstOrThrow();
+    const { order_id: _history, ...history } = await db
+      .selectFrom('order_status_changes')
+      .selectAll()
+      .where('order_id', '=', orderId)
+      .executeTakeFirstOrThrow();
+    const { event_id: eventId, ...event } = await db
+      .selectFrom('outbox')
+      .select([
+        'event_id',
+        'subject',
+        'aggregate_type',
+        'aggregate_version',
+        sql<string>`payload::text`.as('payload'),
+      ])
+      .where('aggregate_id', '=', orderId)
+      .executeTakeFirstOrThrow();
+    return {
+      order,
+      history,
+      // Its ids are the order's own (the event's derived from it).
+      event: {
+        ...event,
+        payload: event.payload.replaceAll(orderId, '<id>').replaceAll(eventId, '<event>'),
+      },
+    };
+  };
+
+  it('writes the order, its history and its event as the transaction of insertOrder did, and nothing for a run that lost the key', async () => {
+    const key = randomUUID();
+    const first = await claimFor(key, 'replica-a:run-1');
+    if (first.kind !== 'claimed') throw new Error(first.kind);
+    const capturing = await advanceAttempt(db, first.attempt, 'capturing', { snapshot });
+    await lapse(key);
+    const second = await claimFor(key, 'replica-a:run-2');
+    if (second.kind !== 'claimed') throw new Error(second.kind);
+    const answer = { status: 201, body: '{"placed":true}' };
+
+    // The run that lost its lease: refused, and not one row written.
+    await expect(
+      recordPlacedOrder(db, capturing, placedOf(orderOf(capturing.order_id)), answer, 60_000),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    const written = await db
+      .selectFrom('orders')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('order_id', '=', capturing.order_id)
+      .executeTakeFirstOrThrow();
+    expect(written.n).toBe(0);
+    expect(
+      await db
+        .selectFrom('outbox')
+        .selectAll()
+        .where('aggregate_id', '=', capturing.order_id)
+        .execute(),
+    ).toEqual([]);
+
+    const recorded = await recordPlacedOrder(
+      db,
+      second.attempt,
+      placedOf(orderOf(second.attempt.order_id)),
+      answer,
+      60_000,
+    );
+    expect(recorded).toMatchObject({ step: 'recorded', lease_owner: null, response_status: 201 });
+    expect(
+      await db
+        .selectFrom('place_attempts')
+        .select(['step', 'response_status', 'response_body', 'lease_owner', 'settle_at'])
+        .where('idempotency_key', '=', key)
+        .executeTakeFirst(),
+    ).toEqual({
+      step: 'recorded',
+      response_status: 201,
+      response_body: answer.body,
+      lease_owner: null,
+      settle_at: null,
+    });
+
+    // The same order written as the lifecycle writes one: the same rows and the same event.
+    const reference = orderOf(randomUUID());
+    await db.transaction().execute((trx) => insertOrder(trx, reference, 'test'));
+    expect(await storedOf(second.attempt.order_id)).toEqual(await storedOf(reference.order_id));
   });
 });

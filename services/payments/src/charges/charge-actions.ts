@@ -167,10 +167,14 @@ export function createChargeActions(deps: ChargeActionDeps) {
     }
     if (outcome.outcome === 'authorized') {
       deps.failpoint?.('authorized-unrecorded');
-      const settled = await updateCharge(db, row, {
-        status: 'authorized',
-        processor_authorization_id: outcome.authorizationId,
-      });
+      // Relaxed: lost in a database crash, the charge is `authorizing` again, and whatever
+      // asks of it next learns the authorization from the processor by the charge's reference.
+      const settled = await updateCharge(
+        db,
+        row,
+        { status: 'authorized', processor_authorization_id: outcome.authorizationId },
+        'relaxed',
+      );
       return settled ?? reread(row);
     }
     if (!isFinalDecline(outcome.reason)) {
@@ -269,7 +273,9 @@ export function createChargeActions(deps: ChargeActionDeps) {
     return runAuthorization(row, card);
   }
 
-  async function captureCharge(row: ChargeRow, amount?: number): Promise<ChargeRow> {
+  async function captureCharge(asked: ChargeRow, amount?: number): Promise<ChargeRow> {
+    // An authorization whose relaxed record a database crash lost is learnt again first.
+    const row = asked.status === 'authorizing' ? await learnAuthorization(asked) : asked;
     if (row.status === 'captured' || row.status.endsWith('refunded')) return row;
     if (row.status !== 'authorized' || !row.processor_authorization_id) {
       throw chargeStateInvalid(row, 'captured');
@@ -286,10 +292,14 @@ export function createChargeActions(deps: ChargeActionDeps) {
     } catch (error) {
       throw refused(error, row, 'capture');
     }
-    const settled = await updateCharge(db, row, {
-      status: 'captured',
-      captured_amount: captured.capturedAmount,
-    });
+    // Relaxed: lost in a database crash, the charge is `authorized` again; capturing it again
+    // is the same capture (its key), and a release asks the processor first (`currentState`).
+    const settled = await updateCharge(
+      db,
+      row,
+      { status: 'captured', captured_amount: captured.capturedAmount },
+      'relaxed',
+    );
     return settled ?? reread(row);
   }
 

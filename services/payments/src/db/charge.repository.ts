@@ -63,21 +63,30 @@ export async function findPartnerCharge(
 
 /**
  * Move a charge on from the state it was read in; undefined when another request moved it
- * first (the caller reads it again).
+ * first (the caller reads it again). `relaxed`: its commit does not wait for the WAL flush
+ * (synchronous_commit off for its own transaction), for a change the processor holds the
+ * truth of, which payments learns again from it when a database crash loses the change.
  */
 export function updateCharge(
   db: Db,
   from: Pick<ChargeRow, 'charge_id' | 'status' | 'processor_attempt'>,
   change: Updateable<ChargeTable>,
+  commit: 'durable' | 'relaxed' = 'durable',
 ): Promise<ChargeRow | undefined> {
-  return db
-    .updateTable('charges')
-    .set({ ...change, updated_at: sql`now()` })
-    .where('charge_id', '=', from.charge_id)
-    .where('status', '=', from.status)
-    .where('processor_attempt', '=', from.processor_attempt)
-    .returningAll()
-    .executeTakeFirst();
+  return (
+    db
+      .updateTable('charges')
+      .set({ ...change, updated_at: sql`now()` })
+      .where('charge_id', '=', from.charge_id)
+      .where('status', '=', from.status)
+      .where('processor_attempt', '=', from.processor_attempt)
+      // A row is written only where every condition held, this one included.
+      .$if(commit === 'relaxed', (qb) =>
+        qb.where(sql<boolean>`set_config('synchronous_commit', 'off', true) is not null`),
+      )
+      .returningAll()
+      .executeTakeFirst()
+  );
 }
 
 /** What claiming a refund under a key found (with the charge as its lock read it). */
