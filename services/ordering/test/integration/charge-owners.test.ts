@@ -128,7 +128,9 @@ describe('charge owners', () => {
   it('answer from one snapshot when place records the order between the two reads', async () => {
     const attempt = await capturingAttempt();
     // Held between the reads until the order and its answer are committed.
-    const owner = await ask(attempt, { betweenReads: () => recordOrder(attempt) });
+    const owner = await ask(attempt, {
+      betweenReads: async () => void (await recordOrder(attempt)),
+    });
     // As of the snapshot: the attempt unanswered and no order yet, which the reconciler
     // leaves in flight; never "answered" without the order it recorded.
     expect(owner).toMatchObject({ orders: [], attempt: { answered: false, step: 'capturing' } });
@@ -143,7 +145,7 @@ describe('charge owners', () => {
     const attempt = await capturingAttempt();
     const owner = await ask(attempt, {
       mutant: 'owners-torn',
-      betweenReads: () => recordOrder(attempt),
+      betweenReads: async () => void (await recordOrder(attempt)),
     });
     // What made the reconciler refund a live order: no order, the attempt answered.
     expect(owner).toMatchObject({ orders: [], attempt: { answered: true } });

@@ -66,7 +66,7 @@ const cart = (clean: boolean) =>
     lineItems: fc.array(line(clean, 6), { maxLength: 3 }),
   });
 
-const bodies = {
+const bodies: Record<'add' | 'remove' | 'update', (clean: boolean) => fc.Arbitrary<unknown>> = {
   add: (clean: boolean) =>
     fc.record(
       {
