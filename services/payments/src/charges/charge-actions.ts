@@ -329,10 +329,13 @@ export function createChargeActions(deps: ChargeActionDeps) {
    * under the refund's own key, so a retry after a lost answer is the same call.
    */
   async function refundCharge(
-    row: ChargeRow,
+    asked: ChargeRow,
     amount: number | undefined,
     idempotencyKey: string,
   ): Promise<ChargeRow> {
+    // A capture whose relaxed record a database crash lost is learnt from the processor first,
+    // so the refund it owes is never refused as "not captured".
+    const row = asked.captured_amount === 0 ? await currentState(asked) : asked;
     let claim: RefundClaim;
     try {
       claim = await claimRefund(db, { chargeId: row.charge_id, idempotencyKey, amount });

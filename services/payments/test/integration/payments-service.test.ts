@@ -484,6 +484,31 @@ describe('capture, release and refund', () => {
     ]);
   });
 
+  it('refunds a capture whose relaxed record a database crash lost: learnt from the processor first', async () => {
+    const ctx = customer();
+    const charge = await authorize(ctx, await vault(ctx), randomUUID());
+    await bus.request(subjects.payments.capture, { chargeId: charge.chargeId }, ctx);
+    // The `captured` update commits without waiting for the WAL flush: a crash reverts it.
+    await db
+      .updateTable('charges')
+      .set({ status: 'authorized', captured_amount: 0 })
+      .where('charge_id', '=', charge.chargeId)
+      .execute();
+    const refunded = await bus.request(
+      subjects.payments.refund,
+      { chargeId: charge.chargeId, amount: 565, idempotencyKey: randomUUID() },
+      ctx,
+    );
+    expect(refunded).toMatchObject({
+      status: 'partially_refunded',
+      capturedAmount: 2_565,
+      refundedAmount: 565,
+    });
+    expect(chargesOf(charge.chargeId)).toMatchObject([
+      { status: 'partially_refunded', capturedAmount: 2_565, refundedAmount: 565 },
+    ]);
+  });
+
   it('releases an authorization whose answer was lost: learnt from the processor, then voided', async () => {
     const ctx = customer();
     const orderId = randomUUID();
