@@ -9,7 +9,7 @@ import { call } from './http.js';
 import { newBuyer, sodaOrder, storeWithSodas } from './orders.js';
 
 /**
- * How many commits one place waits on the WAL flush for (docs/guide/orders.md#placing-an-order):
+ * How many commits one place waits on the WAL flush for (docs/operations.md#what-place-commits-durably):
  * only the points that hold an external call's idempotency key (the validated attempt with its
  * order id, payments' charge with its id) and the answer (the order) are durable; the rest
  * commit relaxed. Counted from the statements ordering and payments send (the platform runs in
