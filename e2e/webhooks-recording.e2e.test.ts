@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { headers as createHeaders } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { runAdminProcess } from '@pcp/testing/service-process';
@@ -121,11 +121,18 @@ describe('an order event republished from the dead letters with the admin comman
     }
     await target.waitFor(1, ofOrder(orderId));
     // Version 2 never came: once the grace is over (as when the recorder gave up on it),
-    // version 3 goes out without it.
-    await sql`
-      update ordering.webhook_deliveries set created_at = created_at - interval '1 day'
-       where order_id = ${orderId} and version = 3
-    `.execute(platform.orderingDb);
+    // version 3 goes out without it. Aged only once recorded (on a loaded machine it may
+    // still be on its way): an update that found no row would leave it to the real grace.
+    await vi.waitFor(
+      async () => {
+        const aged = await sql`
+          update ordering.webhook_deliveries set created_at = created_at - interval '1 day'
+           where order_id = ${orderId} and version = 3
+        `.execute(platform.orderingDb);
+        expect(Number(aged.numAffectedRows)).toBe(1);
+      },
+      { timeout: 15_000, interval: 100 },
+    );
     await target.waitFor(2, ofOrder(orderId));
 
     // Version 2 as the recorder dead-letters it: the event, and where and why it failed.
