@@ -782,6 +782,9 @@ describe('the status a partner sees', () => {
         return value;
       };
       await expect.poll(observe, { interval: 5 }).toBe('pulling');
+      // The run says pulling before its download reaches the host: a release before the
+      // request arrives would answer nothing and hold the download until its timeout.
+      await expect.poll(() => route.requests()).toBe(1);
       route.release();
       // A bound, not a wait: the 3,000-item pull shares two cores with the other files.
       await expect.poll(observe, { interval: 2, timeout: 45_000 }).toMatch(/succeeded|failed/);
