@@ -4,12 +4,14 @@
 // webhooks' p99 lag, alone and while the fan-outs go out (order events must not wait for them).
 // Every delivery is checked at the receiver: once per partner and event, in order per store.
 import { events, orderEventKind, storeEventKind } from '@pcp/contracts';
+import { keyringFromEnv, seal } from '@pcp/service-kit';
 import { fail, log, serverUrls } from '@pcp/setup';
 import { connect, type JetStreamClient } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { endpointSecretBinding } from '../../../../services/ordering/src/webhooks/secret-bindings.js';
 import { envNumber, round2, sleep } from '../helpers.js';
 import { cpuMeter, type CpuFigures } from '../load/cpu.js';
 import { latencySummary } from '../load/paced-load.js';
@@ -128,18 +130,20 @@ async function registerPartners(
   }
   const partnerIds = [first.partnerId];
   const db = await platform.connectDatabase();
+  // The services run with the development keyring (the bench sets no SECRETS_KEYS). A sealed
+  // secret opens only in its own row, so each seeded endpoint gets the secret sealed for it.
+  const keyring = keyringFromEnv({});
   try {
-    const { rows } = await db.query<{ secret: string }>(
-      'select secret from ordering.webhook_endpoints where partner_id = $1',
-      [first.partnerId],
-    );
-    const sealed = rows[0]!.secret;
     for (let start = 1; start < count; start += SEED_BATCH) {
       const ids = Array.from({ length: Math.min(SEED_BATCH, count - start) }, () => randomUUID());
       const urls = ids.map((_, offset) => `${base}/p/${start + offset}`);
+      const sealed = ids.map((id) =>
+        seal(keyring, endpointSecretBinding({ partner_id: id, mode: 'live' }), registered.secret!),
+      );
       await db.query(
         `insert into ordering.webhook_endpoints (partner_id, url, events, secret)
-         select id, url, $3::text[], $4 from unnest($1::uuid[], $2::text[]) as seeded(id, url)`,
+         select id, url, $3::text[], secret
+           from unnest($1::uuid[], $2::text[], $4::text[]) as seeded(id, url, secret)`,
         [ids, urls, storeEventKind.options, sealed],
       );
       partnerIds.push(...ids);
