@@ -24,4 +24,5 @@ export { exampleStoreAddress } from './examples.js';
 export * from './fixture-catalogs.js';
 export * from './partner-orders.js';
 export * from './request-log.js';
+export * from './api-versions.js';
 export * from './orderable-items.js';
