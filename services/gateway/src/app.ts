@@ -143,6 +143,10 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
     loggerInstance: logger as FastifyBaseLogger,
     // One metrics observation per request instead of two log lines; errors are logged.
     logController: new LogController({ disableRequestLogging: true }),
+    // Every line logged for a request carries its request id from the log context (the first
+    // onRequest hook): a pino child per request would only add a second id, and with redaction
+    // on each child serializes its bindings (about 2 % of the gateway's CPU under load).
+    childLoggerFactory: (parent) => parent,
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: parseTrustProxy(config.TRUST_PROXY),
     // A partner's traceparent and baggage are not ours to continue or pass on to other
