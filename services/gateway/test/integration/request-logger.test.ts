@@ -1,11 +1,9 @@
-import { createMetrics, loadConfig } from '@pcp/service-kit';
 import { capturingLogger } from '@pcp/testing/capturing-logger';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGatewayService, type GatewayDatabase, type GatewayService } from '../../src/app.js';
-import { gatewayEnvSchema } from '../../src/config.js';
-import { createGatewayDatabase } from '../support/lone-gateway.js';
+import type { GatewayDatabase, GatewayService } from '../../src/app.js';
+import { createGatewayDatabase, createLoneGateway } from '../support/lone-gateway.js';
 
 // A request's lines carry its request id through the log context; the gateway builds no
 // pino child per request (with redaction on, each child costs a bindings serialization).
@@ -19,21 +17,7 @@ const loggers: unknown[] = [];
 beforeAll(async () => {
   env = await createTestEnvironment();
   db = createGatewayDatabase(env);
-  gateway = createGatewayService({
-    nc: env.nc,
-    db,
-    redis: env.redis,
-    logger: captured.logger,
-    metrics: createMetrics('gateway'),
-    config: loadConfig(gatewayEnvSchema, {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      OPS_PORT: '0',
-      OPS_HOST: '127.0.0.1',
-      NATS_SUBJECT_PREFIX: env.prefix,
-      REDIS_KEY_PREFIX: env.redisKeyPrefix,
-    }),
-  });
+  gateway = createLoneGateway(env, db, {}, env.redis, captured.logger);
   gateway.app.get('/logging-probe', (request) => {
     loggers.push(request.log);
     request.log.warn({ probe: true }, 'probe line');

@@ -29,12 +29,13 @@ export function createLoneGateway(
   db: Kysely<GatewayDatabase>,
   env: Record<string, string> = {},
   redis: GatewayDeps['redis'] = testEnv.redis,
+  logger: GatewayDeps['logger'] = testEnv.logger,
 ): GatewayService {
   return createGatewayService({
     nc: testEnv.nc,
     db,
     redis,
-    logger: testEnv.logger,
+    logger,
     metrics: createMetrics('gateway'),
     config: loadConfig(gatewayEnvSchema, {
       PORT: '0',
