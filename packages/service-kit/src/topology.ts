@@ -11,6 +11,7 @@ import { defaultJetStreamSettings, type JetStreamSettings, type StreamLimits } f
 import { ensureConsumer, type ConsumerDeclaration, type RetrySchedule } from './consumer.js';
 import { ensureStream, streamName } from './streams.js';
 import type { Logger } from './logger.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The platform's JetStream topology, declared in one place: every stream and durable consumer
@@ -230,19 +231,39 @@ export async function applyJetStreamTopology(
   );
 }
 
+/** How long a starting service waits for the migration step to create its streams. */
+const STREAMS_WAIT_MS = 30_000;
+const STREAMS_POLL_MS = 200;
+
 /**
- * Fail unless the streams exist: a service cannot create them, the migration step does.
- * Used at start, so readiness never passes without them.
+ * Resolve once the streams exist: a service cannot create them, the migration step does
+ * (`npm run migrate`, the migration Job), and it may still be at it while services start (a
+ * local run migrates each service as it starts). Past `waitMs` it fails, so readiness never
+ * passes without them.
  */
-export async function requireStreams(jsm: JetStreamManager, names: readonly string[]) {
+export async function requireStreams(
+  jsm: JetStreamManager,
+  names: readonly string[],
+  options: { waitMs?: number; logger?: Logger } = {},
+): Promise<void> {
+  const deadline = Date.now() + (options.waitMs ?? STREAMS_WAIT_MS);
   for (const name of names) {
-    try {
-      await jsm.streams.info(name);
-    } catch (error) {
-      if (!/stream not found/i.test(String(error))) throw error;
-      throw new Error(
-        `stream ${name} is missing: apply the JetStream topology (npm run migrate, the migration Job)`,
-      );
+    let told = false;
+    for (;;) {
+      try {
+        await jsm.streams.info(name);
+        break;
+      } catch (error) {
+        if (!/stream not found/i.test(String(error))) throw error;
+        if (Date.now() >= deadline) {
+          throw new Error(
+            `stream ${name} is missing: apply the JetStream topology (npm run migrate, the migration Job)`,
+          );
+        }
+        if (!told) options.logger?.info({ stream: name }, 'waiting for the JetStream topology');
+        told = true;
+        await sleep(STREAMS_POLL_MS);
+      }
     }
   }
 }

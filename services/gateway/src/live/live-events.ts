@@ -8,7 +8,7 @@ import {
   webhookAttemptNotice,
   webhookAttemptNotices,
 } from '@pcp/contracts';
-import { streamName, type Logger } from '@pcp/service-kit';
+import { requireStreams, streamName, type Logger } from '@pcp/service-kit';
 import {
   ConsumerEvents,
   DeliverPolicy,
@@ -174,6 +174,10 @@ export async function startLiveEventSource(options: LiveEventSourceOptions) {
     await Promise.allSettled(consumers.map((consumer) => consumer.delete()));
   };
   try {
+    // The migration step creates the stream; a gateway may start before it has.
+    await requireStreams(await nc.jetstreamManager(), [streamName(prefix, natsStreams.events)], {
+      logger,
+    });
     for (const source of liveEventSources) {
       const decode = decoders[source.subject];
       const consumer = await js.consumers.get(streamName(prefix, natsStreams.events), {
