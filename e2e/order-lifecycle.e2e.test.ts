@@ -16,7 +16,8 @@ import { storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { call, type HttpResult } from './http.js';
 import { refundSettled } from './orders.js';
-import { seedPlacedOrder, TOTAL_MINOR, type SeedOrderOptions } from './seed-order.js';
+import { TOTAL_MINOR } from '@pcp/testing/order-details';
+import { seedPlacedOrder, type SeedOrderOptions } from './seed-order.js';
 
 type Partner = { partnerId: string; apiKey: string; client: PlatformClient };
 type StatusChange = operations['changeOrderStatus']['requestBody']['content']['application/json'];

@@ -6,6 +6,7 @@
 // late each is cancelled past its deadline, and how fast their refunds are settled (by
 // ordering's refund sweeper through payments at the simulator). Targets: ≥ 200 cancels/s per
 // replica, every order cancelled within 30 s of its deadline.
+import { orderDetails, TOTAL_MINOR } from '@pcp/testing/order-details';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { eventIdOf } from '@pcp/service-kit';
@@ -26,7 +27,6 @@ const CARDS = 50;
 const SEED_CONCURRENCY = 32;
 /** Orders written per statement while seeding. */
 const WRITE_BATCH = 500;
-const AMOUNT_MINOR = 2_364;
 /** The deadlines start this long after the seeded orders' events are published. */
 const LEAD_MS = 3_000;
 const POLL_MS = 200;
@@ -60,37 +60,6 @@ async function cpuMsPer<T>(
     ]),
   );
   return { result, msPer };
-}
-
-/** Vault the bench's cards through the gateway: one per end user. */
-async function vaultCards(platform: BenchPlatform, distribution: Partner) {
-  const cards = [];
-  for (let i = 0; i < CARDS; i++) {
-    const endUserId = `bench-acceptance-user-${i}`;
-    const response = await fetch(platform.url('/v1/marketfront/payments/cards'), {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${distribution.apiKey}`,
-        'content-type': 'application/json',
-        'x-end-user-id': endUserId,
-      },
-      body: JSON.stringify({
-        cardNumber: '4242424242424242',
-        expMonth: 12,
-        expYear: 2035,
-        cvc: '123',
-        cardholderName: 'Bench User',
-      }),
-    });
-    if (response.status !== 201) {
-      throw new Error(`vault answered ${response.status}: ${await response.text()}`);
-    }
-    cards.push({
-      endUserId,
-      paymentId: ((await response.json()) as { paymentId: string }).paymentId,
-    });
-  }
-  return cards;
 }
 
 /** A payments request as ordering's place sends it; the charge it answers. */
@@ -144,7 +113,7 @@ async function makeCharges(
         const { chargeId } = await paymentsRequest(nc, authorize, distribution, card.endUserId, {
           orderId,
           paymentId: card.paymentId,
-          amount: AMOUNT_MINOR,
+          amount: TOTAL_MINOR,
           currency: 'USD',
           mode: 'live',
         });
@@ -158,54 +127,6 @@ async function makeCharges(
   );
   return seeded;
 }
-
-/** An order's content as place records it (ten sodas, 23.64 in all), paid by its card. */
-const details = (order: Seeded) => ({
-  amounts: {
-    currency: 'USD',
-    subTotal: 19.9,
-    fees: 0,
-    feesBreakdown: [],
-    promotions: 0,
-    taxes: 1.74,
-    taxesBreakdown: [{ type: 'SALES_TAX', rate: 0.0875, amount: 1.74 }],
-    adjustments: 0,
-    tip: 2,
-    total: 23.64,
-  },
-  cart: {
-    catalogSetId: randomUUID(),
-    storeId: order.storeId,
-    currency: 'USD',
-    lineItems: [
-      {
-        itemId: randomUUID(),
-        lineItemId: randomUUID(),
-        quantity: 10,
-        name: 'Soda',
-        unitPrice: 1.99,
-        totalPrice: 19.9,
-        modifierGroups: [],
-      },
-    ],
-    subTotal: 19.9,
-    itemCount: 10,
-    errors: [],
-  },
-  fulfillment: {
-    mode: 'PICKUP',
-    scheduleType: 'ASAP',
-    scheduledTime: null,
-    address: null,
-    deliveryType: null,
-    instructions: null,
-  },
-  client: { ip: '8.8.4.4', userAgent: 'bench-acceptance/1.0' },
-  customer: null,
-  paymentType: 'CARD',
-  payment: { paymentId: order.paymentId, brand: 'VISA', last4: '4242' },
-  specialInstructions: null,
-});
 
 /**
  * Write the orders as place leaves them (row, version 1 in the history, order.created in the
@@ -233,9 +154,13 @@ async function writeOrders(
       state: 'open',
       status: 'pending',
       version: 1,
-      details: details(order),
+      details: orderDetails(order.storeId, 'PICKUP', {
+        paymentId: order.paymentId,
+        brand: 'VISA',
+        last4: '4242',
+      }),
       charge_id: order.chargeId,
-      total_minor: AMOUNT_MINOR,
+      total_minor: TOTAL_MINOR,
       currency: 'USD',
       estimated_ready_at: estimate,
       cancel_reason: null,
@@ -354,7 +279,11 @@ export async function run(): Promise<void> {
         stores.push(await platform.createStore(partners.commerce.apiKey, `Bench Store ${i}`));
       }
       log(`vaulting ${CARDS} cards through the gateway`);
-      const cards = await vaultCards(platform, partners.distribution);
+      const cards = await platform.vaultCards(
+        partners.distribution,
+        CARDS,
+        'bench-acceptance-user',
+      );
       const nc = await connect({ servers: serverUrls.nats, noAsyncTraces: true });
       const client = await platform.connectDatabase();
       try {

@@ -10,7 +10,7 @@ import { startFloor } from '../floors/floor.js';
 import { envNumber, round2 } from '../helpers.js';
 import { cpuLoadRow, cpuMeter, type CpuFigures } from '../load/cpu.js';
 import { pacedLoad, peakLoad, type LoadResult, type LoadTarget } from '../load/paced-load.js';
-import { BenchPlatform } from '../platform/bench-platform.js';
+import { BenchPlatform, type Partner } from '../platform/bench-platform.js';
 import { Report, type Row } from '../report.js';
 
 const LOADS = ['validate', 'place', 'replay', 'floor'];
@@ -208,6 +208,7 @@ export async function run(): Promise<void> {
       }
       if (runs('place') || runs('replay')) {
         await placeAndReplay({
+          distribution,
           headers,
           cart,
           pickup,
@@ -248,12 +249,14 @@ export async function run(): Promise<void> {
   );
 
   async function placeAndReplay({
+    distribution,
     headers,
     cart,
     pickup,
     client,
     total,
   }: {
+    distribution: Partner;
     headers: Record<string, string>;
     cart: { catalogSetId: string; storeId: string; lineItems: CartLine[] };
     pickup: object;
@@ -262,21 +265,7 @@ export async function run(): Promise<void> {
   }) {
     log('vaulting a card');
     const endUserHeaders = { ...headers, 'x-end-user-id': END_USER_ID };
-    const vault = await fetch(platform.url('/v1/marketfront/payments/cards'), {
-      method: 'POST',
-      headers: endUserHeaders,
-      body: JSON.stringify({
-        cardNumber: '4242424242424242',
-        expMonth: 12,
-        expYear: 2035,
-        cvc: '123',
-        cardholderName: 'Bench',
-      }),
-    });
-    if (vault.status !== 201) {
-      throw new Error(`vaulting a card answered ${vault.status}: ${await vault.text()}`);
-    }
-    const { paymentId } = (await vault.json()) as { paymentId: string };
+    const paymentId = await platform.vaultCard(distribution, END_USER_ID);
     const placeUrl = platform.url('/v1/marketfront/orders/place');
     const placeBody = Buffer.from(
       JSON.stringify({

@@ -137,37 +137,6 @@ export async function run(): Promise<void> {
       body: JSON.stringify(body),
     });
 
-  async function vaultCards(distribution: Partner) {
-    log(`vaulting ${CARDS} cards through the gateway`);
-    const cards = [];
-    for (let i = 0; i < CARDS; i++) {
-      const endUserId = `bench-user-${i}`;
-      const response = await fetch(platform.url('/v1/marketfront/payments/cards'), {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${distribution.apiKey}`,
-          'content-type': 'application/json',
-          'x-end-user-id': endUserId,
-        },
-        body: JSON.stringify({
-          cardNumber: '4242424242424242',
-          expMonth: 12,
-          expYear: 2035,
-          cvc: '123',
-          cardholderName: 'Bench User',
-        }),
-      });
-      if (response.status !== 201) {
-        throw new Error(`vault answered ${response.status}: ${await response.text()}`);
-      }
-      cards.push({
-        endUserId,
-        paymentId: ((await response.json()) as { paymentId: string }).paymentId,
-      });
-    }
-    return cards;
-  }
-
   /** One authorization for a new order, as place sends it; resolves to its outcome. */
   function authorizer(
     nc: NatsConnection,
@@ -203,7 +172,8 @@ export async function run(): Promise<void> {
   await platform.run(
     async () => {
       const { distribution } = platform.createPartners();
-      const cards = await vaultCards(distribution);
+      log(`vaulting ${CARDS} cards through the gateway`);
+      const cards = await platform.vaultCards(distribution, CARDS, 'bench-user');
       const nc = await connect({ servers: serverUrls.nats, noAsyncTraces: true });
       const authorize = authorizer(nc, distribution, cards);
       const processors = ['payments', 'processor-simulator', 'nats'];

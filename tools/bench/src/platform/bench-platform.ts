@@ -415,6 +415,43 @@ export class BenchPlatform {
     return JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '') as Partner;
   }
 
+  /** Vault a test card for `endUserId` through the gateway, as a partner does; its paymentId. */
+  async vaultCard(partner: Partner, endUserId: string): Promise<string> {
+    const response = await fetch(this.url('/v1/marketfront/payments/cards'), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${partner.apiKey}`,
+        'content-type': 'application/json',
+        'x-end-user-id': endUserId,
+      },
+      body: JSON.stringify({
+        cardNumber: '4242424242424242',
+        expMonth: 12,
+        expYear: 2035,
+        cvc: '123',
+        cardholderName: 'Bench User',
+      }),
+    });
+    if (response.status !== 201) {
+      throw new Error(`vaulting a card answered ${response.status}: ${await response.text()}`);
+    }
+    return ((await response.json()) as { paymentId: string }).paymentId;
+  }
+
+  /** `count` end users `${prefix}-0…`, each with a card vaulted. */
+  async vaultCards(
+    partner: Partner,
+    count: number,
+    prefix: string,
+  ): Promise<{ endUserId: string; paymentId: string }[]> {
+    const cards = [];
+    for (let i = 0; i < count; i++) {
+      const endUserId = `${prefix}-${i}`;
+      cards.push({ endUserId, paymentId: await this.vaultCard(partner, endUserId) });
+    }
+    return cards;
+  }
+
   /** A commerce and a distribution partner. */
   createPartners(): { commerce: Partner; distribution: Partner } {
     return {

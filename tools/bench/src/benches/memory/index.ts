@@ -144,19 +144,7 @@ export async function run(): Promise<void> {
         'content-type': 'application/json',
       };
       const endUser = { ...headers, 'x-end-user-id': 'bench-memory-user' };
-      const vaulted = await fetch(platform.url('/v1/marketfront/payments/cards'), {
-        method: 'POST',
-        headers: endUser,
-        body: JSON.stringify({
-          cardNumber: '4242424242424242',
-          expMonth: 12,
-          expYear: 2035,
-          cvc: '123',
-          cardholderName: 'Bench',
-        }),
-      });
-      if (vaulted.status !== 201) throw new Error(`vaulting: ${vaulted.status}`);
-      const { paymentId } = (await vaulted.json()) as { paymentId: string };
+      const paymentId = await platform.vaultCard(distribution, 'bench-memory-user');
       const { lines } = buildLines(doc, 5);
       const cart = { catalogSetId: doc.catalogSetId, storeId, lineItems: lines };
       const order = {
