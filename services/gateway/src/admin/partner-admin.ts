@@ -1,8 +1,10 @@
 import {
   guid,
+  LATEST_API_VERSION,
   partnerKind,
   partnerMode,
   paymentType,
+  type ApiVersion,
   type PartnerKind,
   type PartnerMode,
   type PaymentType,
@@ -48,7 +50,8 @@ function parseMode(value: string | undefined): PartnerMode {
 
 /**
  * Create a partner (with its test tenant, docs/guide/sandbox.md#modes) and its first API key,
- * of `mode` (default live); the key is returned once and never stored.
+ * of `mode` (default live); the key is returned once and never stored. It is pinned to the
+ * newest API version; its test tenant is the same row, so it shares that pin.
  */
 export async function createPartner(
   db: Db,
@@ -57,6 +60,7 @@ export async function createPartner(
   partnerId: string;
   testPartnerId: string;
   kind: PartnerKind;
+  apiVersion: ApiVersion;
   mode: PartnerMode;
   keyId: string;
   apiKey: string;
@@ -72,6 +76,7 @@ export async function createPartner(
       kind: kind.data,
       name,
       paymentTypes: paymentTypes ?? defaultPaymentTypes(kind.data),
+      apiVersion: LATEST_API_VERSION,
     });
     const key = generateApiKey(mode);
     await insertApiKey(trx, {
@@ -84,6 +89,7 @@ export async function createPartner(
       partnerId: partner.partner_id,
       testPartnerId: partner.test_partner_id,
       kind: partner.kind,
+      apiVersion: LATEST_API_VERSION,
       mode,
       keyId: key.keyId,
       apiKey: key.apiKey,
@@ -139,6 +145,7 @@ export async function listPartners(db: Db) {
     rateLimits: partner.rate_limits,
     createdAt: partner.created_at,
     suspendedAt: partner.suspended_at,
+    apiVersion: partner.api_version,
     keys: keys.map((key) => ({
       keyId: key.key_id,
       mode: key.mode,
