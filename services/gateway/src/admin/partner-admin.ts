@@ -1,4 +1,6 @@
 import {
+  API_VERSIONS,
+  apiVersion,
   guid,
   LATEST_API_VERSION,
   partnerKind,
@@ -16,7 +18,9 @@ import {
   insertApiKey,
   insertPartner,
   listPartnersWithKeys,
+  lockApiVersion,
   revokeApiKey,
+  updateApiVersion,
   updatePaymentTypes,
   updateRateLimits,
   updateSuspension,
@@ -192,4 +196,32 @@ export async function setSuspended(db: Db, partnerId: string, suspended: boolean
     : undefined;
   if (!updated) throw new AdminError(`no partner ${partnerId}`);
   return { partnerId, suspendedAt: updated.suspended_at };
+}
+
+/**
+ * Pin a partner to a version, older or newer (docs/guide/requests.md#api-version): the
+ * operator's way back, which a partner's own upgrade refuses. Says what it was and whether
+ * that changed.
+ */
+export async function setApiVersion(db: Db, partnerId: string, version: string) {
+  const parsed = apiVersion.safeParse(version);
+  if (!parsed.success) {
+    throw new AdminError(`--version must be one of ${API_VERSIONS.join(', ')}`);
+  }
+  const previous = guid.safeParse(partnerId).success
+    ? await db.transaction().execute(async (trx) => {
+        const row = await lockApiVersion(trx, partnerId);
+        if (row && row.api_version !== parsed.data) {
+          await updateApiVersion(trx, partnerId, parsed.data);
+        }
+        return row?.api_version;
+      })
+    : undefined;
+  if (previous === undefined) throw new AdminError(`no partner ${partnerId}`);
+  return {
+    partnerId,
+    previousVersion: previous,
+    version: parsed.data,
+    changed: previous !== parsed.data,
+  };
 }
