@@ -4,9 +4,6 @@
  * with a live session; a test session sees the pin but cannot move it.
  */
 import { createKey, setApiVersion } from '@pcp/gateway/admin';
-import { GATEWAY_SCHEMA, type GatewayDatabase } from '@pcp/gateway';
-import { createDatabase } from '@pcp/service-kit';
-import type { Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
@@ -17,7 +14,6 @@ import { signIn } from './console.js';
 
 let env: TestEnvironment;
 let platform: TestPlatform;
-let db: Kysely<GatewayDatabase>;
 let browser: Browser;
 let context: BrowserContext | undefined;
 let page: Page | undefined;
@@ -26,17 +22,11 @@ const pageErrors: string[] = [];
 beforeAll(async () => {
   env = await createTestEnvironment();
   [platform, browser] = await Promise.all([startPlatform(env), launchBrowser()]);
-  db = createDatabase<GatewayDatabase>({
-    url: env.databaseUrl,
-    schema: GATEWAY_SCHEMA,
-    applicationName: 'test',
-  });
 }, 60_000);
 
 afterAll(async () => {
   await context?.close();
   await browser?.close();
-  await db?.destroy();
   await platform?.stop();
   await env?.cleanup();
 });
@@ -61,7 +51,7 @@ async function openAccount(apiKey: string): Promise<Page> {
 /** A partner pinned to the first version, as one that built against it would be. */
 async function oldPartner() {
   const partner = await platform.newPartner('distribution');
-  await setApiVersion(db, partner.partnerId, '2026-11-01');
+  await setApiVersion(platform.gatewayDb, partner.partnerId, '2026-11-01');
   return partner;
 }
 
@@ -98,7 +88,7 @@ describe('the API version card', () => {
 
   it('shows a test session the pin it shares, without an upgrade', async () => {
     const partner = await oldPartner();
-    const test = await createKey(db, partner.partnerId, { mode: 'test' });
+    const test = await createKey(platform.gatewayDb, partner.partnerId, { mode: 'test' });
     const opened = await openAccount(test.apiKey);
     const card = opened.getByRole('article', { name: 'API version' });
     await card.getByText('Pinned to 2026-11-01.').waitFor();

@@ -1,19 +1,23 @@
 import { authInvalidationSubject, LATEST_API_VERSION } from '@pcp/contracts';
+import { connectNats } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NatsConnection } from 'nats';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { createKey, createPartner, revokeKey } from '../../src/admin/partner-admin.js';
 import type { GatewayDatabase, GatewayService } from '../../src/app.js';
 import { createGatewayDatabase, createLoneGateway } from '../support/lone-gateway.js';
 
 // A partner's API version pin (docs/guide/requests.md#api-version), read and moved by the
-// partner, on two gateways that cache keys for a minute: only the announcement of a change can
-// make the other one see it. The gateways answer these routes themselves (no service behind).
+// partner, on two gateways (each with its own NATS connection, as replicas are) that cache
+// keys for a minute: only the announcement of a change can make the other one see it. The
+// gateways answer these routes themselves (no service behind them).
 
 let env: TestEnvironment;
 let db: Kysely<GatewayDatabase>;
 let first: GatewayService;
 let second: GatewayService;
+let secondNc: NatsConnection;
 
 const OLDEST = '2026-11-01';
 const NEWEST = '2026-12-01';
@@ -22,8 +26,13 @@ beforeAll(async () => {
   env = await createTestEnvironment();
   db = createGatewayDatabase(env);
   const overrides = { AUTH_CACHE_TTL_MS: '60000', RATE_LIMIT_WRITES_PER_MIN: '10000' };
+  secondNc = await connectNats({
+    url: inject('servers').natsUrl,
+    name: 'second-gateway',
+    logger: env.logger,
+  });
   first = createLoneGateway(env, db, overrides);
-  second = createLoneGateway(env, db, overrides);
+  second = createLoneGateway({ ...env, nc: secondNc }, db, overrides);
   await first.start();
   await second.start();
 });
@@ -31,6 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await first?.stop();
   await second?.stop();
+  await secondNc?.drain();
   await db?.destroy();
   await env?.cleanup();
 });
@@ -139,14 +149,17 @@ describe('POST /v1/{commerce|marketfront}/api-version', () => {
     expect(moved.status).toBe(200);
     expect(moved.body).toEqual({ version: NEWEST, previousVersion: OLDEST });
     expect(await storedPin(partner.partnerId)).toBe(NEWEST);
-    // Both gateways subscribe on env.nc, and the first flushed it before answering: the
-    // second has forgotten the key by now.
-    for (const gateway of [first, second]) {
-      expect((await call(gateway, 'GET', marketfrontPath, partner.apiKey)).body).toMatchObject({
-        apiVersion: NEWEST,
-        newerVersions: [],
-      });
-    }
+    // The first gateway heard its own announcement before answering; the second hears it
+    // over its own connection, within a moment (its cache would keep the key a minute).
+    expect((await call(first, 'GET', marketfrontPath, partner.apiKey)).body).toMatchObject({
+      apiVersion: NEWEST,
+      newerVersions: [],
+    });
+    await expect
+      .poll(async () => (await call(second, 'GET', marketfrontPath, partner.apiKey)).body, {
+        timeout: 5_000,
+      })
+      .toMatchObject({ apiVersion: NEWEST, newerVersions: [] });
     // Another partner is unaffected.
     expect((await call(second, 'GET', marketfrontPath, bystander.apiKey)).body.apiVersion).toBe(
       OLDEST,
@@ -233,13 +246,13 @@ describe('POST /v1/{commerce|marketfront}/api-version', () => {
       JSON.stringify({ partnerId: partner.partnerId, keyId: spare.keyId }),
     );
     await env.nc.flush();
-    for (const gateway of [first, second]) {
-      expectProblem(
-        await upgrade(spare.apiKey, NEWEST, gateway, commercePath),
-        401,
-        'UNAUTHORIZED',
-      );
-    }
+    expectProblem(await upgrade(spare.apiKey, NEWEST, first, commercePath), 401, 'UNAUTHORIZED');
+    // The second gateway hears it over its own connection, within a moment.
+    await expect
+      .poll(async () => (await upgrade(spare.apiKey, NEWEST, second, commercePath)).body, {
+        timeout: 5_000,
+      })
+      .toMatchObject({ status: 401, errorCode: 'UNAUTHORIZED' });
     expectProblem(await upgrade(partner.apiKey, NEWEST), 403, 'FORBIDDEN');
     expect(await storedPin(partner.partnerId)).toBe(OLDEST);
   });
