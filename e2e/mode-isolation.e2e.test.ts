@@ -202,6 +202,25 @@ const accountCases = (area: Area): Record<string, Case> => ({
     // Only this read is the caller's (fewer if its window ended meanwhile).
     expect(await readsUsed(area, caller)).toBeLessThanOrEqual(before + 1);
   },
+  // The API version pin is the partner's, shared by its modes by design
+  // (docs/guide/requests.md#api-version): both read the same one.
+  [`GET /v1/${area}/api-version`]: async (data, caller) => {
+    const [theirs, mine] = await Promise.all(
+      [data, caller].map((world) => send('GET', `/v1/${area}/api-version`, areaKey(world, area))),
+    );
+    expect(mine!.status, mine!.text).toBe(200);
+    expect(mine!.body).toEqual(theirs!.body);
+  },
+  // Only a live key moves it: a test key cannot change what the live integration runs.
+  [`POST /v1/${area}/api-version`]: async (data, caller) => {
+    const pin = await send('GET', `/v1/${area}/api-version`, areaKey(data, area));
+    const version = pin.body.apiVersion as string;
+    const moved = await send('POST', `/v1/${area}/api-version`, areaKey(caller, area), {
+      body: { version },
+    });
+    if (caller.mode === 'test') expectProblem(moved, 403, ['FORBIDDEN']);
+    else expect(moved.body).toEqual({ version, previousVersion: version });
+  },
 });
 
 /**

@@ -37,6 +37,7 @@ export type RequestLogPage = Body<'/v1/commerce/requests', 'get'>;
 export type RequestErrorGroups = Body<'/v1/commerce/requests/errors', 'get'>;
 export type ApiKeyList = Body<'/v1/commerce/keys', 'get'>;
 export type RateLimitUsage = Body<'/v1/commerce/rate-limits', 'get'>;
+export type ApiVersionPin = Body<'/v1/commerce/api-version', 'get'>;
 export type MarketStore = Body<'/v1/marketfront/stores/{storeId}', 'get'>;
 export type TestResetResult = Body<'/v1/test/reset', 'post'>;
 

@@ -26,3 +26,49 @@ export function isApiVersion(value: unknown): value is ApiVersion {
 export function compareApiVersions(a: ApiVersion, b: ApiVersion): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** Body of `POST /v1/{commerce|marketfront}/api-version`: the version to move the pin to. */
+export const apiVersionChangeInput = z
+  .strictObject({
+    version: apiVersion.describe(
+      'The version to pin your partner to: yours or a newer one (never an older one)',
+    ),
+  })
+  .meta({ id: 'ApiVersionChangeInput', examples: [{ version: '2026-12-01' }] });
+export type ApiVersionChangeInput = z.infer<typeof apiVersionChangeInput>;
+
+/** The answer of a pin's change: the pin now, and the one it replaced (equal when unchanged). */
+export const apiVersionChangeResult = z
+  .object({
+    version: apiVersion.describe('The version your partner is pinned to now'),
+    previousVersion: apiVersion.describe('The version it was pinned to before this request'),
+  })
+  .meta({
+    id: 'ApiVersionChangeResult',
+    examples: [{ version: '2026-12-01', previousVersion: '2026-11-01' }],
+  });
+export type ApiVersionChangeResult = z.infer<typeof apiVersionChangeResult>;
+
+/** A partner's pin and what it may move to (`GET /v1/{commerce|marketfront}/api-version`). */
+export const apiVersionPin = z
+  .object({
+    apiVersion: apiVersion.describe(
+      'The version your partner is pinned to: your requests without PCP-Version use it',
+    ),
+    latestVersion: apiVersion.describe('The newest version'),
+    newerVersions: z
+      .array(apiVersion)
+      .describe('The versions after your pin, oldest first: what you may upgrade to'),
+  })
+  .meta({
+    id: 'ApiVersionPin',
+    examples: [
+      { apiVersion: '2026-11-01', latestVersion: '2026-12-01', newerVersions: ['2026-12-01'] },
+    ],
+  });
+export type ApiVersionPin = z.infer<typeof apiVersionPin>;
+
+/** The versions after `version`, oldest first. */
+export function apiVersionsAfter(version: ApiVersion): ApiVersion[] {
+  return API_VERSIONS.filter((later) => compareApiVersions(later, version) > 0);
+}

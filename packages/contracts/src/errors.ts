@@ -83,6 +83,9 @@ export const errorCodes = {
   WEBHOOK_NOT_FOUND: entry(404, 'not_found', false, 'Webhook endpoint not found'),
   WEBHOOK_DELIVERY_NOT_FOUND: entry(404, 'not_found', false, 'Webhook delivery not found'),
   ORDER_STATUS_TRANSITION_INVALID: entry(409, 'conflict', false, 'Order status transition invalid'),
+  // Not named by the contract: a partner moving its API version pin back (§14: only forward).
+  // A transition its current state refuses, as an order's status is: conflict, not validation.
+  API_VERSION_DOWNGRADE: entry(409, 'conflict', false, 'API version downgrade'),
   ADDRESS_INVALID: entry(422, 'validation', false, 'Address invalid'),
   RATE_LIMITED: entry(429, 'rate_limit', true, 'Too many requests'),
   // Not named by the contract: card testing. An end user vaulting too often, or a card

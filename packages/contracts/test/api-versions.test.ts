@@ -4,6 +4,8 @@ import {
   FIRST_PINNED_API_VERSION,
   LATEST_API_VERSION,
   apiVersion,
+  apiVersionChangeInput,
+  apiVersionsAfter,
   compareApiVersions,
   isApiVersion,
 } from '../src/api-versions.js';
@@ -29,5 +31,23 @@ describe('API versions', () => {
     expect(compareApiVersions('2026-11-01', '2026-12-01')).toBeLessThan(0);
     expect(compareApiVersions('2026-12-01', '2026-11-01')).toBeGreaterThan(0);
     expect(compareApiVersions('2026-12-01', '2026-12-01')).toBe(0);
+  });
+
+  it('list the versions after one, oldest first', () => {
+    expect(apiVersionsAfter('2026-11-01')).toEqual(['2026-12-01']);
+    expect(apiVersionsAfter(LATEST_API_VERSION)).toEqual([]);
+  });
+
+  it('are changed by a body naming one version and nothing else', () => {
+    expect(apiVersionChangeInput.safeParse({ version: '2026-12-01' }).success).toBe(true);
+    for (const body of [
+      {},
+      { version: '2026-12-02' },
+      { version: ['2026-12-01'] },
+      { version: '2026-12-01', force: true },
+      null,
+    ]) {
+      expect(apiVersionChangeInput.safeParse(body).success).toBe(false);
+    }
   });
 });

@@ -3,6 +3,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import { AppError, type BusClient } from '@pcp/service-kit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AccountReads } from './http/account-reads.js';
+import type { ApiVersionPins } from './http/api-version-pins.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { openApiOptions } from './openapi/document.js';
 import { accountRoutes } from './routes/account.routes.js';
@@ -50,6 +51,8 @@ export interface ApiOptions {
   readonly liveEvents: LiveEventsOptions;
   /** The request log, keys and rate-limit usage (docs/guide/requests.md). */
   readonly accountReads: AccountReads;
+  /** The partner's API version pin (docs/guide/requests.md#api-version). */
+  readonly apiVersionPins: ApiVersionPins;
 }
 
 /**
@@ -119,7 +122,10 @@ export function registerApi(app: FastifyInstance, options: ApiOptions): void {
     placeTimeoutMs: options.placeTimeoutMs,
     paymentsTimeoutMs: options.paymentsTimeoutMs,
   });
-  void app.register(accountRoutes, { reads: options.accountReads });
+  void app.register(accountRoutes, {
+    reads: options.accountReads,
+    pins: options.apiVersionPins,
+  });
   void app.register(discoveryRoutes);
   void app.register(cartRoutes);
   void app.register(orderRoutes, { placeTimeoutMs: options.placeTimeoutMs });
@@ -134,6 +140,12 @@ const unconnectedAccountReads: AccountReads = {
   errors: notConnected,
   keys: notConnected,
   rateLimits: notConnected,
+};
+const unconnectedPins: ApiVersionPins = {
+  read: () => {
+    throw new AppError('SERVICE_UNAVAILABLE', 'Not connected');
+  },
+  moveForward: notConnected,
 };
 
 /**
@@ -162,6 +174,7 @@ export async function buildOpenApiDocument(
       maxQueuedBytes: 0,
     },
     accountReads: unconnectedAccountReads,
+    apiVersionPins: unconnectedPins,
   });
   try {
     await app.ready();

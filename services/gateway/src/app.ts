@@ -1,4 +1,4 @@
-import { webhookStreamWake } from '@pcp/contracts';
+import { authInvalidationSubject, webhookStreamWake } from '@pcp/contracts';
 import {
   bindLogContextToSpan,
   createBusClient,
@@ -24,6 +24,7 @@ import { consoleRoutes } from './routes/console.routes.js';
 import { parseTrustProxy, type GatewayConfig } from './config.js';
 import type { GatewayDatabase } from './db/partner.table.js';
 import { createAccountReads } from './http/account-reads.js';
+import { createApiVersionPins } from './http/api-version-pins.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/problem.js';
 import { createRateLimiter, type RedisCommands } from './http/rate-limit.js';
 import { clientRequestIdOf, requestIdOf } from './http/request-id.js';
@@ -262,6 +263,23 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
       maxQueuedBytes: config.LIVE_STREAM_MAX_QUEUED_BYTES,
     },
     accountReads: createAccountReads({ db: deps.db, rateLimiter, docsUrl }),
+    apiVersionPins: createApiVersionPins({
+      db: deps.db,
+      // The admin commands' invalidation message: every replica, this one too (the flush is
+      // a round trip, so its own subscription has run by then), forgets the partner's keys.
+      async announce(partnerId) {
+        try {
+          deps.nc.publish(
+            authInvalidationSubject(config.NATS_SUBJECT_PREFIX),
+            JSON.stringify({ partnerId }),
+          );
+          await deps.nc.flush();
+        } catch (error) {
+          // The pin is changed; the gateways' key caches expire after AUTH_CACHE_TTL_MS.
+          logger.warn({ err: error, partnerId }, 'an API version change was not announced');
+        }
+      },
+    }),
   });
   // The partner console: static files, not part of the API document.
   void app.register(consoleRoutes);

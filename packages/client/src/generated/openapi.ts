@@ -815,6 +815,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/commerce/api-version': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read your API version pin and the newer versions
+     * @description apiVersion is the dated API version your partner is pinned to (your live and test keys share it); latestVersion the newest; newerVersions the versions after your pin, oldest first, which POST …/api-version can move it to.
+     */
+    get: operations['getCommerceApiVersion'];
+    put?: never;
+    /**
+     * Move your API version pin forward
+     * @description Pins your partner to version, which must exist and be your pin or a newer one: your pin again changes nothing and answers the same. An older one is 409 API_VERSION_DOWNGRADE (the operator can move a pin back); one that does not exist is 400 REQUEST_INVALID. A test key is 403 FORBIDDEN: the pin is also what your live integration runs. Your next request, on any server, runs under the new pin.
+     */
+    post: operations['upgradeCommerceApiVersion'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/marketfront/requests': {
     parameters: {
       query?: never;
@@ -889,6 +913,30 @@ export interface paths {
     get: operations['getMarketfrontRateLimits'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/marketfront/api-version': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read your API version pin and the newer versions
+     * @description apiVersion is the dated API version your partner is pinned to (your live and test keys share it); latestVersion the newest; newerVersions the versions after your pin, oldest first, which POST …/api-version can move it to.
+     */
+    get: operations['getMarketfrontApiVersion'];
+    put?: never;
+    /**
+     * Move your API version pin forward
+     * @description Pins your partner to version, which must exist and be your pin or a newer one: your pin again changes nothing and answers the same. An older one is 409 API_VERSION_DOWNGRADE (the operator can move a pin back); one that does not exist is 400 REQUEST_INVALID. A test key is 403 FORBIDDEN: the pin is also what your live integration runs. Your next request, on any server, runs under the new pin.
+     */
+    post: operations['upgradeMarketfrontApiVersion'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1168,6 +1216,18 @@ export interface components {
     SessionCreateInputInput: {
       /** @description Your API key (pcp_live_… or pcp_test_…): exchanged once, never stored */
       apiKey: string;
+    };
+    /**
+     * @example {
+     *       "version": "2026-12-01"
+     *     }
+     */
+    ApiVersionChangeInputInput: {
+      /**
+       * @description The version to pin your partner to: yours or a newer one (never an older one)
+       * @enum {string}
+       */
+      version: '2026-11-01' | '2026-12-01';
     };
     ProblemDetail: {
       type: string;
@@ -2563,6 +2623,47 @@ export interface components {
         /** Format: date-time */
         resetsAt: string;
       }[];
+    };
+    /**
+     * @example {
+     *       "version": "2026-12-01",
+     *       "previousVersion": "2026-11-01"
+     *     }
+     */
+    ApiVersionChangeResult: {
+      /**
+       * @description The version your partner is pinned to now
+       * @enum {string}
+       */
+      version: '2026-11-01' | '2026-12-01';
+      /**
+       * @description The version it was pinned to before this request
+       * @enum {string}
+       */
+      previousVersion: '2026-11-01' | '2026-12-01';
+    };
+    /**
+     * @example {
+     *       "apiVersion": "2026-11-01",
+     *       "latestVersion": "2026-12-01",
+     *       "newerVersions": [
+     *         "2026-12-01"
+     *       ]
+     *     }
+     */
+    ApiVersionPin: {
+      /**
+       * @description The version your partner is pinned to: your requests without PCP-Version use it
+       * @enum {string}
+       */
+      apiVersion: '2026-11-01' | '2026-12-01';
+      /**
+       * @description The newest version
+       * @enum {string}
+       */
+      latestVersion: '2026-11-01' | '2026-12-01';
+      /** @description The versions after your pin, oldest first: what you may upgrade to */
+      newerVersions: ('2026-11-01' | '2026-12-01')[];
     };
   };
   responses: never;
@@ -11975,6 +12076,367 @@ export interface operations {
       };
     };
   };
+  getCommerceApiVersion: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Your pin and the newer versions */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiVersionPin'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  upgradeCommerceApiVersion: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ApiVersionChangeInputInput'];
+      };
+    };
+    responses: {
+      /** @description Your pin now, and the one before */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiVersionChangeResult'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Conflict: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`API_VERSION_DOWNGRADE`](http://localhost:8080/docs/errors/API_VERSION_DOWNGRADE): API version downgrade
+       */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Payload Too Large: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`PAYLOAD_TOO_LARGE`](http://localhost:8080/docs/errors/PAYLOAD_TOO_LARGE): Payload too large
+       */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unsupported Media Type: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNSUPPORTED_MEDIA_TYPE`](http://localhost:8080/docs/errors/UNSUPPORTED_MEDIA_TYPE): Unsupported media type
+       */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
   listMarketfrontRequests: {
     parameters: {
       query?: {
@@ -12509,6 +12971,367 @@ export interface operations {
        *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
        */
       403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  getMarketfrontApiVersion: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Your pin and the newer versions */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiVersionPin'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Too Many Requests: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`RATE_LIMITED`](http://localhost:8080/docs/errors/RATE_LIMITED): Too many requests
+       */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Internal Server Error: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`INTERNAL`](http://localhost:8080/docs/errors/INTERNAL): Internal server error
+       */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Service Unavailable: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`SERVICE_UNAVAILABLE`](http://localhost:8080/docs/errors/SERVICE_UNAVAILABLE): Service unavailable
+       */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Gateway Timeout: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UPSTREAM_TIMEOUT`](http://localhost:8080/docs/errors/UPSTREAM_TIMEOUT): Upstream timeout
+       */
+      504: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+    };
+  };
+  upgradeMarketfrontApiVersion: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Your correlation id for the request: any value; its first 128 characters come back as clientRequestId in your request log. The request’s own id (the X-Request-Id response header, every ProblemDetail requestId) is the platform’s: yours only when it is an id the platform issued (a lowercase UUID), otherwise a new one.
+         * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
+         */
+        'X-Request-Id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ApiVersionChangeInputInput'];
+      };
+    };
+    responses: {
+      /** @description Your pin now, and the one before */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiVersionChangeResult'];
+        };
+      };
+      /**
+       * @description Bad Request: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unauthorized: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNAUTHORIZED`](http://localhost:8080/docs/errors/UNAUTHORIZED): Unauthorized
+       */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Forbidden: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`FORBIDDEN`](http://localhost:8080/docs/errors/FORBIDDEN): Forbidden
+       *     - [`CSRF_REJECTED`](http://localhost:8080/docs/errors/CSRF_REJECTED): Cross-site request refused
+       */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Conflict: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`API_VERSION_DOWNGRADE`](http://localhost:8080/docs/errors/API_VERSION_DOWNGRADE): API version downgrade
+       */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Payload Too Large: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`PAYLOAD_TOO_LARGE`](http://localhost:8080/docs/errors/PAYLOAD_TOO_LARGE): Payload too large
+       */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetail'];
+        };
+      };
+      /**
+       * @description Unsupported Media Type: a ProblemDetail whose errorCode is one of
+       *
+       *     - [`UNSUPPORTED_MEDIA_TYPE`](http://localhost:8080/docs/errors/UNSUPPORTED_MEDIA_TYPE): Unsupported media type
+       */
+      415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];

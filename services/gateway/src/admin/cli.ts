@@ -20,6 +20,7 @@ import {
   keyIdOf,
   listPartners,
   revokeKey,
+  setApiVersion,
   setPaymentTypes,
   setRateLimits,
   setSuspended,
@@ -35,6 +36,7 @@ const usage = `Usage: npm run admin -- <command> [options]
   set-payment-types --partner PARTNER_ID --payment-types CARD,PAY_AT_STORE (or '' for none)
   suspend-partner --partner PARTNER_ID    (every key of the partner refused: 401)
   resume-partner --partner PARTNER_ID
+  set-api-version --partner PARTNER_ID --version DATE   (back or forward; prints the change)
 Each command prints its result as JSON on the last line of stdout.`;
 
 const config = loadConfig(baseEnvSchema);
@@ -50,6 +52,7 @@ const options = {
   reads: { type: 'string' },
   writes: { type: 'string' },
   discovery: { type: 'string' },
+  version: { type: 'string' },
 } as const;
 let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>['values'];
 try {
@@ -152,6 +155,13 @@ try {
       const partnerId = required('partner');
       result = await setSuspended(db, partnerId, command === 'suspend-partner');
       await announceChange({ partnerId });
+      break;
+    }
+    case 'set-api-version': {
+      const partnerId = required('partner');
+      const change = await setApiVersion(db, partnerId, required('version'));
+      if (change.changed) await announceChange({ partnerId });
+      result = change;
       break;
     }
     default:

@@ -1,8 +1,12 @@
 import {
+  API_VERSIONS,
+  apiVersion,
   guid,
+  LATEST_API_VERSION,
   partnerKind,
   partnerMode,
   paymentType,
+  type ApiVersion,
   type PartnerKind,
   type PartnerMode,
   type PaymentType,
@@ -14,7 +18,9 @@ import {
   insertApiKey,
   insertPartner,
   listPartnersWithKeys,
+  lockApiVersion,
   revokeApiKey,
+  updateApiVersion,
   updatePaymentTypes,
   updateRateLimits,
   updateSuspension,
@@ -48,7 +54,8 @@ function parseMode(value: string | undefined): PartnerMode {
 
 /**
  * Create a partner (with its test tenant, docs/guide/sandbox.md#modes) and its first API key,
- * of `mode` (default live); the key is returned once and never stored.
+ * of `mode` (default live); the key is returned once and never stored. It is pinned to the
+ * newest API version; its test tenant is the same row, so it shares that pin.
  */
 export async function createPartner(
   db: Db,
@@ -57,6 +64,7 @@ export async function createPartner(
   partnerId: string;
   testPartnerId: string;
   kind: PartnerKind;
+  apiVersion: ApiVersion;
   mode: PartnerMode;
   keyId: string;
   apiKey: string;
@@ -72,6 +80,7 @@ export async function createPartner(
       kind: kind.data,
       name,
       paymentTypes: paymentTypes ?? defaultPaymentTypes(kind.data),
+      apiVersion: LATEST_API_VERSION,
     });
     const key = generateApiKey(mode);
     await insertApiKey(trx, {
@@ -84,6 +93,7 @@ export async function createPartner(
       partnerId: partner.partner_id,
       testPartnerId: partner.test_partner_id,
       kind: partner.kind,
+      apiVersion: LATEST_API_VERSION,
       mode,
       keyId: key.keyId,
       apiKey: key.apiKey,
@@ -139,6 +149,7 @@ export async function listPartners(db: Db) {
     rateLimits: partner.rate_limits,
     createdAt: partner.created_at,
     suspendedAt: partner.suspended_at,
+    apiVersion: partner.api_version,
     keys: keys.map((key) => ({
       keyId: key.key_id,
       mode: key.mode,
@@ -185,4 +196,32 @@ export async function setSuspended(db: Db, partnerId: string, suspended: boolean
     : undefined;
   if (!updated) throw new AdminError(`no partner ${partnerId}`);
   return { partnerId, suspendedAt: updated.suspended_at };
+}
+
+/**
+ * Pin a partner to a version, older or newer (docs/guide/requests.md#api-version): the
+ * operator's way back, which a partner's own upgrade refuses. Says what it was and whether
+ * that changed.
+ */
+export async function setApiVersion(db: Db, partnerId: string, version: string) {
+  const parsed = apiVersion.safeParse(version);
+  if (!parsed.success) {
+    throw new AdminError(`--version must be one of ${API_VERSIONS.join(', ')}`);
+  }
+  const previous = guid.safeParse(partnerId).success
+    ? await db.transaction().execute(async (trx) => {
+        const row = await lockApiVersion(trx, partnerId);
+        if (row && row.api_version !== parsed.data) {
+          await updateApiVersion(trx, partnerId, parsed.data);
+        }
+        return row?.api_version;
+      })
+    : undefined;
+  if (previous === undefined) throw new AdminError(`no partner ${partnerId}`);
+  return {
+    partnerId,
+    previousVersion: previous,
+    version: parsed.data,
+    changed: previous !== parsed.data,
+  };
 }

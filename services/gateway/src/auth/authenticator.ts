@@ -1,4 +1,11 @@
-import type { PartnerKind, PartnerMode, PaymentType } from '@pcp/contracts';
+import {
+  isApiVersion,
+  LATEST_API_VERSION,
+  type ApiVersion,
+  type PartnerKind,
+  type PartnerMode,
+  type PaymentType,
+} from '@pcp/contracts';
 import { LRUCache } from 'lru-cache';
 import type { ActiveKey } from '../db/partner.repository.js';
 import type { RateLimitOverrides } from '../db/partner.table.js';
@@ -19,6 +26,12 @@ export interface Principal {
   readonly rateLimits: RateLimitOverrides;
   /** How the request proved it: an API key, or a console session made from one. */
   readonly via: 'key' | 'session';
+  /**
+   * The partner's pinned API version (docs/guide/requests.md#api-version), the same for its
+   * live and test keys. Always set by the authenticator; optional for principals made elsewhere,
+   * which are taken as the newest version.
+   */
+  readonly apiVersion?: ApiVersion;
 }
 
 interface VerifiedKey {
@@ -77,6 +90,9 @@ export function createAuthenticator(options: AuthenticatorOptions) {
         paymentTypes: row.payment_types,
         rateLimits: row.rate_limits,
         via: 'key',
+        // A pin this release does not know was written by a newer one (then rolled back): the
+        // newest version this release runs is the closest to it.
+        apiVersion: isApiVersion(row.api_version) ? row.api_version : LATEST_API_VERSION,
       },
     };
     if (cacheable) verified.set(keyId, found);

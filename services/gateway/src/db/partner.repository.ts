@@ -1,4 +1,4 @@
-import type { PartnerKind, PartnerMode, PaymentType } from '@pcp/contracts';
+import type { ApiVersion, PartnerKind, PartnerMode, PaymentType } from '@pcp/contracts';
 import type { Kysely } from 'kysely';
 import type { GatewayDatabase, RateLimitOverrides } from './partner.table.js';
 
@@ -6,7 +6,7 @@ type Db = Kysely<GatewayDatabase>;
 
 export function insertPartner(
   db: Db,
-  partner: { kind: PartnerKind; name: string; paymentTypes: PaymentType[] },
+  partner: { kind: PartnerKind; name: string; paymentTypes: PaymentType[]; apiVersion: ApiVersion },
 ) {
   return db
     .insertInto('partners')
@@ -15,6 +15,7 @@ export function insertPartner(
       name: partner.name,
       payment_types: partner.paymentTypes,
       rate_limits: '{}',
+      api_version: partner.apiVersion,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -45,6 +46,7 @@ export function findActiveKey(db: Db, keyId: string) {
       'partners.kind',
       'partners.payment_types',
       'partners.rate_limits',
+      'partners.api_version',
     ])
     .where('api_keys.key_id', '=', keyId)
     .where('api_keys.revoked_at', 'is', null)
@@ -112,5 +114,24 @@ export function updateSuspension(db: Db, partnerId: string, suspendedAt: Date | 
     .set({ suspended_at: suspendedAt })
     .where('partner_id', '=', partnerId)
     .returning(['partner_id', 'suspended_at'])
+    .executeTakeFirst();
+}
+
+/** The partner's pin, locked until the transaction ends: what a change of pin compares with. */
+export function lockApiVersion(db: Db, partnerId: string) {
+  return db
+    .selectFrom('partners')
+    .select('api_version')
+    .where('partner_id', '=', partnerId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export function updateApiVersion(db: Db, partnerId: string, apiVersion: ApiVersion) {
+  return db
+    .updateTable('partners')
+    .set({ api_version: apiVersion })
+    .where('partner_id', '=', partnerId)
+    .returning(['partner_id', 'api_version'])
     .executeTakeFirst();
 }

@@ -17,6 +17,12 @@ export interface PartnerTable {
   created_at: Generated<Date>;
   /** Set while the partner is suspended: none of its keys authenticates. */
   suspended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /**
+   * The dated API version the partner is pinned to, for its live and test keys alike
+   * (docs/guide/requests.md#api-version). Text: a row may name a version this code does not
+   * know (written by a newer release, then rolled back).
+   */
+  api_version: string;
 }
 
 export interface ApiKeyTable {

@@ -547,6 +547,21 @@ export const errorDocs = {
       instance: `/v1/commerce/orders/${ORDER_ID}/status`,
     },
   },
+  API_VERSION_DOWNGRADE: {
+    rules: { guide: 'requests', heading: 'API version' },
+    description:
+      'The version asked for is older than the one your partner is pinned to. A partner ' +
+      'moves its own pin only forward, so an integration built against a version is never ' +
+      'moved back to one it did not see.',
+    action:
+      'Send your current pin or a newer one (GET …/api-version lists them). To try an older ' +
+      'version, name it on each request with PCP-Version; to move the pin back, ask your ' +
+      'operator.',
+    example: {
+      detail: 'Your partner is pinned to 2026-12-01: it can move to 2026-12-01 or later only',
+      instance: '/v1/marketfront/api-version',
+    },
+  },
   ADDRESS_INVALID: {
     rules: { guide: 'stores', heading: 'Discovery' },
     description:

@@ -132,7 +132,8 @@ const tags = (catalogSetSchema: { url: string; description: string }, docsUrl: s
       description:
         'What your integration did and may still do: your recent requests with their status ' +
         'and errorCode (the errors grouped by code), your API keys and their last use, and ' +
-        'your rate-limit usage; each for the calling key’s mode only.',
+        'your rate-limit usage, each for the calling key’s mode only; and your API version ' +
+        'pin, which your live and test keys share.',
     },
     {
       name: SANDBOX_TAG,

@@ -1,16 +1,24 @@
 import {
   apiKeyList,
+  apiVersionChangeResult,
+  apiVersionChangeInput,
+  apiVersionPin,
   rateLimitUsage,
   requestErrorGroups,
   requestLogPage,
   requestLogQuery,
 } from '@pcp/contracts';
+import { AppError } from '@pcp/service-kit';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AccountReads } from '../http/account-reads.js';
-import { jsonResponse } from '../openapi/responses.js';
+import type { ApiVersionPins } from '../http/api-version-pins.js';
+import { jsonResponse, problemResponses } from '../openapi/responses.js';
 
-export const ACCOUNT_TAG = 'Account: requests, keys and rate limits';
+export const ACCOUNT_TAG = 'Account: requests, keys, rate limits and API version';
+
+/** `{"version":"2026-12-01"}` is 24 bytes: anything much larger is not a version change. */
+const API_VERSION_BODY_LIMIT = 1_024;
 
 /** Each kind of partner reads its own account under its own prefix. */
 const areas = [
@@ -20,12 +28,13 @@ const areas = [
 
 /**
  * The caller's request log, API keys and rate-limit usage (docs/guide/requests.md): each of
- * the caller's tenant (its partner and mode) only, by construction.
+ * the caller's tenant (its partner and mode) only, by construction. And its partner's API
+ * version pin, which both its modes share.
  */
-export const accountRoutes: FastifyPluginAsync<{ reads: AccountReads }> = async (
-  gateway,
-  { reads },
-) => {
+export const accountRoutes: FastifyPluginAsync<{
+  reads: AccountReads;
+  pins: ApiVersionPins;
+}> = async (gateway, { reads, pins }) => {
   const app = gateway.withTypeProvider<ZodTypeProvider>();
   const tags = [ACCOUNT_TAG];
   for (const { area, prefix, name } of areas) {
@@ -98,5 +107,58 @@ export const accountRoutes: FastifyPluginAsync<{ reads: AccountReads }> = async 
         async (request) => read(request.principal!),
       );
     }
+
+    app.get(
+      `${prefix}/api-version`,
+      {
+        config,
+        schema: {
+          tags,
+          operationId: `get${name}ApiVersion`,
+          summary: 'Read your API version pin and the newer versions',
+          description:
+            'apiVersion is the dated API version your partner is pinned to (your live and ' +
+            'test keys share it); latestVersion the newest; newerVersions the versions after ' +
+            'your pin, oldest first, which POST …/api-version can move it to.',
+          response: { 200: jsonResponse(apiVersionPin, 'Your pin and the newer versions') },
+        },
+      },
+      async (request) => pins.read(request.principal!),
+    );
+
+    app.post(
+      `${prefix}/api-version`,
+      {
+        bodyLimit: API_VERSION_BODY_LIMIT,
+        config: { area, rateClass: 'writes' },
+        schema: {
+          tags,
+          operationId: `upgrade${name}ApiVersion`,
+          summary: 'Move your API version pin forward',
+          description:
+            'Pins your partner to version, which must exist and be your pin or a newer one: ' +
+            'your pin again changes nothing and answers the same. An older one is 409 ' +
+            'API_VERSION_DOWNGRADE (the operator can move a pin back); one that does not exist ' +
+            'is 400 REQUEST_INVALID. A test key is 403 FORBIDDEN: the pin is also what your ' +
+            'live integration runs. Your next request, on any server, runs under the new pin.',
+          body: apiVersionChangeInput,
+          response: {
+            200: jsonResponse(apiVersionChangeResult, 'Your pin now, and the one before'),
+            ...problemResponses('API_VERSION_DOWNGRADE'),
+          },
+        },
+      },
+      async (request) => {
+        const principal = request.principal!;
+        if (principal.mode === 'test') {
+          throw new AppError(
+            'FORBIDDEN',
+            'A test key cannot move your API version pin, which your live keys share: use a ' +
+              'live key (try a version in test mode with PCP-Version)',
+          );
+        }
+        return pins.moveForward(principal, request.body.version);
+      },
+    );
   }
 };

@@ -184,3 +184,49 @@ describe('npm run admin -- suspend-partner / resume-partner', () => {
     expect(unknown.stderr).toMatch(/no partner/);
   });
 });
+
+describe('npm run admin -- set-api-version', () => {
+  const pinOn = async (apiKey: string) => {
+    await env.nc.flush();
+    const response = await fetch(`${gateway.url()}/v1/marketfront/api-version`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    return ((await response.json()) as { apiVersion: string }).apiVersion;
+  };
+
+  it('moves a pin back or forward, prints what changed, and the gateway that cached the key sees it', async () => {
+    const partner = await createPartner(db, { kind: 'distribution', name: 'Set by operator' });
+    expect(await pinOn(partner.apiKey)).toBe('2026-12-01');
+    const announcement = await nextAnnouncement();
+    const run = await admin([
+      'set-api-version',
+      '--partner',
+      partner.partnerId,
+      '--version',
+      '2026-11-01',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!)).toEqual({
+      partnerId: partner.partnerId,
+      previousVersion: '2026-12-01',
+      version: '2026-11-01',
+      changed: true,
+    });
+    expect(await announcement.received).toEqual({ partnerId: partner.partnerId });
+    expect(await pinOn(partner.apiKey)).toBe('2026-11-01');
+
+    const refused = await admin([
+      'set-api-version',
+      '--partner',
+      partner.partnerId,
+      '--version',
+      '2026-10-01',
+    ]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/--version must be one of 2026-11-01, 2026-12-01/);
+    const missing = await admin(['set-api-version', '--partner', partner.partnerId]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toMatch(/--version is required/);
+    expect(await pinOn(partner.apiKey)).toBe('2026-11-01');
+  });
+});

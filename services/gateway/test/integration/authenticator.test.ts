@@ -1,3 +1,4 @@
+import { API_VERSIONS, LATEST_API_VERSION } from '@pcp/contracts';
 import { createDatabase, loadConfig } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
@@ -95,6 +96,29 @@ describe('createAuthenticator', () => {
     expect(await authenticator.authenticate(test.apiKey)).toBeNull();
   });
 
+  it("puts the partner's pin on the principal of its live and test keys, the newest for a pin it does not know", async () => {
+    const authenticator = countingAuthenticator(withDefaults);
+    const partner = await createPartner(db, { kind: 'commerce', name: 'Pinned' });
+    const test = await createKey(db, partner.partnerId, { mode: 'test' });
+    const oldest = API_VERSIONS[0];
+    await db
+      .updateTable('partners')
+      .set({ api_version: oldest })
+      .where('partner_id', '=', partner.partnerId)
+      .execute();
+    for (const key of [partner.apiKey, test.apiKey]) {
+      expect((await authenticator.authenticate(key))?.apiVersion).toBe(oldest);
+    }
+    // Written by a newer release, then rolled back: this release runs its newest version.
+    await db
+      .updateTable('partners')
+      .set({ api_version: '2099-01-01' })
+      .where('partner_id', '=', partner.partnerId)
+      .execute();
+    authenticator.invalidate({ partnerId: partner.partnerId });
+    expect((await authenticator.authenticate(test.apiKey))?.apiVersion).toBe(LATEST_API_VERSION);
+  });
+
   it('answers the principal of an active key id for a console session, and null once revoked', async () => {
     const authenticator = countingAuthenticator(withDefaults);
     const partner = await createPartner(db, { kind: 'commerce', name: 'Console', mode: 'test' });
@@ -123,6 +147,7 @@ describe('createAuthenticator', () => {
       paymentTypes: ['CARD', 'PAY_AT_STORE'],
       rateLimits: { reads: 77 },
       via: 'key',
+      apiVersion: LATEST_API_VERSION,
     });
     expect(authenticator.recentlyVerified(partner.apiKey)).toBeUndefined();
 

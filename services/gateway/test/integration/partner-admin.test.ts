@@ -10,6 +10,7 @@ import {
   keyIdOf,
   listPartners,
   revokeKey,
+  setApiVersion,
   setPaymentTypes,
   setRateLimits,
 } from '../../src/admin/partner-admin.js';
@@ -245,5 +246,45 @@ describe('setPaymentTypes', () => {
     expect(await setPaymentTypes(db, partner.partnerId, [])).toMatchObject({ paymentTypes: [] });
     const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
     expect(listed?.paymentTypes).toEqual([]);
+  });
+});
+
+describe('setApiVersion', () => {
+  it("moves a partner's pin either way, saying what it was, and shows it in list-partners", async () => {
+    const partner = await createPartner(db, { kind: 'commerce', name: 'Pinned by the operator' });
+    const bystander = await createPartner(db, { kind: 'commerce', name: 'Left alone' });
+    expect(partner.apiVersion).toBe('2026-12-01');
+    expect(await setApiVersion(db, partner.partnerId, '2026-11-01')).toEqual({
+      partnerId: partner.partnerId,
+      previousVersion: '2026-12-01',
+      version: '2026-11-01',
+      changed: true,
+    });
+    expect(await setApiVersion(db, partner.partnerId, '2026-11-01')).toMatchObject({
+      previousVersion: '2026-11-01',
+      changed: false,
+    });
+    const listed = await listPartners(db);
+    expect(listed.find((entry) => entry.partnerId === partner.partnerId)?.apiVersion).toBe(
+      '2026-11-01',
+    );
+    expect(listed.find((entry) => entry.partnerId === bystander.partnerId)?.apiVersion).toBe(
+      '2026-12-01',
+    );
+    expect(await setApiVersion(db, partner.partnerId, '2026-12-01')).toMatchObject({
+      previousVersion: '2026-11-01',
+      version: '2026-12-01',
+    });
+  });
+
+  it('refuses a version that does not exist and an unknown partner, writing nothing', async () => {
+    const partner = await createPartner(db, { kind: 'distribution', name: 'Not moved' });
+    for (const version of ['2026-12-02', 'latest', '', `2026-12-01${'x'.repeat(10_000)}`]) {
+      await expectAdminError(setApiVersion(db, partner.partnerId, version), /--version must be/);
+    }
+    await expectAdminError(setApiVersion(db, randomUUID(), '2026-11-01'), /no partner/);
+    await expectAdminError(setApiVersion(db, 'not-a-guid', '2026-11-01'), /no partner/);
+    const listed = (await listPartners(db)).find((entry) => entry.partnerId === partner.partnerId);
+    expect(listed?.apiVersion).toBe('2026-12-01');
   });
 });
