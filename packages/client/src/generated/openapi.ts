@@ -2445,7 +2445,8 @@ export interface components {
      *       "status": 404,
      *       "errorCode": "STORE_NOT_FOUND",
      *       "requestId": "3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09",
-     *       "latencyMs": 4
+     *       "latencyMs": 4,
+     *       "apiVersion": "2026-12-01"
      *     }
      */
     RequestLogEntry: {
@@ -2459,6 +2460,7 @@ export interface components {
       clientRequestId?: string;
       idempotencyKey?: string;
       latencyMs: number;
+      apiVersion?: string;
     };
     /**
      * @example {
@@ -2470,7 +2472,8 @@ export interface components {
      *           "status": 404,
      *           "errorCode": "STORE_NOT_FOUND",
      *           "requestId": "3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09",
-     *           "latencyMs": 4
+     *           "latencyMs": 4,
+     *           "apiVersion": "2026-12-01"
      *         }
      *       ],
      *       "nextCursor": "MTc5NTM3MDcwMDEyM3w0Mg"
@@ -2777,6 +2780,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -2929,6 +2933,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -3133,6 +3138,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -3528,6 +3534,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -3819,6 +3826,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -4085,6 +4093,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -4250,6 +4259,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -4454,6 +4464,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -4675,6 +4686,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -4900,6 +4912,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -5149,6 +5162,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -5330,6 +5344,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -5537,6 +5552,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -5753,6 +5769,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -5942,6 +5959,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -6174,6 +6192,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -6424,6 +6443,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -6599,6 +6619,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -6796,6 +6817,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -7007,6 +7029,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -7201,6 +7224,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -7428,6 +7452,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -7601,6 +7626,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -7778,6 +7804,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -7963,6 +7990,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -8189,6 +8217,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -8344,6 +8373,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -8514,6 +8544,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -8726,6 +8757,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -8913,6 +8945,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -9121,6 +9154,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -9276,6 +9310,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -9448,6 +9483,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -9654,6 +9690,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -9809,6 +9846,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -9979,6 +10017,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -10148,6 +10187,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -10359,6 +10399,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CARD_INVALID`](http://localhost:8080/docs/errors/CARD_INVALID): Card invalid
        */
       400: {
@@ -10575,6 +10616,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`PAYMENT_TOKEN_INVALID`](http://localhost:8080/docs/errors/PAYMENT_TOKEN_INVALID): Payment token invalid
        */
       400: {
@@ -10754,6 +10796,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -10992,6 +11035,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`ORDER_INVALID`](http://localhost:8080/docs/errors/ORDER_INVALID): Order invalid
        *     - [`STORE_REJECTED`](http://localhost:8080/docs/errors/STORE_REJECTED): Store rejected the order
        *     - [`PAYMENT_DECLINED`](http://localhost:8080/docs/errors/PAYMENT_DECLINED): Payment declined
@@ -11203,6 +11247,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -11395,6 +11440,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -11548,6 +11594,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -11701,6 +11748,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -11854,6 +11902,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -12012,6 +12061,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -12165,6 +12215,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -12318,6 +12369,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -12471,6 +12523,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -12703,6 +12756,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
@@ -13070,6 +13124,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CART_INVALID`](http://localhost:8080/docs/errors/CART_INVALID): Cart invalid
        */
       400: {
@@ -13379,6 +13434,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CART_INVALID`](http://localhost:8080/docs/errors/CART_INVALID): Cart invalid
        */
       400: {
@@ -13690,6 +13746,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CART_INVALID`](http://localhost:8080/docs/errors/CART_INVALID): Cart invalid
        */
       400: {
@@ -14083,6 +14140,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CLIENT_CONTEXT_REQUIRED`](http://localhost:8080/docs/errors/CLIENT_CONTEXT_REQUIRED): Client context required
        *     - [`CLIENT_IP_INVALID`](http://localhost:8080/docs/errors/CLIENT_IP_INVALID): Client IP invalid
        *     - [`CLIENT_USER_AGENT_INVALID`](http://localhost:8080/docs/errors/CLIENT_USER_AGENT_INVALID): Client user agent invalid
@@ -14486,6 +14544,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CLIENT_CONTEXT_REQUIRED`](http://localhost:8080/docs/errors/CLIENT_CONTEXT_REQUIRED): Client context required
        *     - [`CLIENT_IP_INVALID`](http://localhost:8080/docs/errors/CLIENT_IP_INVALID): Client IP invalid
        *     - [`CLIENT_USER_AGENT_INVALID`](http://localhost:8080/docs/errors/CLIENT_USER_AGENT_INVALID): Client user agent invalid

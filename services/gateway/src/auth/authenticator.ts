@@ -1,4 +1,4 @@
-import type { PartnerKind, PartnerMode, PaymentType } from '@pcp/contracts';
+import type { ApiVersion, PartnerKind, PartnerMode, PaymentType } from '@pcp/contracts';
 import { LRUCache } from 'lru-cache';
 import type { ActiveKey } from '../db/partner.repository.js';
 import type { RateLimitOverrides } from '../db/partner.table.js';
@@ -19,6 +19,11 @@ export interface Principal {
   readonly rateLimits: RateLimitOverrides;
   /** How the request proved it: an API key, or a console session made from one. */
   readonly via: 'key' | 'session';
+  /**
+   * The partner's pinned API version (docs/guide/versioning.md#pins): what its requests
+   * without PCP-Version are read and answered in; absent, the newest.
+   */
+  readonly apiVersion?: ApiVersion;
 }
 
 interface VerifiedKey {

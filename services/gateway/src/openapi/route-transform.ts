@@ -28,6 +28,7 @@ const authenticatedRouteCodes: readonly ErrorCode[] = [
   'FORBIDDEN', // a key of the other kind of partner, or a live key on a test-only route
   'CSRF_REJECTED', // a console session's write without its X-CSRF-Token, or from another site
   'REQUEST_INVALID', // a malformed X-End-User-Id, parameter or body
+  'API_VERSION_INVALID', // a PCP-Version header that names no API version
   'RATE_LIMITED', // the partner's budget, or an address failing authentication
   'INTERNAL',
   'SERVICE_UNAVAILABLE', // key lookup or the service behind the route unavailable
