@@ -1,4 +1,11 @@
-import { API_VERSIONS, LATEST_API_VERSION, parseContract, problemDetail } from '@pcp/contracts';
+import {
+  API_VERSION_CHANGES,
+  API_VERSIONS,
+  LATEST_API_VERSION,
+  parseContract,
+  problemDetail,
+  type ApiVersionChange,
+} from '@pcp/contracts';
 import { createTestEnvironment, type TestEnvironment } from '@pcp/testing/environment';
 import { newStoreId, storeProfile } from '@pcp/testing/fixtures';
 import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
@@ -155,6 +162,51 @@ describe('the version of a request', () => {
       if (!entry) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(entry?.apiVersion).toBe(OLD);
+  });
+});
+
+describe('the newest version', () => {
+  it('calls no transform: its answers go out as the services wrote them', async () => {
+    // Every transform of the registry, counted while this test runs (the gateway calls the
+    // same functions: the registry is read at each call).
+    let calls = 0;
+    const restore: (() => void)[] = [];
+    const count = <T extends (...args: never[]) => unknown>(transform: T): T =>
+      ((...args: Parameters<T>) => {
+        calls++;
+        return transform(...args);
+      }) as T;
+    for (const change of Object.values(API_VERSION_CHANGES).flat()) {
+      const mutable = change as { -readonly [K in keyof ApiVersionChange]: ApiVersionChange[K] };
+      for (const field of ['responseDown', 'requestUp'] as const) {
+        const original = mutable[field];
+        if (!original) continue;
+        mutable[field] = Object.fromEntries(
+          Object.entries(original).map(([operationId, transform]) => [
+            operationId,
+            typeof transform === 'function'
+              ? count(transform)
+              : { ...transform, ...(transform.up ? { up: count(transform.up) } : {}) },
+          ]),
+        );
+        restore.push(() => (mutable[field] = original as never));
+      }
+    }
+    try {
+      const store = await as(commerce, 'GET', `/v1/commerce/stores/${storeId}`, NEW);
+      expect(store.status).toBe(200);
+      await as(commerce, 'GET', '/v1/commerce/stores', undefined);
+      const denial = await as(commerce, 'POST', `/v1/commerce/orders/${newStoreId()}/status`, NEW, {
+        body: { state: 'cancelled', cancelReason: 'x', unavailableItemIds: [newStoreId()] },
+      });
+      expect(denial.status).toBe(404);
+      expect(calls).toBe(0);
+      // The counting reaches the gateway: an older version's request calls them.
+      await as(commerce, 'GET', `/v1/commerce/stores/${storeId}`, OLD);
+      expect(calls).toBeGreaterThan(0);
+    } finally {
+      for (const undo of restore) undo();
+    }
   });
 });
 
