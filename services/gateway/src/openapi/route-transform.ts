@@ -128,7 +128,7 @@ function responseHeadersOf(
   problemCodes: readonly ErrorCode[],
   declared: readonly ResponseHeaderName[],
 ): JsonObject {
-  const names: ResponseHeaderName[] = ['X-Request-Id'];
+  const names: ResponseHeaderName[] = ['X-Request-Id', 'PCP-Version'];
   if (config.rateClass) names.push(...rateLimitHeaders);
   if (status === 401) names.push('WWW-Authenticate');
   if (retryAfterStatuses.has(status) && problemCodes.some((code) => errorCodes[code].retryable)) {
@@ -169,7 +169,10 @@ function requestHeadersOf(rendered: unknown, config: FastifyContextConfig): Json
   };
   if (config.idempotencyKey) add('Idempotency-Key', true);
   if (config.endUser) add('X-End-User-Id', config.endUser === 'required');
-  if (isAuthenticated(config)) add('X-Request-Id', false);
+  if (isAuthenticated(config)) {
+    add('X-Request-Id', false);
+    add('PCP-Version', false);
+  }
   return { type: 'object', properties, required: [...required] };
 }
 
