@@ -241,6 +241,26 @@ describe('2026-12-01 store-busy-status', () => {
       pausedBy: statusNew.body.pausedBy,
     });
 
+    const near = {
+      location: { latitude: 41.8789, longitude: -87.6359 },
+      fulfillmentType: 'PICKUP',
+    };
+    const discoveredNew = await as(distribution, 'POST', '/v1/marketfront/stores/discover', NEW, {
+      body: near,
+    });
+    expect(discoveredNew.status, discoveredNew.text).toBe(200);
+    const foundNew = discoveredNew.body.stores.find(
+      (store: { storeId: string }) => store.storeId === storeId,
+    );
+    expect(foundNew).toMatchObject({ status: 'busy', extraPrepMinutes: 20 });
+    const discoveredOld = await as(distribution, 'POST', '/v1/marketfront/stores/discover', OLD, {
+      body: near,
+    });
+    const { extraPrepMinutes: _extra, ...foundRest } = foundNew;
+    expect(
+      discoveredOld.body.stores.find((store: { storeId: string }) => store.storeId === storeId),
+    ).toEqual({ ...foundRest, status: 'online' });
+
     const lookedUp = await as(distribution, 'GET', `/v1/marketfront/stores/${storeId}`, OLD);
     expect(lookedUp.status, lookedUp.text).toBe(200);
     expect(lookedUp.body.status).toBe('online');
