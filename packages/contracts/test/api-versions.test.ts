@@ -99,4 +99,26 @@ describe('the change registry', () => {
     });
     expect(requestUpSteps(LATEST_API_VERSION, 'setStoreStatus')).toEqual([]);
   });
+
+  it('shows an endpoint and its deliveries without store events under 2026-11-01', () => {
+    const endpoint = { url: 'https://x', events: ['order.created', 'catalog.activated'] };
+    expect(responseDown('2026-11-01', 'getWebhook', endpoint)).toEqual({
+      url: 'https://x',
+      events: ['order.created'],
+    });
+    const deliveries = {
+      deliveries: [
+        { deliveryId: 'a', type: 'order.created' },
+        { deliveryId: 'b', type: 'store.hours_changed' },
+      ],
+      nextCursor: 'c',
+    };
+    expect(responseDown('2026-11-01', 'listWebhookDeliveries', deliveries)).toEqual({
+      deliveries: [{ deliveryId: 'a', type: 'order.created' }],
+      nextCursor: 'c',
+    });
+    // What is not the expected shape passes unchanged (the contract already checked it).
+    expect(responseDown('2026-11-01', 'listWebhookDeliveries', [])).toEqual([]);
+    expect(responseDown('2026-11-01', 'getOrderTimeline', null)).toBeNull();
+  });
 });
