@@ -148,6 +148,18 @@ describe('the version of a request', () => {
     expect(raw).toContain('"errorCode":"REQUEST_INVALID"');
   });
 
+  it('of a live event stream is the newest, the one its events are written in', async () => {
+    const aborted = new AbortController();
+    const response = await fetch(`${platform.baseUrl}/v1/marketfront/events`, {
+      headers: { authorization: `Bearer ${distribution.apiKey}`, 'pcp-version': OLD },
+      signal: aborted.signal,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(response.headers.get('pcp-version')).toBe(LATEST_API_VERSION);
+    aborted.abort();
+  });
+
   it('is kept in the request log', async () => {
     const marker = `versioned-${Date.now()}`;
     await as(commerce, 'GET', `/v1/commerce/stores/${storeId}`, OLD, {
