@@ -28,12 +28,10 @@ declare module 'fastify' {
 }
 
 /** The response header every answer carries, and the request header that picks a version. */
-export const API_VERSION_HEADER = 'pcp-version';
+const API_VERSION_HEADER = 'pcp-version';
 
 /** The version a PCP-Version header names: undefined when absent, null when not a version. */
-export function versionOfHeader(
-  value: string | string[] | undefined,
-): ApiVersion | null | undefined {
+function versionOfHeader(value: string | string[] | undefined): ApiVersion | null | undefined {
   if (value === undefined) return undefined;
   // Node joins repeated headers with ", ": two values are no version, like any other text.
   return isApiVersion(value) ? value : null;
