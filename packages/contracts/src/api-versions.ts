@@ -1,4 +1,19 @@
 import { z } from 'zod';
+import { changes20261201 } from './api-changes-2026-12-01.js';
+import type {
+  ApiVersionChange,
+  JsonValue,
+  RequestUp,
+  VersionedEvent,
+} from './api-version-change.js';
+import type { ProblemDetail } from './common.js';
+
+export type {
+  ApiVersionChange,
+  JsonValue,
+  RequestUp,
+  VersionedEvent,
+} from './api-version-change.js';
 
 /**
  * The dated API versions (docs/guide/versioning.md), oldest first. A partner is pinned to one;
@@ -71,4 +86,88 @@ export type ApiVersionPin = z.infer<typeof apiVersionPin>;
 /** The versions after `version`, oldest first. */
 export function apiVersionsAfter(version: ApiVersion): ApiVersion[] {
   return API_VERSIONS.filter((later) => compareApiVersions(later, version) > 0);
+}
+
+/**
+ * Each version's changes against the version before it (docs/guide/changelog.md), in one
+ * place: the first version has none. The gateway translates with them at the edge.
+ */
+export const API_VERSION_CHANGES: Readonly<Record<ApiVersion, readonly ApiVersionChange[]>> = {
+  '2026-11-01': [],
+  '2026-12-01': changes20261201,
+};
+
+/** The changes between `version` and the newest, newest version first: a response walks down them. */
+function changesAfter(version: ApiVersion): ApiVersionChange[] {
+  return API_VERSIONS.filter((later) => later > version)
+    .reverse()
+    .flatMap((later) => [...API_VERSION_CHANGES[later]].reverse());
+}
+
+const changesAfterVersion = new Map(
+  API_VERSIONS.map((version) => [version, changesAfter(version)]),
+);
+const changesDown = (version: ApiVersion) => changesAfterVersion.get(version) ?? [];
+
+/** Whether `operationId` exists in `version` (an operation added later answers 404 there). */
+export function operationExistsIn(version: ApiVersion, operationId: string): boolean {
+  return !changesDown(version).some((change) => change.addedOperations?.includes(operationId));
+}
+
+/** Whether an answer or request of `operationId` in `version` needs translating. */
+export function translatesOperation(version: ApiVersion, operationId: string): boolean {
+  return changesDown(version).some(
+    (change) =>
+      change.responseDown?.[operationId] !== undefined ||
+      change.requestUp?.[operationId] !== undefined,
+  );
+}
+
+/** A 2xx answer of `operationId`, as the newest code wrote it, brought down to `version`. */
+export function responseDown(version: ApiVersion, operationId: string, body: JsonValue): JsonValue {
+  let current = body;
+  for (const change of changesDown(version)) {
+    const down = change.responseDown?.[operationId];
+    if (down) current = down(current);
+  }
+  return current;
+}
+
+/** A ProblemDetail, as the newest code wrote it, brought down to `version`. */
+export function problemDown(
+  version: ApiVersion,
+  operationId: string | undefined,
+  problem: ProblemDetail,
+): ProblemDetail {
+  let current = problem;
+  for (const change of changesDown(version)) {
+    if (change.problemDown) current = change.problemDown(current, operationId);
+  }
+  return current;
+}
+
+/**
+ * The steps that bring a request body of `operationId` in `version` up to the newest, oldest
+ * first: each older schema validates before its `up` runs.
+ */
+export function requestUpSteps(version: ApiVersion, operationId: string): RequestUp[] {
+  return changesDown(version)
+    .toReversed()
+    .flatMap((change) => {
+      const step = change.requestUp?.[operationId];
+      return step ? [step] : [];
+    });
+}
+
+/**
+ * A webhook event, as the newest code writes it, rendered in `version`; undefined when that
+ * version does not know it (then it is not delivered).
+ */
+export function eventDown(version: ApiVersion, event: VersionedEvent): VersionedEvent | undefined {
+  let current: VersionedEvent | undefined = event;
+  for (const change of changesDown(version)) {
+    if (current === undefined) return undefined;
+    if (change.eventDown) current = change.eventDown(current);
+  }
+  return current;
 }

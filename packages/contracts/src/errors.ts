@@ -43,6 +43,8 @@ export const errorCodes = {
   CSRF_REJECTED: entry(403, 'authorization', false, 'Cross-site request refused'),
   PAYMENT_TYPE_NOT_ALLOWED: entry(403, 'payment', false, 'Payment type not allowed'),
   REQUEST_INVALID: entry(400, 'validation', false, 'Invalid request'),
+  // A PCP-Version header that is not one of the API versions (contract §14).
+  API_VERSION_INVALID: entry(400, 'validation', false, 'API version invalid'),
   CLIENT_CONTEXT_REQUIRED: entry(400, 'validation', false, 'Client context required'),
   CLIENT_IP_INVALID: entry(400, 'validation', false, 'Client IP invalid'),
   CLIENT_USER_AGENT_INVALID: entry(400, 'validation', false, 'Client user agent invalid'),

@@ -35,6 +35,7 @@ const requestLogEntryExample = {
   errorCode: 'STORE_NOT_FOUND',
   requestId: '3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09',
   latencyMs: 4,
+  apiVersion: '2026-12-01',
 };
 
 /** One request as the log keeps it: never its body, headers or query string. */
@@ -58,6 +59,11 @@ export const requestLogEntry = z
     /** The Idempotency-Key header as sent (its first 255 characters). */
     idempotencyKey: z.string().optional(),
     latencyMs: z.number().int().nonnegative(),
+    /**
+     * The API version the request was read and answered in (docs/guide/versioning.md);
+     * absent for requests logged before versions existed.
+     */
+    apiVersion: z.string().optional(),
   })
   .meta({ id: 'RequestLogEntry', examples: [requestLogEntryExample] });
 export type RequestLogEntry = z.infer<typeof requestLogEntry>;

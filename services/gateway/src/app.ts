@@ -30,6 +30,7 @@ import { createRateLimiter, type RedisCommands } from './http/rate-limit.js';
 import { clientRequestIdOf, requestIdOf } from './http/request-id.js';
 import { createRequestRecorder } from './http/request-recorder.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
+import apiVersion, { apiVersionHeaderPlugin } from './plugins/api-version.js';
 import areaAccess from './plugins/area-access.js';
 import auth from './plugins/auth.js';
 import endUser from './plugins/end-user.js';
@@ -218,8 +219,12 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   // Then, each reading the route's config: the API key, the rate limit (so every request with
   // a principal spends its budget, refused ones too), the partner's kind and mode, the end
   // user; the Idempotency-Key just before the handler. Each answer of a principal goes to its log.
+  // The API version: the header's first (every answer says its version), then, once the
+  // partner is known, its pin, the operations the version lacks, and the translation.
+  void app.register(apiVersionHeaderPlugin);
   void app.register(auth, deps);
   void app.register(rateLimit, { rateLimiter });
+  void app.register(apiVersion);
   void app.register(areaAccess);
   void app.register(endUser);
   void app.register(idempotencyKey);

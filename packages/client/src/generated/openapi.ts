@@ -2505,7 +2505,8 @@ export interface components {
      *       "status": 404,
      *       "errorCode": "STORE_NOT_FOUND",
      *       "requestId": "3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09",
-     *       "latencyMs": 4
+     *       "latencyMs": 4,
+     *       "apiVersion": "2026-12-01"
      *     }
      */
     RequestLogEntry: {
@@ -2519,6 +2520,7 @@ export interface components {
       clientRequestId?: string;
       idempotencyKey?: string;
       latencyMs: number;
+      apiVersion?: string;
     };
     /**
      * @example {
@@ -2530,7 +2532,8 @@ export interface components {
      *           "status": 404,
      *           "errorCode": "STORE_NOT_FOUND",
      *           "requestId": "3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09",
-     *           "latencyMs": 4
+     *           "latencyMs": 4,
+     *           "apiVersion": "2026-12-01"
      *         }
      *       ],
      *       "nextCursor": "MTc5NTM3MDcwMDEyM3w0Mg"
@@ -2672,6 +2675,8 @@ export interface components {
   headers: {
     /** @description The id of this request, always one the platform issued (a lowercase UUID); quote it to support. */
     'X-Request-Id': string;
+    /** @description The API version this answer was written in: your PCP-Version header’s, else your pinned version (docs/guide/versioning.md). */
+    'PCP-Version': string;
     /** @description Requests per minute your partner may make in this route's class (reads, writes or discovery). */
     'X-RateLimit-Limit': number;
     /** @description Requests left in the current one-minute window of this class. */
@@ -2712,6 +2717,7 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2730,6 +2736,7 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2747,6 +2754,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2765,6 +2773,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2782,6 +2791,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2799,6 +2809,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2817,6 +2828,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2834,6 +2846,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2855,6 +2868,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -2865,6 +2883,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2878,10 +2897,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2899,6 +2920,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2918,6 +2940,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2935,6 +2958,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2953,6 +2977,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2970,6 +2995,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -2988,6 +3014,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3008,6 +3035,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -3018,6 +3050,7 @@ export interface operations {
       204: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3030,10 +3063,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3051,6 +3086,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3070,6 +3106,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3087,6 +3124,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3105,6 +3143,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3122,6 +3161,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3140,6 +3180,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3160,6 +3201,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -3172,6 +3218,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3234,10 +3281,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3255,6 +3304,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3274,6 +3324,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3291,6 +3342,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3308,6 +3360,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3326,6 +3379,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3343,6 +3397,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3361,6 +3416,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3381,6 +3437,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -3501,6 +3562,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3565,6 +3627,7 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3629,10 +3692,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3650,6 +3715,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3669,6 +3735,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3686,6 +3753,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3703,6 +3771,7 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3720,6 +3789,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3737,6 +3807,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3754,6 +3825,7 @@ export interface operations {
       422: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3771,6 +3843,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3789,6 +3862,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3806,6 +3880,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3824,6 +3899,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3844,6 +3920,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -3856,6 +3937,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3920,10 +4002,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3941,6 +4025,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3960,6 +4045,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3977,6 +4063,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -3994,6 +4081,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4011,6 +4099,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4028,6 +4117,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4046,6 +4136,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4063,6 +4154,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4081,6 +4173,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4104,6 +4197,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -4114,6 +4212,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4186,10 +4285,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4207,6 +4308,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4226,6 +4328,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4243,6 +4346,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4261,6 +4365,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4278,6 +4383,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4296,6 +4402,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4316,6 +4423,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -4328,6 +4440,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4351,10 +4464,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4372,6 +4487,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4391,6 +4507,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4408,6 +4525,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4425,6 +4543,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4443,6 +4562,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4460,6 +4580,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4478,6 +4599,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4498,6 +4620,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -4532,6 +4659,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4555,10 +4683,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4576,6 +4706,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4595,6 +4726,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4612,6 +4744,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4629,6 +4762,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4646,6 +4780,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4663,6 +4798,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4681,6 +4817,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4698,6 +4835,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4716,6 +4854,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4736,6 +4875,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -4748,6 +4892,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4776,10 +4921,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4797,6 +4944,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4816,6 +4964,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4833,6 +4982,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4850,6 +5000,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4868,6 +5019,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4885,6 +5037,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4903,6 +5056,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -4923,6 +5077,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -4973,6 +5132,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5001,10 +5161,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5022,6 +5184,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5041,6 +5204,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5058,6 +5222,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5075,6 +5240,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5092,6 +5258,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5109,6 +5276,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5127,6 +5295,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5144,6 +5313,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5162,6 +5332,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5182,6 +5353,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -5194,6 +5370,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5250,10 +5427,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5271,6 +5450,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5290,6 +5470,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5309,6 +5490,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5324,6 +5506,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5342,6 +5525,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5359,6 +5543,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5377,6 +5562,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5397,6 +5583,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -5409,6 +5600,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5431,10 +5623,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5452,6 +5646,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5471,6 +5666,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5488,6 +5684,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5505,6 +5702,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5523,6 +5721,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5540,6 +5739,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5558,6 +5758,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5578,6 +5779,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -5616,6 +5822,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5638,10 +5845,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5659,6 +5868,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5678,6 +5888,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5696,6 +5907,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5713,6 +5925,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5730,6 +5943,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5747,6 +5961,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5765,6 +5980,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5782,6 +5998,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5800,6 +6017,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5820,6 +6038,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -5832,6 +6055,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5854,10 +6078,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5875,6 +6101,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5894,6 +6121,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5913,6 +6141,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5928,6 +6157,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5946,6 +6176,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5963,6 +6194,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -5981,6 +6213,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6003,6 +6236,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -6024,6 +6262,7 @@ export interface operations {
       202: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6043,10 +6282,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6064,6 +6305,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6083,6 +6325,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6100,6 +6343,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6117,6 +6361,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6134,6 +6379,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6152,6 +6398,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6170,6 +6417,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6187,6 +6435,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6205,6 +6454,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6225,6 +6475,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -6238,6 +6493,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6275,10 +6531,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6296,6 +6554,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6315,6 +6574,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6332,6 +6592,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6349,6 +6610,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6367,6 +6629,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6384,6 +6647,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6402,6 +6666,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6427,6 +6692,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -6439,6 +6709,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6513,6 +6784,7 @@ export interface operations {
       304: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6525,10 +6797,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6546,6 +6820,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6565,6 +6840,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6582,6 +6858,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6599,6 +6876,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6617,6 +6895,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6634,6 +6913,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6652,6 +6932,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6675,6 +6956,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -6687,6 +6973,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6700,10 +6987,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6721,6 +7010,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6740,6 +7030,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6757,6 +7048,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6774,6 +7066,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6792,6 +7085,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6809,6 +7103,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6827,6 +7122,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6847,6 +7143,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -6870,6 +7171,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6897,10 +7199,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6918,6 +7222,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6937,6 +7242,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6954,6 +7260,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6971,6 +7278,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -6988,6 +7296,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7005,6 +7314,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7023,6 +7333,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7040,6 +7351,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7058,6 +7370,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7083,6 +7396,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -7093,6 +7411,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7108,10 +7427,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7130,6 +7451,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7149,6 +7471,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7166,6 +7489,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7184,6 +7508,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7201,6 +7526,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7219,6 +7545,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7244,6 +7571,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -7276,6 +7608,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7289,6 +7622,7 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7302,10 +7636,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7324,6 +7660,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7343,6 +7680,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7360,6 +7698,7 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7377,6 +7716,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7394,6 +7734,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7411,6 +7752,7 @@ export interface operations {
       422: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7428,6 +7770,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7446,6 +7789,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7463,6 +7807,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7481,6 +7826,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7506,6 +7852,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         addressId: string;
@@ -7518,6 +7869,7 @@ export interface operations {
       204: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7529,10 +7881,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7551,6 +7905,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7570,6 +7925,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7587,6 +7943,7 @@ export interface operations {
       422: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7604,6 +7961,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7622,6 +7980,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7639,6 +7998,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7657,6 +8017,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7677,6 +8038,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         orderId: string;
@@ -7689,6 +8055,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7702,10 +8069,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7723,6 +8092,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7742,6 +8112,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7759,6 +8130,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7776,6 +8148,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7794,6 +8167,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7811,6 +8185,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7829,6 +8204,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7854,6 +8230,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -7866,6 +8247,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7879,10 +8261,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7900,6 +8284,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7919,6 +8304,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7936,6 +8322,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7953,6 +8340,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7971,6 +8359,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -7988,6 +8377,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8006,6 +8396,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8026,6 +8417,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         orderId: string;
@@ -8051,6 +8447,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8064,10 +8461,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8085,6 +8484,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8104,6 +8504,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8121,6 +8522,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8138,6 +8540,7 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8155,6 +8558,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8172,6 +8576,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8189,6 +8594,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8207,6 +8613,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8224,6 +8631,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8242,6 +8650,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8267,6 +8676,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -8277,6 +8691,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8290,10 +8705,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8311,6 +8728,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8330,6 +8748,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8347,6 +8766,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8365,6 +8785,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8382,6 +8803,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8400,6 +8822,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8420,6 +8843,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         orderId: string;
@@ -8432,6 +8860,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8445,10 +8874,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8466,6 +8897,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8485,6 +8917,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8502,6 +8935,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8519,6 +8953,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8537,6 +8972,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8554,6 +8990,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8572,6 +9009,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8592,6 +9030,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -8602,6 +9045,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8615,10 +9059,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8636,6 +9082,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8655,6 +9102,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8672,6 +9120,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8689,6 +9138,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8707,6 +9157,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8724,6 +9175,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8742,6 +9194,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8762,6 +9215,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -8801,6 +9259,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8814,6 +9273,7 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8827,10 +9287,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8848,6 +9310,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8867,6 +9330,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8884,6 +9348,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8901,6 +9366,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8918,6 +9384,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8936,6 +9403,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8953,6 +9421,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8971,6 +9440,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -8991,6 +9461,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -9001,6 +9476,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9014,10 +9490,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9035,6 +9513,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9054,6 +9533,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9071,6 +9551,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9088,6 +9569,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9105,6 +9587,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9122,6 +9605,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9140,6 +9624,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9157,6 +9642,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9175,6 +9661,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9199,6 +9686,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -9209,6 +9701,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9222,10 +9715,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9243,6 +9738,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9262,6 +9758,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9279,6 +9776,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9297,6 +9795,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9314,6 +9813,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9332,6 +9832,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9352,6 +9853,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         deliveryId: string;
@@ -9364,6 +9870,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9377,10 +9884,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9398,6 +9907,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9417,6 +9927,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9434,6 +9945,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9451,6 +9963,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9469,6 +9982,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9486,6 +10000,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9504,6 +10019,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9524,6 +10040,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         deliveryId: string;
@@ -9536,6 +10057,7 @@ export interface operations {
       202: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9549,10 +10071,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9570,6 +10094,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9589,6 +10114,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9606,6 +10132,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9623,6 +10150,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9640,6 +10168,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9657,6 +10186,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9675,6 +10205,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9692,6 +10223,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9710,6 +10242,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9732,6 +10265,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -9742,6 +10280,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9755,10 +10294,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9776,6 +10317,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9795,6 +10337,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9812,6 +10355,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9830,6 +10374,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9847,6 +10392,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9865,6 +10411,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9885,6 +10432,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -9897,6 +10449,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9910,10 +10463,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9931,6 +10486,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9950,6 +10506,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9967,6 +10524,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -9984,6 +10542,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10002,6 +10561,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10019,6 +10579,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10037,6 +10598,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10057,6 +10619,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -10067,6 +10634,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10080,10 +10648,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10101,6 +10671,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10120,6 +10691,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10137,6 +10709,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10155,6 +10728,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10172,6 +10746,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10190,6 +10765,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10215,6 +10791,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -10225,6 +10806,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10249,10 +10831,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10271,6 +10855,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10290,6 +10875,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10307,6 +10893,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10325,6 +10912,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10342,6 +10930,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10360,6 +10949,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10385,6 +10975,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -10416,6 +11011,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10438,6 +11034,7 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10460,11 +11057,13 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CARD_INVALID`](http://localhost:8080/docs/errors/CARD_INVALID): Card invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10483,6 +11082,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10503,6 +11103,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10520,6 +11121,7 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10537,6 +11139,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10554,6 +11157,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10572,6 +11176,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10590,6 +11195,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10610,6 +11216,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10628,6 +11235,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10653,6 +11261,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         paymentId: string;
@@ -10665,6 +11278,7 @@ export interface operations {
       204: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10676,11 +11290,13 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`PAYMENT_TOKEN_INVALID`](http://localhost:8080/docs/errors/PAYMENT_TOKEN_INVALID): Payment token invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10699,6 +11315,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10718,6 +11335,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10735,6 +11353,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10753,6 +11372,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10770,6 +11390,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10788,6 +11409,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10808,6 +11430,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         orderId: string;
@@ -10842,6 +11469,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10855,10 +11483,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10876,6 +11506,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10895,6 +11526,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10912,6 +11544,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10929,6 +11562,7 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10946,6 +11580,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10963,6 +11598,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10980,6 +11616,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -10998,6 +11635,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11015,6 +11653,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11033,6 +11672,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11053,6 +11693,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path: {
         storeId: string;
@@ -11080,6 +11725,7 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11093,6 +11739,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`ORDER_INVALID`](http://localhost:8080/docs/errors/ORDER_INVALID): Order invalid
        *     - [`STORE_REJECTED`](http://localhost:8080/docs/errors/STORE_REJECTED): Store rejected the order
        *     - [`PAYMENT_DECLINED`](http://localhost:8080/docs/errors/PAYMENT_DECLINED): Payment declined
@@ -11101,6 +11748,7 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11118,6 +11766,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11137,6 +11786,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11155,6 +11805,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11172,6 +11823,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11189,6 +11841,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11206,6 +11859,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11224,6 +11878,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11243,6 +11898,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11261,6 +11917,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11281,6 +11938,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -11291,6 +11953,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11304,10 +11967,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11325,6 +11990,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11344,6 +12010,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11361,6 +12028,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11378,6 +12046,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11395,6 +12064,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11413,6 +12083,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11430,6 +12101,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11448,6 +12120,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11473,6 +12146,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -11483,6 +12161,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11496,10 +12175,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11517,6 +12198,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11536,6 +12218,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11553,6 +12236,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11571,6 +12255,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11588,6 +12273,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11606,6 +12292,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11626,6 +12313,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -11636,6 +12328,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11649,10 +12342,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11670,6 +12365,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11689,6 +12385,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11706,6 +12403,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11724,6 +12422,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11741,6 +12440,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11759,6 +12459,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11779,6 +12480,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -11789,6 +12495,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11802,10 +12509,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11823,6 +12532,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11842,6 +12552,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11859,6 +12570,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11877,6 +12589,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11894,6 +12607,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11912,6 +12626,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11932,6 +12647,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -11942,6 +12662,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11955,10 +12676,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11976,6 +12699,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -11995,6 +12719,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12012,6 +12737,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12030,6 +12756,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12047,6 +12774,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12065,6 +12793,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12451,6 +13180,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -12461,6 +13195,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12474,10 +13209,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12495,6 +13232,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12514,6 +13252,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12531,6 +13270,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12549,6 +13289,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12566,6 +13307,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12584,6 +13326,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12604,6 +13347,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -12614,6 +13362,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12627,10 +13376,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12648,6 +13399,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12667,6 +13419,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12684,6 +13437,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12702,6 +13456,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12719,6 +13474,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12737,6 +13493,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12757,6 +13514,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -12767,6 +13529,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12780,10 +13543,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12801,6 +13566,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12820,6 +13586,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12837,6 +13604,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12855,6 +13623,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12872,6 +13641,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12890,6 +13660,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12910,6 +13681,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -12920,6 +13696,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12933,10 +13710,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12954,6 +13733,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12973,6 +13753,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12990,6 +13771,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13008,6 +13790,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13025,6 +13808,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13043,6 +13827,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13424,6 +14209,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -13459,6 +14249,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13526,10 +14317,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13547,6 +14340,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13566,6 +14360,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13583,6 +14378,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13600,6 +14396,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13617,6 +14414,7 @@ export interface operations {
       422: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13634,6 +14432,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13652,6 +14451,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13669,6 +14469,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13687,6 +14488,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13707,6 +14509,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -13880,6 +14687,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13893,11 +14701,13 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CART_INVALID`](http://localhost:8080/docs/errors/CART_INVALID): Cart invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13915,6 +14725,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13934,6 +14745,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13951,6 +14763,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13968,6 +14781,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13985,6 +14799,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14002,6 +14817,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14020,6 +14836,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14037,6 +14854,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14055,6 +14873,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14075,6 +14894,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -14189,6 +15013,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14202,11 +15027,13 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CART_INVALID`](http://localhost:8080/docs/errors/CART_INVALID): Cart invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14224,6 +15051,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14243,6 +15071,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14260,6 +15089,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14277,6 +15107,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14294,6 +15125,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14311,6 +15143,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14329,6 +15162,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14346,6 +15180,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14364,6 +15199,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14384,6 +15220,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -14500,6 +15341,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14513,11 +15355,13 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CART_INVALID`](http://localhost:8080/docs/errors/CART_INVALID): Cart invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14535,6 +15379,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14554,6 +15399,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14571,6 +15417,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14588,6 +15435,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14605,6 +15453,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14622,6 +15471,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14640,6 +15490,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14657,6 +15508,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14675,6 +15527,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14700,6 +15553,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -14893,6 +15751,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14906,6 +15765,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CLIENT_CONTEXT_REQUIRED`](http://localhost:8080/docs/errors/CLIENT_CONTEXT_REQUIRED): Client context required
        *     - [`CLIENT_IP_INVALID`](http://localhost:8080/docs/errors/CLIENT_IP_INVALID): Client IP invalid
        *     - [`CLIENT_USER_AGENT_INVALID`](http://localhost:8080/docs/errors/CLIENT_USER_AGENT_INVALID): Client user agent invalid
@@ -14913,6 +15773,7 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14931,6 +15792,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14950,6 +15812,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14967,6 +15830,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14984,6 +15848,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15001,6 +15866,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15018,6 +15884,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15036,6 +15903,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15053,6 +15921,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15071,6 +15940,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15101,6 +15971,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -15294,6 +16169,7 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15309,6 +16185,7 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        *     - [`CLIENT_CONTEXT_REQUIRED`](http://localhost:8080/docs/errors/CLIENT_CONTEXT_REQUIRED): Client context required
        *     - [`CLIENT_IP_INVALID`](http://localhost:8080/docs/errors/CLIENT_IP_INVALID): Client IP invalid
        *     - [`CLIENT_USER_AGENT_INVALID`](http://localhost:8080/docs/errors/CLIENT_USER_AGENT_INVALID): Client user agent invalid
@@ -15323,6 +16200,7 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15342,6 +16220,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15362,6 +16241,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15380,6 +16260,7 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15398,6 +16279,7 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15416,6 +16298,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15433,6 +16316,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15450,6 +16334,7 @@ export interface operations {
       422: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15467,6 +16352,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15485,6 +16371,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15505,6 +16392,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -15523,6 +16411,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];

@@ -27,9 +27,9 @@ export interface Principal {
   /** How the request proved it: an API key, or a console session made from one. */
   readonly via: 'key' | 'session';
   /**
-   * The partner's pinned API version (docs/guide/requests.md#api-version), the same for its
-   * live and test keys. Always set by the authenticator; optional for principals made elsewhere,
-   * which are taken as the newest version.
+   * The partner's pinned API version (docs/guide/versioning.md#pins): what its requests
+   * without PCP-Version are read and answered in, the same for its live and test keys. Always
+   * set by the authenticator; absent (principals made elsewhere), the newest.
    */
   readonly apiVersion?: ApiVersion;
 }

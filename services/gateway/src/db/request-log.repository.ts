@@ -27,14 +27,15 @@ export async function insertRequests(
     await sql`
       insert into request_log
         (tenant_id, at, method, path, status, error_code, request_id, client_request_id,
-         idempotency_key, latency_ms, key_id)
+         idempotency_key, latency_ms, key_id, api_version)
       select * from unnest(
         ${column((row) => row.tenant_id)}::uuid[], ${column((row) => row.at)}::timestamptz[],
         ${column((row) => row.method)}::text[], ${column((row) => row.path)}::text[],
         ${column((row) => row.status)}::smallint[], ${column((row) => row.error_code)}::text[],
         ${column((row) => row.request_id)}::text[], ${column((row) => row.client_request_id)}::text[],
         ${column((row) => row.idempotency_key)}::text[],
-        ${column((row) => row.latency_ms)}::integer[], ${column((row) => row.key_id)}::text[])
+        ${column((row) => row.latency_ms)}::integer[], ${column((row) => row.key_id)}::text[],
+        ${column((row) => row.api_version)}::text[])
     `.execute(trx);
     const over = await trx
       .selectFrom('request_log_tenant_rows')

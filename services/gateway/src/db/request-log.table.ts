@@ -16,6 +16,8 @@ export interface RequestLogTable {
   idempotency_key: string | null;
   latency_ms: number;
   key_id: string;
+  /** The API version the request was read and answered in; null before versions existed. */
+  api_version: string | null;
 }
 
 export type RequestLogRow = Selectable<RequestLogTable>;

@@ -155,6 +155,19 @@ export const errorDocs = {
       ],
     },
   },
+  API_VERSION_INVALID: {
+    rules: { guide: 'versioning', heading: 'The PCP-Version header' },
+    description:
+      'The PCP-Version header is not one of the API versions: not a YYYY-MM-DD date the ' +
+      'platform lists, sent more than once, or empty. The request was not run.',
+    action:
+      'Send one of the versions of the changelog as PCP-Version, or leave the header out to ' +
+      'use your pinned version. Retrying the same header does not change the answer.',
+    example: {
+      detail: 'PCP-Version must be one of the API versions: 2026-11-01, 2026-12-01',
+      instance: '/v1/marketfront/stores/discover',
+    },
+  },
   CLIENT_IP_INVALID: {
     rules: { guide: 'orders', heading: 'Order request' },
     description:

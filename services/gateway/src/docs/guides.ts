@@ -20,6 +20,8 @@ export const guideNames = [
   'errors',
   'requests',
   'sandbox',
+  'versioning',
+  'changelog',
 ] as const;
 export type GuideName = (typeof guideNames)[number];
 

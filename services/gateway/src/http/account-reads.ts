@@ -65,6 +65,7 @@ export function createAccountReads(deps: {
           ...(row.client_request_id === null ? {} : { clientRequestId: row.client_request_id }),
           ...(row.idempotency_key === null ? {} : { idempotencyKey: row.idempotency_key }),
           latencyMs: row.latency_ms,
+          ...(row.api_version === null ? {} : { apiVersion: row.api_version }),
         })),
         ...(page.next ? { nextCursor: encodeCursor(page.next) } : {}),
       };

@@ -1,4 +1,9 @@
-import type { ErrorCode, ProblemDetail, RecordedPlaceProblem } from '@pcp/contracts';
+import {
+  LATEST_API_VERSION,
+  type ErrorCode,
+  type ProblemDetail,
+  type RecordedPlaceProblem,
+} from '@pcp/contracts';
 import { AppError, isForbiddenKeyError, jsonBodyProblems, type Logger } from '@pcp/service-kit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -127,13 +132,13 @@ export function installErrorHandling(app: FastifyInstance, docsUrl: string, logg
     return sendProblem(request, reply, appError, docsUrl);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(
-      request,
-      reply,
-      new AppError('NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`),
-      docsUrl,
-    ),
+    sendProblem(request, reply, unknownRoute(request), docsUrl),
   );
+}
+
+/** What a path no route matches answers (and an operation the request's API version lacks). */
+export function unknownRoute(request: FastifyRequest): AppError {
+  return new AppError('NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`);
 }
 
 /**
@@ -167,6 +172,7 @@ export function clientErrorHandler(docsUrl: string) {
       } satisfies ProblemDetail);
       socket.write(
         `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+          `PCP-Version: ${LATEST_API_VERSION}\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
     }
@@ -181,8 +187,9 @@ export function clientErrorHandler(docsUrl: string) {
  */
 export function frameworkErrorHandler(docsUrl: string) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-    // No route, so no onRequest hook has set it.
+    // No route, so no onRequest hook has set them: nothing was translated either.
     reply.header('x-request-id', request.id);
+    reply.header('pcp-version', LATEST_API_VERSION);
     const appError =
       error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? new AppError(

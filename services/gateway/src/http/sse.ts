@@ -1,3 +1,4 @@
+import { LATEST_API_VERSION } from '@pcp/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { StreamFamily } from './stream-leases.js';
@@ -78,6 +79,9 @@ export function sseStreams(
         'cache-control': 'no-cache',
         'x-accel-buffering': 'no',
         'x-request-id': request.id,
+        // Events are not rendered per version yet (docs/guide/versioning.md#translation):
+        // every stream is written in the newest, whatever the request's version.
+        'pcp-version': LATEST_API_VERSION,
         // A stream's connection is not reused: once it ends (a drop, the gateway closing) the
         // socket goes too, and a closing gateway is not kept waiting by it.
         connection: 'close',

@@ -256,8 +256,13 @@ function withSharedHeadersAndExamples(document: JsonObject, docsUrl: string): Js
     for (const name of Object.keys(response.headers ?? {})) {
       if (!Object.hasOwn(responseHeaders, name)) continue;
       const { description, ...schema } = responseHeaders[name as ResponseHeaderName];
-      // Only X-Request-Id is on every response; the others depend on route and status.
-      headers[name] = { description, required: name === 'X-Request-Id', schema };
+      // Only X-Request-Id and PCP-Version are on every response; the others depend on route
+      // and status.
+      headers[name] = {
+        description,
+        required: name === 'X-Request-Id' || name === 'PCP-Version',
+        schema,
+      };
       (response.headers as JsonObject)[name] = { $ref: `#/components/headers/${name}` };
     }
     for (const media of objectsOf(response.content)) {
@@ -338,11 +343,15 @@ export function openApiOptions(options: {
           `plus the operations of the Sandbox tag (${options.docsUrl}/guide/sandbox).\n\n` +
           'Errors are RFC 9457 ProblemDetail (application/problem+json); each errorCode has a ' +
           `page at ${options.docsUrl}/errors/<errorCode> saying what happened and what to do. ` +
-          'Every response carries X-Request-Id; rate-limited routes carry X-RateLimit-Limit, ' +
-          'X-RateLimit-Remaining and X-RateLimit-Reset, and a 429 carries Retry-After.\n\n' +
-          'Versioning: the major version is in the path (/v1). Within it, changes are ' +
-          'additive (new operations, optional fields, new OrderError codes, which clients ' +
-          'must route to OTHER); a change that breaks clients bumps info.version’s major.',
+          'Every response carries X-Request-Id and PCP-Version; rate-limited routes carry ' +
+          'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset, and a 429 carries ' +
+          'Retry-After.\n\n' +
+          'Versioning: the API has dated versions (YYYY-MM-DD); your partner is pinned to one ' +
+          'and PCP-Version picks another per request ' +
+          `(${options.docsUrl}/guide/versioning, ${options.docsUrl}/guide/changelog). ` +
+          'Without a new version, changes are additive (new operations, optional fields, new ' +
+          'OrderError codes, which clients must route to OTHER). This document is the newest ' +
+          'version’s.',
       },
       servers: [{ url: options.publicBaseUrl }],
       externalDocs: {

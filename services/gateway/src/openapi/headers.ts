@@ -46,6 +46,15 @@ export const requestHeaders = {
       'the platform issued (a lowercase UUID), otherwise a new one.',
     examples: ['3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09'],
   },
+  'PCP-Version': {
+    type: 'string',
+    description:
+      'The API version to read and answer this request in (docs/guide/versioning.md), one of ' +
+      'the changelog’s dates; without it, your pinned version. Anything else is 400 ' +
+      'API_VERSION_INVALID.',
+    pattern: '^\\d{4}-\\d{2}-\\d{2}$',
+    examples: ['2026-12-01'],
+  },
   'If-None-Match': {
     type: 'string',
     description:
@@ -59,6 +68,14 @@ export type RequestHeaderName = keyof typeof requestHeaders;
 
 /** Response headers, each sent where the document says. */
 export const responseHeaders = {
+  'PCP-Version': {
+    type: 'string',
+    description:
+      'The API version this answer was written in: your PCP-Version header’s, else your ' +
+      'pinned version (docs/guide/versioning.md).',
+    pattern: '^\\d{4}-\\d{2}-\\d{2}$',
+    examples: ['2026-12-01'],
+  },
   'X-Request-Id': {
     type: 'string',
     description:

@@ -28,6 +28,7 @@ const authenticatedRouteCodes: readonly ErrorCode[] = [
   'FORBIDDEN', // a key of the other kind of partner, or a live key on a test-only route
   'CSRF_REJECTED', // a console session's write without its X-CSRF-Token, or from another site
   'REQUEST_INVALID', // a malformed X-End-User-Id, parameter or body
+  'API_VERSION_INVALID', // a PCP-Version header that names no API version
   'RATE_LIMITED', // the partner's budget, or an address failing authentication
   'INTERNAL',
   'SERVICE_UNAVAILABLE', // key lookup or the service behind the route unavailable
@@ -127,7 +128,7 @@ function responseHeadersOf(
   problemCodes: readonly ErrorCode[],
   declared: readonly ResponseHeaderName[],
 ): JsonObject {
-  const names: ResponseHeaderName[] = ['X-Request-Id'];
+  const names: ResponseHeaderName[] = ['X-Request-Id', 'PCP-Version'];
   if (config.rateClass) names.push(...rateLimitHeaders);
   if (status === 401) names.push('WWW-Authenticate');
   if (retryAfterStatuses.has(status) && problemCodes.some((code) => errorCodes[code].retryable)) {
@@ -168,7 +169,10 @@ function requestHeadersOf(rendered: unknown, config: FastifyContextConfig): Json
   };
   if (config.idempotencyKey) add('Idempotency-Key', true);
   if (config.endUser) add('X-End-User-Id', config.endUser === 'required');
-  if (isAuthenticated(config)) add('X-Request-Id', false);
+  if (isAuthenticated(config)) {
+    add('X-Request-Id', false);
+    add('PCP-Version', false);
+  }
   return { type: 'object', properties, required: [...required] };
 }
 

@@ -31,6 +31,7 @@ const requestLog: FastifyPluginAsync<{ recorder: RequestRecorder }> = async (app
             : null,
         latency_ms: Math.round(reply.elapsedTime),
         key_id: principal.keyId,
+        api_version: request.apiVersion,
       });
     }
     done();
@@ -38,4 +39,4 @@ const requestLog: FastifyPluginAsync<{ recorder: RequestRecorder }> = async (app
   app.addHook('onClose', () => recorder.close());
 };
 
-export default fp(requestLog, { name: 'request-log', dependencies: ['auth'] });
+export default fp(requestLog, { name: 'request-log', dependencies: ['auth', 'api-version'] });

@@ -1,4 +1,5 @@
 import {
+  LATEST_API_VERSION,
   parseContract,
   problemDetail,
   sessionCookieName,
@@ -162,6 +163,8 @@ describe('the request log', () => {
       clientRequestId: requestId,
       idempotencyKey: 'attempt-1',
       latencyMs: expect.any(Number),
+      // Read and answered in the newest version: the partner has no pin and sent no header.
+      apiVersion: LATEST_API_VERSION,
     });
     expect(Math.abs(Date.parse(entry!.at) - Date.now())).toBeLessThan(30_000);
     expect(entries.find((each) => each.requestId === invalidId)).toMatchObject({
@@ -292,6 +295,7 @@ describe('the request log', () => {
         idempotency_key: null,
         latency_ms: 1,
         key_id: partner.keyId,
+        api_version: null,
       })
       .execute();
 
@@ -442,6 +446,7 @@ describe('retention and the per-partner cap', () => {
       idempotency_key: null,
       latency_ms: 3,
       key_id: busy.keyId,
+      api_version: null,
     };
     await db
       .insertInto('request_log')
@@ -579,6 +584,7 @@ describe('a database that refuses the writes', () => {
       idempotency_key: null,
       latency_ms: 1,
       key_id: '0123456789abcdef',
+      api_version: null,
     });
     try {
       recorder.record(row('first'));

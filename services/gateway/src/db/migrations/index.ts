@@ -6,6 +6,7 @@ import * as consoleSessions from './2026-12-22T0100-console-sessions.js';
 import * as requestLog from './2026-12-28T0000-request-log.js';
 import * as requestLogTenantRows from './2026-12-30T0000-request-log-tenant-rows.js';
 import * as clientRequestIds from './2026-12-30T0100-client-request-ids.js';
+import * as requestLogApiVersions from './2026-12-31T0100-request-log-api-versions.js';
 import * as partnerApiVersions from './2027-01-02T0000-partner-api-versions.js';
 
 /**
@@ -20,6 +21,7 @@ export const gatewayMigrations: Record<string, Migration> = {
   '2026-12-28T0000-request-log': requestLog,
   '2026-12-30T0000-request-log-tenant-rows': requestLogTenantRows,
   '2026-12-30T0100-client-request-ids': clientRequestIds,
+  '2026-12-31T0100-request-log-api-versions': requestLogApiVersions,
   '2027-01-02T0000-partner-api-versions': partnerApiVersions,
 };
 
