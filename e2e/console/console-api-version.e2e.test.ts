@@ -3,6 +3,7 @@
  * older version sees its pin and the newer versions, and upgrades only after a confirm step,
  * with a live session; a test session sees the pin but cannot move it.
  */
+import { API_VERSION_CHANGES } from '@pcp/contracts';
 import { createKey, setApiVersion } from '@pcp/gateway/admin';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -64,7 +65,14 @@ describe('the API version card', () => {
     const opened = await openAccount(partner.apiKey);
     const card = opened.getByRole('article', { name: 'API version' });
     await card.getByText('Pinned to 2026-11-01.').waitFor();
-    await card.getByText('Newer versions: 2026-12-01.').waitFor();
+    await card.getByText('Newer versions: 2026-12-01. Upgrading to the newest changes:').waitFor();
+    // Each change the upgrade brings, as the changelog names it.
+    const changes = card.getByRole('listitem');
+    expect(await changes.allTextContents()).toEqual(
+      API_VERSION_CHANGES['2026-12-01'].map(
+        (change) => `2026-12-01 ${change.name}: ${change.description}`,
+      ),
+    );
 
     // Cancelled: nothing moves.
     await card.getByRole('button', { name: 'Upgrade to 2026-12-01…' }).click();

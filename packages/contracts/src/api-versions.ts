@@ -74,11 +74,35 @@ export const apiVersionPin = z
     newerVersions: z
       .array(apiVersion)
       .describe('The versions after your pin, oldest first: what you may upgrade to'),
+    changes: z
+      .array(
+        z.object({
+          version: apiVersion.describe('The version that made the change'),
+          name: z.string().describe("The change's name: its anchor in the changelog"),
+          description: z.string().describe('What changed, in one line'),
+        }),
+      )
+      .describe(
+        'What upgrading to the newest version changes for you: the changes of each version ' +
+          'after your pin, oldest version first (docs/guide/changelog.md)',
+      ),
   })
   .meta({
     id: 'ApiVersionPin',
     examples: [
-      { apiVersion: '2026-11-01', latestVersion: '2026-12-01', newerVersions: ['2026-12-01'] },
+      {
+        apiVersion: '2026-11-01',
+        latestVersion: '2026-12-01',
+        newerVersions: ['2026-12-01'],
+        changes: [
+          {
+            version: '2026-12-01',
+            name: 'order-accept-by',
+            description:
+              'Orders carry acceptBy, when a pending order is cancelled if its store has not accepted it; before, orders have no acceptBy.',
+          },
+        ],
+      },
     ],
   });
 export type ApiVersionPin = z.infer<typeof apiVersionPin>;
@@ -170,4 +194,17 @@ export function eventDown(version: ApiVersion, event: VersionedEvent): Versioned
     if (change.eventDown) current = change.eventDown(current);
   }
   return current;
+}
+
+/** The changes of every version after `version`, oldest version first, as the changelog lists them. */
+export function apiVersionChangesAfter(
+  version: ApiVersion,
+): { version: ApiVersion; name: string; description: string }[] {
+  return apiVersionsAfter(version).flatMap((later) =>
+    API_VERSION_CHANGES[later].map(({ name, description }) => ({
+      version: later,
+      name,
+      description,
+    })),
+  );
 }

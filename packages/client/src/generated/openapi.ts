@@ -2651,6 +2651,13 @@ export interface components {
      *       "latestVersion": "2026-12-01",
      *       "newerVersions": [
      *         "2026-12-01"
+     *       ],
+     *       "changes": [
+     *         {
+     *           "version": "2026-12-01",
+     *           "name": "order-accept-by",
+     *           "description": "Orders carry acceptBy, when a pending order is cancelled if its store has not accepted it; before, orders have no acceptBy."
+     *         }
      *       ]
      *     }
      */
@@ -2667,6 +2674,18 @@ export interface components {
       latestVersion: '2026-11-01' | '2026-12-01';
       /** @description The versions after your pin, oldest first: what you may upgrade to */
       newerVersions: ('2026-11-01' | '2026-12-01')[];
+      /** @description What upgrading to the newest version changes for you: the changes of each version after your pin, oldest version first (docs/guide/changelog.md) */
+      changes: {
+        /**
+         * @description The version that made the change
+         * @enum {string}
+         */
+        version: '2026-11-01' | '2026-12-01';
+        /** @description The change's name: its anchor in the changelog */
+        name: string;
+        /** @description What changed, in one line */
+        description: string;
+      }[];
     };
   };
   responses: never;
@@ -12814,6 +12833,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -12824,6 +12848,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12837,10 +12862,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12858,6 +12885,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12877,6 +12905,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12894,6 +12923,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12912,6 +12942,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12929,6 +12960,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12947,6 +12979,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12967,6 +13000,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -12981,6 +13019,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -12994,10 +13033,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13015,6 +13056,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13034,6 +13076,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13051,6 +13094,7 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13068,6 +13112,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13085,6 +13130,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13102,6 +13148,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13120,6 +13167,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13137,6 +13185,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13155,6 +13204,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13848,6 +13898,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -13858,6 +13913,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13871,10 +13927,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13892,6 +13950,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13911,6 +13970,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13928,6 +13988,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13946,6 +14007,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13963,6 +14025,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -13981,6 +14044,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14001,6 +14065,11 @@ export interface operations {
          * @example 3b9f6a0e-2d1c-4c8e-9a7f-5e4d3c2b1a09
          */
         'X-Request-Id'?: string;
+        /**
+         * @description The API version to read and answer this request in (docs/guide/versioning.md), one of the changelog’s dates; without it, your pinned version. Anything else is 400 API_VERSION_INVALID.
+         * @example 2026-12-01
+         */
+        'PCP-Version'?: string;
       };
       path?: never;
       cookie?: never;
@@ -14015,6 +14084,7 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14028,10 +14098,12 @@ export interface operations {
        * @description Bad Request: a ProblemDetail whose errorCode is one of
        *
        *     - [`REQUEST_INVALID`](http://localhost:8080/docs/errors/REQUEST_INVALID): Invalid request
+       *     - [`API_VERSION_INVALID`](http://localhost:8080/docs/errors/API_VERSION_INVALID): API version invalid
        */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14049,6 +14121,7 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14068,6 +14141,7 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14085,6 +14159,7 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14102,6 +14177,7 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14119,6 +14195,7 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14136,6 +14213,7 @@ export interface operations {
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14154,6 +14232,7 @@ export interface operations {
       500: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14171,6 +14250,7 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
@@ -14189,6 +14269,7 @@ export interface operations {
       504: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'PCP-Version': components['headers']['PCP-Version'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];

@@ -200,7 +200,14 @@ function PinUpgrade(props: { session: Session; pin: ApiVersionPin; onMoved: () =
       </p>
       {newer.length > 0 && (
         <>
-          <p>Newer versions: {newer.join(', ')}.</p>
+          <p>Newer versions: {newer.join(', ')}. Upgrading to the newest changes:</p>
+          <ul class="version-changes">
+            {pin.changes.map((change) => (
+              <li key={change.name}>
+                <strong>{change.version}</strong> <code>{change.name}</code>: {change.description}
+              </li>
+            ))}
+          </ul>
           {props.session.mode === 'test' ? (
             <p class="muted">
               Sign in with a live key to upgrade: the pin is also what your live integration runs.

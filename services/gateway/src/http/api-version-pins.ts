@@ -1,4 +1,5 @@
 import {
+  apiVersionChangesAfter,
   apiVersionsAfter,
   isApiVersion,
   LATEST_API_VERSION,
@@ -36,6 +37,7 @@ export function createApiVersionPins(deps: {
         apiVersion: pin,
         latestVersion: LATEST_API_VERSION,
         newerVersions: apiVersionsAfter(pin),
+        changes: apiVersionChangesAfter(pin),
       };
     },
 

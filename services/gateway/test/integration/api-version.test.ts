@@ -1,4 +1,4 @@
-import { authInvalidationSubject, LATEST_API_VERSION } from '@pcp/contracts';
+import { API_VERSION_CHANGES, authInvalidationSubject, LATEST_API_VERSION } from '@pcp/contracts';
 import { connectNats } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
@@ -20,7 +20,7 @@ let second: GatewayService;
 let secondNc: NatsConnection;
 
 const OLDEST = '2026-11-01';
-const NEWEST = '2026-12-01';
+const NEWEST = '2026-12-01' as const;
 
 beforeAll(async () => {
   env = await createTestEnvironment();
@@ -121,6 +121,7 @@ describe('GET /v1/{commerce|marketfront}/api-version', () => {
       apiVersion: LATEST_API_VERSION,
       latestVersion: LATEST_API_VERSION,
       newerVersions: [],
+      changes: [],
     });
   });
 
@@ -128,10 +129,16 @@ describe('GET /v1/{commerce|marketfront}/api-version', () => {
     const partner = await oldPartner('distribution', 'Old');
     const test = await createKey(db, partner.partnerId, { mode: 'test' });
     for (const apiKey of [partner.apiKey, test.apiKey]) {
-      expect((await call(first, 'GET', marketfrontPath, apiKey)).body).toEqual({
-        apiVersion: OLDEST,
-        latestVersion: NEWEST,
-        newerVersions: [NEWEST],
+      const { changes, ...pin } = (await call(first, 'GET', marketfrontPath, apiKey)).body;
+      expect(pin).toEqual({ apiVersion: OLDEST, latestVersion: NEWEST, newerVersions: [NEWEST] });
+      // What upgrading changes: every change of the newer version, each named and described.
+      expect(changes.map((change: { name: string }) => change.name)).toEqual(
+        API_VERSION_CHANGES[NEWEST].map((change) => change.name),
+      );
+      expect(changes).toContainEqual({
+        version: NEWEST,
+        name: 'store-busy-status',
+        description: expect.stringContaining('busy'),
       });
     }
   });
