@@ -6,41 +6,21 @@ import type {
   RequestUp,
   VersionedEvent,
 } from './api-version-change.js';
+import {
+  API_VERSIONS,
+  apiVersion,
+  compareApiVersions,
+  type ApiVersion,
+} from './api-version-list.js';
 import type { ProblemDetail } from './common.js';
 
+export * from './api-version-list.js';
 export type {
   ApiVersionChange,
   JsonValue,
   RequestUp,
   VersionedEvent,
 } from './api-version-change.js';
-
-/**
- * The dated API versions (docs/guide/versioning.md), oldest first. A partner is pinned to one;
- * a request may name another with `PCP-Version`. The platform runs the newest code and
- * translates at the edge, one change module per change of each version.
- */
-export const API_VERSIONS = ['2026-11-01', '2026-12-01'] as const;
-export type ApiVersion = (typeof API_VERSIONS)[number];
-
-/** The version new partners are pinned to, and the one the code runs. */
-export const LATEST_API_VERSION: ApiVersion = API_VERSIONS[API_VERSIONS.length - 1]!;
-
-/** The pin of the partners that existed before versions did. */
-export const FIRST_PINNED_API_VERSION: ApiVersion = '2026-12-01';
-
-export const apiVersion = z.enum(API_VERSIONS, {
-  error: `one of the API versions: ${API_VERSIONS.join(', ')}`,
-});
-
-export function isApiVersion(value: unknown): value is ApiVersion {
-  return typeof value === 'string' && (API_VERSIONS as readonly string[]).includes(value);
-}
-
-/** Negative when `a` is older than `b`, 0 when equal (dates compare as text). */
-export function compareApiVersions(a: ApiVersion, b: ApiVersion): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** Body of `POST /v1/{commerce|marketfront}/api-version`: the version to move the pin to. */
 export const apiVersionChangeInput = z

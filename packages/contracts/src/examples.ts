@@ -382,6 +382,7 @@ export const vaultedCardExample = {
 export const webhookEndpointExample = {
   url: 'https://hooks.marketfront.example/pcp/orders',
   events: ['order.created', 'order.status_changed', 'order.cancelled'],
+  apiVersion: '2026-12-01',
   status: 'active',
   disabledReason: null,
   previousSecretExpiresAt: null,

@@ -39,6 +39,12 @@ export const contextHeaders = {
   paymentTypes: 'Pcp-Payment-Types',
   /** Place's Idempotency-Key (docs/guide/orders.md#idempotency), as the partner sent it. */
   idempotencyKey: 'Idempotency-Key',
+  /**
+   * The API version the request was made in (docs/guide/versioning.md), sent only when it is not
+   * the newest: absent (the newest's requests, an older gateway, the platform's own calls) is
+   * the newest.
+   */
+  apiVersion: 'Pcp-Api-Version',
   deadline: 'Pcp-Deadline',
   traceparent: 'traceparent',
   tracestate: 'tracestate',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiVersion } from './api-version-list.js';
 import { dateTime, guid } from './common.js';
 import { orderEventKind } from './events.js';
 import {
@@ -43,6 +44,12 @@ export const webhookEndpointInput = z
       .max(webhookEventKind.options.length)
       .refine((kinds) => new Set(kinds).size === kinds.length, 'Each event kind once')
       .describe('The event kinds to deliver'),
+    apiVersion: apiVersion
+      .optional()
+      .describe(
+        'The API version deliveries are rendered in (docs/guide/versioning.md); absent: the ' +
+          "version of this request (its PCP-Version, else your partner's pin)",
+      ),
   })
   .meta({
     examples: [
@@ -56,6 +63,8 @@ export const webhookEndpoint = z
   .object({
     url: z.string(),
     events: z.array(webhookEventKind),
+    /** The API version its deliveries are rendered in, and their `pcp-version` header. */
+    apiVersion,
     /** `disabled` after the endpoint answered 410 Gone; a `PUT` enables it again. */
     status: z.enum(['active', 'disabled']),
     disabledReason: z.string().nullable(),

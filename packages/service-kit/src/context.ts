@@ -1,8 +1,11 @@
 import {
+  API_VERSIONS,
+  LATEST_API_VERSION,
   contextHeaders,
   partnerKind,
   partnerMode,
   paymentType,
+  type ApiVersion,
   type PartnerKind,
   type PartnerMode,
   type PaymentType,
@@ -25,6 +28,11 @@ export interface RequestContext {
   readonly paymentTypes?: readonly PaymentType[];
   /** Place's Idempotency-Key; only the place route sends one. */
   readonly idempotencyKey?: string;
+  /**
+   * The API version the request was made in (its PCP-Version, else its partner's pin;
+   * docs/guide/versioning.md). Absent means the newest: read it with `requestApiVersion`.
+   */
+  readonly apiVersion?: ApiVersion;
   /** W3C trace context of the incoming request, forwarded when no tracer is active. */
   readonly traceparent?: string;
   readonly tracestate?: string;
@@ -38,6 +46,10 @@ export function writeContextHeaders(headers: MsgHdrs, ctx: RequestContext): void
   if (ctx.endUserId) headers.set(contextHeaders.endUserId, ctx.endUserId);
   if (ctx.paymentTypes) headers.set(contextHeaders.paymentTypes, ctx.paymentTypes.join(','));
   if (ctx.idempotencyKey) headers.set(contextHeaders.idempotencyKey, ctx.idempotencyKey);
+  // The newest is what an absent header means: its requests carry no extra header.
+  if (ctx.apiVersion && ctx.apiVersion !== LATEST_API_VERSION) {
+    headers.set(contextHeaders.apiVersion, ctx.apiVersion);
+  }
 }
 
 export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext {
@@ -53,10 +65,16 @@ export function readContextHeaders(headers: MsgHdrs | undefined): RequestContext
     endUserId: get(contextHeaders.endUserId),
     paymentTypes: readPaymentTypes(get(contextHeaders.paymentTypes)),
     idempotencyKey: get(contextHeaders.idempotencyKey),
+    apiVersion: oneOf(API_VERSIONS, get(contextHeaders.apiVersion)),
     // Kept for the handler's own requests, which forward them when no tracer is active.
     traceparent: get(contextHeaders.traceparent),
     tracestate: get(contextHeaders.tracestate),
   };
+}
+
+/** The API version a request was made in: its context's, the newest when it names none. */
+export function requestApiVersion(ctx: RequestContext): ApiVersion {
+  return ctx.apiVersion ?? LATEST_API_VERSION;
 }
 
 /** The authenticated partner of a request, or FORBIDDEN when it is not of `kind`. */

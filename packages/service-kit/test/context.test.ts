@@ -1,7 +1,12 @@
-import { contextHeaders } from '@pcp/contracts';
+import { contextHeaders, LATEST_API_VERSION } from '@pcp/contracts';
 import { headers as createHeaders, MsgHdrsImpl } from 'nats';
 import { describe, expect, it } from 'vitest';
-import { readContextHeaders } from '../src/context.js';
+import {
+  readContextHeaders,
+  requestApiVersion,
+  writeContextHeaders,
+  type RequestContext,
+} from '../src/context.js';
 
 /** A header block as the receiving side decodes it. */
 function received(values: Record<string, string>) {
@@ -48,5 +53,36 @@ describe('readContextHeaders', () => {
     expect(ctx.endUserId).toBeUndefined();
     expect(ctx.paymentTypes).toBeUndefined();
     expect(readContextHeaders(undefined).requestId).toBe('unknown');
+  });
+});
+
+describe('the API version of a request', () => {
+  /** `ctx` written as the gateway sends it and read as a service gets it. */
+  const carried = (ctx: RequestContext) => {
+    const headers = createHeaders() as MsgHdrsImpl;
+    writeContextHeaders(headers, ctx);
+    return { headers, read: readContextHeaders(MsgHdrsImpl.decode(headers.encode())) };
+  };
+
+  it('carries an older version to the service', () => {
+    const { headers, read } = carried({ requestId: 'req-1', apiVersion: '2026-11-01' });
+    expect(headers.get(contextHeaders.apiVersion)).toBe('2026-11-01');
+    expect(read.apiVersion).toBe('2026-11-01');
+    expect(requestApiVersion(read)).toBe('2026-11-01');
+  });
+
+  it('sends no header for the newest, and reads its absence as the newest', () => {
+    const { headers, read } = carried({ requestId: 'req-1', apiVersion: LATEST_API_VERSION });
+    expect(headers.has(contextHeaders.apiVersion)).toBe(false);
+    expect(read.apiVersion).toBeUndefined();
+    expect(requestApiVersion(read)).toBe(LATEST_API_VERSION);
+  });
+
+  it('reads a value that is not a version as the newest', () => {
+    for (const value of ['2026-11-02', '2026-11-01, 2026-12-01', 'x'.repeat(10_000)]) {
+      const read = readContextHeaders(received({ [contextHeaders.apiVersion]: value }));
+      expect(read.apiVersion).toBeUndefined();
+      expect(requestApiVersion(read)).toBe(LATEST_API_VERSION);
+    }
   });
 });

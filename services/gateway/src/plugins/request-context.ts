@@ -22,6 +22,7 @@ function contextOf(request: FastifyRequest): RequestContext {
       : {}),
     ...(request.endUserId ? { endUserId: request.endUserId } : {}),
     ...(request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {}),
+    apiVersion: request.apiVersion,
     ...(typeof request.headers.traceparent === 'string'
       ? { traceparent: request.headers.traceparent }
       : {}),

@@ -203,6 +203,11 @@ export interface WebhookEndpointTable {
   mode: ColumnType<PartnerMode, PartnerMode | undefined, never>;
   url: string;
   events: string[];
+  /**
+   * The API version its deliveries are rendered in (a date; read with `endpointApiVersion`).
+   * Rows written before versions, or by an ordering of before them, are 2026-12-01.
+   */
+  api_version: ColumnType<string, string | undefined, string>;
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;

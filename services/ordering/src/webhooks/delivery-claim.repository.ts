@@ -14,6 +14,8 @@ export type ClaimedDelivery = WebhookDeliveryRow & {
   url: string;
   /** The endpoint's mode: its secrets are bound to it. */
   endpoint_mode: PartnerMode;
+  /** The endpoint's API version (a date): the body is rendered in it when it is sent. */
+  endpoint_api_version: string;
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
@@ -160,7 +162,8 @@ export function claimDueDeliveries(
              updated_at = now()
         from picked, webhook_endpoints e
        where w.delivery_id = picked.delivery_id and e.partner_id = w.partner_id
-      returning w.*, e.url, e.mode as endpoint_mode, e.secret, e.previous_secret,
+      returning w.*, e.url, e.mode as endpoint_mode, e.api_version as endpoint_api_version,
+                e.secret, e.previous_secret,
                 e.previous_secret_expires_at,
                 coalesce(w.payload, (select se.payload from webhook_store_events se
                                       where se.event_id = w.event_id)) as body

@@ -11,6 +11,11 @@ type Db = Kysely<OrderingDatabase>;
 export type TryOutcome =
   /** No try was made (the partner's breaker is open): the delivery waits `delayMs`. */
   | { kind: 'postponed'; delayMs: number; error: string }
+  /**
+   * No try is made, ever: the endpoint's API version does not know the event. The row is
+   * `skipped` (not the partner's: unlisted), so its sequence goes on.
+   */
+  | { kind: 'skipped'; error: string }
   | { kind: 'delivered'; attempts: number; status: number; latencyMs: number }
   /** The schedule is spent, or the endpoint is gone. */
   | { kind: 'dead'; attempts: number; status: number | null; error: string; latencyMs: number }
@@ -34,14 +39,19 @@ export interface Settlement {
 
 /** The columns of one settlement, as `settleDeliveries` reads them from its arrays. */
 function settlementColumns({ deliveryId, holder, outcome }: Settlement) {
-  const tried = outcome.kind !== 'postponed';
+  const tried = outcome.kind !== 'postponed' && outcome.kind !== 'skipped';
   return {
     deliveryId,
     holder,
+    tried,
     // postponed keeps its status; retry leaves it failed.
-    status: { postponed: null, delivered: 'delivered', dead: 'dead', retry: 'failed' }[
-      outcome.kind
-    ],
+    status: {
+      postponed: null,
+      skipped: 'skipped',
+      delivered: 'delivered',
+      dead: 'dead',
+      retry: 'failed',
+    }[outcome.kind],
     attempts: tried ? outcome.attempts : null,
     responseStatus: tried ? outcome.status : null,
     latencyMs: tried ? Math.round(outcome.latencyMs) : null,
@@ -56,8 +66,9 @@ function settlementColumns({ deliveryId, holder, outcome }: Settlement) {
  * lease writes nothing: its delivery is claimed again once the lease is over, at least once).
  * Every try made is kept (an order's timeline, a delivery's tries): the latest on the delivery's
  * row, and the one it supersedes as an attempt row, so a first try writes no second row. A
- * delivery that is over (delivered, dead) makes the next open version of its sequence due. A
- * sequence has one version leased at a time, so a batch holds at most one of each.
+ * delivery that is over (delivered, dead, skipped) makes the next open version of its sequence due. A
+ * sequence has one version leased at a time, so a batch holds at most one of each. A skipped
+ * delivery (its endpoint's version does not know the event) is over untried, and unlisted.
  */
 export async function settleDeliveries(db: Db, settlements: readonly Settlement[]): Promise<void> {
   const rows = settlements.map(settlementColumns);
@@ -74,27 +85,29 @@ export async function settleDeliveries(db: Db, settlements: readonly Settlement[
     ), outcome as (
       select *
         from unnest(${column((row) => row.deliveryId)}::uuid[], ${column((row) => row.holder)}::text[],
+                    ${column((row) => row.tried)}::boolean[],
                     ${column((row) => row.status)}::text[], ${column((row) => row.attempts)}::int[],
                     ${column((row) => row.responseStatus)}::int[],
                     ${column((row) => row.latencyMs)}::int[],
                     ${column((row) => row.delayMs)}::float8[], ${column((row) => row.error)}::text[])
-             as outcome(delivery_id, holder, status, attempts, response_status, latency_ms,
+             as outcome(delivery_id, holder, tried, status, attempts, response_status, latency_ms,
                         delay_ms, error)
     ), settled as (
       update webhook_deliveries d
          set status = coalesce(outcome.status, d.status),
              attempts = coalesce(outcome.attempts, d.attempts),
-             last_attempt_at = case when outcome.status is null then d.last_attempt_at else now() end,
-             last_response_status = case when outcome.status is null then d.last_response_status
-                                         else outcome.response_status end,
+             last_attempt_at = case when outcome.tried then now() else d.last_attempt_at end,
+             last_response_status = case when outcome.tried then outcome.response_status
+                                         else d.last_response_status end,
              last_error = outcome.error,
-             last_try_attempt = case when outcome.status is null then d.last_try_attempt
-                                     else outcome.attempts end,
-             last_try_outcome = coalesce(outcome.status, d.last_try_outcome),
-             last_try_error = case when outcome.status is null then d.last_try_error
-                                   else outcome.error end,
-             last_latency_ms = case when outcome.status is null then d.last_latency_ms
-                                    else outcome.latency_ms end,
+             last_try_attempt = case when outcome.tried then outcome.attempts
+                                     else d.last_try_attempt end,
+             last_try_outcome = case when outcome.tried then outcome.status
+                                     else d.last_try_outcome end,
+             last_try_error = case when outcome.tried then outcome.error
+                                   else d.last_try_error end,
+             last_latency_ms = case when outcome.tried then outcome.latency_ms
+                                    else d.last_latency_ms end,
              next_attempt_at = now() + outcome.delay_ms * interval '1 millisecond',
              delivered_at = case when outcome.status = 'delivered' then now() else d.delivered_at end,
              lease_owner = null,
@@ -105,7 +118,7 @@ export async function settleDeliveries(db: Db, settlements: readonly Settlement[
         from outcome join webhook_deliveries prior on prior.delivery_id = outcome.delivery_id
        where d.delivery_id = outcome.delivery_id and d.lease_owner = outcome.holder
          and (select setting from relaxed) is not null
-      returning d.sequence_key, d.version, d.status, d.delivery_id, outcome.status as tried,
+      returning d.sequence_key, d.version, d.status, d.delivery_id, outcome.tried,
                 prior.last_try_attempt, prior.last_try_outcome, prior.last_try_error,
                 prior.last_latency_ms, prior.last_response_status, prior.last_attempt_at
     ), superseded as (
@@ -114,14 +127,14 @@ export async function settleDeliveries(db: Db, settlements: readonly Settlement[
       select delivery_id, last_try_attempt, last_try_outcome, last_response_status,
              last_latency_ms, last_try_error, last_attempt_at
         from settled
-       where tried is not null and last_try_outcome is not null
+       where tried and last_try_outcome is not null
     )
     -- One uncorrelated lookup of each sequence's next open version (the open-versions index),
     -- then its row by key: never a scan of every waiting row.
     update webhook_deliveries next
        set next_attempt_at = now()
       from settled
-     where settled.status in ('delivered', 'dead')
+     where settled.status in ('delivered', 'dead', 'skipped')
        and next.delivery_id = (
              select open.delivery_id from webhook_deliveries open
               where open.sequence_key = settled.sequence_key and open.version > settled.version

@@ -1,4 +1,4 @@
-import type { PartnerMode, WebhookEventKind } from '@pcp/contracts';
+import type { ApiVersion, PartnerMode, WebhookEventKind } from '@pcp/contracts';
 import { rewrap, seal, type Keyring } from '@pcp/service-kit';
 import { sql, type Kysely } from 'kysely';
 import type { OrderingDatabase, WebhookEndpointRow } from '../db/ordering.table.js';
@@ -57,13 +57,19 @@ export async function rewrapWebhookSecrets(
 }
 
 /**
- * Register or replace a partner's endpoint; a replaced one keeps its secret and is enabled.
+ * Register or replace a partner's endpoint (its version set anew each time); a replaced one
+ * keeps its secret and is enabled.
  * `secret` is sealed. `mode` is the partner's (its tenant's), so a replacement keeps it.
  */
 export async function upsertEndpoint(
   db: Db,
   partnerId: string,
-  endpoint: { url: string; events: readonly WebhookEventKind[]; mode: PartnerMode },
+  endpoint: {
+    url: string;
+    events: readonly WebhookEventKind[];
+    apiVersion: ApiVersion;
+    mode: PartnerMode;
+  },
   secret: string,
 ): Promise<{ row: WebhookEndpointRow; created: boolean }> {
   const { created, ...row } = await db
@@ -73,12 +79,14 @@ export async function upsertEndpoint(
       mode: endpoint.mode,
       url: endpoint.url,
       events: [...endpoint.events],
+      api_version: endpoint.apiVersion,
       secret,
     })
     .onConflict((oc) =>
       oc.column('partner_id').doUpdateSet({
         url: endpoint.url,
         events: [...endpoint.events],
+        api_version: endpoint.apiVersion,
         disabled_at: null,
         disabled_reason: null,
         updated_at: sql<Date>`now()`,

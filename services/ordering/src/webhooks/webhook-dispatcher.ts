@@ -12,6 +12,7 @@ import {
   type TryOutcome,
 } from './delivery-settle.repository.js';
 import { disableEndpoint } from './endpoint.repository.js';
+import { endpointApiVersion, renderDelivery } from './endpoint-version.js';
 import { groupCommit } from './group-commit.js';
 import type { OrderingDatabase } from '../db/ordering.table.js';
 import { nextRetryDelay } from './retry-schedule.js';
@@ -95,7 +96,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   const { db, logger, holder } = options;
   const deliveries = new Counter({
     name: 'pcp_webhook_deliveries_total',
-    help: 'Webhook tries by outcome: delivered, retry (failed, tried again later), dead, gone (410), postponed (breaker open)',
+    help: 'Webhook tries by outcome: delivered, retry (failed, tried again later), dead, gone (410), postponed (breaker open), skipped (an event the endpoint’s API version does not know)',
     labelNames: ['outcome'] as const,
     registers: [options.registry],
   });
@@ -184,8 +185,17 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     return breaker;
   }
 
-  /** One try of a leased delivery, through the partner's breaker. */
-  async function attempt(delivery: ClaimedDelivery): Promise<SendOutcome | 'postponed'> {
+  /**
+   * One try of a leased delivery, through the partner's breaker, its body rendered in its
+   * endpoint's version now (a resend, or an endpoint moved to another version, gets the
+   * version it has at the time); `unknown` when that version does not know the event.
+   */
+  async function attempt(
+    delivery: ClaimedDelivery,
+  ): Promise<SendOutcome | 'postponed' | 'unknown'> {
+    const apiVersion = endpointApiVersion(delivery.endpoint_api_version);
+    const payload = renderDelivery(apiVersion, delivery.body);
+    if (payload === undefined) return 'unknown';
     let secrets: string[];
     try {
       secrets = signingSecrets(delivery, openSecret);
@@ -204,7 +214,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     try {
       return await breaker.fire({
         eventId: delivery.event_id,
-        payload: delivery.body,
+        payload,
+        apiVersion,
         url: delivery.url,
         secrets,
       });
@@ -232,6 +243,16 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
         outcome: tried,
       });
     const attempts = delivery.attempts + 1;
+    if (outcome === 'unknown') {
+      // Not the partner's (its endpoint's version has no such event): no try, and the
+      // sequence goes on past it, as past an event nobody subscribed to.
+      deliveries.inc({ outcome: 'skipped' });
+      await settle({
+        kind: 'skipped',
+        error: 'the endpoint’s API version does not know this event',
+      });
+      return;
+    }
     if (outcome === 'postponed') {
       deliveries.inc({ outcome: 'postponed' });
       await settle({
@@ -242,7 +263,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       return;
     }
     /** Record a try that was made, then tell of it. */
-    const record = async (tried: Exclude<TryOutcome, { kind: 'postponed' }>) => {
+    const record = async (tried: Exclude<TryOutcome, { kind: 'postponed' | 'skipped' }>) => {
       await settle(tried);
       options.attempted(delivery.partner_id, {
         deliveryId: delivery.delivery_id,

@@ -1,3 +1,4 @@
+import type { ApiVersion } from '@pcp/contracts';
 import { createOutboundAgents, safeRequest, type AddressAllowlist } from '@pcp/service-kit';
 import { LRUCache } from 'lru-cache';
 import { createHmac } from 'node:crypto';
@@ -24,7 +25,10 @@ export type SendOutcome =
 export interface WebhookMessage {
   /** The `webhook-id`: the event's, the same on every try. */
   readonly eventId: string;
+  /** The body sent and signed: the event rendered in `apiVersion`. */
   readonly payload: string;
+  /** The endpoint's API version, sent as `pcp-version`. */
+  readonly apiVersion: ApiVersion;
   readonly url: string;
   /** Every secret that signs this try (the current one, and the previous during a rotation). */
   readonly secrets: readonly string[];
@@ -77,6 +81,7 @@ export function createWebhookSender(options: WebhookSenderOptions) {
         'webhook-id': message.eventId,
         'webhook-timestamp': timestamp,
         'webhook-signature': signature,
+        'pcp-version': message.apiVersion,
       },
       body: Buffer.from(message.payload),
       allowHttp: options.allowHttp,

@@ -10,6 +10,7 @@ import {
   decodeCursor,
   encodeCursor,
   handle,
+  requestApiVersion,
   requestMode,
   requirePartner,
   seal,
@@ -26,6 +27,7 @@ import type {
 import { deliveryAttempts } from './delivery-attempts.repository.js';
 import { listDeliveries, resendDelivery } from './delivery-list.repository.js';
 import { findEndpoint, rotateSecret, upsertEndpoint } from './endpoint.repository.js';
+import { checkRegistrationIn, endpointApiVersion } from './endpoint-version.js';
 import { endpointSecretBinding } from './secret-bindings.js';
 
 export interface WebhookHandlerDeps {
@@ -53,6 +55,7 @@ function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   return {
     url: row.url,
     events: row.events as WebhookEndpoint['events'],
+    apiVersion: endpointApiVersion(row.api_version),
     status: row.disabled_at ? 'disabled' : 'active',
     disabledReason: row.disabled_reason,
     previousSecretExpiresAt: overlapping,
@@ -107,6 +110,9 @@ export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
           errors: [{ code: 'INVALID_VALUE', message, pointer: '/url' }],
         });
       }
+      // The version the partner built this registration against: the request's, unless named.
+      const apiVersion = input.apiVersion ?? requestApiVersion(ctx);
+      checkRegistrationIn(apiVersion, input);
       const secret = newWebhookSecret();
       const mode = requestMode(ctx);
       // Sealed for the row this inserts; a replaced endpoint keeps its own secret (and mode).
@@ -115,7 +121,12 @@ export function webhookHandlers(deps: WebhookHandlerDeps): HandlerBinding[] {
         endpointSecretBinding({ partner_id: partnerId, mode }),
         secret,
       );
-      const { row, created } = await upsertEndpoint(db, partnerId, { ...input, mode }, sealed);
+      const { row, created } = await upsertEndpoint(
+        db,
+        partnerId,
+        { url: input.url, events: input.events, apiVersion, mode },
+        sealed,
+      );
       return { endpoint: withSecret(row, created ? secret : null), created };
     }),
 

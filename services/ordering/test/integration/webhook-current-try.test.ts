@@ -179,6 +179,55 @@ describe('the current try on the delivery row', () => {
     );
   });
 
+  it('skips a delivery its endpoint’s version does not know: no try, unlisted, the next due', async () => {
+    const partnerId = await partnerWithEndpoint();
+    const orderId = randomUUID();
+    const first = orderEvent(partnerId, orderId, 1);
+    const second = orderEvent(partnerId, orderId, 2);
+    await recordDeliveries(db, [first, second], 100);
+    await tryOnce(first.deliveryId, {
+      kind: 'retry',
+      attempts: 1,
+      delayMs: 60_000,
+      status: 503,
+      error: 'HTTP 503',
+      latencyMs: 5,
+    });
+    const before = await listed(partnerId, first.deliveryId);
+    await tryOnce(first.deliveryId, { kind: 'skipped', error: 'not in the endpoint’s version' });
+
+    const row = await db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('delivery_id', '=', first.deliveryId)
+      .executeTakeFirstOrThrow();
+    // The try made before stays the delivery's last, with no attempt row added for the skip.
+    expect(row).toMatchObject({
+      status: 'skipped',
+      attempts: 1,
+      last_try_attempt: 1,
+      last_try_outcome: 'failed',
+      last_response_status: 503,
+      next_attempt_at: null,
+      lease_owner: null,
+    });
+    expect(await storedTries(first.deliveryId)).toEqual([]);
+    expect(before.rows).toHaveLength(1);
+    // Not the partner's any more: neither listed nor resendable.
+    expect(
+      await deliveryAttempts(db, { deliveryId: first.deliveryId, partnerId, limit: 10 }),
+    ).toBeUndefined();
+    expect(await resendDelivery(db, partnerId, first.deliveryId)).toBeUndefined();
+    // The version behind it was woken.
+    const next = await db
+      .selectFrom('webhook_deliveries')
+      .select(['status', 'next_attempt_at'])
+      .where('delivery_id', '=', second.deliveryId)
+      .executeTakeFirstOrThrow();
+    expect(next.status).toBe('pending');
+    expect(next.next_attempt_at).not.toBeNull();
+  });
+
   it('prunes a delivery’s superseded tries with it', async () => {
     const partnerId = await partnerWithEndpoint();
     const event = orderEvent(partnerId, randomUUID(), 1);

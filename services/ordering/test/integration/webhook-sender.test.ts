@@ -52,12 +52,15 @@ describe('the webhook sender', () => {
       const outcome = await send({
         eventId: 'evt-1',
         payload,
+        apiVersion: '2026-11-01',
         url,
         secrets: [SECRET, PREVIOUS],
       });
       expect(outcome).toEqual({ kind: 'delivered', status: 204 });
       const [{ headers, body } = { headers: {}, body: '' }] = received;
       expect(body).toBe(payload);
+      // The endpoint's version, lowercase like the Standard Webhooks headers.
+      expect(headers['pcp-version']).toBe('2026-11-01');
       const signed = {
         'webhook-id': String(headers['webhook-id']),
         'webhook-timestamp': String(headers['webhook-timestamp']),
@@ -79,7 +82,13 @@ describe('the webhook sender', () => {
     connections = 0;
     try {
       for (const eventId of ['evt-2', 'evt-3']) {
-        const outcome = await send({ eventId, payload: '{}', url, secrets: [SECRET] });
+        const outcome = await send({
+          eventId,
+          payload: '{}',
+          apiVersion: '2026-12-01',
+          url,
+          secrets: [SECRET],
+        });
         expect(outcome).toEqual({ kind: 'delivered', status: 204 });
       }
       expect(connections).toBe(1);
@@ -95,6 +104,7 @@ describe('the webhook sender', () => {
       const outcome = await send({
         eventId: 'evt-4',
         payload: '{}',
+        apiVersion: '2026-12-01',
         url: url.replace('127.0.0.1', 'localhost'),
         secrets: [SECRET],
       });

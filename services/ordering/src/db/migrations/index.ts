@@ -20,6 +20,7 @@ import * as orderStoreDeleted from './2026-12-25T0100-order-store-deleted.js';
 import * as bindWebhookSecrets from './2026-12-25T0300-bind-webhook-secrets.js';
 import * as placeAttemptRawHash from './2026-12-26T0200-place-attempt-raw-hash.js';
 import * as webhookCurrentTry from './2026-12-31T0100-webhook-current-try.js';
+import * as webhookEndpointApiVersion from './2027-01-03T0100-webhook-endpoint-api-version.js';
 
 /** Migrations of the `ordering` schema. */
 export const orderingMigrations: Record<string, Migration> = {
@@ -44,6 +45,7 @@ export const orderingMigrations: Record<string, Migration> = {
   '2026-12-25T0300-bind-webhook-secrets': bindWebhookSecrets,
   '2026-12-26T0200-place-attempt-raw-hash': placeAttemptRawHash,
   '2026-12-31T0100-webhook-current-try': webhookCurrentTry,
+  '2027-01-03T0100-webhook-endpoint-api-version': webhookEndpointApiVersion,
 };
 
 export const ORDERING_SCHEMA = 'ordering';
