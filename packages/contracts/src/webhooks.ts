@@ -63,8 +63,11 @@ export const webhookEndpoint = z
   .object({
     url: z.string(),
     events: z.array(webhookEventKind),
-    /** The API version its deliveries are rendered in, and their `pcp-version` header. */
-    apiVersion,
+    /**
+     * The API version its deliveries are rendered in, and their `pcp-version` header. Always
+     * sent; optional, so the release's clients are not broken by it.
+     */
+    apiVersion: apiVersion.optional(),
     /** `disabled` after the endpoint answered 410 Gone; a `PUT` enables it again. */
     status: z.enum(['active', 'disabled']),
     disabledReason: z.string().nullable(),

@@ -476,12 +476,12 @@ export interface paths {
     };
     /**
      * Read your webhook endpoint
-     * @description The url, event kinds and status (disabled, with disabledReason, after it answered 410 Gone), never the secret. 404 WEBHOOK_NOT_FOUND when none is registered.
+     * @description The url, event kinds, apiVersion and status (disabled, with disabledReason, after it answered 410 Gone), never the secret. 404 WEBHOOK_NOT_FOUND when none is registered.
      */
     get: operations['getWebhook'];
     /**
      * Register or replace your order-status webhook endpoint
-     * @description One endpoint per partner: its url and the event kinds to deliver there (order.created, order.status_changed, order.cancelled). 201 when this call created it, with its whsec_ signing secret, shown this once; 200 when it replaced the endpoint, with secret null (rotate-secret issues a new one). A disabled endpoint (it answered 410 Gone) is active again. Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), at least once and in order per order.
+     * @description One endpoint per partner: its url and the event kinds to deliver there (order.created, order.status_changed, order.cancelled). 201 when this call created it, with its whsec_ signing secret, shown this once; 200 when it replaced the endpoint, with secret null (rotate-secret issues a new one). A disabled endpoint (it answered 410 Gone) is active again. Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), at least once and in order per order. apiVersion is the API version deliveries are written in (each carries it as pcp-version): absent, the version of this request (its PCP-Version, else your pin). Under 2026-11-01 store event kinds are refused (400 REQUEST_INVALID).
      */
     put: operations['putWebhook'];
     post?: never;
@@ -1961,6 +1961,7 @@ export interface components {
      *         "order.status_changed",
      *         "order.cancelled"
      *       ],
+     *       "apiVersion": "2026-12-01",
      *       "status": "active",
      *       "disabledReason": null,
      *       "previousSecretExpiresAt": null,
@@ -1980,6 +1981,8 @@ export interface components {
         | 'catalog.activated'
       )[];
       /** @enum {string} */
+      apiVersion?: '2026-11-01' | '2026-12-01';
+      /** @enum {string} */
       status: 'active' | 'disabled';
       disabledReason: string | null;
       previousSecretExpiresAt: string | null;
@@ -1996,6 +1999,7 @@ export interface components {
      *         "order.status_changed",
      *         "order.cancelled"
      *       ],
+     *       "apiVersion": "2026-12-01",
      *       "status": "active",
      *       "disabledReason": null,
      *       "previousSecretExpiresAt": null,
@@ -2015,6 +2019,8 @@ export interface components {
         | 'store.items_availability_changed'
         | 'catalog.activated'
       )[];
+      /** @enum {string} */
+      apiVersion?: '2026-11-01' | '2026-12-01';
       /** @enum {string} */
       status: 'active' | 'disabled';
       disabledReason: string | null;
@@ -9270,6 +9276,11 @@ export interface operations {
             | 'store.items_availability_changed'
             | 'catalog.activated'
           )[];
+          /**
+           * @description The API version deliveries are rendered in (docs/guide/versioning.md); absent: the version of this request (its PCP-Version, else your partner's pin)
+           * @enum {string}
+           */
+          apiVersion?: '2026-11-01' | '2026-12-01';
         };
       };
     };
@@ -16514,6 +16525,8 @@ export interface operations {
         'webhook-timestamp': string;
         /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
         'webhook-signature': string;
+        /** @description The API version the body is written in: your endpoint’s apiVersion (docs/guide/webhooks.md#api-version). */
+        'pcp-version': string;
       };
       path?: never;
       cookie?: never;
@@ -16550,6 +16563,8 @@ export interface operations {
         'webhook-timestamp': string;
         /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
         'webhook-signature': string;
+        /** @description The API version the body is written in: your endpoint’s apiVersion (docs/guide/webhooks.md#api-version). */
+        'pcp-version': string;
       };
       path?: never;
       cookie?: never;
@@ -16586,6 +16601,8 @@ export interface operations {
         'webhook-timestamp': string;
         /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
         'webhook-signature': string;
+        /** @description The API version the body is written in: your endpoint’s apiVersion (docs/guide/webhooks.md#api-version). */
+        'pcp-version': string;
       };
       path?: never;
       cookie?: never;
@@ -16622,6 +16639,8 @@ export interface operations {
         'webhook-timestamp': string;
         /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
         'webhook-signature': string;
+        /** @description The API version the body is written in: your endpoint’s apiVersion (docs/guide/webhooks.md#api-version). */
+        'pcp-version': string;
       };
       path?: never;
       cookie?: never;
@@ -16658,6 +16677,8 @@ export interface operations {
         'webhook-timestamp': string;
         /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
         'webhook-signature': string;
+        /** @description The API version the body is written in: your endpoint’s apiVersion (docs/guide/webhooks.md#api-version). */
+        'pcp-version': string;
       };
       path?: never;
       cookie?: never;
@@ -16694,6 +16715,8 @@ export interface operations {
         'webhook-timestamp': string;
         /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
         'webhook-signature': string;
+        /** @description The API version the body is written in: your endpoint’s apiVersion (docs/guide/webhooks.md#api-version). */
+        'pcp-version': string;
       };
       path?: never;
       cookie?: never;
@@ -16730,6 +16753,8 @@ export interface operations {
         'webhook-timestamp': string;
         /** @description Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a secret rotation one per secret. */
         'webhook-signature': string;
+        /** @description The API version the body is written in: your endpoint’s apiVersion (docs/guide/webhooks.md#api-version). */
+        'pcp-version': string;
       };
       path?: never;
       cookie?: never;

@@ -161,6 +161,9 @@ function partnerWebhooks() {
     'webhook-signature':
       'Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks); during a ' +
       'secret rotation one per secret.',
+    'pcp-version':
+      'The API version the body is written in: your endpoint’s apiVersion ' +
+      '(docs/guide/webhooks.md#api-version).',
   }).map(([name, description]) => ({
     in: 'header' as const,
     name,

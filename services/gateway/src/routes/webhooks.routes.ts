@@ -41,7 +41,9 @@ export const webhookRoutes: FastifyPluginAsync = async (gateway) => {
           'endpoint, with secret null (rotate-secret issues a new one). A disabled endpoint ' +
           '(it answered 410 Gone) is active again. Deliveries follow Standard Webhooks ' +
           '(webhook-id, webhook-timestamp, webhook-signature), at least once and in order ' +
-          'per order.',
+          'per order. apiVersion is the API version deliveries are written in (each carries ' +
+          'it as pcp-version): absent, the version of this request (its PCP-Version, else ' +
+          'your pin). Under 2026-11-01 store event kinds are refused (400 REQUEST_INVALID).',
         body: webhookEndpointInput,
         response: {
           200: jsonResponse(webhookEndpointWithSecret, 'The endpoint was replaced (secret null)'),
@@ -71,8 +73,8 @@ export const webhookRoutes: FastifyPluginAsync = async (gateway) => {
         operationId: 'getWebhook',
         summary: 'Read your webhook endpoint',
         description:
-          'The url, event kinds and status (disabled, with disabledReason, after it answered ' +
-          '410 Gone), never the secret. 404 WEBHOOK_NOT_FOUND when none is registered.',
+          'The url, event kinds, apiVersion and status (disabled, with disabledReason, after ' +
+          'it answered 410 Gone), never the secret. 404 WEBHOOK_NOT_FOUND when none is registered.',
         response: {
           200: jsonResponse(webhookEndpoint, 'Your endpoint'),
           ...problemResponses('WEBHOOK_NOT_FOUND'),
