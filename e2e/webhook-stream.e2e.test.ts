@@ -97,8 +97,9 @@ describe('GET /v1/marketfront/webhooks/stream', () => {
     const got = (await first.waitFor(4)).slice(1);
     expect(got.map(webhookIdOf).sort()).toEqual([...before].sort());
     expect(got.map((event) => event.event)).toContain('order.created');
-    const body = (JSON.parse(got[0]!.data) as { body: string }).body;
+    const { body, apiVersion } = JSON.parse(got[0]!.data) as { body: string; apiVersion: string };
     expect(JSON.parse(body)).toMatchObject({ data: { orderId } });
+    expect(apiVersion).toBe('2026-12-01');
     first.drop();
 
     // Published while nobody listens: the next stream starts strictly after the last id.
@@ -204,6 +205,8 @@ describe('pcp listen', () => {
     );
     for (let index = 0; index < 4; index++) {
       expect(verify(index)).toMatchObject({ data: { orderId } });
+      // As a delivery carries it: the version of its body (no endpoint: the stream request's).
+      expect(receiver.received[index]!.headers['pcp-version']).toBe('2026-12-01');
     }
     expect(stdout.match(/-> 204/g)).toHaveLength(4);
 

@@ -290,6 +290,11 @@ export const webhookStreamEvent = z.object({
   type: webhookEventKind,
   /** The exact body a delivery carries (JSON text): what its signature is made over. */
   body: z.string(),
+  /**
+   * The API version `body` is written in (the tenant's endpoint's, else the request's): a
+   * delivery's `pcp-version`. Absent from an ordering of before versions: the newest.
+   */
+  apiVersion: apiVersion.optional(),
   createdAt: dateTime,
 });
 export type WebhookStreamEvent = z.infer<typeof webhookStreamEvent>;

@@ -7,7 +7,8 @@ export const LISTEN_USAGE = `Usage: pcp listen --forward-to URL [--api-key KEY] 
 
 Streams your test-mode webhooks (GET /v1/marketfront/webhooks/stream) and forwards each
 one to URL as a POST, signed per Standard Webhooks (webhook-id, webhook-timestamp,
-webhook-signature) with the stream's secret, which it prints first. Prints a line per
+webhook-signature) with the stream's secret, which it prints first, with pcp-version (the
+API version of its body: your test endpoint's). Prints a line per
 delivery with the status your URL answered. After a dropped connection it reconnects and
 continues after the last event it got (Last-Event-ID): nothing is lost or repeated.
 
@@ -65,6 +66,8 @@ interface Delivery {
   webhookId: string;
   type: string;
   body: string;
+  /** The API version `body` is in: sent as `pcp-version`, as a delivery has it. */
+  apiVersion?: string;
 }
 
 export interface ListenOptions {
@@ -80,6 +83,10 @@ export interface ListenOptions {
 
 /** Why a stream could not be opened for good (not worth reconnecting). */
 class Refused extends Error {}
+
+/** A dated API version's shape: nothing else from the stream goes into a header. */
+const isVersion = (value: unknown): value is string =>
+  typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value);
 
 /** POST one delivery to the local URL, signed; the line to print. */
 async function forward(
@@ -98,6 +105,7 @@ async function forward(
         'webhook-id': delivery.webhookId,
         'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
         'webhook-signature': new Webhook(secret).sign(delivery.webhookId, sentAt, delivery.body),
+        ...(isVersion(delivery.apiVersion) ? { 'pcp-version': delivery.apiVersion } : {}),
       },
       body: delivery.body,
       signal: AbortSignal.any([options.signal, AbortSignal.timeout(FORWARD_TIMEOUT_MS)]),

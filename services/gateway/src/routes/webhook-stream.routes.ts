@@ -1,4 +1,9 @@
-import { MAX_WEBHOOK_STREAM_READ, subjects, type WebhookStreamEvent } from '@pcp/contracts';
+import {
+  LATEST_API_VERSION,
+  MAX_WEBHOOK_STREAM_READ,
+  subjects,
+  type WebhookStreamEvent,
+} from '@pcp/contracts';
 import { AppError } from '@pcp/service-kit';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -46,6 +51,7 @@ function frame(event: WebhookStreamEvent): string {
     type: event.type,
     createdAt: event.createdAt,
     body: event.body,
+    apiVersion: event.apiVersion ?? LATEST_API_VERSION,
   };
   return sseFrame({ id: String(event.seq), event: event.type, data });
 }
@@ -79,8 +85,10 @@ export const webhookStreamRoutes: FastifyPluginAsync<WebhookStreamOptions> = asy
           `${STREAM_OPENED_EVENT}, carries {"secret": "whsec_…"}: the secret a listener signs ` +
           'the deliveries it forwards with (the same for every stream of your test tenant). ' +
           'Then each webhook event of your test tenant since the stream was first opened, as ' +
-          '`id: <seq>`, `event: <type>`, `data: {"webhookId", "type", "createdAt", "body"}` ' +
-          '(body: the exact JSON text a delivery carries). Comment lines keep a quiet stream ' +
+          '`id: <seq>`, `event: <type>`, ' +
+          '`data: {"webhookId", "type", "createdAt", "body", "apiVersion"}` (body: the exact ' +
+          'JSON text a delivery carries, in apiVersion, your endpoint’s version or, without ' +
+          'an endpoint, this request’s; events it does not know are left out). Comment lines keep a quiet stream ' +
           'open. Reconnect with Last-Event-ID (or the lastEventId query) set to the last id ' +
           'received to continue strictly after it. The log keeps the last 1,000 events of ' +
           'the tenant for at most 3 days. A few streams per partner may be open at once ' +

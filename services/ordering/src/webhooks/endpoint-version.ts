@@ -9,6 +9,8 @@ import {
   type ApiVersion,
   type VersionedEvent,
   type WebhookEndpointInput,
+  type WebhookEventKind,
+  webhookEventKind,
 } from '@pcp/contracts';
 import { requestInvalid } from '@pcp/service-kit';
 
@@ -46,4 +48,19 @@ export function renderDelivery(version: ApiVersion, body: string): string | unde
   const older = eventDown(version, event);
   if (older === undefined) return undefined;
   return older === event ? body : JSON.stringify(older);
+}
+
+/**
+ * The event kinds `version` does not know, none of which is delivered in it: a version knows
+ * or not an event by its kind (the store events under 2026-11-01), so a read of a stream log
+ * leaves them out in its query rather than after it.
+ */
+const unknownKinds = new Map<ApiVersion, readonly WebhookEventKind[]>();
+export function kindsUnknownIn(version: ApiVersion): readonly WebhookEventKind[] {
+  let kinds = unknownKinds.get(version);
+  if (!kinds) {
+    kinds = webhookEventKind.options.filter((type) => eventDown(version, { type }) === undefined);
+    unknownKinds.set(version, kinds);
+  }
+  return kinds;
 }

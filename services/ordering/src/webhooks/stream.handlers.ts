@@ -2,6 +2,7 @@ import { subjects } from '@pcp/contracts';
 import {
   handle,
   open,
+  requestApiVersion,
   requirePartner,
   requireTestPartner,
   seal,
@@ -11,6 +12,7 @@ import {
 import type { Kysely } from 'kysely';
 import type { OrderingDatabase } from '../db/ordering.table.js';
 import { findEndpoint } from './endpoint.repository.js';
+import { endpointApiVersion, kindsUnknownIn, renderDelivery } from './endpoint-version.js';
 import { newWebhookSecret } from './webhook.handlers.js';
 import { openStream, readStream } from './stream.repository.js';
 import { endpointSecretBinding, streamSecretBinding } from './secret-bindings.js';
@@ -42,16 +44,31 @@ export function streamHandlers(db: Kysely<OrderingDatabase>, keyring: Keyring): 
       return { secret: open(keyring, binding, endpoint.secret) };
     }),
 
+    // Each event as the tenant's endpoint would get it: in the endpoint's version (without one,
+    // the request's), the kinds that version does not know left out by the query, so a page
+    // is never emptied of them and a reader always moves on.
     handle(subjects.ordering.readWebhookStream, async ({ after, limit }, ctx) => {
-      const rows = await readStream(db, tenant(ctx), after, limit);
+      const partnerId = tenant(ctx);
+      const endpoint = await findEndpoint(db, partnerId);
+      const apiVersion = endpoint
+        ? endpointApiVersion(endpoint.api_version)
+        : requestApiVersion(ctx);
+      const rows = await readStream(db, partnerId, after, limit, kindsUnknownIn(apiVersion));
       return {
-        events: rows.map((row) => ({
-          seq: Number(row.seq),
-          webhookId: row.webhook_id,
-          type: row.event_type,
-          body: row.body,
-          createdAt: row.created_at.toISOString(),
-        })),
+        events: rows.flatMap((row) => {
+          const body = renderDelivery(apiVersion, row.body);
+          if (body === undefined) return [];
+          return [
+            {
+              seq: Number(row.seq),
+              webhookId: row.webhook_id,
+              type: row.event_type,
+              body,
+              apiVersion,
+              createdAt: row.created_at.toISOString(),
+            },
+          ];
+        }),
       };
     }),
   ];

@@ -1,3 +1,4 @@
+import type { WebhookEventKind } from '@pcp/contracts';
 import { sql, type Kysely } from 'kysely';
 import type { OrderingDatabase } from '../db/ordering.table.js';
 
@@ -21,13 +22,23 @@ export async function openStream(db: Db, partnerId: string, sealed: string): Pro
   return row.secret;
 }
 
-/** Up to `limit` events of the tenant's log after `after` (from its oldest when absent). */
-export function readStream(db: Db, partnerId: string, after: number | undefined, limit: number) {
+/**
+ * Up to `limit` events of the tenant's log after `after` (from its oldest when absent), but
+ * those of the kinds in `leaveOut`.
+ */
+export function readStream(
+  db: Db,
+  partnerId: string,
+  after: number | undefined,
+  limit: number,
+  leaveOut: readonly WebhookEventKind[] = [],
+) {
   return db
     .selectFrom('webhook_stream_events')
     .select(['seq', 'webhook_id', 'event_type', 'body', 'created_at'])
     .where('partner_id', '=', partnerId)
     .where('seq', '>', String(after ?? 0))
+    .$if(leaveOut.length > 0, (query) => query.where('event_type', 'not in', [...leaveOut]))
     .orderBy('seq')
     .limit(limit)
     .execute();

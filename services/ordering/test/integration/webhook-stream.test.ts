@@ -118,6 +118,34 @@ async function recordEvent(partnerId: string, orderId: string, version: number) 
   return id;
 }
 
+/** Publish status change version 1 of a test store (only test tenants get it); its event id. */
+async function publishTestStoreEvent(storeId: string) {
+  const id = randomUUID();
+  const envelope = {
+    id,
+    type: 'stores.v1.store-changed',
+    occurredAt: new Date().toISOString(),
+    version: 1,
+    data: {
+      event: 'store.status_changed',
+      storeId,
+      status: 'busy',
+      reason: null,
+      pausedAt: new Date().toISOString(),
+      resumeAt: null,
+      extraPrepMinutes: 15,
+      pausedBy: null,
+      mode: 'test',
+    },
+  };
+  await env.nc
+    .jetstream()
+    .publish(`${env.prefix}.${events.storeChanged.subject}`, JSON.stringify(envelope), {
+      msgID: id,
+    });
+  return id;
+}
+
 const read = (partnerId: string, after?: number, limit = 100) =>
   bus.request(
     subjects.ordering.readWebhookStream,
@@ -232,6 +260,43 @@ describe('the webhook stream log', () => {
     );
     await pruneStreamEvents(db, 3_600_000);
     expect((await readAll(partnerId)).map((event) => event.webhookId)).toEqual(ids.slice(-3));
+  });
+
+  it('gives each event in the tenant’s endpoint’s version, without the kinds it does not know', async () => {
+    const partnerId = randomUUID();
+    await bus.request(subjects.ordering.openWebhookStream, {}, tenantCtx(partnerId));
+    // Without an endpoint: the request's version (the newest here).
+    const orderId = randomUUID();
+    await recordEvent(partnerId, orderId, 1);
+    expect((await readAll(partnerId)).map((event) => event.apiVersion)).toEqual(['2026-12-01']);
+
+    await bus.request(
+      subjects.ordering.putWebhook,
+      { url: 'http://127.0.0.1:9/hooks', events: ['order.status_changed', 'store.status_changed'] },
+      tenantCtx(partnerId),
+    );
+    const storeEventId = await publishTestStoreEvent(randomUUID());
+    await expect.poll(async () => (await readAll(partnerId)).length, { timeout: 5_000 }).toBe(2);
+    // The endpoint moves to 2026-11-01: the store event in the log is not its any more.
+    await bus.request(
+      subjects.ordering.putWebhook,
+      {
+        url: 'http://127.0.0.1:9/hooks',
+        events: ['order.status_changed'],
+        apiVersion: '2026-11-01',
+      },
+      tenantCtx(partnerId),
+    );
+    const later = await recordEvent(partnerId, orderId, 2);
+    const log = await readAll(partnerId);
+    expect(log.map((event) => event.webhookId)).not.toContain(storeEventId);
+    expect(log.map((event) => [event.type, event.apiVersion])).toEqual([
+      ['order.created', '2026-11-01'],
+      ['order.status_changed', '2026-11-01'],
+    ]);
+    // A read past the first event gets the next it may have, not a page emptied of the other.
+    const [next] = (await read(partnerId, log[0]!.seq, 1)).events;
+    expect(next!.webhookId).toBe(later);
   });
 
   it('keeps the store events the tenant receives', async () => {
