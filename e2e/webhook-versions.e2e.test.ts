@@ -206,9 +206,14 @@ describe('an endpoint’s version on PUT', () => {
     // Nothing was registered by any of them.
     expect((await getEndpoint(partner)).status).toBe(404);
     expect((await getEndpoint(pinned)).status).toBe(404);
-    // Store kinds stay open to a newest-version endpoint asked for in an old request.
-    const newest = await put(partner, { url, events: ORDER_KINDS, apiVersion: NEW }, OLD);
+    // A request of 2026-11-01 reads its body as that version did, whatever endpoint it asks
+    // for: store kinds are refused there even for a newest-version endpoint.
+    const asked = await put(partner, { url, events, apiVersion: NEW }, OLD);
+    expect(comparable(asked)).toEqual(comparable(underOld));
+    // And a newest-version endpoint of a newest-version request takes them.
+    const newest = await put(partner, { url, events, apiVersion: NEW });
     expect(newest.status, newest.text).toBe(201);
+    expect(newest.body.events).toEqual(events);
   });
 
   it.each([
