@@ -90,7 +90,7 @@ describe('a deprecated version', () => {
     );
   });
 
-  it('says so on errors too: a refused operation and an unknown route', async () => {
+  it('says so on errors too: an unknown route', async () => {
     const unknown = await get('/nowhere', '2026-11-01');
     expect(unknown.statusCode).toBe(404);
     expect(deprecationHeaders(unknown.headers)).toEqual({
