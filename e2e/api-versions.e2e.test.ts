@@ -12,6 +12,7 @@ import { startPlatform, type TestPlatform } from '@pcp/testing/platform';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type HttpResult } from './http.js';
+import { answerChecker } from './openapi-answers.js';
 import { seedPlacedOrder } from './seed-order.js';
 
 // Dated API versions at the edge (docs/guide/versioning.md): each change module of 2026-12-01
@@ -507,6 +508,78 @@ describe('2026-12-01 sandbox', () => {
     expectProblem(await as(tester, 'POST', '/v1/test/reset', OLD), 404, 'NOT_FOUND');
     const reset = await as(tester, 'POST', '/v1/test/reset', NEW);
     expect(reset.status, reset.text).toBe(200);
+  });
+});
+
+describe('answers against their version’s OpenAPI document', () => {
+  type Check = ReturnType<typeof answerChecker>;
+  const checkerOf = async (version: string): Promise<Check> => {
+    const response = await fetch(`${platform.baseUrl}/openapi.json?version=${version}`);
+    expect(response.status).toBe(200);
+    return answerChecker((await response.json()) as Parameters<typeof answerChecker>[0]);
+  };
+
+  it('of 2026-11-01 match its document, with today’s answers having what it lacks', async () => {
+    const [older, newer] = [await checkerOf(OLD), await checkerOf(NEW)];
+    // What 2026-12-01 added, all at once: a busy store, an order with acceptBy, an endpoint
+    // subscribed to store events.
+    const busy = await as(commerce, 'POST', `/v1/commerce/stores/${storeId}/status`, NEW, {
+      body: { status: 'busy', extraPrepMinutes: 15 },
+    });
+    expect(busy.status, busy.text).toBe(200);
+    const orderId = await seedPlacedOrder(platform.orderingDb, env.prefix, {
+      store: storeId,
+      storePartner: commerce,
+      placer: distribution,
+      acceptBy: new Date(Date.now() + 600_000),
+    });
+    const subscriber = await platform.newPartner('distribution');
+    const endpoint = await as(subscriber, 'PUT', '/v1/marketfront/webhooks', NEW, {
+      body: {
+        url: 'https://partner.example/hooks',
+        events: ['order.created', 'store.status_changed'],
+      },
+    });
+    expect(endpoint.status, endpoint.text).toBe(201);
+
+    const diner = { 'x-end-user-id': 'diner-1' };
+    const near = {
+      location: { latitude: 41.8789, longitude: -87.6359 },
+      fulfillmentType: 'PICKUP',
+    };
+    const reads: [
+      Partner,
+      string,
+      string,
+      string,
+      { body?: unknown; headers?: Record<string, string> }?,
+    ][] = [
+      [commerce, 'getStore', 'GET', `/v1/commerce/stores/${storeId}`],
+      [commerce, 'listStores', 'GET', '/v1/commerce/stores'],
+      [commerce, 'getStoreStatus', 'GET', `/v1/commerce/stores/${storeId}/status`],
+      [distribution, 'lookUpStore', 'GET', `/v1/marketfront/stores/${storeId}`],
+      [distribution, 'discoverStores', 'POST', '/v1/marketfront/stores/discover', { body: near }],
+      [distribution, 'getOrder', 'GET', `/v1/marketfront/orders/${orderId}`, { headers: diner }],
+      [commerce, 'listStoreOrders', 'GET', `/v1/commerce/stores/${storeId}/orders`],
+      [subscriber, 'getWebhook', 'GET', '/v1/marketfront/webhooks'],
+      [subscriber, 'listWebhookDeliveries', 'GET', '/v1/marketfront/webhooks/deliveries'],
+    ];
+    for (const [partner, operationId, method, path, options] of reads) {
+      const inOlder = await as(partner, method, path, OLD, options);
+      expect(inOlder.status, `${operationId} ${inOlder.text}`).toBe(200);
+      expect(older(operationId, 200, inOlder.body)).toEqual([]);
+      const inNewer = await as(partner, method, path, NEW, options);
+      expect(newer(operationId, 200, inNewer.body)).toEqual([]);
+      if (operationId === 'listWebhookDeliveries') continue; // empty: nothing newer to show
+      // The check can fail: today's answer has what 2026-11-01's document lacks.
+      expect(older(operationId, 200, inNewer.body), operationId).not.toEqual([]);
+    }
+
+    const online = await as(commerce, 'POST', `/v1/commerce/stores/${storeId}/status`, OLD, {
+      body: { status: 'online' },
+    });
+    expect(online.status, online.text).toBe(200);
+    expect(older('setStoreStatus', 200, online.body)).toEqual([]);
   });
 });
 

@@ -23,6 +23,9 @@ Partners and API keys (the gateway):
   set-payment-types --partner PARTNER_ID --payment-types CARD,PAY_AT_STORE (or '' for none)
   suspend-partner --partner PARTNER_ID    (every key of the partner refused: 401)
   resume-partner --partner PARTNER_ID
+  set-api-version --partner PARTNER_ID --version DATE   (back or forward; prints the change)
+  api-version-usage [--version DATE] [--since ISO-DATE]
+                 (each partner's requests per API version in the request log, most first)
 Parked outbox rows (catalog or ordering):
   outbox-list --service catalog|ordering|stores [--limit N]
   outbox-republish --service catalog|ordering|stores --sequence N | --all
@@ -46,6 +49,8 @@ const partnerCommands = [
   'set-payment-types',
   'suspend-partner',
   'resume-partner',
+  'set-api-version',
+  'api-version-usage',
 ];
 /** The services with admin commands (an outbox, and the dead letters they may republish). */
 const adminServices = ['catalog', 'ordering'];

@@ -1,3 +1,4 @@
+import type { ApiVersion } from '@pcp/contracts';
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/openapi.js';
 
@@ -13,6 +14,12 @@ export interface PlatformClientOptions {
   fetch?: typeof fetch;
   /** Sent as `User-Agent`, so the platform's logs can tell your integration apart. */
   userAgent?: string;
+  /**
+   * The API version every request is read and answered in, sent as `PCP-Version`
+   * (docs/guide/versioning.md); without it, your partner's pin. The client's types are the
+   * newest version's: set an older one while moving an integration written against it.
+   */
+  apiVersion?: ApiVersion;
 }
 
 /**
@@ -23,6 +30,7 @@ export interface PlatformClientOptions {
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
   const headers: Record<string, string> = { authorization: `Bearer ${options.apiKey}` };
   if (options.userAgent !== undefined) headers['user-agent'] = options.userAgent;
+  if (options.apiVersion !== undefined) headers['pcp-version'] = options.apiVersion;
   return createClient<paths>({
     baseUrl: options.baseUrl,
     headers,

@@ -1,4 +1,14 @@
 import { z } from 'zod';
+import {
+  dropEnumValues,
+  dropNullAlternative,
+  dropProperty,
+  eachOperationSchema,
+  mapMediaExamples,
+  mediaOf,
+  operationsOf,
+  type OpenApiObject,
+} from './api-document.js';
 import type { ApiVersionChange, JsonValue } from './api-version-change.js';
 import { orderEventKind } from './events.js';
 import { storeEventKind } from './store-operations.js';
@@ -64,35 +74,59 @@ const setStoreStatusInputBeforeBusy = z.discriminatedUnion(
   ],
 );
 
+const storeBusyAnswers = {
+  upsertStore: storeDown,
+  getStore: storeDown,
+  rotateOrderSubmissionSecret: storeDown,
+  lookUpStore: storeDown,
+  listStores: eachOf('stores', storeDown),
+  discoverStores: eachOf('stores', storeDown),
+  getStoreStatus: storeStatusDown,
+  setStoreStatus: storeStatusDown,
+};
+
+/** The alternative of a status body whose status is only busy. */
+const isBusyAlternative = (alternative: unknown) =>
+  isObject(alternative) &&
+  isObject(alternative.properties) &&
+  isObject(alternative.properties.status) &&
+  JSON.stringify(alternative.properties.status.enum) === '["busy"]';
+
 export const storeBusyStatus: ApiVersionChange = {
   name: 'store-busy-status',
   description:
     'A store may be busy (it takes orders, each ETA longer by extraPrepMinutes); before, a busy store reads as online without extraPrepMinutes and busy cannot be set.',
-  responseDown: {
-    upsertStore: storeDown,
-    getStore: storeDown,
-    rotateOrderSubmissionSecret: storeDown,
-    lookUpStore: storeDown,
-    listStores: eachOf('stores', storeDown),
-    discoverStores: eachOf('stores', storeDown),
-    getStoreStatus: storeStatusDown,
-    setStoreStatus: storeStatusDown,
-  },
+  responseDown: storeBusyAnswers,
   requestUp: { setStoreStatus: { schema: setStoreStatusInputBeforeBusy } },
+  documentDown: (document) => {
+    eachOperationSchema(document, Object.keys(storeBusyAnswers), 'response', (schema) => {
+      dropProperty(schema, 'extraPrepMinutes');
+      if (isObject(schema.properties)) dropEnumValues(schema.properties.status, ['busy']);
+    });
+    eachOperationSchema(document, ['setStoreStatus'], 'request', (schema) => {
+      if (Array.isArray(schema.oneOf))
+        schema.oneOf = schema.oneOf.filter((alternative) => !isBusyAlternative(alternative));
+    });
+  },
 };
 
 const orderDown = (order: JsonValue) => without(order, 'acceptBy');
+const orderAnswers = {
+  getOrder: orderDown,
+  placeOrder: orderDown,
+  changeOrderStatus: orderDown,
+  listStoreOrders: eachOf('orders', orderDown),
+};
 
 export const orderAcceptBy: ApiVersionChange = {
   name: 'order-accept-by',
   description:
     'Orders carry acceptBy, when a pending order is cancelled if its store has not accepted it; before, orders have no acceptBy.',
-  responseDown: {
-    getOrder: orderDown,
-    placeOrder: orderDown,
-    changeOrderStatus: orderDown,
-    listStoreOrders: eachOf('orders', orderDown),
-  },
+  responseDown: orderAnswers,
+  documentDown: (document) =>
+    eachOperationSchema(document, Object.keys(orderAnswers), 'response', (schema) =>
+      dropProperty(schema, 'acceptBy'),
+    ),
 };
 
 export const itemAvailability: ApiVersionChange = {
@@ -106,6 +140,17 @@ export const itemAvailability: ApiVersionChange = {
   },
   responseDown: {
     getOrderTimeline: eachOf('events', (event) => without(event, 'unavailableItemIds')),
+  },
+  documentDown: (document) => {
+    const withoutIds = (schema: OpenApiObject) => dropProperty(schema, 'unavailableItemIds');
+    eachOperationSchema(document, ['changeOrderStatus'], 'request', withoutIds);
+    eachOperationSchema(document, ['getOrderTimeline'], 'response', withoutIds);
+    for (const { operation } of operationsOf(document)) {
+      if (operation.operationId !== 'changeOrderStatus') continue;
+      for (const media of mediaOf(operation, 'request')) {
+        mapMediaExamples(media, (body) => without(body, 'unavailableItemIds'));
+      }
+    }
   },
 };
 
@@ -134,21 +179,49 @@ const webhookEndpointInputBeforeStoreEvents = webhookEndpointInput.extend({
     .refine((kinds) => new Set(kinds).size === kinds.length, 'Each event kind once'),
 });
 
+const storeEventAnswers = {
+  putWebhook: endpointDown,
+  getWebhook: endpointDown,
+  rotateWebhookSecret: endpointDown,
+  listWebhookDeliveries: dropFrom(
+    'deliveries',
+    (delivery) => isObject(delivery) && isStoreEventKind(delivery.type),
+  ),
+};
+
+/**
+ * The event kinds of an endpoint or a delivery without the store events, and a delivery's
+ * orderId never null (only a store event's is).
+ */
+function withoutStoreEvents(schema: OpenApiObject): void {
+  if (!isObject(schema.properties)) return;
+  const { events, type, orderId } = schema.properties;
+  if (isObject(events) && isObject(events.items)) {
+    dropEnumValues(events.items, storeEventKind.options);
+    // Each kind at most once: as many as there are.
+    const kinds = events.items.enum;
+    if (Array.isArray(kinds) && typeof events.maxItems === 'number') {
+      events.maxItems = Math.min(events.maxItems, kinds.length);
+    }
+  }
+  dropEnumValues(type, storeEventKind.options);
+  if (isObject(type) && Array.isArray(type.enum) && type.enum.length > 0)
+    dropNullAlternative(orderId);
+}
+
 export const storeEvents: ApiVersionChange = {
   name: 'store-events',
   description:
     'Webhook endpoints may subscribe to store events (store.status_changed, store.hours_changed, store.items_availability_changed, catalog.activated); before, they cannot and none is delivered.',
   requestUp: { putWebhook: { schema: webhookEndpointInputBeforeStoreEvents } },
-  responseDown: {
-    putWebhook: endpointDown,
-    getWebhook: endpointDown,
-    rotateWebhookSecret: endpointDown,
-    listWebhookDeliveries: dropFrom(
-      'deliveries',
-      (delivery) => isObject(delivery) && isStoreEventKind(delivery.type),
-    ),
-  },
+  responseDown: storeEventAnswers,
   eventDown: (event) => (isStoreEventKind(event.type) ? undefined : event),
+  documentDown: (document) => {
+    eachOperationSchema(document, Object.keys(storeEventAnswers), 'response', withoutStoreEvents);
+    eachOperationSchema(document, ['putWebhook'], 'request', withoutStoreEvents);
+    const webhooks = isObject(document.webhooks) ? document.webhooks : {};
+    for (const kind of storeEventKind.options) delete webhooks[kind];
+  },
 };
 
 export const sandbox: ApiVersionChange = {

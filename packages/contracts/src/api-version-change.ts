@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { OpenApiObject } from './api-document.js';
 import type { ProblemDetail } from './common.js';
 
 /** A JSON body as it travels: parsed, untyped (a change module checks what it touches). */
@@ -41,6 +42,15 @@ export interface ApiVersionChange {
   readonly requestUp?: Readonly<Record<string, RequestUp>>;
   /** An event, newer → older; undefined when the older version does not know it (not delivered). */
   readonly eventDown?: (event: VersionedEvent) => VersionedEvent | undefined;
-  /** Operations the change added: under an older version they answer 404 as an unknown route. */
+  /**
+   * Operations the change added: under an older version they answer 404 as an unknown route,
+   * and its OpenAPI document lacks them.
+   */
   readonly addedOperations?: readonly string[];
+  /**
+   * The OpenAPI document, newer → older, edited in place (api-document.ts): what the change
+   * added to schemas, enums and webhooks. The operations of `addedOperations` go without it,
+   * and the examples of each `responseDown` operation are brought down by that function.
+   */
+  readonly documentDown?: (document: OpenApiObject) => void;
 }

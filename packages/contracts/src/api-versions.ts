@@ -1,5 +1,12 @@
 import { z } from 'zod';
 import { changes20261201 } from './api-changes-2026-12-01.js';
+import {
+  mapMediaExamples,
+  mediaOf,
+  operationsOf,
+  removeOperations,
+  type OpenApiObject,
+} from './api-document.js';
 import type {
   ApiVersionChange,
   JsonValue,
@@ -15,6 +22,7 @@ import {
 import type { ProblemDetail } from './common.js';
 
 export * from './api-version-list.js';
+export type { OpenApiObject } from './api-document.js';
 export type {
   ApiVersionChange,
   JsonValue,
@@ -187,4 +195,53 @@ export function apiVersionChangesAfter(
       description,
     })),
   );
+}
+
+/** The examples of a 2xx media type, its schema's (a component's when it refers to one) included. */
+function bringExamplesDown(
+  document: OpenApiObject,
+  media: OpenApiObject,
+  down: (body: JsonValue) => JsonValue,
+): void {
+  mapMediaExamples(media, down);
+  let schema = media.schema as OpenApiObject | undefined;
+  const ref = schema?.$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
+    const components = (document.components ?? {}) as { schemas?: Record<string, OpenApiObject> };
+    schema = components.schemas?.[ref.slice('#/components/schemas/'.length)];
+  }
+  if (schema && Array.isArray(schema.examples)) {
+    // Two examples may read the same once brought down (busy and online): each is kept once.
+    const texts = new Set(schema.examples.map((example) => JSON.stringify(down(example))));
+    schema.examples = [...texts].map((text) => JSON.parse(text) as JsonValue);
+  }
+}
+
+/**
+ * The newest version's OpenAPI document brought down to `version` (a new object; `document` is
+ * left as it is): each change after it, newest first, removes the operations it added, edits
+ * the schemas it changed (`documentDown`), brings down the examples of the answers it
+ * translates with the same functions as the answers, and drops the request examples the older
+ * version's request schema refuses. The caller drops the component schemas
+ * nothing refers to any more and names the version in `info.version`.
+ */
+export function documentDown(version: ApiVersion, document: OpenApiObject): OpenApiObject {
+  const older = structuredClone(document);
+  for (const change of changesDown(version)) {
+    if (change.addedOperations) removeOperations(older, change.addedOperations);
+    change.documentDown?.(older);
+    for (const { operation } of operationsOf(older)) {
+      const down = change.responseDown?.[operation.operationId as string];
+      if (down) {
+        for (const media of mediaOf(operation, 'response')) bringExamplesDown(older, media, down);
+      }
+      const schema = change.requestUp?.[operation.operationId as string]?.schema;
+      if (schema) {
+        for (const media of mediaOf(operation, 'request')) {
+          mapMediaExamples(media, (body) => (schema.safeParse(body).success ? body : undefined));
+        }
+      }
+    }
+  }
+  return older;
 }

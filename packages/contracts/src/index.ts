@@ -25,4 +25,5 @@ export * from './fixture-catalogs.js';
 export * from './partner-orders.js';
 export * from './request-log.js';
 export * from './api-versions.js';
+export * from './api-deprecations.js';
 export * from './orderable-items.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiVersion } from './api-versions.js';
 import { dateTime } from './common.js';
 import { partnerMode } from './sandbox.js';
 
@@ -24,6 +25,11 @@ export const requestLogQuery = z.strictObject({
     .regex(/^(error|[1-5]\d{2})$/, 'error, or a status code such as 404')
     .optional(),
   errorCode: errorCodeText.optional(),
+  /**
+   * Only the requests read and answered in this version (docs/guide/versioning.md#deprecation):
+   * what still calls a version about to go.
+   */
+  apiVersion: apiVersion.optional(),
 });
 export type RequestLogQuery = z.infer<typeof requestLogQuery>;
 

@@ -1,11 +1,13 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
+import { LATEST_API_VERSION, type ApiVersion } from '@pcp/contracts';
 import { AppError, type BusClient } from '@pcp/service-kit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AccountReads } from './http/account-reads.js';
 import type { ApiVersionPins } from './http/api-version-pins.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { openApiOptions } from './openapi/document.js';
+import { documentInVersion, documentVersionOf, versionedDocuments } from './openapi/versions.js';
 import { accountRoutes } from './routes/account.routes.js';
 import { addressRoutes } from './routes/addresses.routes.js';
 import { cartRoutes } from './routes/carts.routes.js';
@@ -98,7 +100,14 @@ export function registerApi(app: FastifyInstance, options: ApiOptions): void {
       },
     },
   });
-  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  // Each version's document (?version=DATE, the newest without one) says its version as every
+  // answer does; a PCP-Version header does not pick the document.
+  const documents = versionedDocuments(() => app.swagger() as unknown as Record<string, unknown>);
+  app.get('/openapi.json', { schema: { hide: true } }, (request, reply) => {
+    const version = documentVersionOf(request.query);
+    void reply.header('pcp-version', version);
+    return documents(version);
+  });
 
   // Routes go in plugins loaded after swagger, so its onRoute hook sees them all. The order
   // is the document's: routes that forward their body (discovery, carts, orders) come last.
@@ -149,11 +158,13 @@ const unconnectedPins: ApiVersionPins = {
 };
 
 /**
- * The OpenAPI document the gateway serves at `/openapi.json`, rendered without connecting
- * to anything: the typed client is generated from it (`npm run generate:client`).
+ * The OpenAPI document the gateway serves at `/openapi.json` (the newest version's, or
+ * `version`'s), rendered without connecting to anything: the typed client is generated from
+ * the newest (`npm run generate:client`), and each version's is released
+ * (services/gateway/openapi/releases/).
  */
 export async function buildOpenApiDocument(
-  options: { publicBaseUrl?: string; docsUrl?: string } = {},
+  options: { publicBaseUrl?: string; docsUrl?: string; version?: ApiVersion } = {},
 ): Promise<Record<string, unknown>> {
   const publicBaseUrl = options.publicBaseUrl ?? 'http://localhost:8080';
   const app = Fastify({ logger: false });
@@ -178,7 +189,8 @@ export async function buildOpenApiDocument(
   });
   try {
     await app.ready();
-    return app.swagger() as unknown as Record<string, unknown>;
+    const newest = app.swagger() as unknown as Record<string, unknown>;
+    return documentInVersion(newest, options.version ?? LATEST_API_VERSION);
   } finally {
     await app.close();
   }

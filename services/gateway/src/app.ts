@@ -1,4 +1,4 @@
-import { authInvalidationSubject, webhookStreamWake } from '@pcp/contracts';
+import { authInvalidationSubject, webhookStreamWake, type ApiDeprecations } from '@pcp/contracts';
 import {
   bindLogContextToSpan,
   createBusClient,
@@ -30,6 +30,7 @@ import { createRateLimiter, type RedisCommands } from './http/rate-limit.js';
 import { clientRequestIdOf, requestIdOf } from './http/request-id.js';
 import { createRequestRecorder } from './http/request-recorder.js';
 import { plainSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
+import apiDeprecation from './plugins/api-deprecation.js';
 import apiVersion, { apiVersionHeaderPlugin } from './plugins/api-version.js';
 import areaAccess from './plugins/area-access.js';
 import auth from './plugins/auth.js';
@@ -58,6 +59,8 @@ export interface GatewayDeps {
   readonly redis: RedisCommands;
   readonly logger: Logger;
   readonly metrics: ServiceMetrics;
+  /** What is deprecated (docs/guide/versioning.md#deprecation); the registry's by default. */
+  readonly apiDeprecations?: ApiDeprecations;
   readonly config: Pick<
     GatewayConfig,
     | 'PORT'
@@ -220,11 +223,16 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   // a principal spends its budget, refused ones too), the partner's kind and mode, the end
   // user; the Idempotency-Key just before the handler. Each answer of a principal goes to its log.
   // The API version: the header's first (every answer says its version), then, once the
-  // partner is known, its pin, the operations the version lacks, and the translation.
+  // partner is known, its pin, the operations the version lacks, and the translation; the
+  // deprecation headers of its version and operation.
   void app.register(apiVersionHeaderPlugin);
   void app.register(auth, deps);
   void app.register(rateLimit, { rateLimiter });
   void app.register(apiVersion);
+  void app.register(apiDeprecation, {
+    docsUrl,
+    ...(deps.apiDeprecations ? { deprecations: deps.apiDeprecations } : {}),
+  });
   void app.register(areaAccess);
   void app.register(endUser);
   void app.register(idempotencyKey);

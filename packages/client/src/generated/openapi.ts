@@ -744,7 +744,7 @@ export interface paths {
     };
     /**
      * List your recent requests, newest first
-     * @description Each authenticated request of your key’s mode: time, method, path (without the query string), status, errorCode, requestId, Idempotency-Key and latency; never bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up within a second. limit is 1..100 (default 50); status is error (400 and above) or a status code; errorCode one code. nextCursor is absent on the last page; otherwise send it back as before (it is opaque: one that was not issued is 400 REQUEST_INVALID at /before). Unknown parameters are 400 REQUEST_INVALID.
+     * @description Each authenticated request of your key’s mode: time, method, path (without the query string), status, errorCode, requestId, Idempotency-Key and latency; never bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up within a second. limit is 1..100 (default 50); status is error (400 and above) or a status code; errorCode one code; apiVersion one API version (the requests read and answered in it). nextCursor is absent on the last page; otherwise send it back as before (it is opaque: one that was not issued is 400 REQUEST_INVALID at /before). Unknown parameters are 400 REQUEST_INVALID.
      */
     get: operations['listCommerceRequests'];
     put?: never;
@@ -848,7 +848,7 @@ export interface paths {
     };
     /**
      * List your recent requests, newest first
-     * @description Each authenticated request of your key’s mode: time, method, path (without the query string), status, errorCode, requestId, Idempotency-Key and latency; never bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up within a second. limit is 1..100 (default 50); status is error (400 and above) or a status code; errorCode one code. nextCursor is absent on the last page; otherwise send it back as before (it is opaque: one that was not issued is 400 REQUEST_INVALID at /before). Unknown parameters are 400 REQUEST_INVALID.
+     * @description Each authenticated request of your key’s mode: time, method, path (without the query string), status, errorCode, requestId, Idempotency-Key and latency; never bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up within a second. limit is 1..100 (default 50); status is error (400 and above) or a status code; errorCode one code; apiVersion one API version (the requests read and answered in it). nextCursor is absent on the last page; otherwise send it back as before (it is opaque: one that was not issued is 400 REQUEST_INVALID at /before). Unknown parameters are 400 REQUEST_INVALID.
      */
     get: operations['listMarketfrontRequests'];
     put?: never;
@@ -2505,6 +2505,66 @@ export interface components {
     };
     /**
      * @example {
+     *       "version": "2026-12-01",
+     *       "previousVersion": "2026-11-01"
+     *     }
+     */
+    ApiVersionChangeResult: {
+      /**
+       * @description The version your partner is pinned to now
+       * @enum {string}
+       */
+      version: '2026-11-01' | '2026-12-01';
+      /**
+       * @description The version it was pinned to before this request
+       * @enum {string}
+       */
+      previousVersion: '2026-11-01' | '2026-12-01';
+    };
+    /**
+     * @example {
+     *       "apiVersion": "2026-11-01",
+     *       "latestVersion": "2026-12-01",
+     *       "newerVersions": [
+     *         "2026-12-01"
+     *       ],
+     *       "changes": [
+     *         {
+     *           "version": "2026-12-01",
+     *           "name": "order-accept-by",
+     *           "description": "Orders carry acceptBy, when a pending order is cancelled if its store has not accepted it; before, orders have no acceptBy."
+     *         }
+     *       ]
+     *     }
+     */
+    ApiVersionPin: {
+      /**
+       * @description The version your partner is pinned to: your requests without PCP-Version use it
+       * @enum {string}
+       */
+      apiVersion: '2026-11-01' | '2026-12-01';
+      /**
+       * @description The newest version
+       * @enum {string}
+       */
+      latestVersion: '2026-11-01' | '2026-12-01';
+      /** @description The versions after your pin, oldest first: what you may upgrade to */
+      newerVersions: ('2026-11-01' | '2026-12-01')[];
+      /** @description What upgrading to the newest version changes for you: the changes of each version after your pin, oldest version first (docs/guide/changelog.md) */
+      changes: {
+        /**
+         * @description The version that made the change
+         * @enum {string}
+         */
+        version: '2026-11-01' | '2026-12-01';
+        /** @description The change's name: its anchor in the changelog */
+        name: string;
+        /** @description What changed, in one line */
+        description: string;
+      }[];
+    };
+    /**
+     * @example {
      *       "at": "2026-11-22T18:05:00.123Z",
      *       "method": "GET",
      *       "path": "/v1/commerce/stores/0b9d7e4c-6a2f-4f1e-8c3d-2a1b0c9d8e7f",
@@ -2631,66 +2691,6 @@ export interface components {
         remaining: number;
         /** Format: date-time */
         resetsAt: string;
-      }[];
-    };
-    /**
-     * @example {
-     *       "version": "2026-12-01",
-     *       "previousVersion": "2026-11-01"
-     *     }
-     */
-    ApiVersionChangeResult: {
-      /**
-       * @description The version your partner is pinned to now
-       * @enum {string}
-       */
-      version: '2026-11-01' | '2026-12-01';
-      /**
-       * @description The version it was pinned to before this request
-       * @enum {string}
-       */
-      previousVersion: '2026-11-01' | '2026-12-01';
-    };
-    /**
-     * @example {
-     *       "apiVersion": "2026-11-01",
-     *       "latestVersion": "2026-12-01",
-     *       "newerVersions": [
-     *         "2026-12-01"
-     *       ],
-     *       "changes": [
-     *         {
-     *           "version": "2026-12-01",
-     *           "name": "order-accept-by",
-     *           "description": "Orders carry acceptBy, when a pending order is cancelled if its store has not accepted it; before, orders have no acceptBy."
-     *         }
-     *       ]
-     *     }
-     */
-    ApiVersionPin: {
-      /**
-       * @description The version your partner is pinned to: your requests without PCP-Version use it
-       * @enum {string}
-       */
-      apiVersion: '2026-11-01' | '2026-12-01';
-      /**
-       * @description The newest version
-       * @enum {string}
-       */
-      latestVersion: '2026-11-01' | '2026-12-01';
-      /** @description The versions after your pin, oldest first: what you may upgrade to */
-      newerVersions: ('2026-11-01' | '2026-12-01')[];
-      /** @description What upgrading to the newest version changes for you: the changes of each version after your pin, oldest version first (docs/guide/changelog.md) */
-      changes: {
-        /**
-         * @description The version that made the change
-         * @enum {string}
-         */
-        version: '2026-11-01' | '2026-12-01';
-        /** @description The change's name: its anchor in the changelog */
-        name: string;
-        /** @description What changed, in one line */
-        description: string;
       }[];
     };
   };
@@ -12169,6 +12169,7 @@ export interface operations {
         before?: string;
         status?: string;
         errorCode?: string;
+        apiVersion?: '2026-11-01' | '2026-12-01';
       };
       header?: {
         /**
@@ -13234,6 +13235,7 @@ export interface operations {
         before?: string;
         status?: string;
         errorCode?: string;
+        apiVersion?: '2026-11-01' | '2026-12-01';
       };
       header?: {
         /**

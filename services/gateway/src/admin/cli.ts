@@ -15,6 +15,7 @@ import { GATEWAY_SCHEMA, gatewayMigrations, type GatewayDatabase } from '../app.
 import type { RateLimitOverrides } from '../db/partner.table.js';
 import {
   AdminError,
+  apiVersionUsage,
   createKey,
   createPartner,
   keyIdOf,
@@ -37,6 +38,8 @@ const usage = `Usage: npm run admin -- <command> [options]
   suspend-partner --partner PARTNER_ID    (every key of the partner refused: 401)
   resume-partner --partner PARTNER_ID
   set-api-version --partner PARTNER_ID --version DATE   (back or forward; prints the change)
+  api-version-usage [--version DATE] [--since ISO-DATE]
+                 (each partner's requests per API version in the request log, most first)
 Each command prints its result as JSON on the last line of stdout.`;
 
 const config = loadConfig(baseEnvSchema);
@@ -53,6 +56,7 @@ const options = {
   writes: { type: 'string' },
   discovery: { type: 'string' },
   version: { type: 'string' },
+  since: { type: 'string' },
 } as const;
 let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>['values'];
 try {
@@ -164,6 +168,12 @@ try {
       result = change;
       break;
     }
+    case 'api-version-usage':
+      result = await apiVersionUsage(db, {
+        ...(values.version === undefined ? {} : { version: values.version }),
+        ...(values.since === undefined ? {} : { since: values.since }),
+      });
+      break;
     default:
       throw new AdminError(command ? `unknown command ${command}\n${usage}` : usage);
   }

@@ -12,6 +12,7 @@ import {
   type PaymentType,
 } from '@pcp/contracts';
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import { generateApiKey, parseApiKey } from '../auth/api-key.js';
 import {
   findPartner,
@@ -26,6 +27,7 @@ import {
   updateSuspension,
 } from '../db/partner.repository.js';
 import type { GatewayDatabase, RateLimitOverrides } from '../db/partner.table.js';
+import { apiVersionUsage as readApiVersionUsage } from '../db/request-log.repository.js';
 import { deleteSessionsOf } from '../db/session.repository.js';
 
 type Db = Kysely<GatewayDatabase>;
@@ -223,5 +225,75 @@ export async function setApiVersion(db: Db, partnerId: string, version: string) 
     previousVersion: previous,
     version: parsed.data,
     changed: previous !== parsed.data,
+  };
+}
+
+/** The most partners `api-version-usage` lists: the output stays readable whatever the log. */
+export const MAX_USAGE_PARTNERS = 100;
+
+/** An ISO 8601 date (midnight UTC) or date-time with its offset. */
+const isoInstant = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
+
+/**
+ * Which partners still call which API version (docs/guide/versioning.md#deprecation), from the
+ * request log: each partner's requests per version since `since` (the whole log, its retention
+ * window, by default), in `version` only when given; the partners with the most requests
+ * first, at most MAX_USAGE_PARTNERS of them (`partnersOmitted` says how many more).
+ */
+export async function apiVersionUsage(db: Db, input: { version?: string; since?: string } = {}) {
+  let version: ApiVersion | undefined;
+  if (input.version !== undefined) {
+    const parsed = apiVersion.safeParse(input.version);
+    if (!parsed.success)
+      throw new AdminError(`--version must be one of ${API_VERSIONS.join(', ')}`);
+    version = parsed.data;
+  }
+  let since: Date | undefined;
+  if (input.since !== undefined) {
+    const parsed = isoInstant.safeParse(input.since);
+    if (!parsed.success) {
+      throw new AdminError('--since must be an ISO 8601 date or date-time with its offset');
+    }
+    since = new Date(parsed.data);
+  }
+  const rows = await readApiVersionUsage(db, {
+    ...(since ? { since } : {}),
+    ...(version ? { version } : {}),
+    maxPartners: MAX_USAGE_PARTNERS,
+  });
+  const partners = new Map<
+    string,
+    {
+      partnerId: string;
+      name: string;
+      apiVersion: string;
+      requests: number;
+      versions: { version: string | null; requests: number; lastAt: string }[];
+    }
+  >();
+  for (const row of rows) {
+    let partner = partners.get(row.partner_id);
+    if (!partner) {
+      partner = {
+        partnerId: row.partner_id,
+        name: row.name,
+        apiVersion: row.pin,
+        requests: Number(row.total),
+        versions: [],
+      };
+      partners.set(row.partner_id, partner);
+    }
+    partner.versions.push({
+      version: row.api_version,
+      requests: Number(row.requests),
+      lastAt: row.last_at.toISOString(),
+    });
+  }
+  const counted = rows[0] ? Number(rows[0].partners) : 0;
+  return {
+    since: since?.toISOString() ?? null,
+    version: version ?? null,
+    partners: [...partners.values()],
+    partnersOmitted: counted - partners.size,
   };
 }

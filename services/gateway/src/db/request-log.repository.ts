@@ -88,7 +88,7 @@ export async function touchKeys(
 export async function listRequests(
   db: Db,
   tenantId: string,
-  query: { limit: number; status?: 'error' | number; errorCode?: string },
+  query: { limit: number; status?: 'error' | number; errorCode?: string; apiVersion?: string },
   before: ListKey | undefined,
 ) {
   let select = db
@@ -100,6 +100,7 @@ export async function listRequests(
   if (query.status === 'error') select = select.where('status', '>=', 400);
   else if (query.status !== undefined) select = select.where('status', '=', query.status);
   if (query.errorCode !== undefined) select = select.where('error_code', '=', query.errorCode);
+  if (query.apiVersion !== undefined) select = select.where('api_version', '=', query.apiVersion);
   const rows = await select
     .orderBy('at', 'desc')
     .orderBy('id', 'desc')
@@ -153,4 +154,53 @@ export function listKeys(db: Db, accountId: string, mode: PartnerMode) {
     .orderBy('key_id')
     .limit(MAX_LISTED_API_KEYS)
     .execute();
+}
+
+/** One partner's requests in one API version (null: logged before versions existed). */
+export interface ApiVersionUsageRow {
+  partner_id: string;
+  name: string;
+  /** The partner's pin. */
+  pin: string;
+  /** The partner's requests in every version counted, and how many partners were counted. */
+  total: string;
+  partners: string;
+  api_version: string | null;
+  requests: string;
+  last_at: Date;
+}
+
+/**
+ * How many requests each partner (its live and test tenants together) made in each API
+ * version since `since` (the whole log, its retention window, when absent), in one version
+ * when `version` is given: the `maxPartners` partners with the most requests, most first. The
+ * log is grouped by tenant before partners are joined, so the join is of the small groups.
+ */
+export async function apiVersionUsage(
+  db: Db,
+  query: { since?: Date; version?: string; maxPartners: number },
+): Promise<ApiVersionUsageRow[]> {
+  const since = query.since === undefined ? sql`true` : sql`at >= ${query.since}`;
+  const version = query.version === undefined ? sql`true` : sql`api_version = ${query.version}`;
+  const { rows } = await sql<ApiVersionUsageRow>`
+    with by_tenant as (
+      select tenant_id, api_version, count(*) as requests, max(at) as last_at
+      from request_log where ${since} and ${version}
+      group by tenant_id, api_version
+    ), usage as (
+      select p.partner_id, t.api_version, sum(t.requests) as requests, max(t.last_at) as last_at
+      from by_tenant t join partners p on t.tenant_id in (p.partner_id, p.test_partner_id)
+      group by p.partner_id, t.api_version
+    ), ranked as (
+      select partner_id, sum(requests) as total, count(*) over () as partners
+      from usage group by partner_id
+      order by total desc, partner_id
+      limit ${query.maxPartners}
+    )
+    select r.partner_id, p.name, p.api_version as pin, r.total::text, r.partners::text,
+      u.api_version, u.requests::text, u.last_at
+    from ranked r join usage u using (partner_id) join partners p using (partner_id)
+    order by r.total desc, r.partner_id, u.api_version nulls first
+  `.execute(db);
+  return rows;
 }

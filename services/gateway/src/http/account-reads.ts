@@ -51,7 +51,7 @@ export function createAccountReads(deps: {
       const page = await listRequests(
         db,
         principal.partnerId,
-        { limit: query.limit, status, errorCode: query.errorCode },
+        { limit: query.limit, status, errorCode: query.errorCode, apiVersion: query.apiVersion },
         before,
       );
       return {

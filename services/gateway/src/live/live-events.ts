@@ -174,10 +174,10 @@ export async function startLiveEventSource(options: LiveEventSourceOptions) {
     await Promise.allSettled(consumers.map((consumer) => consumer.delete()));
   };
   try {
-    // The migration step creates the stream; a gateway may start before it has.
-    await requireStreams(await nc.jetstreamManager(), [streamName(prefix, natsStreams.events)], {
-      logger,
-    });
+    // The migration step creates the stream; a gateway may start before it has. No account
+    // check: the gateway's NATS user may only read this stream's info ($JS.API.STREAM.INFO).
+    const jsm = await nc.jetstreamManager({ checkAPI: false });
+    await requireStreams(jsm, [streamName(prefix, natsStreams.events)], { logger });
     for (const source of liveEventSources) {
       const decode = decoders[source.subject];
       const consumer = await js.consumers.get(streamName(prefix, natsStreams.events), {

@@ -3,6 +3,7 @@ import {
   csrfTokenHeader,
   errorCodes,
   isErrorCode,
+  LATEST_API_VERSION,
   orderEventKind,
   sessionCookieName,
   storeEventKind,
@@ -15,12 +16,6 @@ import { CATALOGSET_SCHEMA_PATH } from './catalogset-schema.js';
 import { responseHeaders, type ResponseHeaderName } from './headers.js';
 import { createRouteTransform } from './route-transform.js';
 import { SANDBOX_TAG, TEST_ONLY_EXTENSION } from './test-only.js';
-
-/**
- * The document's version: bump the major for a change that breaks clients of the previous
- * release (the breaking-change check compares with `services/gateway/openapi/release.json`).
- */
-export const API_VERSION = '3.1.0';
 
 interface Tag {
   readonly name: string;
@@ -225,7 +220,7 @@ function partnerWebhooks() {
 }
 
 /** Every `$ref` target under `value`. */
-function referencesIn(value: unknown, found: Set<string>): Set<string> {
+export function referencesIn(value: unknown, found: Set<string>): Set<string> {
   const pending = [value];
   while (pending.length > 0) {
     const node = pending.pop();
@@ -288,7 +283,7 @@ function withSharedHeadersAndExamples(document: JsonObject, docsUrl: string): Js
  * an output variant of every schema with an id; the variants no operation uses would be
  * types of nothing in generated clients.
  */
-function withoutUnusedSchemas(document: JsonObject): JsonObject {
+export function withoutUnusedSchemas(document: JsonObject): JsonObject {
   const components = (document.components ?? {}) as { schemas?: JsonObject };
   const schemas = components.schemas ?? {};
   const prefix = '#/components/schemas/';
@@ -333,7 +328,9 @@ export function openApiOptions(options: {
       openapi: '3.1.0',
       info: {
         title: 'Partner Commerce Platform API',
-        version: API_VERSION,
+        // The dated API version the document describes (docs/guide/versioning.md): an older
+        // one's document is this one brought down (./versions.ts).
+        version: LATEST_API_VERSION,
         description:
           'Commerce partners (/v1/commerce) publish stores and catalogs and move orders; ' +
           'distribution partners (/v1/marketfront) discover stores, price carts, place orders ' +
@@ -353,8 +350,9 @@ export function openApiOptions(options: {
           'and PCP-Version picks another per request ' +
           `(${options.docsUrl}/guide/versioning, ${options.docsUrl}/guide/changelog). ` +
           'Without a new version, changes are additive (new operations, optional fields, new ' +
-          'OrderError codes, which clients must route to OTHER). This document is the newest ' +
-          'version’s.',
+          'OrderError codes, which clients must route to OTHER). This document is the version ' +
+          'info.version names; /openapi.json?version=YYYY-MM-DD serves another version’s, the ' +
+          'newest without one.',
       },
       servers: [{ url: options.publicBaseUrl }],
       externalDocs: {

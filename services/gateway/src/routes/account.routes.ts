@@ -53,7 +53,8 @@ export const accountRoutes: FastifyPluginAsync<{
             'query string), status, errorCode, requestId, Idempotency-Key and latency; never ' +
             'bodies or headers. Kept 30 days, the newest 50,000 per mode; a request shows up ' +
             'within a second. limit is 1..100 (default 50); status is error (400 and above) or ' +
-            'a status code; errorCode one code. nextCursor is absent on the last page; ' +
+            'a status code; errorCode one code; apiVersion one API version (the requests read ' +
+            'and answered in it). nextCursor is absent on the last page; ' +
             'otherwise send it back as before (it is opaque: one that was not issued is 400 ' +
             'REQUEST_INVALID at /before). Unknown parameters are 400 REQUEST_INVALID.',
           querystring: requestLogQuery,

@@ -11,6 +11,10 @@ import type { GatewayService } from '../../src/app.js';
 import { createLoneGateway } from '../support/lone-gateway.js';
 import { GATEWAY_SCHEMA } from '../../src/db/migrations/index.js';
 import type { GatewayDatabase } from '../../src/db/partner.table.js';
+import { insertRequests } from '../../src/db/request-log.repository.js';
+
+const OLD = '2026-11-01';
+const NEW = '2026-12-01';
 
 const cli = fileURLToPath(new URL('../../dist/admin/cli.js', import.meta.url));
 
@@ -228,5 +232,60 @@ describe('npm run admin -- set-api-version', () => {
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toMatch(/--version is required/);
     expect(await pinOn(partner.apiKey)).toBe('2026-11-01');
+  });
+});
+
+describe('npm run admin -- api-version-usage', () => {
+  it('prints each partner’s requests per version from the request log, and refuses bad options', async () => {
+    const partner = await createPartner(db, { kind: 'commerce', name: 'Still old' });
+    await insertRequests(
+      db,
+      [OLD, OLD, NEW].map((version) => ({
+        tenant_id: partner.partnerId,
+        at: new Date(),
+        method: 'GET',
+        path: '/v1/commerce/keys',
+        status: 200,
+        error_code: null,
+        request_id: randomUUID(),
+        client_request_id: null,
+        idempotency_key: null,
+        latency_ms: 1,
+        key_id: partner.keyId,
+        api_version: version,
+      })),
+      50_000,
+      1_000,
+    );
+    const run = await admin(['api-version-usage', '--version', OLD, '--since', '2026-01-01']);
+    expect(run.code, run.stderr).toBe(0);
+    const usage = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as {
+      since: string;
+      version: string;
+      partners: { partnerId: string; requests: number; versions: { version: string }[] }[];
+      partnersOmitted: number;
+    };
+    expect(usage).toMatchObject({ since: '2026-01-01T00:00:00.000Z', version: OLD });
+    expect(usage.partners).toContainEqual(
+      expect.objectContaining({
+        partnerId: partner.partnerId,
+        name: 'Still old',
+        apiVersion: NEW,
+        requests: 2,
+        versions: [{ version: OLD, requests: 2, lastAt: expect.any(String) }],
+      }),
+    );
+
+    for (const [args, message] of [
+      [['--version', '2026-10-01'], /--version must be one of 2026-11-01, 2026-12-01/],
+      [['--since', 'last week'], /--since must be an ISO 8601 date/],
+      [['--since', '9'.repeat(50_000)], /--since must be an ISO 8601 date/],
+      [['--partner'], /unknown option or argument/],
+    ] as const) {
+      const refused = await admin(['api-version-usage', ...args]);
+      expect(refused.code, args.join(' ')).not.toBe(0);
+      expect(refused.stderr).toMatch(message);
+      expect(refused.stdout).toBe('');
+    }
   });
 });

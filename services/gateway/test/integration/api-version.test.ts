@@ -1,4 +1,9 @@
-import { API_VERSION_CHANGES, authInvalidationSubject, LATEST_API_VERSION } from '@pcp/contracts';
+import {
+  API_VERSION_CHANGES,
+  authInvalidationSubject,
+  LATEST_API_VERSION,
+  type ApiVersionPin,
+} from '@pcp/contracts';
 import { connectNats } from '@pcp/service-kit';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
@@ -129,10 +134,11 @@ describe('GET /v1/{commerce|marketfront}/api-version', () => {
     const partner = await oldPartner('distribution', 'Old');
     const test = await createKey(db, partner.partnerId, { mode: 'test' });
     for (const apiKey of [partner.apiKey, test.apiKey]) {
-      const { changes, ...pin } = (await call(first, 'GET', marketfrontPath, apiKey)).body;
+      const { changes, ...pin } = (await call(first, 'GET', marketfrontPath, apiKey))
+        .body as ApiVersionPin;
       expect(pin).toEqual({ apiVersion: OLDEST, latestVersion: NEWEST, newerVersions: [NEWEST] });
       // What upgrading changes: every change of the newer version, each named and described.
-      expect(changes.map((change: { name: string }) => change.name)).toEqual(
+      expect(changes.map((change) => change.name)).toEqual(
         API_VERSION_CHANGES[NEWEST].map((change) => change.name),
       );
       expect(changes).toContainEqual({

@@ -22,7 +22,8 @@ export function createGatewayDatabase(testEnv: TestEnvironment): Kysely<GatewayD
 
 /**
  * A gateway alone, on the test's subject prefix with no service behind it (an authenticated
- * request that passes auth gets 503), on free local ports; `env` overrides its configuration.
+ * request that passes auth gets 503), on free local ports; `env` overrides its configuration,
+ * `deps` adds the optional dependencies (deprecation marks).
  */
 export function createLoneGateway(
   testEnv: TestEnvironment,
@@ -30,8 +31,10 @@ export function createLoneGateway(
   env: Record<string, string> = {},
   redis: GatewayDeps['redis'] = testEnv.redis,
   logger: GatewayDeps['logger'] = testEnv.logger,
+  deps: Pick<GatewayDeps, 'apiDeprecations'> = {},
 ): GatewayService {
   return createGatewayService({
+    ...deps,
     nc: testEnv.nc,
     db,
     redis,

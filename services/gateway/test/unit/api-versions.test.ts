@@ -1,7 +1,7 @@
-import { API_VERSION_CHANGES, API_VERSIONS } from '@pcp/contracts';
+import { API_DEPRECATIONS, API_VERSION_CHANGES, API_VERSIONS } from '@pcp/contracts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api.js';
-import { readGuide } from '../../src/docs/guides.js';
+import { headingAnchor, readGuide } from '../../src/docs/guides.js';
 
 // The change registry (packages/contracts/src/api-versions.ts) against what the gateway serves:
 // every operation a change names is one of the document's, and the changelog lists every change.
@@ -52,4 +52,24 @@ describe('the changelog (docs/guide/changelog.md)', () => {
       expect(section).toContain(`- \`${name}\`: ${description}`);
     },
   );
+});
+
+describe('the deprecation marks (packages/contracts/src/api-deprecations.ts)', () => {
+  // A mark of an operation the API lacks would tell no one; one whose link has no heading
+  // would send partners to the top of the changelog. Deprecated versions have their heading
+  // by the test above.
+  it('name operations the API has, each linked to a heading of the changelog', () => {
+    const anchors = new Set(
+      [...readGuide('changelog').matchAll(/^#{2,3} (.+)$/gm)].map((match) =>
+        headingAnchor(match[1]!),
+      ),
+    );
+    const problems = Object.entries(API_DEPRECATIONS.operations).flatMap(([operationId, mark]) => [
+      ...(operationIds.has(operationId) ? [] : [`${operationId}: no such operation`]),
+      ...(anchors.has(mark.changelogAnchor)
+        ? []
+        : [`${operationId}: no changelog heading #${mark.changelogAnchor}`]),
+    ]);
+    expect(problems).toEqual([]);
+  });
 });

@@ -1,24 +1,26 @@
+import { API_VERSIONS, LATEST_API_VERSION, type ApiVersion } from '@pcp/contracts';
 import { apiCompare } from 'api-smart-diff';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api.js';
 
 /**
- * The breaking-change check: the document the gateway renders now must not break clients
- * written against the last release's (services/gateway/openapi/release.json) unless its
- * info.version has a new major. api-smart-diff classifies each difference of two OpenAPI
- * 3.1 documents (a removed path, operation, response status or property, a new required
- * parameter or property, a narrowed type or enum, a changed content type... are breaking);
- * Atlassian's openapi-diff refuses 3.1 documents.
+ * The breaking-change check: each API version's document, as the gateway renders it now, must
+ * not break clients written against that version's last release
+ * (services/gateway/openapi/releases/<version>.json). Within a version the API only grows; a
+ * breaking change is a new dated version, whose change modules bring the newest document down
+ * to each older one (docs/guide/versioning.md). So there is no escape by a new major: a
+ * version's number is its date, and its partners are pinned to it. api-smart-diff classifies
+ * each difference of two OpenAPI 3.1 documents (a removed path, operation, response status or
+ * property, a new required parameter or property, a narrowed type or enum, a changed content
+ * type... are breaking); Atlassian's openapi-diff refuses 3.1 documents.
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- OpenAPI documents as rendered
 type Document = any;
 
-const releasePath = join(import.meta.dirname, '..', '..', 'openapi', 'release.json');
-
-const majorOf = (document: Document) => Number(String(document.info.version).split('.')[0]);
+const releasesPath = join(import.meta.dirname, '..', '..', 'openapi', 'releases');
 
 /**
  * api-smart-diff counts any change of the security schemes as breaking; a new one is another
@@ -29,26 +31,41 @@ const isNewSecurityScheme = (diff: { action: string; path: readonly unknown[] })
 
 /** The changes of `current` that break clients of `release`, each as a readable line. */
 function breakingChanges(release: Document, current: Document): string[] {
-  if (majorOf(current) > majorOf(release)) return [];
   return apiCompare(release, current)
     .diffs.filter((diff) => diff.type === 'breaking' && !isNewSecurityScheme(diff))
     .map((diff) => `${diff.description ?? diff.action} at /${diff.path.join('/')}`);
 }
 
-let release: Document;
+const releases = new Map<ApiVersion, Document>();
+const documents = new Map<ApiVersion, Document>();
 let current: Document;
 
 beforeAll(async () => {
-  release = JSON.parse(await readFile(releasePath, 'utf8'));
-  current = await buildOpenApiDocument();
+  for (const version of API_VERSIONS) {
+    documents.set(version, await buildOpenApiDocument({ version }));
+    const path = join(releasesPath, `${version}.json`);
+    releases.set(version, JSON.parse(await readFile(path, 'utf8').catch(() => 'null')));
+  }
+  current = documents.get(LATEST_API_VERSION);
 });
 
-describe('the OpenAPI document against the last release', () => {
-  it('breaks no client of the release (or info.version has a new major)', () => {
-    // To release a breaking change: bump API_VERSION's major in src/openapi/document.ts and
-    // cut a release (docs/operations.md#api-releases).
-    expect(breakingChanges(release, current)).toEqual([]);
+describe('each version’s OpenAPI document against its last release', () => {
+  it('has a release of every version, and of versions only', async () => {
+    // A new version's first release: `node services/gateway/openapi/cut-release.mjs`.
+    expect((await readdir(releasesPath)).toSorted()).toEqual(
+      API_VERSIONS.map((version) => `${version}.json`),
+    );
+    for (const version of API_VERSIONS) expect(releases.get(version)?.info.version).toBe(version);
   });
+
+  it.each(API_VERSIONS.map((version) => [version]))(
+    '%s breaks no client of its release',
+    (version) => {
+      // To break one: add a version, with a change module that brings the document down to
+      // this one (docs/operations.md#adding-a-version).
+      expect(breakingChanges(releases.get(version), documents.get(version))).toEqual([]);
+    },
+  );
 });
 
 describe('the breaking-change check', () => {
@@ -130,11 +147,15 @@ describe('the breaking-change check', () => {
     expect(breakingChanges(current, extended)).toEqual([]);
   });
 
-  it('lets a breaking change through when info.version has a new major', () => {
-    const next = changed((document) => {
-      delete document.paths['/v1/commerce/stores'].get;
-      document.info.version = `${majorOf(current) + 1}.0.0`;
-    });
-    expect(breakingChanges(current, next)).toEqual([]);
+  it('catches a change module that stops bringing a change down in an older version', () => {
+    // As if store-busy-status stopped removing busy from 2026-11-01's store answers.
+    const older = documents.get('2026-11-01');
+    const leaked = structuredClone(older);
+    const status =
+      leaked.paths['/v1/commerce/stores/{storeId}/status'].get.responses['200'].content[
+        'application/json'
+      ].schema.properties.status;
+    status.enum.push('busy');
+    expect(breakingChanges(older, leaked)).toEqual([expect.stringContaining('status')]);
   });
 });

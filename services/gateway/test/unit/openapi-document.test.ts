@@ -1,20 +1,14 @@
 import { errorCodes, isErrorCode } from '@pcp/contracts';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api.js';
+import { redoclyLint as lint } from '../support/redocly-lint.js';
 
-const root = join(import.meta.dirname, '..', '..', '..', '..');
 const docsUrl = 'https://api.partner-commerce.test/docs';
 const methods = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an OpenAPI document as rendered
 type Json = any;
 let document: Json;
-let directory: string;
 
 interface Operation {
   method: string;
@@ -25,16 +19,11 @@ let operations: Operation[];
 
 beforeAll(async () => {
   document = await buildOpenApiDocument({ docsUrl });
-  directory = await mkdtemp(join(tmpdir(), 'pcp-openapi-'));
   operations = Object.entries(document.paths as Record<string, Json>).flatMap(([path, item]) =>
     methods
       .filter((method) => item[method])
       .map((method) => ({ method, path, operation: item[method] })),
   );
-});
-
-afterAll(async () => {
-  if (directory) await rm(directory, { recursive: true, force: true });
 });
 
 function operation(operationId: string): Json {
@@ -55,21 +44,6 @@ function resolve(node: Json): Json {
 const headerNames = (response: Json) => Object.keys(response.headers ?? {});
 const parameter = (op: Json, name: string) =>
   (op.parameters as Json[] | undefined)?.find((entry) => entry.name === name);
-
-/** `redocly lint` of `value` with the repository's redocly.yaml. */
-async function lint(value: unknown) {
-  const path = join(directory, `lint-${Math.random().toString(36).slice(2)}.json`);
-  await writeFile(path, JSON.stringify(value));
-  const result = await promisify(execFile)(
-    join(root, 'node_modules', '.bin', 'redocly'),
-    ['lint', path, '--format', 'json', '--config', join(root, 'redocly.yaml')],
-    { cwd: root, maxBuffer: 64 * 1024 * 1024 },
-  ).catch((error: { stdout?: string }) => error);
-  return JSON.parse(result.stdout ?? '{}') as {
-    totals: { errors: number; warnings: number };
-    problems: { ruleId: string; message: string; severity: string }[];
-  };
-}
 
 describe('the OpenAPI document', () => {
   it('passes `redocly lint` with no errors and no warnings', async () => {
